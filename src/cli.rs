@@ -1,0 +1,497 @@
+//! The command line. Each command opens the store (running any pending migration),
+//! does one thing, and prints one clear line on error.
+
+use crate::config::Config;
+use crate::domain::Role;
+use crate::error::{Error, Result};
+use crate::store::Store;
+use crate::store::accounts::PoolPlacement;
+use crate::{AppState, auth, io};
+use clap::{Args, Parser, Subcommand};
+use std::io::{BufRead, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "tandem",
+    version,
+    about = "Paired human quality control for generated-video benchmarks"
+)]
+pub struct Cli {
+    /// Folder holding tandem.db and the imported videos [default: ./tandem-data, or
+    /// ./tandem-demo for `demo`]
+    #[arg(long, global = true, value_name = "DIR", env = "TANDEM_DATA_DIR")]
+    pub data_dir: Option<PathBuf>,
+    /// Database URL; overrides the SQLite file in the data folder
+    #[arg(long, global = true, env = "DATABASE_URL", hide_env_values = true)]
+    pub database_url: Option<String>,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct CampaignArg {
+    /// Campaign name
+    #[arg(long, default_value = "default")]
+    pub campaign: String,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Run the web service
+    Serve {
+        /// Address to listen on
+        #[arg(long, default_value = "127.0.0.1:8080", env = "TANDEM_BIND")]
+        bind: String,
+    },
+    /// Make a demo campaign with sample clips and accounts, then serve it
+    Demo {
+        /// Address to listen on
+        #[arg(long, default_value = "127.0.0.1:8080")]
+        bind: String,
+    },
+    /// Create or upgrade the database schema, then exit
+    Migrate,
+    /// Import a clip manifest (JSON Lines); all or nothing
+    Import {
+        manifest: PathBuf,
+        #[command(flatten)]
+        campaign: CampaignArg,
+    },
+    /// Manage accounts
+    #[command(subcommand)]
+    User(UserCommand),
+    /// Manage a campaign's validator pool
+    #[command(subcommand)]
+    Pool(PoolCommand),
+    /// Issue API tokens
+    #[command(subcommand)]
+    Token(TokenCommand),
+    /// Show or override the validator pair of a task
+    #[command(subcommand)]
+    Pair(PairCommand),
+    /// Import validators' decisions (CSV)
+    #[command(subcommand)]
+    Decisions(ImportCommand),
+    /// Import authors' resolutions of splits (CSV)
+    #[command(subcommand)]
+    Resolutions(ImportCommand),
+    /// Export the retained benchmark or the records
+    #[command(subcommand)]
+    Export(ExportCommand),
+}
+
+#[derive(Subcommand, Debug)]
+pub enum UserCommand {
+    /// Create an account; prints a generated password unless --password-stdin is given
+    Add {
+        name: String,
+        #[arg(long, value_parser = parse_role)]
+        role: Role,
+        /// Pool index of a validator (task t is reviewed by t mod n and (t+1) mod n)
+        #[arg(long)]
+        index: Option<i64>,
+        /// Campaign whose pool a validator joins
+        #[arg(long, default_value = "default")]
+        campaign: String,
+        /// Read the password from the first line of standard input
+        #[arg(long)]
+        password_stdin: bool,
+    },
+    /// List accounts
+    List,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum PoolCommand {
+    /// Put an existing validator in a campaign's pool
+    Add {
+        name: String,
+        #[arg(long)]
+        index: i64,
+        #[command(flatten)]
+        campaign: CampaignArg,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum TokenCommand {
+    /// Create an API token for a user and print it (it is shown only once)
+    Create {
+        name: String,
+        #[arg(long, default_value = "cli")]
+        label: String,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum PairCommand {
+    /// List the tasks with their pairs
+    List {
+        #[command(flatten)]
+        campaign: CampaignArg,
+    },
+    /// Override a task's pair: RATER1 is rater 1 in the statistics
+    Set {
+        task: String,
+        rater1: String,
+        rater2: String,
+        #[command(flatten)]
+        campaign: CampaignArg,
+    },
+    /// Go back to the default pair from the pool
+    Clear {
+        task: String,
+        #[command(flatten)]
+        campaign: CampaignArg,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum ImportCommand {
+    /// Import a CSV file; rows apply in file order, all or nothing
+    Import {
+        file: PathBuf,
+        #[command(flatten)]
+        campaign: CampaignArg,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum ExportCommand {
+    /// The retained clips and questions with their variants, videos and a README
+    Retained {
+        #[arg(long)]
+        out: PathBuf,
+        #[command(flatten)]
+        campaign: CampaignArg,
+    },
+    /// Every decision, including changes, as CSV
+    Decisions {
+        /// File to write [default: standard output]
+        #[arg(long)]
+        out: Option<PathBuf>,
+        #[command(flatten)]
+        campaign: CampaignArg,
+    },
+    /// Every resolution as CSV
+    Resolutions {
+        /// File to write [default: standard output]
+        #[arg(long)]
+        out: Option<PathBuf>,
+        #[command(flatten)]
+        campaign: CampaignArg,
+    },
+}
+
+fn parse_role(s: &str) -> std::result::Result<Role, String> {
+    Role::parse(s)
+}
+
+/// Entry point of the binary.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_tracing(matches!(
+        cli.command,
+        Command::Serve { .. } | Command::Demo { .. }
+    ));
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(run(cli)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn init_tracing(server: bool) {
+    use tracing_subscriber::EnvFilter;
+    let default = if server {
+        "tandem=info,tower_http=info"
+    } else {
+        "tandem=warn"
+    };
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default));
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    if std::env::var("TANDEM_LOG_FORMAT").as_deref() == Ok("json") {
+        builder.json().init();
+    } else {
+        builder.init();
+    }
+}
+
+/// Runs one command.
+pub async fn run(cli: Cli) -> Result<()> {
+    let data_dir = cli.data_dir.clone().unwrap_or_else(|| {
+        PathBuf::from(if matches!(cli.command, Command::Demo { .. }) {
+            "tandem-demo"
+        } else {
+            "tandem-data"
+        })
+    });
+    if let Command::Demo { bind } = &cli.command {
+        return crate::demo::run(&data_dir, cli.database_url.clone(), bind).await;
+    }
+    let config = Config::new(&data_dir, cli.database_url.clone())?;
+    let store = config.open_store().await?;
+    let result = command(cli.command, &config, &store).await;
+    store.close().await;
+    result
+}
+
+async fn command(command: Command, config: &Config, store: &Store) -> Result<()> {
+    match command {
+        Command::Demo { .. } => Err(Error::Internal("demo is dispatched earlier".into())),
+        Command::Migrate => {
+            println!("database is up to date");
+            Ok(())
+        }
+        Command::Serve { bind } => serve(config, store, &bind).await,
+        Command::Import { manifest, campaign } => {
+            let summary = import_manifest(store, config, &campaign.campaign, &manifest).await?;
+            println!("imported {}: {summary}", manifest.display());
+            Ok(())
+        }
+        Command::User(UserCommand::Add {
+            name,
+            role,
+            index,
+            campaign,
+            password_stdin,
+        }) => {
+            let (password, generated) = if password_stdin {
+                let mut line = String::new();
+                std::io::stdin()
+                    .lock()
+                    .read_line(&mut line)
+                    .map_err(|e| Error::io("cannot read the password from standard input", e))?;
+                let pw = line.trim_end_matches(['\r', '\n']).to_string();
+                auth::check_password_strength(&pw)?;
+                (pw, false)
+            } else {
+                (auth::generate_password()?, true)
+            };
+            let hash = hash_blocking(password.clone()).await?;
+            let placement = index.map(|index| PoolPlacement { campaign, index });
+            let user = store.add_user(&name, role, &hash, placement).await?;
+            if generated {
+                println!(
+                    "created {} {} with password: {password}",
+                    user.role, user.name
+                );
+                println!("(shown once; it is stored only as an argon2id hash)");
+            } else {
+                println!("created {} {}", user.role, user.name);
+            }
+            Ok(())
+        }
+        Command::User(UserCommand::List) => {
+            for u in store.users().await? {
+                println!("{}\t{}", u.name, u.role);
+            }
+            Ok(())
+        }
+        Command::Pool(PoolCommand::Add {
+            name,
+            index,
+            campaign,
+        }) => {
+            store
+                .add_to_pool(
+                    &name,
+                    PoolPlacement {
+                        campaign: campaign.campaign.clone(),
+                        index,
+                    },
+                )
+                .await?;
+            println!(
+                "{name} joined the pool of campaign `{}` with index {index}",
+                campaign.campaign
+            );
+            Ok(())
+        }
+        Command::Token(TokenCommand::Create { name, label }) => {
+            let token = store.create_token(&name, &label).await?;
+            println!("{token}");
+            eprintln!("(API token for {name}; shown once, stored only as a SHA-256 digest)");
+            Ok(())
+        }
+        Command::Pair(cmd) => pair(store, cmd).await,
+        Command::Decisions(ImportCommand::Import { file, campaign }) => {
+            let campaign = store.campaign(&campaign.campaign).await?;
+            let f = open(&file)?;
+            let (rows, problems) = io::records::read_decisions(f);
+            let what = format!("decisions file {}", file.display());
+            let summary = store
+                .import_decisions(&campaign, &rows, problems, &what)
+                .await?;
+            println!("imported {}: {summary}", file.display());
+            Ok(())
+        }
+        Command::Resolutions(ImportCommand::Import { file, campaign }) => {
+            let campaign = store.campaign(&campaign.campaign).await?;
+            let f = open(&file)?;
+            let (rows, problems) = io::records::read_resolutions(f);
+            let what = format!("resolutions file {}", file.display());
+            let summary = store
+                .import_resolutions(&campaign, &rows, problems, &what)
+                .await?;
+            println!("imported {}: {summary}", file.display());
+            Ok(())
+        }
+        Command::Export(ExportCommand::Retained { out, campaign }) => {
+            let campaign = store.campaign(&campaign.campaign).await?;
+            let (clips, counts) = store.retained(&campaign).await?;
+            let summary = io::export::write_retained(
+                &out,
+                &campaign.name,
+                &clips,
+                &counts,
+                &config.media_dir,
+            )?;
+            println!(
+                "exported {} clip(s) and {} question(s) (V1 {}, V2 {}, V3 {}) to {}",
+                summary.clips,
+                summary.questions,
+                summary.v1,
+                summary.v2,
+                summary.v3,
+                out.display()
+            );
+            if counts.clips_open + counts.questions_open > 0 {
+                eprintln!(
+                    "note: review is not finished ({} clip(s) and {} question(s) still open); they are not in the export",
+                    counts.clips_open, counts.questions_open
+                );
+            }
+            Ok(())
+        }
+        Command::Export(ExportCommand::Decisions { out, campaign }) => {
+            let campaign = store.campaign(&campaign.campaign).await?;
+            let records = store.decision_records(&campaign).await?;
+            write_out(out.as_deref(), |w| {
+                io::records::write_decisions(w, &records)
+            })
+        }
+        Command::Export(ExportCommand::Resolutions { out, campaign }) => {
+            let campaign = store.campaign(&campaign.campaign).await?;
+            let records = store.resolution_records(&campaign).await?;
+            write_out(out.as_deref(), |w| {
+                io::records::write_resolutions(w, &records)
+            })
+        }
+    }
+}
+
+async fn pair(store: &Store, cmd: PairCommand) -> Result<()> {
+    let (campaign, change) = match &cmd {
+        PairCommand::List { campaign } => (campaign, None),
+        PairCommand::Set {
+            task,
+            rater1,
+            rater2,
+            campaign,
+        } => (
+            campaign,
+            Some((task, Some((rater1.as_str(), rater2.as_str())))),
+        ),
+        PairCommand::Clear { task, campaign } => (campaign, Some((task, None))),
+    };
+    let campaign = store.campaign(&campaign.campaign).await?;
+    if let Some((task, pair)) = change {
+        store.set_pair(&campaign, task, pair).await?;
+    }
+    for t in store.tasks(&campaign).await? {
+        let pair = match (&t.rater1, &t.rater2) {
+            (Some(a), Some(b)) => format!(
+                "{a}, {b}{}",
+                if t.overridden {
+                    " (set by an admin)"
+                } else {
+                    ""
+                }
+            ),
+            _ => format!("no pair: {}", t.pair_problem.unwrap_or_default()),
+        };
+        println!("{:>2} {:<14} {pair}", t.position, t.code);
+    }
+    Ok(())
+}
+
+fn open(path: &Path) -> Result<std::fs::File> {
+    std::fs::File::open(path).map_err(|e| Error::io(format!("cannot open {}", path.display()), e))
+}
+
+fn write_out(out: Option<&Path>, f: impl FnOnce(&mut dyn Write) -> Result<()>) -> Result<()> {
+    match out {
+        Some(path) => {
+            let mut file = std::fs::File::create(path)
+                .map_err(|e| Error::io(format!("cannot create {}", path.display()), e))?;
+            f(&mut file)?;
+            file.sync_all()
+                .map_err(|e| Error::io(format!("cannot write {}", path.display()), e))
+        }
+        None => {
+            let stdout = std::io::stdout();
+            let mut lock = stdout.lock();
+            f(&mut lock)
+        }
+    }
+}
+
+/// Hashes a password off the async threads (argon2 is deliberately slow).
+pub async fn hash_blocking(password: String) -> Result<String> {
+    tokio::task::spawn_blocking(move || auth::hash_password(&password))
+        .await
+        .map_err(|e| Error::Internal(format!("hashing task failed: {e}")))?
+}
+
+/// Checks a manifest against the campaign's taxonomy and stores it.
+pub async fn import_manifest(
+    store: &Store,
+    config: &Config,
+    campaign: &str,
+    manifest: &Path,
+) -> Result<crate::store::catalog::ImportSummary> {
+    let taxonomy = store.taxonomy_for(campaign).await?;
+    let path = manifest.to_path_buf();
+    let checked =
+        tokio::task::spawn_blocking(move || io::manifest::check_manifest(&path, &taxonomy))
+            .await
+            .map_err(|e| Error::Internal(format!("manifest check failed: {e}")))??;
+    store
+        .import_manifest(campaign, &checked, &config.media_dir)
+        .await
+}
+
+async fn serve(config: &Config, store: &Store, bind: &str) -> Result<()> {
+    let listener = tokio::net::TcpListener::bind(bind)
+        .await
+        .map_err(|e| Error::io(format!("cannot listen on {bind}"), e))?;
+    let addr = listener
+        .local_addr()
+        .map_err(|e| Error::io("cannot read the listening address", e))?;
+    tracing::info!(%addr, data_dir = %config.data_dir.display(), "Tandem is listening");
+    let state = AppState {
+        store: store.clone(),
+        config: Arc::new(config.clone()),
+    };
+    crate::serve(listener, state, crate::shutdown_signal())
+        .await
+        .map_err(|e| Error::io("the server stopped", e))
+}

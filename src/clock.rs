@@ -1,0 +1,47 @@
+//! Timestamps are stored as microseconds since the Unix epoch (UTC) and shown as RFC 3339.
+
+use time::OffsetDateTime;
+use time::format_description::well_known::Rfc3339;
+
+/// Now, in microseconds since the epoch.
+pub fn now_micros() -> i64 {
+    micros_of(OffsetDateTime::now_utc())
+}
+
+fn micros_of(t: OffsetDateTime) -> i64 {
+    i64::try_from(t.unix_timestamp_nanos() / 1000).unwrap_or(i64::MAX)
+}
+
+/// Parses an RFC 3339 timestamp (any offset) into microseconds since the epoch.
+pub fn parse_rfc3339(s: &str) -> Result<i64, String> {
+    OffsetDateTime::parse(s.trim(), &Rfc3339)
+        .map(micros_of)
+        .map_err(|e| format!("`{s}` is not an RFC 3339 timestamp ({e})"))
+}
+
+/// Formats microseconds since the epoch as RFC 3339 in UTC.
+pub fn to_rfc3339(micros: i64) -> String {
+    OffsetDateTime::from_unix_timestamp_nanos(i128::from(micros) * 1000)
+        .ok()
+        .and_then(|t| t.format(&Rfc3339).ok())
+        .unwrap_or_else(|| format!("@{micros}us"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trips_through_utc() {
+        let m = parse_rfc3339("2026-03-01T10:15:30+02:00").unwrap();
+        assert_eq!(to_rfc3339(m), "2026-03-01T08:15:30Z");
+        let m = parse_rfc3339("2026-03-01T08:15:30.25Z").unwrap();
+        assert_eq!(to_rfc3339(m), "2026-03-01T08:15:30.25Z");
+    }
+
+    #[test]
+    fn refuses_what_is_not_rfc3339() {
+        assert!(parse_rfc3339("2026-03-01 10:15").is_err());
+        assert!(parse_rfc3339("yesterday").is_err());
+    }
+}

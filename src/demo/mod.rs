@@ -1,0 +1,344 @@
+//! `tandem demo`: a small campaign with twelve sample clips (one per task, made by
+//! `make-clips.sh` and embedded in the binary), questions for them, an account for
+//! every role with a generated password printed once, a few decisions already made so
+//! that the author has a split to resolve, and the server running.
+
+use crate::AppState;
+use crate::cli::{hash_blocking, import_manifest};
+use crate::config::Config;
+use crate::domain::taxonomy::Taxonomy;
+use crate::domain::{Level, Role, Stage, Verdict};
+use crate::error::{Error, Result};
+use crate::store::Store;
+use crate::store::accounts::PoolPlacement;
+use crate::store::records::DecisionRow;
+use crate::{auth, clock};
+use serde_json::{Value, json};
+use std::path::Path;
+use std::sync::Arc;
+
+/// The campaign the demo fills.
+pub const CAMPAIGN: &str = "default";
+const MARKER: &str = ".tandem-demo";
+
+/// The sample clips, in task order.
+pub const CLIPS: [&[u8]; 12] = [
+    include_bytes!("clips/demo_00.webm"),
+    include_bytes!("clips/demo_01.webm"),
+    include_bytes!("clips/demo_02.webm"),
+    include_bytes!("clips/demo_03.webm"),
+    include_bytes!("clips/demo_04.webm"),
+    include_bytes!("clips/demo_05.webm"),
+    include_bytes!("clips/demo_06.webm"),
+    include_bytes!("clips/demo_07.webm"),
+    include_bytes!("clips/demo_08.webm"),
+    include_bytes!("clips/demo_09.webm"),
+    include_bytes!("clips/demo_10.webm"),
+    include_bytes!("clips/demo_11.webm"),
+];
+
+/// The colour of the moving square in each clip (see make-clips.sh).
+const COLOURS: [&str; 12] = [
+    "red", "yellow", "white", "orange", "cyan", "lime", "magenta", "blue", "pink", "red", "yellow",
+    "white",
+];
+const OTHER_COLOURS: [&str; 6] = ["green", "purple", "black", "brown", "grey", "gold"];
+
+/// Rotates `options` so that the first one (the right answer) lands at `at`.
+fn place(mut options: Vec<String>, at: usize) -> (Vec<String>, usize) {
+    let n = options.len();
+    let at = at % n;
+    options.rotate_right(at);
+    (options, at)
+}
+
+fn question(task: &str, qa: &str, clip: usize) -> Option<Value> {
+    let colour = COLOURS[clip];
+    let others: Vec<&str> = OTHER_COLOURS
+        .iter()
+        .copied()
+        .filter(|c| *c != colour)
+        .take(3)
+        .collect();
+    let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+    let (text, opts): (&str, Vec<String>) = match qa {
+        "OE" => (
+            "Which object appears in the video?",
+            vec![
+                format!("a {colour} square"),
+                "a green triangle".into(),
+                "a purple circle".into(),
+                "a black star".into(),
+            ],
+        ),
+        "OA" => (
+            "What colour is the moving square?",
+            std::iter::once(colour)
+                .chain(others)
+                .map(String::from)
+                .collect(),
+        ),
+        "FL" => (
+            "Where is the grey bar in the frame?",
+            s(&["bottom centre", "top left", "middle right", "top centre"]),
+        ),
+        "IT" => (
+            "Is the square at the end of the clip the same one as at the start?",
+            s(&["yes", "no"]),
+        ),
+        "AR" => (
+            "What does the square do?",
+            s(&[
+                "it moves",
+                "it stays still",
+                "it disappears",
+                "it splits in two",
+            ]),
+        ),
+        "OC" => (
+            "How many squares are in the video?",
+            s(&["1", "2", "3", "4"]),
+        ),
+        "TO" => (
+            "Which comes first?",
+            s(&[
+                "the square at its starting point",
+                "the square at its end point",
+            ]),
+        ),
+        "CM" => (
+            "How does the camera move?",
+            s(&[
+                "it does not move",
+                "it pans left",
+                "it zooms in",
+                "it tilts up",
+            ]),
+        ),
+        "SL" => (
+            "Where is the grey bar relative to the middle of the frame?",
+            s(&["below it", "above it", "to its left", "to its right"]),
+        ),
+        "PT" => (
+            "Standing at the grey bar and facing up the frame, is the top edge ahead or behind?",
+            s(&["ahead", "behind"]),
+        ),
+        "CR" => (
+            "If the square had not moved, how many squares would be visible at the end?",
+            s(&["1", "0", "2", "3"]),
+        ),
+        "PR" => (
+            "If the clip went on, where would the square most likely go next?",
+            s(&[
+                "further along its path",
+                "back to where it started",
+                "into the grey bar",
+                "nowhere",
+            ]),
+        ),
+        _ => return None,
+    };
+    let (options, answer) = place(opts, clip + qa.len());
+    Some(json!({
+        "question_id": format!("{task}_D{clip:02}_{qa}"),
+        "qa_type": qa,
+        "question": text,
+        "options": options,
+        "answer": answer,
+    }))
+}
+
+/// Writes the sample clips and their manifest into `dir`; returns the manifest's path.
+pub fn write_sample_manifest(dir: &Path, taxonomy: &Taxonomy) -> Result<std::path::PathBuf> {
+    let videos = dir.join("videos");
+    std::fs::create_dir_all(&videos)
+        .map_err(|e| Error::io(format!("cannot create {}", videos.display()), e))?;
+    let mut lines = String::new();
+    for (i, (task, bytes)) in taxonomy.tasks.iter().zip(CLIPS.iter()).enumerate() {
+        let file = format!("videos/{}_D{i:02}.webm", task.code);
+        std::fs::write(dir.join(&file), bytes)
+            .map_err(|e| Error::io(format!("cannot write {file}"), e))?;
+        // One L1, one L2 and one L3 question where the task has them.
+        let applicable = taxonomy
+            .applicability
+            .get(&task.code)
+            .cloned()
+            .unwrap_or_default();
+        let mut questions = Vec::new();
+        for level in [Level::L1, Level::L2, Level::L3] {
+            if let Some(qa) = applicable
+                .iter()
+                .filter(|q| taxonomy.qa_type(q).is_some_and(|d| d.level == level))
+                .nth(i % 2)
+                .or_else(|| {
+                    applicable
+                        .iter()
+                        .find(|q| taxonomy.qa_type(q).is_some_and(|d| d.level == level))
+                })
+                && let Some(q) = question(&task.code, qa, i)
+            {
+                questions.push(q);
+            }
+        }
+        let line = json!({
+            "clip_id": format!("{}_D{i:02}", task.code),
+            "task": task.code,
+            "file": file,
+            "theme": format!("{} square over a plain ground", COLOURS[i]),
+            "generator": "ffmpeg lavfi (sample clip)",
+            "scene_graph": {"objects": [{"id": "square", "colour": COLOURS[i]}, {"id": "bar", "colour": "grey"}]},
+            "scenario": {"event": "the square moves across the frame"},
+            "questions": questions,
+        });
+        lines.push_str(&line.to_string());
+        lines.push('\n');
+    }
+    let manifest = dir.join("manifest.jsonl");
+    std::fs::write(&manifest, lines)
+        .map_err(|e| Error::io(format!("cannot write {}", manifest.display()), e))?;
+    Ok(manifest)
+}
+
+/// The demo's accounts: (name, role, pool index).
+pub const ACCOUNTS: [(&str, Role, Option<i64>); 6] = [
+    ("admin", Role::Admin, None),
+    ("val00", Role::Validator, Some(0)),
+    ("val01", Role::Validator, Some(1)),
+    ("val02", Role::Validator, Some(2)),
+    ("val03", Role::Validator, Some(3)),
+    ("author", Role::Author, None),
+];
+
+/// Builds the demo campaign in `data_dir` (which must be new, or an earlier demo's)
+/// and returns the opened configuration and store with the accounts' passwords and tokens.
+pub async fn build(
+    data_dir: &Path,
+    database_url: Option<String>,
+) -> Result<(Config, Store, Vec<(String, Role, String, String)>)> {
+    if data_dir.exists() {
+        let is_demo = data_dir.join(MARKER).exists();
+        let empty = std::fs::read_dir(data_dir)
+            .map_err(|e| Error::io(format!("cannot read {}", data_dir.display()), e))?
+            .next()
+            .is_none();
+        if !is_demo && !empty {
+            return Err(Error::Invalid(format!(
+                "{} exists and is not a demo folder; pick another with --data-dir",
+                data_dir.display()
+            )));
+        }
+        std::fs::remove_dir_all(data_dir)
+            .map_err(|e| Error::io(format!("cannot clear {}", data_dir.display()), e))?;
+    }
+    let config = Config::new(data_dir, database_url)?;
+    std::fs::write(
+        data_dir.join(MARKER),
+        "made by `tandem demo`; deleted on its next run\n",
+    )
+    .map_err(|e| Error::io("cannot mark the demo folder", e))?;
+    let store = config.open_store().await?;
+    let source = data_dir.join("sample-clips");
+    let manifest = write_sample_manifest(&source, &Taxonomy::vgenst())?;
+    import_manifest(&store, &config, CAMPAIGN, &manifest).await?;
+
+    let mut accounts = Vec::new();
+    for (name, role, index) in ACCOUNTS {
+        let password = auth::generate_password()?;
+        let hash = hash_blocking(password.clone()).await?;
+        let placement = index.map(|index| PoolPlacement {
+            campaign: CAMPAIGN.to_string(),
+            index,
+        });
+        store.add_user(name, role, &hash, placement).await?;
+        let token = store.create_token(name, "demo").await?;
+        accounts.push((name.to_string(), role, password, token));
+    }
+
+    // A few clips already reviewed: two pass, one split for the author, one rejected.
+    let campaign = store.campaign(CAMPAIGN).await?;
+    let tasks = store.tasks(&campaign).await?;
+    let now = clock::now_micros();
+    let mut rows = Vec::new();
+    for (k, verdicts) in [
+        (8, [Verdict::Valid, Verdict::Valid]),
+        (9, [Verdict::Valid, Verdict::Valid]),
+        (10, [Verdict::Valid, Verdict::Reject]),
+        (11, [Verdict::Reject, Verdict::Reject]),
+    ] {
+        let task = &tasks[k];
+        let (Some(r1), Some(r2)) = (&task.rater1, &task.rater2) else {
+            continue;
+        };
+        for (who, v) in [r1, r2].into_iter().zip(verdicts) {
+            rows.push(DecisionRow {
+                line: rows.len() + 2,
+                stage: Stage::Clip,
+                item_id: format!("{}_D{k:02}", task.code),
+                validator: who.clone(),
+                verdict: v,
+                reasons: if v == Verdict::Reject {
+                    vec!["generation_artifact".into()]
+                } else {
+                    vec![]
+                },
+                note: if v == Verdict::Reject {
+                    "the square flickers in the last second".into()
+                } else {
+                    String::new()
+                },
+                decided_at: now,
+                time_spent_ms: Some(8000),
+            });
+        }
+    }
+    store
+        .import_decisions(&campaign, &rows, Vec::new(), "demo decisions")
+        .await?;
+    Ok((config, store, accounts))
+}
+
+/// `tandem demo`: build, print the logins, serve.
+pub async fn run(data_dir: &Path, database_url: Option<String>, bind: &str) -> Result<()> {
+    let (config, store, accounts) = build(data_dir, database_url).await?;
+    let listener = tokio::net::TcpListener::bind(bind)
+        .await
+        .map_err(|e| Error::io(format!("cannot listen on {bind}"), e))?;
+    let addr = listener
+        .local_addr()
+        .map_err(|e| Error::io("cannot read the listening address", e))?;
+    let base = format!("http://{addr}");
+    println!();
+    println!("Tandem demo: 12 sample clips with their questions in campaign `{CAMPAIGN}`");
+    println!("data folder: {}", config.data_dir.display());
+    println!("serving at:  {base}");
+    println!();
+    println!("Accounts (passwords and tokens are shown only now):");
+    for (name, role, password, token) in &accounts {
+        println!(
+            "  {name:<7} {:<10} password {password}  token {token}",
+            role.as_str()
+        );
+    }
+    if let Some((_, _, _, token)) = accounts.iter().find(|a| a.0 == "val00") {
+        println!();
+        println!("Try the API as validator val00:");
+        println!(
+            "  curl -H 'Authorization: Bearer {token}' {base}/api/v1/campaigns/{CAMPAIGN}/queue/1"
+        );
+    }
+    if let Some((_, _, _, token)) = accounts.iter().find(|a| a.0 == "author") {
+        println!("and the split waiting for the author:");
+        println!(
+            "  curl -H 'Authorization: Bearer {token}' {base}/api/v1/campaigns/{CAMPAIGN}/splits/1"
+        );
+    }
+    println!();
+    println!("Press Ctrl-C to stop.");
+    let state = AppState {
+        store,
+        config: Arc::new(config),
+    };
+    crate::serve(listener, state, crate::shutdown_signal())
+        .await
+        .map_err(|e| Error::io("the server stopped", e))
+}

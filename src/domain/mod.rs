@@ -1,0 +1,419 @@
+//! The vocabulary of a QC campaign: roles, stages, verdicts, reasons and outcomes,
+//! the taxonomy, the pairing of validators and the intersection rule. No I/O here:
+//! every value is parsed once from input and then travels as a type.
+
+pub mod pairing;
+pub mod rules;
+pub mod taxonomy;
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// A person's role. One account has exactly one role.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    Admin,
+    Validator,
+    Author,
+    Participant,
+}
+
+impl Role {
+    pub const ALL: [Role; 4] = [
+        Role::Admin,
+        Role::Validator,
+        Role::Author,
+        Role::Participant,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Admin => "admin",
+            Role::Validator => "validator",
+            Role::Author => "author",
+            Role::Participant => "participant",
+        }
+    }
+
+    pub fn parse(s: &str) -> Result<Role, String> {
+        Role::ALL
+            .into_iter()
+            .find(|r| r.as_str() == s)
+            .ok_or_else(|| {
+                format!("unknown role `{s}` (expected admin, validator, author or participant)")
+            })
+    }
+}
+
+impl fmt::Display for Role {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Stage 1 reviews clips, Stage 2 reviews the questions of retained clips.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Stage {
+    Clip,
+    Question,
+}
+
+impl Stage {
+    pub const BOTH: [Stage; 2] = [Stage::Clip, Stage::Question];
+
+    pub fn number(self) -> i64 {
+        match self {
+            Stage::Clip => 1,
+            Stage::Question => 2,
+        }
+    }
+
+    pub fn from_number(n: i64) -> Option<Stage> {
+        match n {
+            1 => Some(Stage::Clip),
+            2 => Some(Stage::Question),
+            _ => None,
+        }
+    }
+
+    pub fn parse(s: &str) -> Result<Stage, String> {
+        match s.trim() {
+            "1" => Ok(Stage::Clip),
+            "2" => Ok(Stage::Question),
+            other => Err(format!("stage must be 1 or 2, not `{other}`")),
+        }
+    }
+
+    /// What an item of this stage is called in messages.
+    pub fn item_noun(self) -> &'static str {
+        match self {
+            Stage::Clip => "clip",
+            Stage::Question => "question",
+        }
+    }
+}
+
+impl fmt::Display for Stage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.number())
+    }
+}
+
+impl Serialize for Stage {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_i64(self.number())
+    }
+}
+
+/// A validator's verdict on one item.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    Valid,
+    Reject,
+}
+
+impl Verdict {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Valid => "valid",
+            Verdict::Reject => "reject",
+        }
+    }
+
+    pub fn parse(s: &str) -> Result<Verdict, String> {
+        match s.trim() {
+            "valid" => Ok(Verdict::Valid),
+            "reject" => Ok(Verdict::Reject),
+            other => Err(format!(
+                "verdict must be `valid` or `reject`, not `{other}`"
+            )),
+        }
+    }
+}
+
+/// An author's resolution of a split.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Resolution {
+    Accept,
+    Reject,
+}
+
+impl Resolution {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Resolution::Accept => "accept",
+            Resolution::Reject => "reject",
+        }
+    }
+
+    pub fn parse(s: &str) -> Result<Resolution, String> {
+        match s.trim() {
+            "accept" => Ok(Resolution::Accept),
+            "reject" => Ok(Resolution::Reject),
+            other => Err(format!(
+                "resolution must be `accept` or `reject`, not `{other}`"
+            )),
+        }
+    }
+}
+
+/// QA levels of the taxonomy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
+pub enum Level {
+    L1,
+    L2,
+    L3,
+}
+
+impl Level {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Level::L1 => "L1",
+            Level::L2 => "L2",
+            Level::L3 => "L3",
+        }
+    }
+
+    pub fn parse(s: &str) -> Result<Level, String> {
+        match s {
+            "L1" => Ok(Level::L1),
+            "L2" => Ok(Level::L2),
+            "L3" => Ok(Level::L3),
+            other => Err(format!("level must be L1, L2 or L3, not `{other}`")),
+        }
+    }
+}
+
+/// Rejection reasons. Which ones apply depends on the stage (and, for
+/// `single_frame_solvable`, on the question's level): see [`rules::check_verdict`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Reason {
+    PhysicalImplausibility,
+    GenerationArtifact,
+    PromptDrift,
+    IncorrectAnswer,
+    AmbiguousOptions,
+    SingleFrameSolvable,
+    LanguagePriorShortcut,
+    Other,
+}
+
+impl Reason {
+    pub const STAGE1: [Reason; 4] = [
+        Reason::PhysicalImplausibility,
+        Reason::GenerationArtifact,
+        Reason::PromptDrift,
+        Reason::Other,
+    ];
+    pub const STAGE2: [Reason; 5] = [
+        Reason::IncorrectAnswer,
+        Reason::AmbiguousOptions,
+        Reason::SingleFrameSolvable,
+        Reason::LanguagePriorShortcut,
+        Reason::Other,
+    ];
+
+    pub fn for_stage(stage: Stage) -> &'static [Reason] {
+        match stage {
+            Stage::Clip => &Reason::STAGE1,
+            Stage::Question => &Reason::STAGE2,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Reason::PhysicalImplausibility => "physical_implausibility",
+            Reason::GenerationArtifact => "generation_artifact",
+            Reason::PromptDrift => "prompt_drift",
+            Reason::IncorrectAnswer => "incorrect_answer",
+            Reason::AmbiguousOptions => "ambiguous_options",
+            Reason::SingleFrameSolvable => "single_frame_solvable",
+            Reason::LanguagePriorShortcut => "language_prior_shortcut",
+            Reason::Other => "other",
+        }
+    }
+
+    /// A short human label, for pages.
+    pub fn label(self) -> &'static str {
+        match self {
+            Reason::PhysicalImplausibility => "Physical implausibility",
+            Reason::GenerationArtifact => "Generation artifact",
+            Reason::PromptDrift => "Prompt drift",
+            Reason::IncorrectAnswer => "Incorrect answer",
+            Reason::AmbiguousOptions => "Ambiguous options",
+            Reason::SingleFrameSolvable => "Single-frame solvable",
+            Reason::LanguagePriorShortcut => "Language-prior shortcut",
+            Reason::Other => "Other (note required)",
+        }
+    }
+
+    /// Parses one reason name, for the given stage.
+    pub fn parse(stage: Stage, s: &str) -> Result<Reason, String> {
+        let s = s.trim();
+        Reason::for_stage(stage)
+            .iter()
+            .copied()
+            .find(|r| r.as_str() == s)
+            .ok_or_else(|| {
+                let names: Vec<&str> = Reason::for_stage(stage)
+                    .iter()
+                    .map(|r| r.as_str())
+                    .collect();
+                format!(
+                    "`{s}` is not a Stage {stage} reason (expected one of: {})",
+                    names.join(", ")
+                )
+            })
+    }
+
+    /// The stored form: canonical order, `;`-separated.
+    pub fn join(reasons: &[Reason]) -> String {
+        let mut sorted = reasons.to_vec();
+        sorted.sort();
+        sorted.dedup();
+        sorted
+            .iter()
+            .map(|r| r.as_str())
+            .collect::<Vec<_>>()
+            .join(";")
+    }
+
+    /// Reads the stored form back. Unknown names are skipped (they cannot be stored).
+    pub fn split_stored(s: &str) -> Vec<Reason> {
+        s.split(';')
+            .filter_map(|p| {
+                Reason::STAGE1
+                    .iter()
+                    .chain(Reason::STAGE2.iter())
+                    .copied()
+                    .find(|r| r.as_str() == p)
+            })
+            .collect()
+    }
+}
+
+/// The outcome of an item in its stage, from its pair's two verdicts and, for a
+/// split, the author's resolution.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    Pending,
+    BothPass,
+    BothReject,
+    Split,
+    SplitAccepted,
+    SplitRejected,
+}
+
+impl Outcome {
+    pub const ALL: [Outcome; 6] = [
+        Outcome::Pending,
+        Outcome::BothPass,
+        Outcome::BothReject,
+        Outcome::Split,
+        Outcome::SplitAccepted,
+        Outcome::SplitRejected,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Pending => "pending",
+            Outcome::BothPass => "both_pass",
+            Outcome::BothReject => "both_reject",
+            Outcome::Split => "split",
+            Outcome::SplitAccepted => "split_accepted",
+            Outcome::SplitRejected => "split_rejected",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Outcome> {
+        Outcome::ALL.into_iter().find(|o| o.as_str() == s)
+    }
+
+    /// Kept in the benchmark: both passed, or the author accepted the split.
+    pub fn is_retained(self) -> bool {
+        matches!(self, Outcome::BothPass | Outcome::SplitAccepted)
+    }
+
+    /// Out of the benchmark: both rejected, or the author rejected the split.
+    pub fn is_rejected(self) -> bool {
+        matches!(self, Outcome::BothReject | Outcome::SplitRejected)
+    }
+}
+
+/// Where a decision came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Origin {
+    Api,
+    Web,
+    Import,
+}
+
+impl Origin {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Origin::Api => "api",
+            Origin::Web => "web",
+            Origin::Import => "import",
+        }
+    }
+}
+
+/// Identifiers from imports (clip, question and user names) travel into URLs,
+/// file names and CSV cells, so they are kept to a plain alphabet.
+pub fn check_identifier(what: &str, s: &str) -> Result<(), String> {
+    if s.is_empty() {
+        return Err(format!("{what} is empty"));
+    }
+    if s.len() > 200 {
+        return Err(format!("{what} is longer than 200 characters"));
+    }
+    if s.starts_with('.') || s.starts_with('-') {
+        return Err(format!("{what} `{s}` must not start with `.` or `-`"));
+    }
+    if let Some(c) = s
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.')))
+    {
+        return Err(format!(
+            "{what} `{s}` contains `{c}`; use letters, digits, `_`, `-` and `.` only"
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reasons_are_stored_in_canonical_order_without_duplicates() {
+        let r = [Reason::Other, Reason::GenerationArtifact, Reason::Other];
+        assert_eq!(Reason::join(&r), "generation_artifact;other");
+        assert_eq!(
+            Reason::split_stored("generation_artifact;other"),
+            vec![Reason::GenerationArtifact, Reason::Other]
+        );
+        assert_eq!(Reason::split_stored(""), vec![]);
+    }
+
+    #[test]
+    fn a_reason_of_the_other_stage_is_refused() {
+        assert!(Reason::parse(Stage::Clip, "incorrect_answer").is_err());
+        assert!(Reason::parse(Stage::Question, "prompt_drift").is_err());
+        assert_eq!(Reason::parse(Stage::Question, "other"), Ok(Reason::Other));
+    }
+
+    #[test]
+    fn identifiers_keep_to_a_plain_alphabet() {
+        assert!(check_identifier("clip_id", "MC_F_EGO_STA_0001").is_ok());
+        assert!(check_identifier("clip_id", "a/b").is_err());
+        assert!(check_identifier("clip_id", "..").is_err());
+        assert!(check_identifier("clip_id", "").is_err());
+        assert!(check_identifier("clip_id", "x y").is_err());
+    }
+}

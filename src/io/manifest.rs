@@ -1,0 +1,640 @@
+//! The clip manifest (SPEC section 7): JSON Lines, one clip a line, paths relative to
+//! the manifest's folder. The whole file is checked before anything is stored, and
+//! every problem is reported with its line and field.
+
+use crate::domain::taxonomy::Taxonomy;
+use crate::domain::{Level, check_identifier};
+use crate::error::{Error, LineError, Rejected, Result};
+use serde_json::{Map, Value};
+use sha2::{Digest, Sha256};
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Component, Path, PathBuf};
+
+/// A video file as found on disk.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Media {
+    pub sha256: String,
+    pub size: u64,
+    pub media_type: &'static str,
+}
+
+#[derive(Debug, Clone)]
+pub struct ManifestQuestion {
+    pub question_id: String,
+    pub qa_type: String,
+    pub level: Level,
+    pub question: String,
+    pub options: Vec<String>,
+    pub answer: usize,
+}
+
+#[derive(Debug, Clone)]
+pub struct ManifestClip {
+    pub line: usize,
+    pub clip_id: String,
+    pub task: String,
+    /// The `file` as written in the manifest.
+    pub file: String,
+    /// Where the video is on disk (canonical).
+    pub source_path: PathBuf,
+    pub media: Media,
+    /// The line without `file`, as canonical JSON (keys sorted at every depth).
+    pub fields: String,
+    pub questions: Vec<ManifestQuestion>,
+}
+
+#[derive(Debug, Clone)]
+pub struct CheckedManifest {
+    pub path: PathBuf,
+    pub sha256: String,
+    pub clips: Vec<ManifestClip>,
+}
+
+/// Largest manifest line accepted (a clip with its scene graph and questions).
+const MAX_LINE_BYTES: usize = 4 * 1024 * 1024;
+
+/// Reads and checks a manifest against a taxonomy. Problems in the file come back as
+/// one [`Error::Rejected`] listing every line at fault.
+pub fn check_manifest(path: &Path, taxonomy: &Taxonomy) -> Result<CheckedManifest> {
+    let file = File::open(path)
+        .map_err(|e| Error::io(format!("cannot open the manifest {}", path.display()), e))?;
+    let dir = path
+        .parent()
+        .map(|p| {
+            if p.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                p
+            }
+        })
+        .unwrap_or(Path::new("."));
+    let root = dir.canonicalize().map_err(|e| {
+        Error::io(
+            format!("cannot resolve the manifest's folder {}", dir.display()),
+            e,
+        )
+    })?;
+
+    let mut reader = BufReader::new(file);
+    let mut hasher = Sha256::new();
+    let mut problems = Vec::new();
+    let mut clips = Vec::new();
+    let mut seen_clips: HashMap<String, usize> = HashMap::new();
+    let mut seen_questions: HashMap<String, usize> = HashMap::new();
+    let mut buf = Vec::new();
+    let mut line_no = 0usize;
+    loop {
+        buf.clear();
+        let n = reader
+            .by_ref()
+            .take(MAX_LINE_BYTES as u64 + 1)
+            .read_until(b'\n', &mut buf)
+            .map_err(|e| Error::io(format!("cannot read {}", path.display()), e))?;
+        if n == 0 {
+            break;
+        }
+        line_no += 1;
+        hasher.update(&buf);
+        if buf.len() > MAX_LINE_BYTES {
+            problems.push(LineError::new(
+                line_no,
+                None,
+                format!("the line is longer than {MAX_LINE_BYTES} bytes"),
+            ));
+            // Skip the rest of the over-long line.
+            let mut rest = Vec::new();
+            reader
+                .read_until(b'\n', &mut rest)
+                .map_err(|e| Error::io(format!("cannot read {}", path.display()), e))?;
+            hasher.update(&rest);
+            continue;
+        }
+        let text = match std::str::from_utf8(&buf) {
+            Ok(t) => t.trim(),
+            Err(_) => {
+                problems.push(LineError::new(line_no, None, "the line is not UTF-8"));
+                continue;
+            }
+        };
+        if text.is_empty() {
+            continue;
+        }
+        let mut line_problems = Vec::new();
+        if let Some(clip) = check_line(
+            text,
+            line_no,
+            &root,
+            taxonomy,
+            &mut seen_clips,
+            &mut seen_questions,
+            &mut line_problems,
+        ) && line_problems.is_empty()
+        {
+            clips.push(clip);
+        }
+        problems.extend(line_problems);
+    }
+    if clips.is_empty() && problems.is_empty() {
+        problems.push(LineError::new(
+            line_no.max(1),
+            None,
+            "the manifest holds no clips",
+        ));
+    }
+    if !problems.is_empty() {
+        return Err(Error::Rejected(Rejected {
+            what: format!("manifest {}", path.display()),
+            problems,
+        }));
+    }
+    Ok(CheckedManifest {
+        path: path.to_path_buf(),
+        sha256: crate::auth::hex(&hasher.finalize()),
+        clips,
+    })
+}
+
+fn check_line(
+    text: &str,
+    line: usize,
+    root: &Path,
+    taxonomy: &Taxonomy,
+    seen_clips: &mut HashMap<String, usize>,
+    seen_questions: &mut HashMap<String, usize>,
+    problems: &mut Vec<LineError>,
+) -> Option<ManifestClip> {
+    let mut push = |field: Option<&str>, msg: String| {
+        problems.push(LineError::new(line, field, msg));
+    };
+    let value: Value = match serde_json::from_str(text) {
+        Ok(v) => v,
+        Err(e) => {
+            push(None, format!("invalid JSON: {e}"));
+            return None;
+        }
+    };
+    let Value::Object(obj) = value else {
+        push(None, "a line must hold one JSON object".into());
+        return None;
+    };
+
+    let clip_id = required_str(&obj, "clip_id", &mut push);
+    if let Some(id) = &clip_id {
+        if let Err(m) = check_identifier("clip_id", id) {
+            push(Some("clip_id"), m);
+        } else if let Some(first) = seen_clips.insert(id.clone(), line) {
+            push(
+                Some("clip_id"),
+                format!("duplicate clip_id `{id}` (first on line {first})"),
+            );
+        }
+    }
+    let task = required_str(&obj, "task", &mut push);
+    if let Some(t) = &task
+        && taxonomy.task(t).is_none()
+    {
+        let codes: Vec<&str> = taxonomy.tasks.iter().map(|t| t.code.as_str()).collect();
+        push(
+            Some("task"),
+            format!("unknown task `{t}` (the taxonomy has {})", codes.join(", ")),
+        );
+    }
+    for key in ["theme", "generator"] {
+        if let Some(v) = obj.get(key)
+            && !v.is_string()
+            && !v.is_null()
+        {
+            push(Some(key), format!("`{key}` must be a string"));
+        }
+    }
+    for key in ["scene_graph", "scenario"] {
+        if let Some(v) = obj.get(key)
+            && !v.is_object()
+            && !v.is_null()
+        {
+            push(Some(key), format!("`{key}` must be a JSON object"));
+        }
+    }
+
+    let file = required_str(&obj, "file", &mut push);
+    let mut located = None;
+    if let Some(f) = &file {
+        match locate(root, f) {
+            Ok(p) => match inspect_media(&p) {
+                Ok(media) => located = Some((p, media)),
+                Err(m) => push(Some("file"), format!("video `{f}` {m}")),
+            },
+            Err(m) => push(Some("file"), m),
+        }
+    }
+
+    let mut questions = Vec::new();
+    match obj.get("questions") {
+        Some(Value::Array(items)) => {
+            for (i, q) in items.iter().enumerate() {
+                if let Some(q) = check_question(
+                    q,
+                    i,
+                    task.as_deref(),
+                    taxonomy,
+                    line,
+                    seen_questions,
+                    &mut push,
+                ) {
+                    questions.push(q);
+                }
+            }
+        }
+        Some(_) => push(Some("questions"), "`questions` must be an array".into()),
+        None => push(
+            Some("questions"),
+            "missing `questions` (use [] for a clip without questions)".into(),
+        ),
+    }
+
+    let (clip_id, task, file, (source_path, media)) = (clip_id?, task?, file?, located?);
+    let mut rest = obj;
+    rest.remove("file");
+    Some(ManifestClip {
+        line,
+        clip_id,
+        task,
+        file,
+        source_path,
+        media,
+        fields: canonical_json(&Value::Object(rest)),
+        questions,
+    })
+}
+
+fn required_str(
+    obj: &Map<String, Value>,
+    key: &str,
+    push: &mut impl FnMut(Option<&str>, String),
+) -> Option<String> {
+    match obj.get(key) {
+        Some(Value::String(s)) if !s.trim().is_empty() => Some(s.trim().to_string()),
+        Some(Value::String(_)) => {
+            push(Some(key), format!("`{key}` is empty"));
+            None
+        }
+        Some(_) => {
+            push(Some(key), format!("`{key}` must be a string"));
+            None
+        }
+        None => {
+            push(Some(key), format!("missing `{key}`"));
+            None
+        }
+    }
+}
+
+fn check_question(
+    q: &Value,
+    index: usize,
+    task: Option<&str>,
+    taxonomy: &Taxonomy,
+    line: usize,
+    seen: &mut HashMap<String, usize>,
+    push: &mut impl FnMut(Option<&str>, String),
+) -> Option<ManifestQuestion> {
+    let at = |f: &str| format!("questions[{index}].{f}");
+    let Value::Object(obj) = q else {
+        push(
+            Some(&format!("questions[{index}]")),
+            "a question must be a JSON object".into(),
+        );
+        return None;
+    };
+    // Problems of this question: (field, message).
+    let mut errs: Vec<(String, String)> = Vec::new();
+    let get_str = |key: &str, errs: &mut Vec<(String, String)>| match obj.get(key) {
+        Some(Value::String(s)) if !s.trim().is_empty() => Some(s.trim().to_string()),
+        Some(Value::String(_)) => {
+            errs.push((at(key), format!("`{key}` is empty")));
+            None
+        }
+        Some(_) => {
+            errs.push((at(key), format!("`{key}` must be a string")));
+            None
+        }
+        None => {
+            errs.push((at(key), format!("missing `{key}`")));
+            None
+        }
+    };
+    let question_id = get_str("question_id", &mut errs);
+    let qa_type = get_str("qa_type", &mut errs);
+    let text = get_str("question", &mut errs);
+    if let Some(id) = &question_id {
+        if let Err(m) = check_identifier("question_id", id) {
+            errs.push((at("question_id"), m));
+        } else if let Some(first) = seen.insert(id.clone(), line) {
+            errs.push((
+                at("question_id"),
+                format!("duplicate question_id `{id}` (first on line {first})"),
+            ));
+        }
+    }
+    let mut level = None;
+    if let Some(code) = &qa_type {
+        match taxonomy.qa_type(code) {
+            None => {
+                let codes: Vec<&str> = taxonomy.qa_types.iter().map(|q| q.code.as_str()).collect();
+                errs.push((
+                    at("qa_type"),
+                    format!(
+                        "unknown QA type `{code}` (the taxonomy has {})",
+                        codes.join(", ")
+                    ),
+                ));
+            }
+            Some(def) => {
+                level = Some(def.level);
+                if let Some(task) = task
+                    && taxonomy.task(task).is_some()
+                    && !taxonomy.applies(task, code)
+                {
+                    errs.push((
+                        at("qa_type"),
+                        format!(
+                            "QA type `{code}` does not apply to task `{task}` (see the applicability matrix)"
+                        ),
+                    ));
+                }
+            }
+        }
+    }
+    let mut options = Vec::new();
+    match obj.get("options") {
+        Some(Value::Array(list)) => {
+            if list.len() < 2 {
+                errs.push((at("options"), "a question needs at least 2 options".into()));
+            }
+            let mut seen_opts: HashMap<String, usize> = HashMap::new();
+            for (i, o) in list.iter().enumerate() {
+                match o {
+                    Value::String(s) if !s.trim().is_empty() => {
+                        if let Some(first) = seen_opts.insert(s.trim().to_lowercase(), i) {
+                            errs.push((
+                                at("options"),
+                                format!("options {first} and {i} are the same (`{}`)", s.trim()),
+                            ));
+                        }
+                        options.push(s.trim().to_string());
+                    }
+                    _ => errs.push((
+                        at("options"),
+                        format!("option {i} must be a non-empty string"),
+                    )),
+                }
+            }
+        }
+        Some(_) => errs.push((
+            at("options"),
+            "`options` must be an array of strings".into(),
+        )),
+        None => errs.push((at("options"), "missing `options`".into())),
+    }
+    let answer = match obj.get("answer") {
+        Some(Value::Number(n)) => match n.as_u64().and_then(|a| usize::try_from(a).ok()) {
+            Some(a) if a < options.len() => Some(a),
+            Some(a) => {
+                errs.push((
+                    at("answer"),
+                    format!(
+                        "answer index {a} is outside the {} options (indexes start at 0)",
+                        options.len()
+                    ),
+                ));
+                None
+            }
+            None => {
+                errs.push((
+                    at("answer"),
+                    format!("answer must be a whole number from 0, not {n}"),
+                ));
+                None
+            }
+        },
+        Some(_) => {
+            errs.push((
+                at("answer"),
+                "answer must be the 0-based index of the correct option".into(),
+            ));
+            None
+        }
+        None => {
+            errs.push((at("answer"), "missing `answer`".into()));
+            None
+        }
+    };
+    if !errs.is_empty() {
+        for (f, m) in errs {
+            push(Some(&f), m);
+        }
+        return None;
+    }
+    Some(ManifestQuestion {
+        question_id: question_id?,
+        qa_type: qa_type?,
+        level: level?,
+        question: text?,
+        options,
+        answer: answer?,
+    })
+}
+
+/// Resolves a manifest path inside `root`, refusing anything that leaves it
+/// (absolute paths, `..` that climbs out, symbolic links that point outside).
+pub fn locate(root: &Path, rel: &str) -> std::result::Result<PathBuf, String> {
+    let p = Path::new(rel);
+    if p.is_absolute() || rel.starts_with('\\') {
+        return Err(format!(
+            "`{rel}` is an absolute path; paths are relative to the manifest's folder"
+        ));
+    }
+    let mut depth = 0i32;
+    for c in p.components() {
+        match c {
+            Component::ParentDir => depth -= 1,
+            Component::Normal(_) => depth += 1,
+            Component::CurDir => {}
+            _ => return Err(format!("`{rel}` is not a plain relative path")),
+        }
+        if depth < 0 {
+            return Err(format!("`{rel}` leaves the manifest's folder"));
+        }
+    }
+    let joined = root.join(p);
+    let real = joined
+        .canonicalize()
+        .map_err(|e| format!("video `{rel}` cannot be opened: {}", describe_io(&e)))?;
+    if !real.starts_with(root) {
+        return Err(format!(
+            "`{rel}` leaves the manifest's folder (through a symbolic link)"
+        ));
+    }
+    Ok(real)
+}
+
+fn describe_io(e: &std::io::Error) -> String {
+    match e.kind() {
+        std::io::ErrorKind::NotFound => "it does not exist".into(),
+        std::io::ErrorKind::PermissionDenied => "permission denied".into(),
+        _ => e.to_string(),
+    }
+}
+
+/// Opens a video, recognises its container and hashes it.
+pub fn inspect_media(path: &Path) -> std::result::Result<Media, String> {
+    let meta =
+        std::fs::metadata(path).map_err(|e| format!("cannot be read: {}", describe_io(&e)))?;
+    if !meta.is_file() {
+        return Err("is not a regular file".into());
+    }
+    if meta.len() == 0 {
+        return Err("is empty".into());
+    }
+    let mut f = File::open(path).map_err(|e| format!("cannot be read: {}", describe_io(&e)))?;
+    let mut head = [0u8; 64];
+    let mut got = 0;
+    while got < head.len() {
+        match f.read(&mut head[got..]) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) => return Err(format!("cannot be read: {}", describe_io(&e))),
+        }
+    }
+    let media_type = sniff_video(&head[..got]).ok_or(
+        "is not a recognised video (MP4, QuickTime, WebM, Matroska, Ogg or AVI)".to_string(),
+    )?;
+    let mut hasher = Sha256::new();
+    hasher.update(&head[..got]);
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut size = got as u64;
+    loop {
+        match f.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => {
+                hasher.update(&buf[..n]);
+                size += n as u64;
+            }
+            Err(e) => return Err(format!("cannot be read: {}", describe_io(&e))),
+        }
+    }
+    Ok(Media {
+        sha256: crate::auth::hex(&hasher.finalize()),
+        size,
+        media_type,
+    })
+}
+
+/// The media type of a video from its first bytes, if it is one Tandem serves.
+pub fn sniff_video(head: &[u8]) -> Option<&'static str> {
+    if head.len() >= 12 && &head[4..8] == b"ftyp" {
+        return Some(if &head[8..12] == b"qt  " {
+            "video/quicktime"
+        } else {
+            "video/mp4"
+        });
+    }
+    if head.starts_with(&[0x1A, 0x45, 0xDF, 0xA3]) {
+        let is_webm = head.windows(4).any(|w| w == b"webm");
+        return Some(if is_webm {
+            "video/webm"
+        } else {
+            "video/x-matroska"
+        });
+    }
+    if head.starts_with(b"OggS") {
+        return Some("video/ogg");
+    }
+    if head.len() >= 12 && head.starts_with(b"RIFF") && &head[8..12] == b"AVI " {
+        return Some("video/x-msvideo");
+    }
+    None
+}
+
+/// The file extension for a media type Tandem stores.
+pub fn extension_for(media_type: &str) -> &'static str {
+    match media_type {
+        "video/quicktime" => "mov",
+        "video/webm" => "webm",
+        "video/x-matroska" => "mkv",
+        "video/ogg" => "ogv",
+        "video/x-msvideo" => "avi",
+        _ => "mp4",
+    }
+}
+
+/// JSON with object keys sorted at every depth, so that equal content gives equal text.
+pub fn canonical_json(v: &Value) -> String {
+    fn sort(v: &Value) -> Value {
+        match v {
+            Value::Object(m) => {
+                let mut keys: Vec<&String> = m.keys().collect();
+                keys.sort();
+                let mut out = Map::new();
+                for k in keys {
+                    out.insert(k.clone(), sort(&m[k]));
+                }
+                Value::Object(out)
+            }
+            Value::Array(a) => Value::Array(a.iter().map(sort).collect()),
+            other => other.clone(),
+        }
+    }
+    sort(v).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sniffs_common_containers() {
+        assert_eq!(
+            sniff_video(b"\0\0\0\x18ftypisom\0\0\0\0"),
+            Some("video/mp4")
+        );
+        assert_eq!(
+            sniff_video(b"\x1a\x45\xdf\xa3\x9f\x42\x86\x81\x01webm"),
+            Some("video/webm")
+        );
+        assert_eq!(sniff_video(b"hello world, not a video"), None);
+    }
+
+    #[test]
+    fn paths_that_leave_the_folder_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        assert!(locate(&root, "../x.mp4").unwrap_err().contains("leaves"));
+        assert!(
+            locate(&root, "a/../../x.mp4")
+                .unwrap_err()
+                .contains("leaves")
+        );
+        assert!(
+            locate(&root, "/etc/passwd")
+                .unwrap_err()
+                .contains("absolute")
+        );
+        assert!(
+            locate(&root, "missing.mp4")
+                .unwrap_err()
+                .contains("does not exist")
+        );
+    }
+
+    #[test]
+    fn canonical_json_sorts_keys_at_every_depth() {
+        let a: Value = serde_json::from_str(r#"{"b":1,"a":{"d":2,"c":[{"f":1,"e":0}]}}"#).unwrap();
+        assert_eq!(
+            canonical_json(&a),
+            r#"{"a":{"c":[{"e":0,"f":1}],"d":2},"b":1}"#
+        );
+    }
+}

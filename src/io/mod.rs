@@ -1,0 +1,6 @@
+//! File formats (SPEC section 7): the clip manifest, the decisions and resolutions
+//! CSV files, and the retained-benchmark export. Used by the CLI and the admin pages.
+
+pub mod export;
+pub mod manifest;
+pub mod records;

@@ -1,0 +1,287 @@
+//! The JSON API under `/api/v1`. Handlers parse the request into domain types and
+//! call the store; they hold no rules of their own.
+
+use crate::AppState;
+use crate::domain::{Origin, Resolution, Stage, Verdict};
+use crate::error::{Error, Result};
+use crate::store::accounts::User;
+use crate::store::catalog::Campaign;
+use crate::store::review::{ResolutionRequest, VerdictRequest};
+use axum::extract::rejection::JsonRejection;
+use axum::extract::{FromRequest, Path, Query, Request, State};
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::{Extension, Json};
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+use serde_json::json;
+
+/// A JSON body whose errors come back in the API's error format.
+pub struct ApiJson<T>(pub T);
+
+impl<S, T> FromRequest<S> for ApiJson<T>
+where
+    T: DeserializeOwned,
+    S: Send + Sync,
+{
+    type Rejection = Error;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
+        match Json::<T>::from_request(req, state).await {
+            Ok(Json(v)) => Ok(ApiJson(v)),
+            Err(rejection) => Err(match rejection {
+                JsonRejection::MissingJsonContentType(_) => Error::Invalid(
+                    "send the body as JSON with `Content-Type: application/json`".into(),
+                ),
+                other => Error::Invalid(format!("invalid JSON body: {}", other.body_text())),
+            }),
+        }
+    }
+}
+
+async fn campaign(state: &AppState, name: &str) -> Result<Campaign> {
+    state.store.campaign(name).await
+}
+
+fn stage(s: &str) -> Result<Stage> {
+    Stage::parse(s).map_err(|m| Error::NotFound(format!("no such stage: {m}")))
+}
+
+static OPENAPI: &str = include_str!("openapi.json");
+
+pub async fn openapi() -> Response {
+    ([(header::CONTENT_TYPE, "application/json")], OPENAPI).into_response()
+}
+
+pub async fn me(Extension(user): Extension<User>) -> Json<User> {
+    Json(user)
+}
+
+pub async fn campaigns(State(state): State<AppState>) -> Result<Json<serde_json::Value>> {
+    let names = state.store.campaign_names().await?;
+    Ok(Json(json!({ "campaigns": names })))
+}
+
+pub async fn queue(
+    State(state): State<AppState>,
+    Extension(user): Extension<User>,
+    Path((c, s)): Path<(String, String)>,
+) -> Result<Response> {
+    let campaign = campaign(&state, &c).await?;
+    let q = state.store.queue(&campaign, &user, stage(&s)?).await?;
+    Ok(Json(q).into_response())
+}
+
+pub async fn queue_items(
+    State(state): State<AppState>,
+    Extension(user): Extension<User>,
+    Path((c, s)): Path<(String, String)>,
+) -> Result<Response> {
+    let campaign = campaign(&state, &c).await?;
+    let items = state
+        .store
+        .queue_items(&campaign, &user, stage(&s)?)
+        .await?;
+    let items: Vec<_> = items
+        .into_iter()
+        .map(|(id, decided)| json!({"item_id": id, "decided": decided}))
+        .collect();
+    Ok(Json(json!({ "items": items })).into_response())
+}
+
+pub async fn item(
+    State(state): State<AppState>,
+    Extension(user): Extension<User>,
+    Path((c, s, key)): Path<(String, String, String)>,
+) -> Result<Response> {
+    let campaign = campaign(&state, &c).await?;
+    let item = state
+        .store
+        .validator_item(&campaign, &user, stage(&s)?, &key)
+        .await?;
+    Ok(Json(item).into_response())
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VerdictBody {
+    verdict: String,
+    #[serde(default)]
+    reasons: Vec<String>,
+    #[serde(default)]
+    note: String,
+    time_spent_ms: Option<i64>,
+}
+
+pub async fn verdict(
+    State(state): State<AppState>,
+    Extension(user): Extension<User>,
+    Path((c, s, key)): Path<(String, String, String)>,
+    ApiJson(body): ApiJson<VerdictBody>,
+) -> Result<Response> {
+    let campaign = campaign(&state, &c).await?;
+    let req = VerdictRequest {
+        verdict: Verdict::parse(&body.verdict).map_err(|m| Error::field("verdict", m))?,
+        reasons: body.reasons,
+        note: body.note,
+        time_spent_ms: body.time_spent_ms,
+    };
+    let recorded = state
+        .store
+        .record_verdict(&campaign, &user, stage(&s)?, &key, &req, Origin::Api)
+        .await?;
+    let status = if recorded.recorded {
+        StatusCode::CREATED
+    } else {
+        StatusCode::OK
+    };
+    Ok((status, Json(recorded)).into_response())
+}
+
+#[derive(Deserialize)]
+pub struct SplitsQuery {
+    #[serde(default)]
+    all: bool,
+}
+
+pub async fn splits(
+    State(state): State<AppState>,
+    Path((c, s)): Path<(String, String)>,
+    Query(q): Query<SplitsQuery>,
+) -> Result<Response> {
+    let campaign = campaign(&state, &c).await?;
+    let splits = state.store.splits(&campaign, stage(&s)?, q.all).await?;
+    Ok(Json(json!({ "splits": splits })).into_response())
+}
+
+pub async fn split(
+    State(state): State<AppState>,
+    Path((c, s, key)): Path<(String, String, String)>,
+) -> Result<Response> {
+    let campaign = campaign(&state, &c).await?;
+    let split = state.store.split_item(&campaign, stage(&s)?, &key).await?;
+    Ok(Json(split).into_response())
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ResolutionBody {
+    verdict: String,
+    #[serde(default)]
+    note: String,
+}
+
+pub async fn resolution(
+    State(state): State<AppState>,
+    Extension(user): Extension<User>,
+    Path((c, s, key)): Path<(String, String, String)>,
+    ApiJson(body): ApiJson<ResolutionBody>,
+) -> Result<Response> {
+    let campaign = campaign(&state, &c).await?;
+    let verdict = Resolution::parse(&body.verdict).map_err(|m| Error::field("verdict", m))?;
+    let stage = stage(&s)?;
+    let recorded = state
+        .store
+        .resolve_split(
+            &campaign,
+            &user,
+            stage,
+            &key,
+            &ResolutionRequest {
+                verdict,
+                note: body.note,
+            },
+            Origin::Api,
+        )
+        .await?;
+    let split = state.store.split_item(&campaign, stage, &key).await?;
+    let status = if recorded {
+        StatusCode::CREATED
+    } else {
+        StatusCode::OK
+    };
+    Ok((status, Json(json!({"recorded": recorded, "split": split}))).into_response())
+}
+
+pub async fn tasks(State(state): State<AppState>, Path(c): Path<String>) -> Result<Response> {
+    let campaign = campaign(&state, &c).await?;
+    let tasks = state.store.tasks(&campaign).await?;
+    Ok(Json(json!({ "tasks": tasks })).into_response())
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PairBody {
+    rater1: String,
+    rater2: String,
+}
+
+pub async fn set_pair(
+    State(state): State<AppState>,
+    Path((c, task)): Path<(String, String)>,
+    ApiJson(body): ApiJson<PairBody>,
+) -> Result<Response> {
+    let campaign = campaign(&state, &c).await?;
+    let t = state
+        .store
+        .set_pair(&campaign, &task, Some((&body.rater1, &body.rater2)))
+        .await?;
+    Ok(Json(t).into_response())
+}
+
+pub async fn clear_pair(
+    State(state): State<AppState>,
+    Path((c, task)): Path<(String, String)>,
+) -> Result<Response> {
+    let campaign = campaign(&state, &c).await?;
+    let t = state.store.set_pair(&campaign, &task, None).await?;
+    Ok(Json(t).into_response())
+}
+
+pub async fn progress(State(state): State<AppState>, Path(c): Path<String>) -> Result<Response> {
+    let campaign = campaign(&state, &c).await?;
+    let p = state.store.progress(&campaign).await?;
+    Ok(Json(json!({ "tasks": p })).into_response())
+}
+
+fn csv_response(name: &str, body: Vec<u8>) -> Response {
+    (
+        [
+            (header::CONTENT_TYPE, "text/csv; charset=utf-8".to_string()),
+            (
+                header::CONTENT_DISPOSITION,
+                format!("attachment; filename=\"{name}\""),
+            ),
+        ],
+        body,
+    )
+        .into_response()
+}
+
+pub async fn export_decisions(
+    State(state): State<AppState>,
+    Path(c): Path<String>,
+) -> Result<Response> {
+    let campaign = campaign(&state, &c).await?;
+    let records = state.store.decision_records(&campaign).await?;
+    let mut body = Vec::new();
+    crate::io::records::write_decisions(&mut body, &records)?;
+    Ok(csv_response(
+        &format!("{}-decisions.csv", campaign.name),
+        body,
+    ))
+}
+
+pub async fn export_resolutions(
+    State(state): State<AppState>,
+    Path(c): Path<String>,
+) -> Result<Response> {
+    let campaign = campaign(&state, &c).await?;
+    let records = state.store.resolution_records(&campaign).await?;
+    let mut body = Vec::new();
+    crate::io::records::write_resolutions(&mut body, &records)?;
+    Ok(csv_response(
+        &format!("{}-resolutions.csv", campaign.name),
+        body,
+    ))
+}
