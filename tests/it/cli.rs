@@ -1,0 +1,250 @@
+//! A small campaign through the command line alone.
+
+use crate::helpers::{clip_line, write_manifest};
+use serde_json::{Value, json};
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+fn tandem(data: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_tandem"))
+        .arg("--data-dir")
+        .arg(data)
+        .args(args)
+        .env_remove("DATABASE_URL")
+        .env_remove("TANDEM_DATA_DIR")
+        .output()
+        .expect("run tandem")
+}
+
+fn ok(out: &Output) -> String {
+    assert!(
+        out.status.success(),
+        "tandem failed: {}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).to_string()
+}
+
+fn fails(out: &Output) -> String {
+    assert!(!out.status.success(), "tandem should have failed");
+    String::from_utf8_lossy(&out.stderr).to_string()
+}
+
+#[test]
+fn a_campaign_through_the_cli_exports_exactly_the_retained_items_with_their_variants() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let src = dir.path().join("src");
+    std::fs::create_dir_all(&src).unwrap();
+    let mc = "MC_F_EGO_STA";
+    let lines: Vec<Value> = ["A", "B", "C", "D"]
+        .iter()
+        .map(|id| clip_line(&src, id, mc, &["OE", "OA"]))
+        .collect();
+    let manifest = write_manifest(&src, "manifest.jsonl", &lines);
+    let out = ok(&tandem(&data, &["import", manifest.to_str().unwrap()]));
+    assert!(out.contains("4 new clip(s)"), "{out}");
+
+    for (name, idx) in [("val00", "0"), ("val01", "1")] {
+        let out = ok(&tandem(
+            &data,
+            &["user", "add", name, "--role", "validator", "--index", idx],
+        ));
+        assert!(
+            out.contains("password: "),
+            "a password is generated and printed: {out}"
+        );
+    }
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tandem"))
+        .args([
+            "user",
+            "add",
+            "lead",
+            "--role",
+            "author",
+            "--password-stdin",
+            "--data-dir",
+        ])
+        .arg(&data)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"a passphrase of some length\n")
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let text = ok(&out);
+    assert!(!text.contains("password:"), "{text}");
+
+    // A: both pass. B: split, accepted. C: split, rejected. D: both reject.
+    // Stage 2 of A and B follows in the same file, after their Stage 1 rows.
+    let t = "2026-03-01T10:00:00Z";
+    let decisions = format!(
+        "stage,item_id,validator,verdict,reasons,note,decided_at\n\
+         1,A,val00,valid,,,{t}\n1,A,val01,valid,,,{t}\n\
+         1,B,val00,valid,,,{t}\n1,B,val01,reject,generation_artifact,flicker,{t}\n\
+         1,C,val00,reject,prompt_drift,,{t}\n1,C,val01,valid,,,{t}\n\
+         1,D,val00,reject,physical_implausibility,,{t}\n1,D,val01,reject,other,floats,{t}\n\
+         2,A_OE,val00,valid,,,{t}\n2,A_OE,val01,valid,,,{t}\n\
+         2,A_OA,val00,reject,ambiguous_options,,{t}\n2,A_OA,val01,reject,incorrect_answer,,{t}\n"
+    );
+    std::fs::write(src.join("decisions.csv"), decisions).unwrap();
+    let out = ok(&tandem(
+        &data,
+        &[
+            "decisions",
+            "import",
+            src.join("decisions.csv").to_str().unwrap(),
+        ],
+    ));
+    assert!(out.contains("12 recorded"), "{out}");
+    let resolutions = format!(
+        "stage,item_id,author,verdict,note,decided_at\n\
+         1,B,lead,accept,flicker is minor,{t}\n1,C,lead,reject,drift is real,{t}\n"
+    );
+    std::fs::write(src.join("resolutions.csv"), resolutions).unwrap();
+    ok(&tandem(
+        &data,
+        &[
+            "resolutions",
+            "import",
+            src.join("resolutions.csv").to_str().unwrap(),
+        ],
+    ));
+    let more = format!(
+        "stage,item_id,validator,verdict,reasons,note,decided_at\n\
+         2,B_OE,val00,valid,,,{t}\n2,B_OE,val01,valid,,,{t}\n2,B_OA,val00,valid,,,{t}\n2,B_OA,val01,valid,,,{t}\n"
+    );
+    std::fs::write(src.join("more.csv"), more).unwrap();
+    ok(&tandem(
+        &data,
+        &[
+            "decisions",
+            "import",
+            src.join("more.csv").to_str().unwrap(),
+        ],
+    ));
+
+    let export = dir.path().join("export");
+    let out = ok(&tandem(
+        &data,
+        &["export", "retained", "--out", export.to_str().unwrap()],
+    ));
+    assert!(out.contains("2 clip(s) and 3 question(s)"), "{out}");
+    let jsonl = std::fs::read_to_string(export.join("benchmark.jsonl")).unwrap();
+    let clips: Vec<Value> = jsonl
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let ids: Vec<&str> = clips
+        .iter()
+        .map(|c| c["clip_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, vec!["A", "B"]);
+    let a_questions: Vec<&str> = clips[0]["questions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|q| q["question_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(a_questions, vec!["A_OE"]);
+    let q = &clips[0]["questions"][0];
+    assert_eq!(q["variants"]["V1"]["options"][4], "None of these");
+    assert_eq!(q["variants"]["V2"]["options"][2], "None of these");
+    assert_eq!(q["variants"]["V2"]["answer"], 2);
+    assert_eq!(q["variants"]["V3"]["answer"], "a glass orb");
+    assert_eq!(clips[0]["theme"], "Wizard's Enchantment Altar");
+    assert_eq!(
+        clips[0]["scene_graph"],
+        json!({"objects": ["key", "candle"]})
+    );
+    let video = export.join(clips[0]["file"].as_str().unwrap());
+    assert_eq!(std::fs::read(video).unwrap(), crate::helpers::fake_mp4("A"));
+    let readme = std::fs::read_to_string(export.join("README.md")).unwrap();
+    assert!(
+        readme.contains("| clips retained (in `benchmark.jsonl`) | 2 |"),
+        "{readme}"
+    );
+    assert!(
+        readme.contains("| clips rejected in Stage 1, waiting for a new version | 2 |"),
+        "{readme}"
+    );
+
+    // Exporting into a folder that is not empty is refused and leaves it alone.
+    let err = fails(&tandem(
+        &data,
+        &["export", "retained", "--out", export.to_str().unwrap()],
+    ));
+    assert!(err.contains("not empty"), "{err}");
+
+    // The decisions export carries every row and can be imported again unchanged.
+    let csv = ok(&tandem(&data, &["export", "decisions"]));
+    assert_eq!(csv.lines().count(), 1 + 16);
+    std::fs::write(src.join("again.csv"), &csv).unwrap();
+    let out = ok(&tandem(
+        &data,
+        &[
+            "decisions",
+            "import",
+            src.join("again.csv").to_str().unwrap(),
+        ],
+    ));
+    assert!(out.contains("0 recorded, 16 already stored"), "{out}");
+}
+
+#[test]
+fn cli_errors_are_one_clear_line_and_a_failure_status() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let err = fails(&tandem(&data, &["user", "add", "v", "--role", "validator"]));
+    assert!(
+        err.starts_with("error: ") && err.contains("--index"),
+        "{err}"
+    );
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    let err = fails(&tandem(&data, &["decisions", "import", "nothing.csv"]));
+    assert!(err.contains("no campaign named `default`"), "{err}");
+    let err = fails(&tandem(&data, &["import", "/nonexistent/manifest.jsonl"]));
+    assert!(err.contains("cannot open the manifest"), "{err}");
+    let err = fails(&tandem(&data, &["user", "add", "x", "--role", "owner"]));
+    assert!(err.contains("unknown role"), "{err}");
+
+    // A refused manifest lists each problem with its line, after one summary line.
+    let src = dir.path().join("src");
+    std::fs::create_dir_all(&src).unwrap();
+    let mut bad = clip_line(&src, "A", "MC_F_EGO_STA", &["OE"]);
+    bad["questions"][0]["answer"] = json!(7);
+    let m = write_manifest(&src, "m.jsonl", &[bad]);
+    let err = fails(&tandem(&data, &["import", m.to_str().unwrap()]));
+    assert!(err.starts_with("error: manifest"), "{err}");
+    assert!(err.contains("line 1, field `questions[0].answer`"), "{err}");
+}
+
+#[test]
+fn data_dir_works_before_or_after_the_subcommand() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let out = Command::new(env!("CARGO_BIN_EXE_tandem"))
+        .args(["migrate", "--data-dir"])
+        .arg(&data)
+        .env_remove("DATABASE_URL")
+        .output()
+        .unwrap();
+    ok(&out);
+    assert!(data.join("tandem.db").exists());
+    let out = Command::new(env!("CARGO_BIN_EXE_tandem"))
+        .arg("--data-dir")
+        .arg(&data)
+        .arg("migrate")
+        .env_remove("DATABASE_URL")
+        .output()
+        .unwrap();
+    ok(&out);
+}

@@ -1,0 +1,269 @@
+//! One running Tandem per test: a fresh data folder with a real SQLite file, the real
+//! router on a real socket on port 0, and typed helpers to speak to it.
+
+use reqwest::{Client, Method, StatusCode};
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use tandem::domain::Role;
+use tandem::store::accounts::PoolPlacement;
+use tandem::{AppState, Config, Store};
+use tempfile::TempDir;
+use tokio::sync::oneshot;
+
+pub const CAMPAIGN: &str = "default";
+
+pub struct TestApp {
+    pub base: String,
+    pub client: Client,
+    pub store: Store,
+    pub config: Config,
+    pub dir: TempDir,
+    _stop: oneshot::Sender<()>,
+}
+
+/// A reply: status and JSON body (or the raw text under "text").
+#[derive(Debug)]
+pub struct Reply {
+    pub status: StatusCode,
+    pub body: Value,
+    pub text: String,
+}
+
+pub async fn spawn_app() -> TestApp {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let config = Config::new(&dir.path().join("data"), None).expect("config");
+    let store = config.open_store().await.expect("store");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let state = AppState {
+        store: store.clone(),
+        config: Arc::new(config.clone()),
+    };
+    let (stop, stopped) = oneshot::channel::<()>();
+    tokio::spawn(async move {
+        let _ = tandem::serve(listener, state, async {
+            let _ = stopped.await;
+        })
+        .await;
+    });
+    TestApp {
+        base: format!("http://{addr}"),
+        client: Client::new(),
+        store,
+        config,
+        dir,
+        _stop: stop,
+    }
+}
+
+/// Bytes that pass for an MP4 file, different for every `seed`.
+pub fn fake_mp4(seed: &str) -> Vec<u8> {
+    let mut v = b"\0\0\0\x18ftypisom\0\0\0\0isommp41".to_vec();
+    v.extend_from_slice(seed.as_bytes());
+    v
+}
+
+/// A manifest line for a clip with one question per QA type; writes its video.
+pub fn clip_line(dir: &Path, clip_id: &str, task: &str, qa_types: &[&str]) -> Value {
+    let file = format!("videos/{clip_id}.mp4");
+    std::fs::create_dir_all(dir.join("videos")).expect("videos dir");
+    std::fs::write(dir.join(&file), fake_mp4(clip_id)).expect("video");
+    let questions: Vec<Value> = qa_types
+        .iter()
+        .map(|qa| {
+            json!({
+                "question_id": format!("{clip_id}_{qa}"),
+                "qa_type": qa,
+                "question": format!("Question {qa} about {clip_id}?"),
+                "options": ["a brass key", "a red candle", "a glass orb", "a feather quill"],
+                "answer": 2
+            })
+        })
+        .collect();
+    json!({
+        "clip_id": clip_id, "task": task, "file": file,
+        "theme": "Wizard's Enchantment Altar", "generator": "test/generator",
+        "scene_graph": {"objects": ["key", "candle"]}, "scenario": {"event": "the candle is lit"},
+        "questions": questions
+    })
+}
+
+pub fn write_manifest(dir: &Path, name: &str, lines: &[Value]) -> PathBuf {
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    let path = dir.join(name);
+    std::fs::write(&path, text).expect("manifest");
+    path
+}
+
+impl TestApp {
+    pub fn source(&self) -> PathBuf {
+        let p = self.dir.path().join("source");
+        std::fs::create_dir_all(&p).expect("source dir");
+        p
+    }
+
+    /// Imports a manifest through the same path as `tandem import`.
+    pub async fn import(
+        &self,
+        manifest: &Path,
+    ) -> tandem::Result<tandem::store::catalog::ImportSummary> {
+        tandem::cli::import_manifest(&self.store, &self.config, CAMPAIGN, manifest).await
+    }
+
+    /// Imports `n` clips of each task given, each with the questions of `qa_types`.
+    pub async fn import_clips(&self, tasks: &[&str], n: usize, qa_types: &[&str]) -> Vec<String> {
+        let src = self.source();
+        let mut lines = Vec::new();
+        let mut ids = Vec::new();
+        for task in tasks {
+            for i in 0..n {
+                let id = format!("{task}_{i:04}");
+                lines.push(clip_line(&src, &id, task, qa_types));
+                ids.push(id);
+            }
+        }
+        let m = write_manifest(&src, "manifest.jsonl", &lines);
+        self.import(&m).await.expect("import");
+        ids
+    }
+
+    /// Creates an account (validators join the pool with `index`) and returns its token.
+    pub async fn user(&self, name: &str, role: Role, index: Option<i64>) -> String {
+        let hash = tandem::auth::hash_password("a long test password").expect("hash");
+        let placement = index.map(|index| PoolPlacement {
+            campaign: CAMPAIGN.into(),
+            index,
+        });
+        self.store
+            .add_user(name, role, &hash, placement)
+            .await
+            .expect("user");
+        self.store.create_token(name, "test").await.expect("token")
+    }
+
+    pub async fn call(
+        &self,
+        method: Method,
+        path: &str,
+        token: Option<&str>,
+        body: Option<Value>,
+    ) -> Reply {
+        let mut req = self.client.request(method, format!("{}{path}", self.base));
+        if let Some(t) = token {
+            req = req.bearer_auth(t);
+        }
+        if let Some(b) = body {
+            req = req.json(&b);
+        }
+        let resp = req.send().await.expect("request");
+        let status = resp.status();
+        let text = resp.text().await.expect("body");
+        let body = serde_json::from_str(&text).unwrap_or(Value::Null);
+        Reply { status, body, text }
+    }
+
+    pub async fn get(&self, path: &str, token: &str) -> Reply {
+        self.call(Method::GET, path, Some(token), None).await
+    }
+
+    pub async fn verdict(&self, token: &str, stage: u8, item: &str, body: Value) -> Reply {
+        self.call(
+            Method::POST,
+            &format!("/api/v1/campaigns/{CAMPAIGN}/items/{stage}/{item}/verdict"),
+            Some(token),
+            Some(body),
+        )
+        .await
+    }
+
+    pub async fn pass(&self, token: &str, stage: u8, item: &str) -> Reply {
+        self.verdict(token, stage, item, json!({"verdict": "valid"}))
+            .await
+    }
+
+    pub async fn reject(&self, token: &str, stage: u8, item: &str, reason: &str) -> Reply {
+        self.verdict(
+            token,
+            stage,
+            item,
+            json!({"verdict": "reject", "reasons": [reason], "note": "seen"}),
+        )
+        .await
+    }
+
+    pub async fn resolve(
+        &self,
+        token: &str,
+        stage: u8,
+        item: &str,
+        verdict: &str,
+        note: &str,
+    ) -> Reply {
+        self.call(
+            Method::POST,
+            &format!("/api/v1/campaigns/{CAMPAIGN}/splits/{stage}/{item}/resolution"),
+            Some(token),
+            Some(json!({"verdict": verdict, "note": note})),
+        )
+        .await
+    }
+
+    pub async fn queue(&self, token: &str, stage: u8) -> Value {
+        let r = self
+            .get(
+                &format!("/api/v1/campaigns/{CAMPAIGN}/queue/{stage}"),
+                token,
+            )
+            .await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        r.body
+    }
+
+    /// The stored outcome of the newest version's item.
+    pub async fn outcome(&self, stage: u8, key: &str) -> String {
+        let sql = if stage == 1 {
+            "SELECT i.outcome FROM items i JOIN clips c ON c.current_version_id = i.clip_version_id WHERE i.stage = 1 AND c.clip_key = $1"
+        } else {
+            "SELECT i.outcome FROM items i JOIN questions q ON q.id = i.question_id JOIN clips c ON c.current_version_id = q.clip_version_id WHERE q.question_key = $1"
+        };
+        sqlx::query_scalar(sql)
+            .bind(key)
+            .fetch_one(self.store.pool())
+            .await
+            .expect("outcome")
+    }
+
+    pub async fn count(&self, table_sql: &'static str) -> i64 {
+        sqlx::query_scalar(table_sql)
+            .fetch_one(self.store.pool())
+            .await
+            .expect("count")
+    }
+
+    pub async fn dump(&self) -> String {
+        tandem::store::dump(&self.store).await.expect("dump")
+    }
+}
+
+/// The usual cast: two validators (val00 = index 0, val01 = index 1), an author, an
+/// admin and a participant, with their tokens.
+pub struct Cast {
+    pub v0: String,
+    pub v1: String,
+    pub author: String,
+    pub admin: String,
+    pub participant: String,
+}
+
+pub async fn cast(app: &TestApp) -> Cast {
+    Cast {
+        v0: app.user("val00", Role::Validator, Some(0)).await,
+        v1: app.user("val01", Role::Validator, Some(1)).await,
+        author: app.user("author1", Role::Author, None).await,
+        admin: app.user("admin1", Role::Admin, None).await,
+        participant: app.user("part1", Role::Participant, None).await,
+    }
+}

@@ -1,0 +1,486 @@
+//! Imports are checked whole and are all-or-nothing: every broken manifest or CSV is
+//! refused with its line and field, and the database is left exactly as it was.
+
+use crate::helpers::*;
+use serde_json::{Value, json};
+use tandem::Error;
+use tandem::store::catalog::Campaign;
+
+const MC: &str = "MC_F_EGO_STA";
+
+fn media_files(app: &TestApp) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(&app.config.media_dir)
+        .map(|d| {
+            d.filter_map(|e| e.ok())
+                .map(|e| e.file_name().to_string_lossy().to_string())
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+/// Imports `lines` and expects a refusal naming `line` and `field`, with nothing stored.
+async fn refused(
+    app: &TestApp,
+    name: &str,
+    lines: &[Value],
+    line: usize,
+    field: Option<&str>,
+    says: &str,
+) {
+    let before = app.dump().await;
+    let media_before = media_files(app);
+    let m = write_manifest(&app.source(), name, lines);
+    match app.import(&m).await {
+        Err(Error::Rejected(r)) => {
+            assert!(
+                r.problems.iter().any(|p| p.line == line
+                    && p.field.as_deref() == field
+                    && p.message.contains(says)),
+                "{name}: expected line {line} field {field:?} saying `{says}`, got {r}"
+            );
+        }
+        other => panic!("{name}: expected a refusal, got {other:?}"),
+    }
+    assert_eq!(app.dump().await, before, "{name} changed the database");
+    assert_eq!(media_files(app), media_before, "{name} left media behind");
+}
+
+#[tokio::test]
+async fn each_kind_of_broken_manifest_is_refused_with_its_line_and_field() {
+    let app = spawn_app().await;
+    let src = app.source();
+    // One clip already in, so that "unchanged" is a real database to compare.
+    app.import_clips(&[MC], 1, &["OE"]).await;
+    let good = clip_line(&src, "GOOD_1", MC, &["OE", "OA"]);
+
+    let mut bad = clip_line(&src, "BAD_TASK", MC, &[]);
+    bad["task"] = json!("XX_F_EGO_STA");
+    refused(
+        &app,
+        "task.jsonl",
+        &[good.clone(), bad],
+        2,
+        Some("task"),
+        "unknown task",
+    )
+    .await;
+
+    let bad = clip_line(&src, "BAD_QA", MC, &["ZZ"]);
+    refused(
+        &app,
+        "qa.jsonl",
+        &[good.clone(), bad],
+        2,
+        Some("questions[0].qa_type"),
+        "unknown QA type",
+    )
+    .await;
+
+    let bad = clip_line(&src, "BAD_CELL", MC, &["OE", "AR"]);
+    refused(
+        &app,
+        "cell.jsonl",
+        &[good.clone(), bad],
+        2,
+        Some("questions[1].qa_type"),
+        "does not apply",
+    )
+    .await;
+
+    let mut bad = clip_line(&src, "BAD_ANSWER", MC, &["OE"]);
+    bad["questions"][0]["answer"] = json!(4);
+    refused(
+        &app,
+        "answer.jsonl",
+        &[good.clone(), bad],
+        2,
+        Some("questions[0].answer"),
+        "outside the 4 options",
+    )
+    .await;
+
+    let mut bad = clip_line(&src, "BAD_OPTIONS", MC, &["OE"]);
+    bad["questions"][0]["options"] = json!(["a key", "a candle", "A Key"]);
+    refused(
+        &app,
+        "options.jsonl",
+        &[good.clone(), bad],
+        2,
+        Some("questions[0].options"),
+        "are the same",
+    )
+    .await;
+
+    let dup = clip_line(&src, "GOOD_1", MC, &[]);
+    refused(
+        &app,
+        "dupclip.jsonl",
+        &[good.clone(), dup],
+        2,
+        Some("clip_id"),
+        "duplicate clip_id",
+    )
+    .await;
+
+    let mut dupq = clip_line(&src, "DUP_Q", MC, &["OE"]);
+    dupq["questions"][0]["question_id"] = json!("GOOD_1_OE");
+    refused(
+        &app,
+        "dupq.jsonl",
+        &[good.clone(), dupq],
+        2,
+        Some("questions[0].question_id"),
+        "duplicate question_id",
+    )
+    .await;
+
+    let mut missing = clip_line(&src, "MISSING", MC, &[]);
+    missing["file"] = json!("videos/nowhere.mp4");
+    refused(
+        &app,
+        "missing.jsonl",
+        &[good.clone(), missing],
+        2,
+        Some("file"),
+        "does not exist",
+    )
+    .await;
+
+    std::fs::write(src.join("videos/notes.mp4"), b"just some text, not a video").unwrap();
+    let mut text = clip_line(&src, "TEXT", MC, &[]);
+    text["file"] = json!("videos/notes.mp4");
+    refused(
+        &app,
+        "text.jsonl",
+        &[good.clone(), text],
+        2,
+        Some("file"),
+        "not a recognised video",
+    )
+    .await;
+
+    std::fs::write(src.join("videos/empty.mp4"), b"").unwrap();
+    let mut empty = clip_line(&src, "EMPTY", MC, &[]);
+    empty["file"] = json!("videos/empty.mp4");
+    refused(
+        &app,
+        "empty.jsonl",
+        &[good.clone(), empty],
+        2,
+        Some("file"),
+        "is empty",
+    )
+    .await;
+
+    std::fs::create_dir_all(src.join("videos/adir.mp4")).unwrap();
+    let mut folder = clip_line(&src, "FOLDER", MC, &[]);
+    folder["file"] = json!("videos/adir.mp4");
+    refused(
+        &app,
+        "folder.jsonl",
+        &[good.clone(), folder],
+        2,
+        Some("file"),
+        "not a regular file",
+    )
+    .await;
+
+    let outside = app.dir.path().join("outside.mp4");
+    std::fs::write(&outside, fake_mp4("outside")).unwrap();
+    let mut up = clip_line(&src, "UP", MC, &[]);
+    up["file"] = json!("../outside.mp4");
+    refused(
+        &app,
+        "up.jsonl",
+        &[good.clone(), up],
+        2,
+        Some("file"),
+        "leaves the manifest's folder",
+    )
+    .await;
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::symlink(&outside, src.join("videos/link.mp4")).unwrap();
+        let mut link = clip_line(&src, "LINK", MC, &[]);
+        link["file"] = json!("videos/link.mp4");
+        refused(
+            &app,
+            "link.jsonl",
+            &[good.clone(), link],
+            2,
+            Some("file"),
+            "symbolic link",
+        )
+        .await;
+    }
+    let mut abs = clip_line(&src, "ABS", MC, &[]);
+    abs["file"] = json!(outside.display().to_string());
+    refused(
+        &app,
+        "abs.jsonl",
+        &[good.clone(), abs],
+        2,
+        Some("file"),
+        "absolute",
+    )
+    .await;
+
+    // Bad JSON on line 3, after a good line and a blank line.
+    let before = app.dump().await;
+    let path = src.join("json.jsonl");
+    std::fs::write(&path, format!("{good}\n\n{{\"clip_id\": \"X\",\n")).unwrap();
+    match app.import(&path).await {
+        Err(Error::Rejected(r)) => {
+            assert_eq!(r.problems[0].line, 3, "{r}");
+            assert!(r.problems[0].message.contains("invalid JSON"), "{r}");
+        }
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+    assert_eq!(app.dump().await, before);
+
+    // Several problems are all reported at once.
+    let mut a = clip_line(&src, "MULTI_A", MC, &["OE"]);
+    a["questions"][0]["answer"] = json!(9);
+    let mut b = clip_line(&src, "MULTI_B", MC, &[]);
+    b["task"] = json!("NOPE");
+    let m = write_manifest(&src, "multi.jsonl", &[a, good.clone(), b]);
+    match app.import(&m).await {
+        Err(Error::Rejected(r)) => {
+            let lines: Vec<usize> = r.problems.iter().map(|p| p.line).collect();
+            assert_eq!(lines, vec![1, 3], "{r}");
+        }
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn reimporting_the_same_manifest_changes_nothing_and_a_new_file_is_a_new_version() {
+    let app = spawn_app().await;
+    let c = cast(&app).await;
+    let src = app.source();
+    let lines = vec![
+        clip_line(&src, "V_1", MC, &["OE"]),
+        clip_line(&src, "V_2", MC, &["OE"]),
+    ];
+    let m = write_manifest(&src, "m.jsonl", &lines);
+    let s = app.import(&m).await.unwrap();
+    assert_eq!((s.clips_new, s.questions_new), (2, 2));
+    app.reject(&c.v0, 1, "V_1", "generation_artifact").await;
+    app.reject(&c.v1, 1, "V_1", "generation_artifact").await;
+
+    let before = app.dump().await;
+    let s = app.import(&m).await.unwrap();
+    assert_eq!((s.clips_new, s.versions_new, s.unchanged), (0, 0, 2));
+    assert_eq!(
+        app.dump().await,
+        before,
+        "re-importing changed the database"
+    );
+
+    // The same video with other fields is refused; a new video is a new version.
+    let mut changed = lines[1].clone();
+    changed["theme"] = json!("Another theme");
+    let m2 = write_manifest(&src, "changed.jsonl", &[changed]);
+    assert!(matches!(app.import(&m2).await, Err(Error::Rejected(_))));
+    assert_eq!(app.dump().await, before);
+
+    std::fs::write(src.join("videos/V_1.mp4"), fake_mp4("V_1 regenerated")).unwrap();
+    let s = app.import(&m).await.unwrap();
+    assert_eq!((s.clips_new, s.versions_new, s.unchanged), (0, 1, 1));
+    assert_eq!(app.outcome(1, "V_1").await, "pending");
+    assert_eq!(
+        app.count("SELECT COUNT(*) FROM clip_versions v JOIN clips c ON c.id = v.clip_id WHERE c.clip_key = 'V_1'").await,
+        2
+    );
+    // The first version's decisions and outcome are kept.
+    assert_eq!(
+        app.count("SELECT COUNT(*) FROM items WHERE stage = 1 AND outcome = 'both_reject'")
+            .await,
+        1
+    );
+    assert_eq!(app.count("SELECT COUNT(*) FROM decisions").await, 2);
+    // The new version goes back to the same pair.
+    assert_eq!(
+        app.pass(&c.v0, 1, "V_1").await.status,
+        reqwest::StatusCode::CREATED
+    );
+}
+
+#[tokio::test]
+async fn a_question_id_of_another_clip_is_refused() {
+    let app = spawn_app().await;
+    app.import_clips(&[MC], 1, &["OE"]).await;
+    let src = app.source();
+    let mut other = clip_line(&src, "OTHER", MC, &["OE"]);
+    other["questions"][0]["question_id"] = json!(format!("{MC}_0000_OE"));
+    refused(
+        &app,
+        "taken.jsonl",
+        &[other],
+        1,
+        Some("questions[0].question_id"),
+        "already belongs",
+    )
+    .await;
+}
+
+async fn campaign(app: &TestApp) -> Campaign {
+    app.store.campaign(CAMPAIGN).await.unwrap()
+}
+
+async fn import_csv_decisions(
+    app: &TestApp,
+    csv: &str,
+) -> tandem::Result<tandem::store::records::BulkSummary> {
+    let (rows, problems) = tandem::io::records::read_decisions(csv.as_bytes());
+    app.store
+        .import_decisions(&campaign(app).await, &rows, problems, "decisions.csv")
+        .await
+}
+
+async fn import_csv_resolutions(
+    app: &TestApp,
+    csv: &str,
+) -> tandem::Result<tandem::store::records::BulkSummary> {
+    let (rows, problems) = tandem::io::records::read_resolutions(csv.as_bytes());
+    app.store
+        .import_resolutions(&campaign(app).await, &rows, problems, "resolutions.csv")
+        .await
+}
+
+const HEAD: &str = "stage,item_id,validator,verdict,reasons,note,decided_at\n";
+
+#[tokio::test]
+async fn a_decisions_file_applies_in_order_and_is_refused_whole_on_any_bad_row() {
+    let app = spawn_app().await;
+    cast(&app).await;
+    app.user("val02", tandem::domain::Role::Validator, Some(2))
+        .await;
+    app.import_clips(&[MC], 2, &["OE"]).await;
+    let t = "2026-03-01T10:00:00Z";
+    let good = format!(
+        "1,{MC}_0000,val00,valid,,,{t}\n1,{MC}_0000,val01,valid,,,{t}\n2,{MC}_0000_OE,val00,valid,,,{t}\n"
+    );
+    let cases = [
+        (
+            format!("1,NOPE_1,val00,valid,,,{t}\n"),
+            "item_id",
+            "no clip",
+        ),
+        (
+            format!("1,{MC}_0001,val02,valid,,,{t}\n"),
+            "validator",
+            "not in the pair",
+        ),
+        (
+            format!("1,{MC}_0001,ghost,valid,,,{t}\n"),
+            "validator",
+            "no user",
+        ),
+        (
+            format!("1,{MC}_0001,author1,valid,,,{t}\n"),
+            "validator",
+            "not a validator",
+        ),
+        (
+            format!("2,{MC}_0001_OE,val00,valid,,,{t}\n"),
+            "item_id",
+            "not been retained",
+        ),
+        (
+            format!("1,{MC}_0001,val00,fine,,,{t}\n"),
+            "verdict",
+            "valid",
+        ),
+        (
+            format!("1,{MC}_0001,val00,reject,blurry,,{t}\n"),
+            "reasons",
+            "not a Stage 1 reason",
+        ),
+        (
+            format!("1,{MC}_0001,val00,reject,,,{t}\n"),
+            "reasons",
+            "at least one reason",
+        ),
+        (
+            format!("1,{MC}_0001,val00,valid,,,01/03/2026\n"),
+            "decided_at",
+            "RFC 3339",
+        ),
+        (
+            format!("3,{MC}_0001,val00,valid,,,{t}\n"),
+            "stage",
+            "1 or 2",
+        ),
+    ];
+    for (row, field, says) in cases {
+        let before = app.dump().await;
+        let csv = format!("{HEAD}{good}{row}");
+        match import_csv_decisions(&app, &csv).await {
+            Err(Error::Rejected(r)) => {
+                assert!(
+                    r.problems.iter().any(|p| p.line == 5
+                        && p.field.as_deref() == Some(field)
+                        && p.message.contains(says)),
+                    "row `{row}`: expected line 5 field {field} saying `{says}`, got {r}"
+                );
+            }
+            other => panic!("row `{row}`: expected a refusal, got {other:?}"),
+        }
+        assert_eq!(app.dump().await, before, "row `{row}` changed the database");
+    }
+    // The good rows alone apply, Stage 1 before Stage 2 of the same clip; twice is once.
+    let s = import_csv_decisions(&app, &format!("{HEAD}{good}"))
+        .await
+        .unwrap();
+    assert_eq!((s.recorded, s.repeated), (3, 0));
+    let s = import_csv_decisions(&app, &format!("{HEAD}{good}"))
+        .await
+        .unwrap();
+    assert_eq!((s.recorded, s.repeated), (0, 3));
+    assert_eq!(app.outcome(1, &format!("{MC}_0000")).await, "both_pass");
+}
+
+#[tokio::test]
+async fn a_resolutions_file_is_checked_whole() {
+    let app = spawn_app().await;
+    cast(&app).await;
+    app.import_clips(&[MC], 2, &[]).await;
+    let t = "2026-03-01T10:00:00Z";
+    import_csv_decisions(
+        &app,
+        &format!("{HEAD}1,{MC}_0000,val00,valid,,,{t}\n1,{MC}_0000,val01,reject,prompt_drift,,{t}\n1,{MC}_0001,val00,valid,,,{t}\n1,{MC}_0001,val01,valid,,,{t}\n"),
+    )
+    .await
+    .unwrap();
+    let head = "stage,item_id,author,verdict,note,decided_at\n";
+    let good = format!("1,{MC}_0000,author1,accept,fine on a second look,{t}\n");
+    for (row, field) in [
+        (format!("1,{MC}_0001,author1,accept,why,{t}\n"), "item_id"),
+        (format!("1,{MC}_0000,val00,accept,why,{t}\n"), "author"),
+        (format!("1,{MC}_0000,author1,maybe,why,{t}\n"), "verdict"),
+        (format!("1,{MC}_0000,author1,reject,,{t}\n"), "note"),
+    ] {
+        let before = app.dump().await;
+        match import_csv_resolutions(&app, &format!("{head}{good}{row}")).await {
+            Err(Error::Rejected(r)) => assert!(
+                r.problems
+                    .iter()
+                    .any(|p| p.line == 3 && p.field.as_deref() == Some(field)),
+                "row `{row}`: {r}"
+            ),
+            other => panic!("row `{row}`: expected a refusal, got {other:?}"),
+        }
+        assert_eq!(app.dump().await, before);
+    }
+    let s = import_csv_resolutions(&app, &format!("{head}{good}"))
+        .await
+        .unwrap();
+    assert_eq!(s.recorded, 1);
+    assert_eq!(
+        app.outcome(1, &format!("{MC}_0000")).await,
+        "split_accepted"
+    );
+}

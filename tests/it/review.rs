@@ -1,0 +1,439 @@
+//! The review loop through the JSON API: both stages, the intersection rule, splits
+//! and their resolution, changes of verdict, independence.
+
+use crate::helpers::*;
+use reqwest::{Method, StatusCode};
+use serde_json::json;
+use tandem::domain::Role;
+
+const MC: &str = "MC_F_EGO_STA";
+
+#[tokio::test]
+async fn both_stages_run_from_import_to_retained_items_with_a_split_resolved() {
+    let app = spawn_app().await;
+    let c = cast(&app).await;
+    let ids = app.import_clips(&[MC], 3, &["OE", "OA", "CR"]).await;
+    let (keep, split, drop) = (&ids[0], &ids[1], &ids[2]);
+
+    // Stage 1: the pair reviews every clip.
+    let q = app.queue(&c.v0, 1).await;
+    assert_eq!(
+        (q["done"].as_i64(), q["total"].as_i64()),
+        (Some(0), Some(3))
+    );
+    assert_eq!(q["next"], json!(keep));
+    assert_eq!(app.pass(&c.v0, 1, keep).await.status, StatusCode::CREATED);
+    assert_eq!(app.outcome(1, keep).await, "pending");
+    assert_eq!(app.pass(&c.v1, 1, keep).await.status, StatusCode::CREATED);
+    assert_eq!(app.outcome(1, keep).await, "both_pass");
+
+    app.pass(&c.v0, 1, split).await;
+    app.reject(&c.v1, 1, split, "generation_artifact").await;
+    assert_eq!(app.outcome(1, split).await, "split");
+
+    app.reject(&c.v0, 1, drop, "prompt_drift").await;
+    app.reject(&c.v1, 1, drop, "physical_implausibility").await;
+    assert_eq!(app.outcome(1, drop).await, "both_reject");
+
+    let q = app.queue(&c.v0, 1).await;
+    assert_eq!(
+        (q["done"].as_i64(), q["total"].as_i64()),
+        (Some(3), Some(3))
+    );
+    assert!(q["next"].is_null());
+
+    // Stage 2 is open only for the clip both passed; the split waits for the author.
+    let q2 = app.queue(&c.v0, 2).await;
+    assert_eq!(q2["total"].as_i64(), Some(3), "{q2}");
+    let closed = format!("{split}_OE");
+    let r = app.pass(&c.v0, 2, &closed).await;
+    assert_eq!(r.status, StatusCode::NOT_FOUND, "{}", r.text);
+
+    // The author sees both verdicts with reasons and accepts the split.
+    let r = app
+        .get(&format!("/api/v1/campaigns/{CAMPAIGN}/splits/1"), &c.author)
+        .await;
+    assert_eq!(r.body["splits"].as_array().map(Vec::len), Some(1));
+    let s = &r.body["splits"][0];
+    assert_eq!(s["item_id"], json!(split));
+    assert_eq!(s["rater1"]["validator"], "val00");
+    assert_eq!(s["rater2"]["reasons"], json!(["generation_artifact"]));
+    let r = app.resolve(&c.author, 1, split, "accept", "").await;
+    assert_eq!(
+        r.status,
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "a note is required"
+    );
+    let r = app
+        .resolve(&c.author, 1, split, "accept", "flicker is within tolerance")
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    assert_eq!(app.outcome(1, split).await, "split_accepted");
+    let r = app
+        .resolve(&c.author, 1, split, "reject", "changed my mind")
+        .await;
+    assert_eq!(r.status, StatusCode::CONFLICT, "a resolution is final");
+    let q2 = app.queue(&c.v1, 2).await;
+    assert_eq!(q2["total"].as_i64(), Some(6), "{q2}");
+
+    // Stage 2 on the kept clip: OE passes, OA splits and is rejected, CR both reject.
+    for (v, t) in [(&c.v0, "OE"), (&c.v1, "OE")] {
+        app.pass(v, 2, &format!("{keep}_{t}")).await;
+    }
+    app.pass(&c.v0, 2, &format!("{keep}_OA")).await;
+    app.reject(&c.v1, 2, &format!("{keep}_OA"), "ambiguous_options")
+        .await;
+    app.resolve(
+        &c.author,
+        2,
+        &format!("{keep}_OA"),
+        "reject",
+        "two options fit",
+    )
+    .await;
+    let r = app
+        .reject(&c.v0, 2, &format!("{keep}_CR"), "single_frame_solvable")
+        .await;
+    assert_eq!(
+        r.status,
+        StatusCode::CREATED,
+        "L3 allows single_frame_solvable: {}",
+        r.text
+    );
+    app.reject(&c.v1, 2, &format!("{keep}_CR"), "incorrect_answer")
+        .await;
+    // The accepted split's questions all pass.
+    for t in ["OE", "OA", "CR"] {
+        app.pass(&c.v0, 2, &format!("{split}_{t}")).await;
+        app.pass(&c.v1, 2, &format!("{split}_{t}")).await;
+    }
+    assert_eq!(app.outcome(2, &format!("{keep}_OE")).await, "both_pass");
+    assert_eq!(
+        app.outcome(2, &format!("{keep}_OA")).await,
+        "split_rejected"
+    );
+    assert_eq!(app.outcome(2, &format!("{keep}_CR")).await, "both_reject");
+
+    let campaign = app.store.campaign(CAMPAIGN).await.unwrap();
+    let (retained, counts) = app.store.retained(&campaign).await.unwrap();
+    let got: Vec<(&str, Vec<&str>)> = retained
+        .iter()
+        .map(|c| {
+            (
+                c.clip_id.as_str(),
+                c.questions.iter().map(|q| q.question_id.as_str()).collect(),
+            )
+        })
+        .collect();
+    let (kq, sq) = (
+        vec![format!("{keep}_OE")],
+        vec![
+            format!("{split}_OE"),
+            format!("{split}_OA"),
+            format!("{split}_CR"),
+        ],
+    );
+    assert_eq!(
+        got,
+        vec![
+            (keep.as_str(), kq.iter().map(String::as_str).collect()),
+            (split.as_str(), sq.iter().map(String::as_str).collect()),
+        ]
+    );
+    assert_eq!((counts.clips_rejected, counts.questions_rejected), (1, 2));
+}
+
+#[tokio::test]
+async fn a_validator_never_sees_a_trace_of_the_partners_verdict() {
+    let app = spawn_app().await;
+    let c = cast(&app).await;
+    let ids = app.import_clips(&[MC], 2, &["OE"]).await;
+    let item = &ids[0];
+    // val00 passes; the partner rejects with a reason and a note val00 never used.
+    app.pass(&c.v0, 1, item).await;
+    let secret_note = "partner-note-7f3a";
+    app.verdict(
+        &c.v1,
+        1,
+        item,
+        json!({"verdict": "reject", "reasons": ["prompt_drift"], "note": secret_note}),
+    )
+    .await;
+    assert_eq!(app.outcome(1, item).await, "split");
+
+    let base = format!("/api/v1/campaigns/{CAMPAIGN}");
+    let mut replies = Vec::new();
+    for path in [
+        "/api/v1/me".to_string(),
+        "/api/v1/campaigns".to_string(),
+        format!("{base}/queue/1"),
+        format!("{base}/queue/1/items"),
+        format!("{base}/queue/2"),
+        format!("{base}/queue/2/items"),
+        format!("{base}/items/1/{item}"),
+        format!("{base}/items/1/{}", ids[1]),
+        format!("{base}/items/2/{item}_OE"),
+        format!("{base}/splits/1"),
+        format!("{base}/splits/1/{item}"),
+        format!("{base}/tasks"),
+        format!("{base}/progress"),
+        format!("{base}/export/decisions"),
+    ] {
+        replies.push(app.get(&path, &c.v0).await);
+    }
+    // Repeating or changing the verdict after the partner decided.
+    replies.push(app.pass(&c.v0, 1, item).await);
+    replies.push(app.reject(&c.v0, 1, item, "generation_artifact").await);
+    for r in &replies {
+        for trace in [
+            "val01",
+            secret_note,
+            "prompt_drift",
+            "split",
+            "both_",
+            "outcome",
+            "rater",
+        ] {
+            assert!(
+                !r.text.contains(trace),
+                "`{trace}` appears in a reply to the validator: {}",
+                r.text
+            );
+        }
+    }
+    // What the validator does see of the item: their own verdict, now locked.
+    let r = app.get(&format!("{base}/items/1/{item}"), &c.v0).await;
+    assert_eq!(r.body["my_decisions"][0]["verdict"], "valid");
+    assert_eq!(r.body["locked"], true);
+}
+
+#[tokio::test]
+async fn a_repeated_identical_request_records_one_decision() {
+    let app = spawn_app().await;
+    let c = cast(&app).await;
+    let ids = app.import_clips(&[MC], 1, &[]).await;
+    let body = json!({"verdict": "reject", "reasons": ["generation_artifact"], "note": "morphing", "time_spent_ms": 5200});
+    let first = app.verdict(&c.v0, 1, &ids[0], body.clone()).await;
+    assert_eq!(first.status, StatusCode::CREATED);
+    let again = app.verdict(&c.v0, 1, &ids[0], body.clone()).await;
+    assert_eq!(again.status, StatusCode::OK);
+    assert_eq!(again.body["recorded"], false);
+    // A double click: the same request twice at the same moment.
+    let (a, b) = tokio::join!(
+        app.verdict(&c.v1, 1, &ids[0], body.clone()),
+        app.verdict(&c.v1, 1, &ids[0], body.clone())
+    );
+    let mut statuses = [a.status, b.status];
+    statuses.sort();
+    assert_eq!(statuses, [StatusCode::OK, StatusCode::CREATED]);
+    assert_eq!(app.count("SELECT COUNT(*) FROM decisions").await, 2);
+    assert_eq!(app.outcome(1, &ids[0]).await, "both_reject");
+}
+
+#[tokio::test]
+async fn a_verdict_may_change_until_the_partner_decides_and_every_change_is_kept() {
+    let app = spawn_app().await;
+    let c = cast(&app).await;
+    let ids = app.import_clips(&[MC], 1, &[]).await;
+    let item = &ids[0];
+    app.pass(&c.v0, 1, item).await;
+    let r = app.reject(&c.v0, 1, item, "prompt_drift").await;
+    assert_eq!(r.status, StatusCode::CREATED);
+    assert_eq!(r.body["decision"]["change"], 2);
+    app.pass(&c.v1, 1, item).await;
+    // The last verdict before the pair completed counts: a split.
+    assert_eq!(app.outcome(1, item).await, "split");
+    let r = app.pass(&c.v0, 1, item).await;
+    assert_eq!(r.status, StatusCode::CONFLICT, "{}", r.text);
+    assert_eq!(app.count("SELECT COUNT(*) FROM decisions").await, 3);
+
+    let r = app
+        .get(
+            &format!("/api/v1/campaigns/{CAMPAIGN}/export/decisions"),
+            &c.admin,
+        )
+        .await;
+    let lines: Vec<&str> = r.text.lines().collect();
+    assert_eq!(
+        lines[0],
+        "stage,item_id,validator,verdict,reasons,note,decided_at,time_spent_ms,clip_version,final"
+    );
+    let finals: Vec<(&str, &str)> = lines[1..]
+        .iter()
+        .map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            (f[3], f[9])
+        })
+        .collect();
+    assert_eq!(
+        finals,
+        vec![("valid", "false"), ("reject", "true"), ("valid", "true")]
+    );
+}
+
+#[tokio::test]
+async fn reasons_must_fit_the_verdict_the_stage_and_the_level() {
+    let app = spawn_app().await;
+    let c = cast(&app).await;
+    let ids = app.import_clips(&[MC], 1, &["OA"]).await;
+    let item = &ids[0];
+    let cases = [
+        (1, item.clone(), json!({"verdict": "reject"}), "reasons"),
+        (
+            1,
+            item.clone(),
+            json!({"verdict": "valid", "reasons": ["prompt_drift"]}),
+            "reasons",
+        ),
+        (
+            1,
+            item.clone(),
+            json!({"verdict": "reject", "reasons": ["other"]}),
+            "note",
+        ),
+        (
+            1,
+            item.clone(),
+            json!({"verdict": "reject", "reasons": ["incorrect_answer"]}),
+            "reasons",
+        ),
+        (1, item.clone(), json!({"verdict": "maybe"}), "verdict"),
+        (
+            1,
+            item.clone(),
+            json!({"verdict": "valid", "time_spent_ms": -4}),
+            "time_spent_ms",
+        ),
+    ];
+    for (stage, it, body, field) in cases {
+        let r = app.verdict(&c.v0, stage, &it, body.clone()).await;
+        assert_eq!(
+            r.status,
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "{body}: {}",
+            r.text
+        );
+        assert_eq!(r.body["field"], field, "{body}: {}", r.text);
+    }
+    let r = app
+        .verdict(&c.v0, 1, item, json!({"verdict": "valid", "colour": 3}))
+        .await;
+    assert_eq!(
+        r.status,
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "unknown fields are refused"
+    );
+    assert_eq!(app.count("SELECT COUNT(*) FROM decisions").await, 0);
+
+    // Stage 2: single_frame_solvable is for L3 questions only (OA is L1).
+    app.pass(&c.v0, 1, item).await;
+    app.pass(&c.v1, 1, item).await;
+    let q = format!("{item}_OA");
+    let r = app.reject(&c.v0, 2, &q, "single_frame_solvable").await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.text);
+    assert!(r.text.contains("L3"), "{}", r.text);
+    let r = app.reject(&c.v0, 2, &q, "generation_artifact").await;
+    assert_eq!(
+        r.status,
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "a Stage 1 reason in Stage 2"
+    );
+    let r = app
+        .verdict(
+            &c.v0,
+            2,
+            &q,
+            json!({"verdict": "reject", "reasons": ["other"], "note": "typo in option 3"}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+}
+
+#[tokio::test]
+async fn a_validator_sees_only_the_tasks_of_their_pairs() {
+    let app = spawn_app().await;
+    let c = cast(&app).await;
+    // A third validator: task 0 = (val00, val01), task 1 = (val01, val02), task 2 = (val02, val00).
+    let v2 = app.user("val02", Role::Validator, Some(2)).await;
+    let ids = app
+        .import_clips(&[MC, "QC_F_EGO_DYN", "CI_F_EXO_STA"], 1, &[])
+        .await;
+    let q = app.queue(&v2, 1).await;
+    assert_eq!(q["total"], 2);
+    let r = app
+        .get(
+            &format!("/api/v1/campaigns/{CAMPAIGN}/items/1/{}", ids[0]),
+            &v2,
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::NOT_FOUND);
+    let r = app.pass(&v2, 1, &ids[0]).await;
+    assert_eq!(r.status, StatusCode::NOT_FOUND);
+    assert_eq!(app.pass(&v2, 1, &ids[1]).await.status, StatusCode::CREATED);
+    assert_eq!(
+        app.pass(&c.v0, 1, &ids[1]).await.status,
+        StatusCode::NOT_FOUND
+    );
+    assert_eq!(app.queue(&c.v1, 1).await["total"], 2);
+}
+
+#[tokio::test]
+async fn an_admin_overrides_a_pair_and_started_items_keep_their_pair() {
+    let app = spawn_app().await;
+    let c = cast(&app).await;
+    let v2 = app.user("val02", Role::Validator, Some(2)).await;
+    let ids = app.import_clips(&[MC], 2, &[]).await;
+    // val00 starts the first clip under the default pair (val00, val01).
+    app.pass(&c.v0, 1, &ids[0]).await;
+    let path = format!("/api/v1/campaigns/{CAMPAIGN}/tasks/{MC}/pair");
+    let r = app
+        .call(
+            Method::PUT,
+            &path,
+            Some(&c.admin),
+            Some(json!({"rater1": "val02", "rater2": "val00"})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    assert_eq!(
+        (r.body["rater1"].as_str(), r.body["overridden"].as_bool()),
+        (Some("val02"), Some(true))
+    );
+    // The started clip stays with (val00, val01); the other goes to (val02, val00).
+    assert_eq!(
+        app.pass(&c.v1, 1, &ids[0]).await.status,
+        StatusCode::CREATED
+    );
+    assert_eq!(
+        app.pass(&c.v1, 1, &ids[1]).await.status,
+        StatusCode::NOT_FOUND
+    );
+    assert_eq!(app.pass(&v2, 1, &ids[1]).await.status, StatusCode::CREATED);
+    let r = app
+        .call(
+            Method::PUT,
+            &path,
+            Some(&c.admin),
+            Some(json!({"rater1": "val02", "rater2": "nobody"})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.text);
+    let r = app.call(Method::DELETE, &path, Some(&c.admin), None).await;
+    assert_eq!(
+        (r.status, r.body["rater1"].as_str()),
+        (StatusCode::OK, Some("val00"))
+    );
+}
+
+#[tokio::test]
+async fn a_question_opens_only_when_its_clip_is_retained() {
+    let app = spawn_app().await;
+    let c = cast(&app).await;
+    let ids = app.import_clips(&[MC], 1, &["OE"]).await;
+    let q = format!("{}_OE", ids[0]);
+    assert_eq!(app.pass(&c.v0, 2, &q).await.status, StatusCode::NOT_FOUND);
+    app.pass(&c.v0, 1, &ids[0]).await;
+    assert_eq!(app.pass(&c.v0, 2, &q).await.status, StatusCode::NOT_FOUND);
+    app.pass(&c.v1, 1, &ids[0]).await;
+    assert_eq!(app.pass(&c.v0, 2, &q).await.status, StatusCode::CREATED);
+}
