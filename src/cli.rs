@@ -487,6 +487,7 @@ async fn serve(config: &Config, store: &Store, bind: &str) -> Result<()> {
         .local_addr()
         .map_err(|e| Error::io("cannot read the listening address", e))?;
     tracing::info!(%addr, data_dir = %config.data_dir.display(), "Tandem is listening");
+    println!("Tandem is listening on http://{addr}");
     let state = AppState {
         store: store.clone(),
         config: Arc::new(config.clone()),

@@ -185,3 +185,21 @@ async fn health_answers_and_unknown_paths_are_json_404s() {
     assert_eq!(r.status, StatusCode::NOT_FOUND);
     assert_eq!(r.body["error"], "not_found");
 }
+
+#[tokio::test]
+async fn the_openapi_document_describes_every_api_route() {
+    let app = spawn_app().await;
+    let r = app
+        .call(Method::GET, "/api/v1/openapi.json", None, None)
+        .await;
+    assert_eq!(r.status, StatusCode::OK);
+    for route in route_table() {
+        let op = &r.body["paths"][route.path][route.method.to_lowercase()];
+        assert!(
+            op.is_object(),
+            "{} {} is missing from openapi.json",
+            route.method,
+            route.path
+        );
+    }
+}

@@ -8,4 +8,5 @@ mod api_access;
 mod cli;
 mod concurrency;
 mod imports;
+mod process;
 mod review;

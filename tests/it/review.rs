@@ -437,3 +437,23 @@ async fn a_question_opens_only_when_its_clip_is_retained() {
     app.pass(&c.v1, 1, &ids[0]).await;
     assert_eq!(app.pass(&c.v0, 2, &q).await.status, StatusCode::CREATED);
 }
+
+#[tokio::test]
+async fn stored_decisions_and_resolutions_cannot_be_changed_or_removed() {
+    let app = spawn_app().await;
+    let c = cast(&app).await;
+    let ids = app.import_clips(&[MC], 1, &[]).await;
+    app.pass(&c.v0, 1, &ids[0]).await;
+    app.reject(&c.v1, 1, &ids[0], "prompt_drift").await;
+    app.resolve(&c.author, 1, &ids[0], "accept", "fine").await;
+    for sql in [
+        "UPDATE decisions SET verdict = 'valid'",
+        "DELETE FROM decisions",
+        "UPDATE resolutions SET verdict = 'reject'",
+        "DELETE FROM resolutions",
+    ] {
+        let r = sqlx::query(sql).execute(app.store.pool()).await;
+        assert!(r.is_err(), "`{sql}` was allowed");
+    }
+    assert_eq!(app.count("SELECT COUNT(*) FROM decisions").await, 2);
+}
