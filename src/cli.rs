@@ -45,6 +45,9 @@ pub enum Command {
         /// Address to listen on
         #[arg(long, default_value = "127.0.0.1:8080", env = "TANDEM_BIND")]
         bind: String,
+        /// Mark session cookies Secure (when users reach Tandem over HTTPS)
+        #[arg(long, env = "TANDEM_SECURE_COOKIES")]
+        secure_cookies: bool,
     },
     /// Make a demo campaign with sample clips and accounts, then serve it
     Demo {
@@ -260,7 +263,14 @@ async fn command(command: Command, config: &Config, store: &Store) -> Result<()>
             println!("database is up to date");
             Ok(())
         }
-        Command::Serve { bind } => serve(config, store, &bind).await,
+        Command::Serve {
+            bind,
+            secure_cookies,
+        } => {
+            let mut config = config.clone();
+            config.secure_cookies = secure_cookies;
+            serve(&config, store, &bind).await
+        }
         Command::Import { manifest, campaign } => {
             let summary = import_manifest(store, config, &campaign.campaign, &manifest).await?;
             println!("imported {}: {summary}", manifest.display());

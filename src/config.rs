@@ -11,6 +11,8 @@ pub struct Config {
     pub data_dir: PathBuf,
     pub media_dir: PathBuf,
     pub database_url: String,
+    /// Mark cookies `Secure` (serve behind HTTPS).
+    pub secure_cookies: bool,
 }
 
 impl Config {
@@ -30,6 +32,7 @@ impl Config {
             data_dir: data_dir.to_path_buf(),
             media_dir: data_dir.join("media"),
             database_url,
+            secure_cookies: false,
         })
     }
 

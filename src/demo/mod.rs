@@ -319,17 +319,18 @@ pub async fn run(data_dir: &Path, database_url: Option<String>, bind: &str) -> R
             role.as_str()
         );
     }
+    println!();
+    println!("Open {base}/ in a browser and sign in:");
+    println!("  as val00 (validator): Enter opens the next clip; V valid, R reject, 1-4 reasons,");
+    println!("    N note, Enter saves and moves on; Space plays, arrows step one frame.");
+    println!("    Stage 2 (questions) opens for the clips both validators pass.");
+    println!("  as author: one split is waiting in Stage 1; A accept or R reject, a note, Enter.");
+    println!("  as admin: the overview per task and stage, pairs, accounts, import and exports.");
     if let Some((_, _, _, token)) = accounts.iter().find(|a| a.0 == "val00") {
         println!();
-        println!("Try the API as validator val00:");
+        println!("The same through the API, as val00:");
         println!(
             "  curl -H 'Authorization: Bearer {token}' {base}/api/v1/campaigns/{CAMPAIGN}/queue/1"
-        );
-    }
-    if let Some((_, _, _, token)) = accounts.iter().find(|a| a.0 == "author") {
-        println!("and the split waiting for the author:");
-        println!(
-            "  curl -H 'Authorization: Bearer {token}' {base}/api/v1/campaigns/{CAMPAIGN}/splits/1"
         );
     }
     println!();

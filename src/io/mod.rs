@@ -1,6 +1,7 @@
 //! File formats (SPEC section 7): the clip manifest, the decisions and resolutions
 //! CSV files, and the retained-benchmark export. Used by the CLI and the admin pages.
 
+pub mod archive;
 pub mod export;
 pub mod manifest;
 pub mod records;

@@ -208,3 +208,33 @@ impl Store {
         row.as_ref().map(user_of).transpose()
     }
 }
+
+/// A validator's place in a campaign's pool.
+#[derive(Debug, Clone, Serialize)]
+pub struct PoolEntry {
+    pub campaign: String,
+    pub user: String,
+    pub index: i64,
+}
+
+impl Store {
+    /// Every pool membership, by campaign and index.
+    pub async fn pool_entries(&self) -> Result<Vec<PoolEntry>> {
+        let rows = sqlx::query(
+            "SELECT c.name AS campaign, u.name AS user_name, p.pool_index
+             FROM pool_members p JOIN campaigns c ON c.id = p.campaign_id JOIN users u ON u.id = p.user_id
+             ORDER BY c.name, p.pool_index",
+        )
+        .fetch_all(self.pool())
+        .await?;
+        rows.iter()
+            .map(|r| {
+                Ok(PoolEntry {
+                    campaign: col(r, "campaign")?,
+                    user: col(r, "user_name")?,
+                    index: col(r, "pool_index")?,
+                })
+            })
+            .collect()
+    }
+}

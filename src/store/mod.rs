@@ -10,6 +10,7 @@ pub mod accounts;
 pub mod catalog;
 pub mod records;
 pub mod review;
+pub mod sessions;
 
 use crate::error::{Error, Result};
 use sqlx::any::{AnyConnectOptions, AnyPoolOptions};

@@ -411,6 +411,8 @@ pub struct ClipView {
     pub media_type: String,
     #[serde(skip)]
     pub media_sha256: String,
+    #[serde(skip)]
+    pub version_id: i64,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -427,7 +429,7 @@ pub struct QuestionView {
 /// The columns [`item_header`] reads; every item query selects them.
 macro_rules! item_columns {
     () => {
-        "i.id, i.stage, i.outcome, t.code AS task, t.position AS task_position, c.clip_key, v.version, v.fields, v.media_type, v.media_sha256,
+        "i.id, i.stage, i.outcome, v.id AS version_id, t.code AS task, t.position AS task_position, c.clip_key, v.version, v.fields, v.media_type, v.media_sha256,
          q.question_key, q.qa_type, q.level, q.body, q.options, q.answer, q.position AS question_position"
     };
 }
@@ -489,6 +491,7 @@ fn item_header(row: &sqlx::any::AnyRow) -> Result<ItemHeader> {
         scenario: fields.get("scenario").cloned().unwrap_or(Value::Null),
         media_type: col(row, "media_type")?,
         media_sha256: col(row, "media_sha256")?,
+        version_id: col(row, "version_id")?,
     };
     let question = match col::<Option<String>>(row, "question_key")? {
         None => None,
@@ -624,7 +627,8 @@ async fn split_sides_in(
 }
 
 impl Store {
-    async fn require_pool_member(&self, campaign: &Campaign, validator: &User) -> Result<()> {
+    /// Whether a validator is in a campaign's pool.
+    pub async fn in_pool(&self, campaign: &Campaign, validator: &User) -> Result<bool> {
         let member: Option<i64> = sqlx::query_scalar(
             "SELECT user_id FROM pool_members WHERE campaign_id = $1 AND user_id = $2",
         )
@@ -632,7 +636,11 @@ impl Store {
         .bind(validator.id)
         .fetch_optional(self.pool())
         .await?;
-        if member.is_none() {
+        Ok(member.is_some())
+    }
+
+    async fn require_pool_member(&self, campaign: &Campaign, validator: &User) -> Result<()> {
+        if !self.in_pool(campaign, validator).await? {
             return Err(Error::Forbidden(format!(
                 "{} is not in the validator pool of campaign `{}`",
                 validator.name, campaign.name

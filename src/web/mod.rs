@@ -1,21 +1,26 @@
 //! HTTP: the router, the one place where every route states which roles may use it,
-//! and the shared layers.
+//! the guard that enforces it (and checks the CSRF token of every form), and the
+//! shared layers (security headers, tracing, timeouts).
 
 pub mod api;
+pub mod assets;
+pub mod media;
+pub mod pages;
+pub mod session;
 
 use crate::AppState;
 use crate::domain::Role;
 use crate::error::Error;
 use crate::store::accounts::User;
 use axum::Router;
-use axum::extract::{Request, State};
-use axum::http::{HeaderMap, StatusCode, header};
+use axum::extract::{DefaultBodyLimit, Request, State};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::middleware::{self, Next};
-use axum::response::{IntoResponse, Response};
+use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::MethodRouter;
 use std::time::Duration;
 use tower_http::catch_panic::CatchPanicLayer;
-use tower_http::limit::RequestBodyLimitLayer;
+use tower_http::set_header::SetResponseHeaderLayer;
 use tower_http::timeout::TimeoutLayer;
 use tower_http::trace::TraceLayer;
 
@@ -41,125 +46,314 @@ impl Access {
     }
 }
 
+/// How a route authenticates and answers refusals.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// JSON under /api/v1: bearer tokens; refusals are JSON 401/403.
+    Api,
+    /// HTML pages: the session cookie; anonymous visitors are sent to the sign-in page,
+    /// other refusals are an HTML 403; every form (POST) must carry the CSRF token.
+    Page,
+    /// Clip files: the session cookie; refusals are bare 401/403/404.
+    Media,
+    /// Embedded static files.
+    Asset,
+}
+
 pub const ADMIN: Access = Access::Roles(&[Role::Admin]);
 pub const VALIDATOR: Access = Access::Roles(&[Role::Validator]);
 pub const AUTHOR: Access = Access::Roles(&[Role::Author]);
 pub const AUTHOR_OR_ADMIN: Access = Access::Roles(&[Role::Author, Role::Admin]);
 
-/// One route: its method, path and who may use it.
+/// One route: its method, path, who may use it and how it authenticates.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RouteSpec {
     pub method: &'static str,
     pub path: &'static str,
     pub access: Access,
+    pub kind: Kind,
 }
 
+/// Largest upload accepted by the import page (a zip of clips).
+pub const MAX_UPLOAD_BYTES: usize = 8 * 1024 * 1024 * 1024;
+
 /// Every route of the service with its access rule. The router is built from this
-/// list, so the authorization matrix can be read off it (and tests walk it).
+/// list, so the authorization matrix can be read off it (and a test walks it).
 pub fn routes() -> Vec<(RouteSpec, MethodRouter<AppState>)> {
+    use Access::{Public, SignedIn};
+    use Kind::{Api, Asset, Media, Page};
     use axum::routing::{delete, get, post, put};
-    let r = |method, path, access, m| {
+    let r = |method, path, access, kind, m| {
         (
             RouteSpec {
                 method,
                 path,
                 access,
+                kind,
             },
             m,
         )
     };
     vec![
-        r("GET", "/healthz", Access::Public, get(healthz)),
+        // Health, documentation and static files.
+        r("GET", "/healthz", Public, Api, get(healthz)),
         r(
             "GET",
             "/api/v1/openapi.json",
-            Access::Public,
+            Public,
+            Api,
             get(api::openapi),
         ),
-        r("GET", "/api/v1/me", Access::SignedIn, get(api::me)),
+        r(
+            "GET",
+            "/static/{hash}/{file}",
+            Public,
+            Asset,
+            get(assets::serve),
+        ),
+        // The JSON API.
+        r("GET", "/api/v1/me", SignedIn, Api, get(api::me)),
         r(
             "GET",
             "/api/v1/campaigns",
-            Access::SignedIn,
+            SignedIn,
+            Api,
             get(api::campaigns),
         ),
         r(
             "GET",
             "/api/v1/campaigns/{campaign}/queue/{stage}",
             VALIDATOR,
+            Api,
             get(api::queue),
         ),
         r(
             "GET",
             "/api/v1/campaigns/{campaign}/queue/{stage}/items",
             VALIDATOR,
+            Api,
             get(api::queue_items),
         ),
         r(
             "GET",
             "/api/v1/campaigns/{campaign}/items/{stage}/{item}",
             VALIDATOR,
+            Api,
             get(api::item),
         ),
         r(
             "POST",
             "/api/v1/campaigns/{campaign}/items/{stage}/{item}/verdict",
             VALIDATOR,
+            Api,
             post(api::verdict),
         ),
         r(
             "GET",
             "/api/v1/campaigns/{campaign}/splits/{stage}",
             AUTHOR_OR_ADMIN,
+            Api,
             get(api::splits),
         ),
         r(
             "GET",
             "/api/v1/campaigns/{campaign}/splits/{stage}/{item}",
             AUTHOR_OR_ADMIN,
+            Api,
             get(api::split),
         ),
         r(
             "POST",
             "/api/v1/campaigns/{campaign}/splits/{stage}/{item}/resolution",
             AUTHOR,
+            Api,
             post(api::resolution),
         ),
         r(
             "GET",
             "/api/v1/campaigns/{campaign}/tasks",
             ADMIN,
+            Api,
             get(api::tasks),
         ),
         r(
             "PUT",
             "/api/v1/campaigns/{campaign}/tasks/{task}/pair",
             ADMIN,
+            Api,
             put(api::set_pair),
         ),
         r(
             "DELETE",
             "/api/v1/campaigns/{campaign}/tasks/{task}/pair",
             ADMIN,
+            Api,
             delete(api::clear_pair),
         ),
         r(
             "GET",
             "/api/v1/campaigns/{campaign}/progress",
             ADMIN,
+            Api,
             get(api::progress),
         ),
         r(
             "GET",
             "/api/v1/campaigns/{campaign}/export/decisions",
             ADMIN,
+            Api,
             get(api::export_decisions),
         ),
         r(
             "GET",
             "/api/v1/campaigns/{campaign}/export/resolutions",
             ADMIN,
+            Api,
             get(api::export_resolutions),
+        ),
+        // Signing in and out.
+        r("GET", "/login", Public, Page, get(session::login_page)),
+        r("POST", "/login", Public, Page, post(session::login)),
+        r("POST", "/logout", SignedIn, Page, post(session::logout)),
+        r("GET", "/", SignedIn, Page, get(pages::home)),
+        // Validators.
+        r(
+            "GET",
+            "/c/{campaign}/review/{stage}",
+            VALIDATOR,
+            Page,
+            get(pages::review::queue),
+        ),
+        r(
+            "GET",
+            "/c/{campaign}/review/{stage}/{item}",
+            VALIDATOR,
+            Page,
+            get(pages::review::item),
+        ),
+        r(
+            "POST",
+            "/c/{campaign}/review/{stage}/{item}",
+            VALIDATOR,
+            Page,
+            post(pages::review::decide),
+        ),
+        // Authors.
+        r(
+            "GET",
+            "/c/{campaign}/splits/{stage}",
+            AUTHOR_OR_ADMIN,
+            Page,
+            get(pages::resolve::queue),
+        ),
+        r(
+            "GET",
+            "/c/{campaign}/splits/{stage}/{item}",
+            AUTHOR_OR_ADMIN,
+            Page,
+            get(pages::resolve::item),
+        ),
+        r(
+            "POST",
+            "/c/{campaign}/splits/{stage}/{item}",
+            AUTHOR,
+            Page,
+            post(pages::resolve::decide),
+        ),
+        // Admins.
+        r(
+            "GET",
+            "/c/{campaign}/admin",
+            ADMIN,
+            Page,
+            get(pages::admin::overview),
+        ),
+        r(
+            "GET",
+            "/c/{campaign}/admin/pairs",
+            ADMIN,
+            Page,
+            get(pages::admin::pairs),
+        ),
+        r(
+            "POST",
+            "/c/{campaign}/admin/pairs",
+            ADMIN,
+            Page,
+            post(pages::admin::set_pair),
+        ),
+        r("GET", "/admin/users", ADMIN, Page, get(pages::admin::users)),
+        r(
+            "POST",
+            "/admin/users",
+            ADMIN,
+            Page,
+            post(pages::admin::create_user),
+        ),
+        r(
+            "POST",
+            "/admin/users/{name}/token",
+            ADMIN,
+            Page,
+            post(pages::admin::create_token),
+        ),
+        r(
+            "GET",
+            "/c/{campaign}/admin/import",
+            ADMIN,
+            Page,
+            get(pages::admin::import_page),
+        ),
+        r(
+            "POST",
+            "/c/{campaign}/admin/import/upload",
+            ADMIN,
+            Page,
+            post(pages::admin::import_upload).layer(DefaultBodyLimit::max(MAX_UPLOAD_BYTES)),
+        ),
+        r(
+            "POST",
+            "/c/{campaign}/admin/import/folder",
+            ADMIN,
+            Page,
+            post(pages::admin::import_folder),
+        ),
+        r(
+            "GET",
+            "/c/{campaign}/admin/exports",
+            ADMIN,
+            Page,
+            get(pages::admin::exports),
+        ),
+        r(
+            "GET",
+            "/c/{campaign}/admin/exports/decisions.csv",
+            ADMIN,
+            Page,
+            get(pages::admin::export_decisions),
+        ),
+        r(
+            "GET",
+            "/c/{campaign}/admin/exports/resolutions.csv",
+            ADMIN,
+            Page,
+            get(pages::admin::export_resolutions),
+        ),
+        r(
+            "GET",
+            "/c/{campaign}/admin/exports/retained.zip",
+            ADMIN,
+            Page,
+            get(pages::admin::export_retained),
+        ),
+        // Clip files, under opaque per-person URLs.
+        r("GET", "/media/{token}", SignedIn, Media, get(media::clip)),
+        r(
+            "GET",
+            "/media/{token}/strip",
+            SignedIn,
+            Media,
+            get(media::strip),
         ),
     ]
 }
@@ -169,26 +363,41 @@ pub fn route_table() -> Vec<RouteSpec> {
     routes().into_iter().map(|(s, _)| s).collect()
 }
 
+/// The Content-Security-Policy of every response: nothing but this origin, no inline
+/// script or style, no framing.
+pub const CSP: &str = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; media-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'";
+
 /// The whole application.
 pub fn app(state: AppState) -> Router {
     let mut router = Router::new();
     for (spec, method_router) in routes() {
-        let guarded = method_router.route_layer(middleware::from_fn_with_state(
-            (state.clone(), spec.access),
-            guard,
-        ));
+        let guarded =
+            method_router.route_layer(middleware::from_fn_with_state((state.clone(), spec), guard));
         router = router.route(spec.path, guarded);
     }
+    let header =
+        |name, value| SetResponseHeaderLayer::if_not_present(name, HeaderValue::from_static(value));
     router
-        .fallback(|| async { Error::NotFound("no such page".into()) })
-        .layer(RequestBodyLimitLayer::new(2 * 1024 * 1024))
+        .fallback(fallback)
+        .layer(header(header::CONTENT_SECURITY_POLICY, CSP))
+        .layer(header(header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
+        .layer(header(header::REFERRER_POLICY, "no-referrer"))
+        .layer(header(header::X_FRAME_OPTIONS, "DENY"))
         .layer(TimeoutLayer::with_status_code(
             StatusCode::REQUEST_TIMEOUT,
-            Duration::from_secs(60),
+            Duration::from_secs(600),
         ))
         .layer(CatchPanicLayer::new())
         .layer(TraceLayer::new_for_http())
         .with_state(state)
+}
+
+async fn fallback(req: Request) -> Response {
+    if req.uri().path().starts_with("/api/") {
+        Error::NotFound("no such route".into()).into_response()
+    } else {
+        pages::error_page(StatusCode::NOT_FOUND, "There is no such page.")
+    }
 }
 
 /// The account behind a request, from its bearer token.
@@ -208,29 +417,84 @@ pub async fn authenticate(state: &AppState, headers: &HeaderMap) -> Result<Optio
     }
 }
 
-/// Checks a route's access rule before its handler runs, and hands the handler the
-/// signed-in account.
+fn is_unsafe(method: &Method) -> bool {
+    !matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS)
+}
+
+/// Checks a route's access rule before its handler runs, checks the CSRF token of
+/// every form, and hands the handler the signed-in account (and session).
 async fn guard(
-    State((state, access)): State<(AppState, Access)>,
+    State((state, spec)): State<(AppState, RouteSpec)>,
     mut req: Request,
     next: Next,
 ) -> Response {
-    if access == Access::Public {
-        return next.run(req).await;
-    }
-    let user = match authenticate(&state, req.headers()).await {
-        Ok(Some(u)) => u,
-        Ok(None) => {
-            return Error::Unauthorized("send an API token: `Authorization: Bearer TOKEN`".into())
-                .into_response();
+    match spec.kind {
+        Kind::Asset => next.run(req).await,
+        Kind::Api => {
+            if spec.access == Access::Public {
+                return next.run(req).await;
+            }
+            let user = match authenticate(&state, req.headers()).await {
+                Ok(Some(u)) => u,
+                Ok(None) => {
+                    return Error::Unauthorized(
+                        "send an API token: `Authorization: Bearer TOKEN`".into(),
+                    )
+                    .into_response();
+                }
+                Err(e) => return e.into_response(),
+            };
+            if !spec.access.allows(Some(user.role)) {
+                return Error::Forbidden(format!("a {} may not use this", user.role))
+                    .into_response();
+            }
+            req.extensions_mut().insert(user);
+            next.run(req).await
         }
-        Err(e) => return e.into_response(),
-    };
-    if !access.allows(Some(user.role)) {
-        return Error::Forbidden(format!("a {} may not use this", user.role)).into_response();
+        Kind::Page | Kind::Media => {
+            let session = match session::from_cookie(&state, req.headers()).await {
+                Ok(s) => s,
+                Err(e) => return pages::PageError(e).into_response(),
+            };
+            let refuse = |status: StatusCode, message: &str| -> Response {
+                if spec.kind == Kind::Page {
+                    pages::error_page(status, message)
+                } else {
+                    (status, message.to_string()).into_response()
+                }
+            };
+            match &session {
+                None if spec.access != Access::Public => {
+                    if spec.kind == Kind::Media {
+                        return refuse(StatusCode::UNAUTHORIZED, "sign in first");
+                    }
+                    return session::to_login(req.uri());
+                }
+                Some(s) if !spec.access.allows(Some(s.user.role)) => {
+                    return refuse(
+                        StatusCode::FORBIDDEN,
+                        &format!("This page is not for a {}.", s.user.role),
+                    );
+                }
+                _ => {}
+            }
+            if spec.kind == Kind::Page && is_unsafe(req.method()) {
+                let expected = match &session {
+                    Some(s) => Some(s.csrf_token.clone()),
+                    None => session::prelogin_token(req.headers()),
+                };
+                req = match session::check_csrf(req, expected.as_deref()).await {
+                    Ok(r) => r,
+                    Err(resp) => return resp,
+                };
+            }
+            if let Some(s) = session {
+                req.extensions_mut().insert(s.user.clone());
+                req.extensions_mut().insert(s);
+            }
+            next.run(req).await
+        }
     }
-    req.extensions_mut().insert(user);
-    next.run(req).await
 }
 
 async fn healthz(State(state): State<AppState>) -> Response {
@@ -245,4 +509,9 @@ async fn healthz(State(state): State<AppState>) -> Response {
                 .into_response()
         }
     }
+}
+
+/// A 303 to a local path.
+pub fn see_other(path: &str) -> Response {
+    Redirect::to(path).into_response()
 }

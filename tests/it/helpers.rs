@@ -28,6 +28,31 @@ pub struct Reply {
     pub status: StatusCode,
     pub body: Value,
     pub text: String,
+    pub headers: reqwest::header::HeaderMap,
+}
+
+impl Reply {
+    pub fn location(&self) -> Option<String> {
+        self.headers
+            .get("location")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string)
+    }
+}
+
+/// A signed-in browser, without the browser: its session cookie and CSRF token.
+#[derive(Debug, Clone)]
+pub struct Web {
+    pub cookie: String,
+    pub csrf: String,
+}
+
+pub const PASSWORD: &str = "a long test password";
+
+/// The value of the first `_csrf` field of a page.
+pub fn csrf_of(html: &str) -> Option<String> {
+    let at = html.find("name=\"_csrf\" value=\"")? + "name=\"_csrf\" value=\"".len();
+    Some(html[at..].split('"').next()?.to_string())
 }
 
 pub async fn spawn_app() -> TestApp {
@@ -51,7 +76,10 @@ pub async fn spawn_app() -> TestApp {
     });
     TestApp {
         base: format!("http://{addr}"),
-        client: Client::new(),
+        client: Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .expect("client"),
         store,
         config,
         dir,
@@ -132,7 +160,7 @@ impl TestApp {
 
     /// Creates an account (validators join the pool with `index`) and returns its token.
     pub async fn user(&self, name: &str, role: Role, index: Option<i64>) -> String {
-        let hash = tandem::auth::hash_password("a long test password").expect("hash");
+        let hash = tandem::auth::hash_password(PASSWORD).expect("hash");
         let placement = index.map(|index| PoolPlacement {
             campaign: CAMPAIGN.into(),
             index,
@@ -158,11 +186,103 @@ impl TestApp {
         if let Some(b) = body {
             req = req.json(&b);
         }
+        Self::reply(req).await
+    }
+
+    async fn reply(req: reqwest::RequestBuilder) -> Reply {
         let resp = req.send().await.expect("request");
         let status = resp.status();
+        let headers = resp.headers().clone();
         let text = resp.text().await.expect("body");
         let body = serde_json::from_str(&text).unwrap_or(Value::Null);
-        Reply { status, body, text }
+        Reply {
+            status,
+            body,
+            text,
+            headers,
+        }
+    }
+
+    /// A page request with the browser's cookie; a form gets the CSRF token added.
+    pub async fn page(
+        &self,
+        web: Option<&Web>,
+        method: Method,
+        path: &str,
+        form: Option<&[(&str, &str)]>,
+    ) -> Reply {
+        let mut req = self.client.request(method, format!("{}{path}", self.base));
+        if let Some(w) = web {
+            req = req.header("Cookie", &w.cookie);
+        }
+        if let Some(f) = form {
+            let mut pairs: Vec<(&str, &str)> = f.to_vec();
+            if let Some(w) = web
+                && !pairs.iter().any(|(k, _)| *k == "_csrf")
+            {
+                pairs.push(("_csrf", &w.csrf));
+            }
+            req = req.form(&pairs);
+        }
+        Self::reply(req).await
+    }
+
+    /// Signs in through the login page, as a browser would.
+    pub async fn login(&self, name: &str) -> Web {
+        self.try_login(name, PASSWORD).await.expect("sign in")
+    }
+
+    pub async fn try_login(&self, name: &str, password: &str) -> Result<Web, Reply> {
+        let page = self.page(None, Method::GET, "/login", None).await;
+        let pre = page
+            .headers
+            .get_all("set-cookie")
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .find(|c| c.starts_with("tandem_prelogin="))
+            .and_then(|c| c.split(';').next())
+            .expect("prelogin cookie")
+            .to_string();
+        let token = csrf_of(&page.text).expect("csrf on the login page");
+        let req = self
+            .client
+            .post(format!("{}/login", self.base))
+            .header("Cookie", &pre)
+            .form(&[
+                ("_csrf", token.as_str()),
+                ("name", name),
+                ("password", password),
+                ("next", "/"),
+            ]);
+        let r = Self::reply(req).await;
+        let Some(cookie) = r
+            .headers
+            .get_all("set-cookie")
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .find(|c| c.starts_with("tandem_session=") && !c.starts_with("tandem_session=;"))
+            .and_then(|c| c.split(';').next())
+            .map(str::to_string)
+        else {
+            return Err(r);
+        };
+        // Follow the start page to a page that carries the CSRF token.
+        let mut web = Web {
+            cookie,
+            csrf: String::new(),
+        };
+        let mut path = "/".to_string();
+        for _ in 0..4 {
+            let r = self.page(Some(&web), Method::GET, &path, None).await;
+            match r.location() {
+                Some(next) => path = next,
+                None => {
+                    web.csrf = csrf_of(&r.text).expect("csrf on the start page");
+                    return Ok(web);
+                }
+            }
+        }
+        panic!("too many redirects from /");
     }
 
     pub async fn get(&self, path: &str, token: &str) -> Reply {

@@ -4,9 +4,12 @@
 
 mod helpers;
 
-mod api_access;
+mod access;
+mod browser;
 mod cli;
 mod concurrency;
 mod imports;
+mod media;
+mod pages;
 mod process;
 mod review;

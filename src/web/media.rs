@@ -1,0 +1,335 @@
+//! Clip files, served under opaque per-person URLs with HTTP byte ranges (so that
+//! seeking works), and strips of 8 evenly spaced frames when `ffmpeg` is installed.
+//! The file on disk is found from the database (by its SHA-256), never from a path
+//! the client sends.
+
+use crate::AppState;
+use crate::error::Error;
+use crate::store::catalog::media_path;
+use crate::store::sessions::{GrantedMedia, Session};
+use axum::Extension;
+use axum::body::Body;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::OnceLock;
+use tokio::io::{AsyncReadExt, AsyncSeekExt};
+
+/// Frames in a strip.
+pub const STRIP_FRAMES: usize = 8;
+
+/// A body that streams `len` bytes of `file` from `start`.
+pub fn file_body(file: tokio::fs::File, start: u64, len: u64) -> Body {
+    let stream = futures_util::stream::unfold(
+        (file, start, len, false),
+        |(mut file, pos, left, sought)| async move {
+            if left == 0 {
+                return None;
+            }
+            if !sought && let Err(e) = file.seek(std::io::SeekFrom::Start(pos)).await {
+                return Some((Err(e), (file, pos, 0, true)));
+            }
+            let mut buf = vec![0u8; usize::try_from(left.min(64 * 1024)).unwrap_or(64 * 1024)];
+            match file.read(&mut buf).await {
+                Ok(0) => None,
+                Ok(n) => {
+                    buf.truncate(n);
+                    Some((Ok(buf), (file, pos + n as u64, left - n as u64, true)))
+                }
+                Err(e) => Some((Err(e), (file, pos, 0, true))),
+            }
+        },
+    );
+    Body::from_stream(stream)
+}
+
+/// A `Range` header that no byte of the file satisfies (answered with 416).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Unsatisfiable;
+
+/// A byte range of a file of `size` bytes, from the `Range` header: `Ok(None)` for the
+/// whole file, `Err(Unsatisfiable)` when the range cannot be satisfied. One range only.
+pub fn parse_range(header: Option<&str>, size: u64) -> Result<Option<(u64, u64)>, Unsatisfiable> {
+    let Some(h) = header else { return Ok(None) };
+    let Some(spec) = h.trim().strip_prefix("bytes=") else {
+        return Ok(None);
+    };
+    if spec.contains(',') {
+        // Several ranges: answer with the whole file, which is allowed.
+        return Ok(None);
+    }
+    let (a, b) = spec.split_once('-').ok_or(Unsatisfiable)?;
+    let (a, b) = (a.trim(), b.trim());
+    if size == 0 {
+        return Err(Unsatisfiable);
+    }
+    let (start, end) = if a.is_empty() {
+        let n: u64 = b.parse().map_err(|_| Unsatisfiable)?;
+        if n == 0 {
+            return Err(Unsatisfiable);
+        }
+        (size.saturating_sub(n), size - 1)
+    } else {
+        let start: u64 = a.parse().map_err(|_| Unsatisfiable)?;
+        let end = if b.is_empty() {
+            size - 1
+        } else {
+            b.parse::<u64>().map_err(|_| Unsatisfiable)?.min(size - 1)
+        };
+        (start, end)
+    };
+    if start > end || start >= size {
+        return Err(Unsatisfiable);
+    }
+    Ok(Some((start, end)))
+}
+
+/// Serves a stored file, honouring a single byte range.
+pub async fn serve_file(path: PathBuf, content_type: &str, headers: &HeaderMap) -> Response {
+    let file = match tokio::fs::File::open(&path).await {
+        Ok(f) => f,
+        Err(e) => {
+            tracing::error!(error = %e, path = %path.display(), "a stored video is missing");
+            return (StatusCode::NOT_FOUND, "the video is missing on the server").into_response();
+        }
+    };
+    let size = match file.metadata().await {
+        Ok(m) => m.len(),
+        Err(_) => return (StatusCode::INTERNAL_SERVER_ERROR, "unreadable video").into_response(),
+    };
+    let range = headers.get(header::RANGE).and_then(|v| v.to_str().ok());
+    let ct = HeaderValue::from_str(content_type)
+        .unwrap_or(HeaderValue::from_static("application/octet-stream"));
+    let common = [
+        (header::CONTENT_TYPE, ct),
+        (header::ACCEPT_RANGES, HeaderValue::from_static("bytes")),
+        (
+            header::CACHE_CONTROL,
+            HeaderValue::from_static("private, max-age=3600"),
+        ),
+    ];
+    match parse_range(range, size) {
+        Ok(None) => {
+            let mut resp = (common, file_body(file, 0, size)).into_response();
+            if let Ok(v) = HeaderValue::from_str(&size.to_string()) {
+                resp.headers_mut().insert(header::CONTENT_LENGTH, v);
+            }
+            resp
+        }
+        Ok(Some((start, end))) => {
+            let len = end - start + 1;
+            let mut resp = (
+                StatusCode::PARTIAL_CONTENT,
+                common,
+                file_body(file, start, len),
+            )
+                .into_response();
+            if let (Ok(cr), Ok(cl)) = (
+                HeaderValue::from_str(&format!("bytes {start}-{end}/{size}")),
+                HeaderValue::from_str(&len.to_string()),
+            ) {
+                resp.headers_mut().insert(header::CONTENT_RANGE, cr);
+                resp.headers_mut().insert(header::CONTENT_LENGTH, cl);
+            }
+            resp
+        }
+        Err(Unsatisfiable) => {
+            let mut resp = StatusCode::RANGE_NOT_SATISFIABLE.into_response();
+            if let Ok(v) = HeaderValue::from_str(&format!("bytes */{size}")) {
+                resp.headers_mut().insert(header::CONTENT_RANGE, v);
+            }
+            resp
+        }
+    }
+}
+
+/// The clip behind a token, if it is this person's and they may still see it.
+async fn granted(
+    state: &AppState,
+    session: &Session,
+    token: &str,
+) -> Result<GrantedMedia, Response> {
+    let not_found = || (StatusCode::NOT_FOUND, "no such clip").into_response();
+    if token.len() > 100 || !token.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(not_found());
+    }
+    let grant = match state.store.granted_media(token).await {
+        Ok(Some(g)) => g,
+        Ok(None) => return Err(not_found()),
+        Err(e) => return Err(crate::web::pages::PageError(e).into_response()),
+    };
+    if grant.user_id != session.user.id {
+        return Err(not_found());
+    }
+    match state
+        .store
+        .may_see_clip(&session.user, grant.clip_version_id)
+        .await
+    {
+        Ok(true) => Ok(grant),
+        Ok(false) => Err((StatusCode::FORBIDDEN, "this clip is not in your work").into_response()),
+        Err(e) => Err(crate::web::pages::PageError(e).into_response()),
+    }
+}
+
+pub async fn clip(
+    State(state): State<AppState>,
+    Extension(session): Extension<Session>,
+    Path(token): Path<String>,
+    headers: HeaderMap,
+) -> Response {
+    match granted(&state, &session, &token).await {
+        Ok(g) => {
+            serve_file(
+                media_path(&state.config.media_dir, &g.sha256),
+                &g.media_type,
+                &headers,
+            )
+            .await
+        }
+        Err(resp) => resp,
+    }
+}
+
+/// Whether this server can draw frame strips (ffmpeg and ffprobe are installed).
+pub fn strips_possible() -> bool {
+    static OK: OnceLock<bool> = OnceLock::new();
+    *OK.get_or_init(|| {
+        ["ffmpeg", "ffprobe"].iter().all(|tool| {
+            Command::new(tool)
+                .arg("-version")
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success())
+        })
+    })
+}
+
+/// Makes (once) a JPEG of 8 evenly spaced frames side by side, next to the video.
+pub fn make_strip(video: &std::path::Path, out: &std::path::Path) -> Result<(), Error> {
+    let probe = Command::new("ffprobe")
+        .args([
+            "-v",
+            "error",
+            "-show_entries",
+            "format=duration",
+            "-of",
+            "default=nw=1:nk=1",
+        ])
+        .arg(video)
+        .output()
+        .map_err(|e| Error::io("cannot run ffprobe", e))?;
+    let duration: f64 = String::from_utf8_lossy(&probe.stdout)
+        .trim()
+        .parse()
+        .map_err(|_| Error::Invalid("ffprobe found no duration".into()))?;
+    if duration.is_nan() || duration <= 0.0 {
+        return Err(Error::Invalid("the video has no duration".into()));
+    }
+    // One frame at the middle of each of 8 equal spans, t = (i + 0.5) * duration / 8,
+    // each taken by an accurate seek, then laid side by side.
+    let dir = out.with_extension("frames");
+    std::fs::create_dir_all(&dir).map_err(|e| Error::io("cannot make the frame strip", e))?;
+    let result = (|| {
+        let mut inputs = Vec::new();
+        for i in 0..STRIP_FRAMES {
+            let t = (i as f64 + 0.5) * duration / STRIP_FRAMES as f64;
+            let frame = dir.join(format!("{i}.png"));
+            let status = Command::new("ffmpeg")
+                .args(["-v", "error", "-y", "-ss"])
+                .arg(format!("{t:.4}"))
+                .arg("-i")
+                .arg(video)
+                .args(["-frames:v", "1", "-vf", "scale=160:-2"])
+                .arg(&frame)
+                .status()
+                .map_err(|e| Error::io("cannot run ffmpeg", e))?;
+            if !status.success() || !frame.exists() {
+                return Err(Error::Invalid(format!("ffmpeg found no frame at {t:.2} s")));
+            }
+            inputs.push(frame);
+        }
+        let tmp = out.with_extension("partial.jpg");
+        let mut cmd = Command::new("ffmpeg");
+        cmd.args(["-v", "error", "-y"]);
+        for f in &inputs {
+            cmd.arg("-i").arg(f);
+        }
+        let status = cmd
+            .arg("-filter_complex")
+            .arg(format!("hstack=inputs={STRIP_FRAMES}"))
+            .args(["-frames:v", "1", "-q:v", "4"])
+            .arg(&tmp)
+            .status()
+            .map_err(|e| Error::io("cannot run ffmpeg", e))?;
+        if !status.success() {
+            let _ = std::fs::remove_file(&tmp);
+            return Err(Error::Invalid("ffmpeg could not lay out the frames".into()));
+        }
+        std::fs::rename(&tmp, out).map_err(|e| Error::io("cannot store the frame strip", e))
+    })();
+    let _ = std::fs::remove_dir_all(&dir);
+    result
+}
+
+pub async fn strip(
+    State(state): State<AppState>,
+    Extension(session): Extension<Session>,
+    Path(token): Path<String>,
+    headers: HeaderMap,
+) -> Response {
+    let g = match granted(&state, &session, &token).await {
+        Ok(g) => g,
+        Err(resp) => return resp,
+    };
+    if !strips_possible() {
+        return (
+            StatusCode::NOT_FOUND,
+            "this server cannot draw frame strips (no ffmpeg)",
+        )
+            .into_response();
+    }
+    let video = media_path(&state.config.media_dir, &g.sha256);
+    let out = state
+        .config
+        .media_dir
+        .join(format!("{}.strip.jpg", g.sha256));
+    if !out.exists() {
+        let (v, o) = (video.clone(), out.clone());
+        let made = tokio::task::spawn_blocking(move || make_strip(&v, &o)).await;
+        match made {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => {
+                tracing::warn!(error = %e, "no frame strip");
+                return (StatusCode::NOT_FOUND, "no frame strip for this clip").into_response();
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "frame strip task failed");
+                return StatusCode::INTERNAL_SERVER_ERROR.into_response();
+            }
+        }
+    }
+    serve_file(out, "image/jpeg", &headers).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges() {
+        assert_eq!(parse_range(None, 100), Ok(None));
+        assert_eq!(parse_range(Some("bytes=0-9"), 100), Ok(Some((0, 9))));
+        assert_eq!(parse_range(Some("bytes=90-"), 100), Ok(Some((90, 99))));
+        assert_eq!(parse_range(Some("bytes=-10"), 100), Ok(Some((90, 99))));
+        assert_eq!(parse_range(Some("bytes=50-500"), 100), Ok(Some((50, 99))));
+        assert_eq!(parse_range(Some("bytes=100-"), 100), Err(Unsatisfiable));
+        assert_eq!(parse_range(Some("bytes=9-3"), 100), Err(Unsatisfiable));
+        assert_eq!(parse_range(Some("bytes=x-3"), 100), Err(Unsatisfiable));
+        assert_eq!(parse_range(Some("bytes=0-1,4-5"), 100), Ok(None));
+        assert_eq!(parse_range(Some("items=0-1"), 100), Ok(None));
+    }
+}

@@ -1,0 +1,242 @@
+//! Server-rendered pages: one askama struct per page, `templates/base.html` for the
+//! frame, forms that POST and then redirect (303) with a one-shot message.
+
+pub mod admin;
+pub mod resolve;
+pub mod review;
+
+use super::assets;
+use crate::AppState;
+use crate::domain::{Role, Stage};
+use crate::error::Error;
+use crate::store::accounts::User;
+use crate::store::sessions::Session;
+use askama::Template;
+use axum::Extension;
+use axum::extract::State;
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+
+/// What every page's frame shows: who is signed in, where they can go, the message left
+/// by the last form, and the CSRF token for the page's forms.
+pub struct Chrome {
+    pub user: String,
+    pub role: &'static str,
+    pub campaign: Option<String>,
+    pub csrf: String,
+    pub flash: Option<String>,
+    pub css: String,
+    pub js: String,
+    /// (link, label, is the current page)
+    pub nav: Vec<(String, String, bool)>,
+    pub title: String,
+}
+
+impl Chrome {
+    pub async fn new(
+        state: &AppState,
+        session: &Session,
+        campaign: Option<&str>,
+        title: &str,
+        here: &str,
+    ) -> Result<Chrome, Error> {
+        let flash = state.store.take_flash(session).await?;
+        let mut nav = Vec::new();
+        if let Some(c) = campaign {
+            let links: Vec<(String, String)> = match session.user.role {
+                Role::Validator => vec![
+                    (format!("/c/{c}/review/1"), "Stage 1: clips".into()),
+                    (format!("/c/{c}/review/2"), "Stage 2: questions".into()),
+                ],
+                Role::Author => vec![
+                    (format!("/c/{c}/splits/1"), "Splits, Stage 1".into()),
+                    (format!("/c/{c}/splits/2"), "Splits, Stage 2".into()),
+                ],
+                Role::Admin => vec![
+                    (format!("/c/{c}/admin"), "Overview".into()),
+                    (format!("/c/{c}/splits/1"), "Splits".into()),
+                    (format!("/c/{c}/admin/pairs"), "Pairs".into()),
+                    ("/admin/users".into(), "Accounts".into()),
+                    (format!("/c/{c}/admin/import"), "Import".into()),
+                    (format!("/c/{c}/admin/exports"), "Exports".into()),
+                ],
+                Role::Participant => vec![],
+            };
+            // The current page is the link with the longest path that leads to it.
+            let best = links
+                .iter()
+                .filter(|(href, _)| here == href || here.starts_with(&format!("{href}/")))
+                .map(|(href, _)| href.len())
+                .max();
+            nav = links
+                .into_iter()
+                .map(|(href, label)| {
+                    let current = Some(href.len()) == best
+                        && (here == href || here.starts_with(&format!("{href}/")));
+                    (href, label, current)
+                })
+                .collect();
+        } else if session.user.role == Role::Admin {
+            nav.push((
+                "/admin/users".into(),
+                "Accounts".into(),
+                here == "/admin/users",
+            ));
+        }
+        Ok(Chrome {
+            user: session.user.name.clone(),
+            role: session.user.role.as_str(),
+            campaign: campaign.map(str::to_string),
+            csrf: session.csrf_token.clone(),
+            flash,
+            css: assets::url("app.css"),
+            js: assets::url("app.js"),
+            nav,
+            title: title.to_string(),
+        })
+    }
+}
+
+/// Renders a page: HTML, never cached (it carries a CSRF token).
+pub fn render<T: Template>(page: &T) -> Response {
+    match page.render() {
+        Ok(html) => (
+            [
+                (header::CONTENT_TYPE, "text/html; charset=utf-8"),
+                (header::CACHE_CONTROL, "no-store"),
+            ],
+            html,
+        )
+            .into_response(),
+        Err(e) => {
+            tracing::error!(error = %e, "a page failed to render");
+            error_page(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "The page could not be shown.",
+            )
+        }
+    }
+}
+
+#[derive(Template)]
+#[template(path = "error.html")]
+struct ErrorPage {
+    css: String,
+    status: u16,
+    reason: String,
+    message: String,
+}
+
+/// A minimal error page with a way back.
+pub fn error_page(status: StatusCode, message: &str) -> Response {
+    let page = ErrorPage {
+        css: assets::url("app.css"),
+        status: status.as_u16(),
+        reason: status.canonical_reason().unwrap_or("Error").to_string(),
+        message: message.to_string(),
+    };
+    let mut resp = render(&page);
+    *resp.status_mut() = status;
+    resp
+}
+
+/// An error in a page handler, shown as a page.
+pub struct PageError(pub Error);
+
+impl From<Error> for PageError {
+    fn from(e: Error) -> Self {
+        PageError(e)
+    }
+}
+
+impl IntoResponse for PageError {
+    fn into_response(self) -> Response {
+        let status = self.0.status();
+        let message = if status.is_server_error() {
+            tracing::error!(error = %self.0, "page failed");
+            "Something went wrong on the server; the log has the details.".to_string()
+        } else {
+            self.0.to_string()
+        };
+        error_page(status, &message)
+    }
+}
+
+pub type PageResult = Result<Response, PageError>;
+
+pub fn stage(s: &str) -> Result<Stage, Error> {
+    Stage::parse(s).map_err(|m| Error::NotFound(format!("no such stage: {m}")))
+}
+
+/// The campaigns a person works in: a validator's pools; everyone else sees all.
+async fn campaigns_of(state: &AppState, user: &User) -> Result<Vec<String>, Error> {
+    let all = state.store.campaign_names().await?;
+    if user.role != Role::Validator {
+        return Ok(all);
+    }
+    let mut mine = Vec::new();
+    for c in all {
+        let campaign = state.store.campaign(&c).await?;
+        if state.store.in_pool(&campaign, user).await? {
+            mine.push(c);
+        }
+    }
+    Ok(mine)
+}
+
+/// Where each role starts in a campaign.
+fn start_of(role: Role, campaign: &str) -> Option<String> {
+    match role {
+        Role::Validator => Some(format!("/c/{campaign}/review/1")),
+        Role::Author => Some(format!("/c/{campaign}/splits/1")),
+        Role::Admin => Some(format!("/c/{campaign}/admin")),
+        Role::Participant => None,
+    }
+}
+
+#[derive(Template)]
+#[template(path = "home.html")]
+struct HomePage {
+    chrome: Chrome,
+    links: Vec<(String, String)>,
+    admin: bool,
+}
+
+/// `/`: straight to the work when there is one campaign, else a list.
+pub async fn home(
+    State(state): State<AppState>,
+    Extension(session): Extension<Session>,
+) -> PageResult {
+    let campaigns = campaigns_of(&state, &session.user).await?;
+    if let [only] = campaigns.as_slice()
+        && let Some(start) = start_of(session.user.role, only)
+    {
+        return Ok(super::see_other(&start));
+    }
+    let links = campaigns
+        .iter()
+        .filter_map(|c| start_of(session.user.role, c).map(|href| (href, c.clone())))
+        .collect();
+    let chrome = Chrome::new(&state, &session, None, "Tandem", "/").await?;
+    Ok(render(&HomePage {
+        chrome,
+        links,
+        admin: session.user.role == Role::Admin,
+    }))
+}
+
+/// Reasons as a page shows them: value, label, key and whether it is ticked.
+pub struct ReasonBox {
+    pub value: &'static str,
+    pub label: &'static str,
+    pub key: usize,
+    pub checked: bool,
+}
+
+/// JSON pretty-printed for a `<pre>` (escaped by the template).
+pub fn pretty(v: &serde_json::Value) -> String {
+    if v.is_null() {
+        return String::new();
+    }
+    serde_json::to_string_pretty(v).unwrap_or_default()
+}

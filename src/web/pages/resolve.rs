@@ -1,0 +1,258 @@
+//! The author's pages: the splits of a stage, and one split with both verdicts, their
+//! reasons and notes, and the resolution form.
+
+use super::review::{Player, QuestionLine, TaskLine, player, question_line, task_line};
+use super::{Chrome, PageResult, pretty, render, stage};
+use crate::AppState;
+use crate::domain::{Origin, Outcome, Resolution, Role, Stage};
+use crate::error::Error;
+use crate::store::review::{ResolutionRequest, SplitItem, SplitSide};
+use crate::store::sessions::Session;
+use askama::Template;
+use axum::Extension;
+use axum::extract::{Path, RawForm, State};
+use axum::http::StatusCode;
+
+/// One row of the split list.
+pub struct SplitRow {
+    pub item_id: String,
+    pub task: String,
+    pub status: &'static str,
+    pub waiting: bool,
+}
+
+#[derive(Template)]
+#[template(path = "resolve/queue.html")]
+struct QueuePage {
+    chrome: Chrome,
+    campaign: String,
+    stage: i64,
+    waiting: usize,
+    rows: Vec<SplitRow>,
+    next: Option<String>,
+}
+
+pub async fn queue(
+    State(state): State<AppState>,
+    Extension(session): Extension<Session>,
+    Path((c, s)): Path<(String, String)>,
+) -> PageResult {
+    let campaign = state.store.campaign(&c).await?;
+    let stage = stage(&s)?;
+    let splits = state.store.splits(&campaign, stage, true).await?;
+    let rows: Vec<SplitRow> = splits
+        .iter()
+        .map(|s| SplitRow {
+            item_id: s.item_id.clone(),
+            task: s.clip.task.clone(),
+            status: match s.outcome {
+                Outcome::SplitAccepted => "accepted",
+                Outcome::SplitRejected => "rejected",
+                _ => "waiting",
+            },
+            waiting: s.outcome == Outcome::Split,
+        })
+        .collect();
+    let next = rows.iter().find(|r| r.waiting).map(|r| r.item_id.clone());
+    let here = format!("/c/{c}/splits/{s}");
+    let chrome = Chrome::new(
+        &state,
+        &session,
+        Some(&c),
+        &format!("Splits of Stage {stage}"),
+        &here,
+    )
+    .await?;
+    Ok(render(&QueuePage {
+        chrome,
+        campaign: c,
+        stage: stage.number(),
+        waiting: rows.iter().filter(|r| r.waiting).count(),
+        rows,
+        next,
+    }))
+}
+
+/// One validator's side, as shown to the author.
+pub struct Side {
+    pub label: &'static str,
+    pub validator: String,
+    pub verdict: &'static str,
+    pub reasons: String,
+    pub note: String,
+    pub seconds: String,
+}
+
+fn side(label: &'static str, s: &SplitSide) -> Side {
+    Side {
+        label,
+        validator: s.validator.clone(),
+        verdict: s.verdict.as_str(),
+        reasons: s
+            .reasons
+            .iter()
+            .map(|r| r.label())
+            .collect::<Vec<_>>()
+            .join(", "),
+        note: s.note.clone(),
+        seconds: s
+            .time_spent_ms
+            .map(|ms| format!("{:.0} s", ms as f64 / 1000.0))
+            .unwrap_or_default(),
+    }
+}
+
+#[derive(Template)]
+#[template(path = "resolve/item.html")]
+struct ItemPage {
+    chrome: Chrome,
+    campaign: String,
+    stage: i64,
+    item_id: String,
+    task: TaskLine,
+    theme: String,
+    scene_graph: String,
+    scenario: String,
+    player: Player,
+    question: Option<QuestionLine>,
+    sides: Vec<Side>,
+    resolved: Option<(String, String, String)>,
+    can_resolve: bool,
+    choice: String,
+    note: String,
+    error: Option<String>,
+}
+
+async fn item_page(
+    state: &AppState,
+    session: &Session,
+    c: &str,
+    split: SplitItem,
+    draft: Option<(String, String)>,
+    error: Option<String>,
+) -> PageResult {
+    let campaign = state.store.campaign(c).await?;
+    let here = format!("/c/{c}/splits/{}", split.stage.number());
+    let chrome = Chrome::new(
+        state,
+        session,
+        Some(c),
+        &format!("Split {}", split.item_id),
+        &here,
+    )
+    .await?;
+    let (choice, note) = draft.unwrap_or_default();
+    let page = ItemPage {
+        chrome,
+        campaign: c.to_string(),
+        stage: split.stage.number(),
+        task: task_line(state, &campaign, &split.clip.task).await?,
+        theme: split.clip.theme.clone().unwrap_or_default(),
+        scene_graph: pretty(&split.clip.scene_graph),
+        scenario: pretty(&split.clip.scenario),
+        player: player(state, session, &split.clip).await?,
+        question: split.question.as_ref().map(question_line),
+        sides: vec![
+            side("Rater 1", &split.rater1),
+            side("Rater 2", &split.rater2),
+        ],
+        resolved: split.resolution.as_ref().map(|r| {
+            (
+                r.verdict.as_str().to_string(),
+                r.author.clone(),
+                r.note.clone(),
+            )
+        }),
+        can_resolve: split.resolution.is_none() && session.user.role == Role::Author,
+        choice,
+        note,
+        error: error.clone(),
+        item_id: split.item_id,
+    };
+    let mut resp = render(&page);
+    if error.is_some() {
+        *resp.status_mut() = StatusCode::UNPROCESSABLE_ENTITY;
+    }
+    Ok(resp)
+}
+
+pub async fn item(
+    State(state): State<AppState>,
+    Extension(session): Extension<Session>,
+    Path((c, s, key)): Path<(String, String, String)>,
+) -> PageResult {
+    let campaign = state.store.campaign(&c).await?;
+    let split = state.store.split_item(&campaign, stage(&s)?, &key).await?;
+    item_page(&state, &session, &c, split, None, None).await
+}
+
+pub async fn decide(
+    State(state): State<AppState>,
+    Extension(session): Extension<Session>,
+    Path((c, s, key)): Path<(String, String, String)>,
+    RawForm(body): RawForm,
+) -> PageResult {
+    let campaign = state.store.campaign(&c).await?;
+    let stage: Stage = stage(&s)?;
+    let pairs: Vec<(String, String)> = serde_urlencoded::from_bytes(&body)
+        .map_err(|e| Error::Invalid(format!("unreadable form: {e}")))?;
+    let get = |k: &str| {
+        pairs
+            .iter()
+            .find(|(name, _)| name == k)
+            .map(|(_, v)| v.clone())
+            .unwrap_or_default()
+    };
+    let (choice, note) = (get("verdict"), get("note"));
+    let result = match Resolution::parse(&choice) {
+        Err(_) => Err(Error::field("verdict", "choose accept (A) or reject (R)")),
+        Ok(verdict) => {
+            state
+                .store
+                .resolve_split(
+                    &campaign,
+                    &session.user,
+                    stage,
+                    &key,
+                    &ResolutionRequest {
+                        verdict,
+                        note: note.clone(),
+                    },
+                    Origin::Web,
+                )
+                .await
+        }
+    };
+    match result {
+        Ok(_) => {
+            state
+                .store
+                .set_flash(&session, &format!("Resolved: {key} is {choice}ed."))
+                .await?;
+            let next = state
+                .store
+                .splits(&campaign, stage, false)
+                .await?
+                .into_iter()
+                .next();
+            let to = match next {
+                Some(n) => format!("/c/{c}/splits/{}/{}", stage.number(), n.item_id),
+                None => format!("/c/{c}/splits/{}", stage.number()),
+            };
+            Ok(crate::web::see_other(&to))
+        }
+        Err(e @ (Error::Field { .. } | Error::Invalid(_) | Error::Conflict(_))) => {
+            let split = state.store.split_item(&campaign, stage, &key).await?;
+            item_page(
+                &state,
+                &session,
+                &c,
+                split,
+                Some((choice, note)),
+                Some(e.to_string()),
+            )
+            .await
+        }
+        Err(e) => Err(e.into()),
+    }
+}

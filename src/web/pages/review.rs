@@ -1,0 +1,380 @@
+//! The validator's pages: the queue of a stage and the review of one item. Nothing
+//! here reads the partner's decisions or the item's outcome.
+
+use super::{Chrome, PageResult, ReasonBox, pretty, render, stage};
+use crate::AppState;
+use crate::clock::now_micros;
+use crate::domain::{Level, Origin, Reason, Stage, Verdict};
+use crate::error::Error;
+use crate::store::review::{ValidatorItem, VerdictRequest};
+use crate::store::sessions::Session;
+use crate::web::media;
+use askama::Template;
+use axum::Extension;
+use axum::extract::{Path, RawForm, State};
+use axum::http::StatusCode;
+
+#[derive(Template)]
+#[template(path = "review/queue.html")]
+struct QueuePage {
+    chrome: Chrome,
+    stage: i64,
+    campaign: String,
+    done: i64,
+    total: i64,
+    percent: i64,
+    next: Option<String>,
+    items: Vec<(String, bool)>,
+}
+
+pub fn percent(done: i64, total: i64) -> i64 {
+    if total == 0 { 0 } else { done * 100 / total }
+}
+
+pub async fn queue(
+    State(state): State<AppState>,
+    Extension(session): Extension<Session>,
+    Path((c, s)): Path<(String, String)>,
+) -> PageResult {
+    let campaign = state.store.campaign(&c).await?;
+    let stage = stage(&s)?;
+    let q = state.store.queue(&campaign, &session.user, stage).await?;
+    let items = state
+        .store
+        .queue_items(&campaign, &session.user, stage)
+        .await?;
+    let here = format!("/c/{c}/review/{s}");
+    let chrome = Chrome::new(
+        &state,
+        &session,
+        Some(&c),
+        &format!("Stage {stage}: {}s", stage.item_noun()),
+        &here,
+    )
+    .await?;
+    Ok(render(&QueuePage {
+        chrome,
+        stage: stage.number(),
+        campaign: c,
+        done: q.done,
+        total: q.total,
+        percent: percent(q.done, q.total),
+        next: q.next,
+        items,
+    }))
+}
+
+/// The task's name and axes, for the page header.
+pub struct TaskLine {
+    pub code: String,
+    pub name: String,
+    pub axes: String,
+}
+
+pub async fn task_line(
+    state: &AppState,
+    campaign: &crate::store::catalog::Campaign,
+    code: &str,
+) -> Result<TaskLine, Error> {
+    let t = state
+        .store
+        .tasks(campaign)
+        .await?
+        .into_iter()
+        .find(|t| t.code == code);
+    Ok(match t {
+        Some(t) => TaskLine {
+            code: t.code,
+            name: t.name,
+            axes: format!("{}, {}, {}", t.scale, t.perspective, t.dynamics),
+        },
+        None => TaskLine {
+            code: code.to_string(),
+            name: String::new(),
+            axes: String::new(),
+        },
+    })
+}
+
+/// A question as the review pages show it.
+pub struct QuestionLine {
+    pub id: String,
+    pub qa_type: String,
+    pub level: String,
+    pub text: String,
+    /// (letter, text, is the keyed answer)
+    pub options: Vec<(char, String, bool)>,
+}
+
+pub fn question_line(q: &crate::store::review::QuestionView) -> QuestionLine {
+    QuestionLine {
+        id: q.question_id.clone(),
+        qa_type: q.qa_type.clone(),
+        level: q.level.clone(),
+        text: q.question.clone(),
+        options: q
+            .options
+            .iter()
+            .enumerate()
+            .map(|(i, o)| {
+                let letter = char::from(b'A' + u8::try_from(i % 26).unwrap_or(0));
+                (letter, o.clone(), i64::try_from(i).ok() == Some(q.answer))
+            })
+            .collect(),
+    }
+}
+
+/// The player's sources for a clip.
+pub struct Player {
+    pub src: String,
+    pub media_type: String,
+    pub strip: Option<String>,
+}
+
+pub async fn player(
+    state: &AppState,
+    session: &Session,
+    clip: &crate::store::review::ClipView,
+) -> Result<Player, Error> {
+    let token = state
+        .store
+        .media_grant(&session.user, clip.version_id)
+        .await?;
+    Ok(Player {
+        src: format!("/media/{token}"),
+        media_type: clip.media_type.clone(),
+        strip: media::strips_possible().then(|| format!("/media/{token}/strip")),
+    })
+}
+
+#[derive(Template)]
+#[template(path = "review/item.html")]
+struct ItemPage {
+    chrome: Chrome,
+    campaign: String,
+    stage: i64,
+    item_id: String,
+    task: TaskLine,
+    theme: String,
+    generator: String,
+    scene_graph: String,
+    scenario: String,
+    player: Player,
+    question: Option<QuestionLine>,
+    done: i64,
+    total: i64,
+    percent: i64,
+    reasons: Vec<ReasonBox>,
+    verdict: String,
+    note: String,
+    locked: bool,
+    history: Vec<(i64, String, String, String)>,
+    error: Option<String>,
+    rendered_at: i64,
+}
+
+/// What the form holds when the page is drawn: the last verdict, or what was sent.
+struct Draft {
+    verdict: String,
+    reasons: Vec<String>,
+    note: String,
+}
+
+async fn item_page(
+    state: &AppState,
+    session: &Session,
+    c: &str,
+    stage: Stage,
+    item: ValidatorItem,
+    draft: Option<Draft>,
+    error: Option<String>,
+) -> PageResult {
+    let campaign = state.store.campaign(c).await?;
+    let q = state.store.queue(&campaign, &session.user, stage).await?;
+    let level = item
+        .question
+        .as_ref()
+        .and_then(|q| Level::parse(&q.level).ok());
+    let latest = item.my_decisions.last();
+    let draft = draft.unwrap_or_else(|| Draft {
+        verdict: latest
+            .map(|d| d.verdict.as_str().to_string())
+            .unwrap_or_default(),
+        reasons: latest
+            .map(|d| d.reasons.iter().map(|r| r.as_str().to_string()).collect())
+            .unwrap_or_default(),
+        note: latest.map(|d| d.note.clone()).unwrap_or_default(),
+    });
+    let reasons = Reason::for_stage(stage)
+        .iter()
+        .filter(|r| **r != Reason::SingleFrameSolvable || level == Some(Level::L3))
+        .enumerate()
+        .map(|(i, r)| ReasonBox {
+            value: r.as_str(),
+            label: r.label(),
+            key: i + 1,
+            checked: draft.reasons.iter().any(|x| x == r.as_str()),
+        })
+        .collect();
+    let history = item
+        .my_decisions
+        .iter()
+        .map(|d| {
+            (
+                d.change,
+                d.verdict.as_str().to_string(),
+                d.reasons
+                    .iter()
+                    .map(|r| r.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                crate::clock::to_rfc3339(d.decided_at),
+            )
+        })
+        .collect();
+    let here = format!("/c/{c}/review/{}", stage.number());
+    let chrome = Chrome::new(
+        state,
+        session,
+        Some(c),
+        &format!("Review {}", item.item_id),
+        &here,
+    )
+    .await?;
+    let fields = |v: &Option<String>| v.clone().unwrap_or_default();
+    let page = ItemPage {
+        chrome,
+        campaign: c.to_string(),
+        stage: stage.number(),
+        task: task_line(state, &campaign, &item.clip.task).await?,
+        theme: fields(&item.clip.theme),
+        generator: fields(&item.clip.generator),
+        scene_graph: pretty(&item.clip.scene_graph),
+        scenario: pretty(&item.clip.scenario),
+        player: player(state, session, &item.clip).await?,
+        question: item.question.as_ref().map(question_line),
+        done: q.done,
+        total: q.total,
+        percent: super::review::percent(q.done, q.total),
+        reasons,
+        verdict: draft.verdict,
+        note: draft.note,
+        locked: item.locked,
+        history,
+        error: error.clone(),
+        rendered_at: now_micros() / 1000,
+        item_id: item.item_id,
+    };
+    let mut resp = render(&page);
+    if error.is_some() {
+        *resp.status_mut() = StatusCode::UNPROCESSABLE_ENTITY;
+    }
+    Ok(resp)
+}
+
+pub async fn item(
+    State(state): State<AppState>,
+    Extension(session): Extension<Session>,
+    Path((c, s, key)): Path<(String, String, String)>,
+) -> PageResult {
+    let campaign = state.store.campaign(&c).await?;
+    let stage = stage(&s)?;
+    let item = state
+        .store
+        .validator_item(&campaign, &session.user, stage, &key)
+        .await?;
+    item_page(&state, &session, &c, stage, item, None, None).await
+}
+
+pub async fn decide(
+    State(state): State<AppState>,
+    Extension(session): Extension<Session>,
+    Path((c, s, key)): Path<(String, String, String)>,
+    RawForm(body): RawForm,
+) -> PageResult {
+    let campaign = state.store.campaign(&c).await?;
+    let stage = stage(&s)?;
+    let pairs: Vec<(String, String)> = serde_urlencoded::from_bytes(&body)
+        .map_err(|e| Error::Invalid(format!("unreadable form: {e}")))?;
+    let get = |k: &str| {
+        pairs
+            .iter()
+            .find(|(name, _)| name == k)
+            .map(|(_, v)| v.clone())
+            .unwrap_or_default()
+    };
+    let reasons: Vec<String> = pairs
+        .iter()
+        .filter(|(k, _)| k == "reasons")
+        .map(|(_, v)| v.clone())
+        .collect();
+    let draft = Draft {
+        verdict: get("verdict"),
+        reasons: reasons.clone(),
+        note: get("note"),
+    };
+    let time_spent_ms = get("rendered_at")
+        .parse::<i64>()
+        .ok()
+        .map(|t| (now_micros() / 1000 - t).clamp(0, crate::domain::rules::MAX_TIME_SPENT_MS));
+    let outcome = match Verdict::parse(&draft.verdict) {
+        Err(_) => Err(Error::field("verdict", "choose valid (V) or reject (R)")),
+        Ok(verdict) => {
+            let req = VerdictRequest {
+                verdict,
+                reasons,
+                note: draft.note.clone(),
+                time_spent_ms,
+            };
+            state
+                .store
+                .record_verdict(&campaign, &session.user, stage, &key, &req, Origin::Web)
+                .await
+        }
+    };
+    match outcome {
+        Ok(recorded) => {
+            let d = &recorded.decision;
+            let what = if d.reasons.is_empty() {
+                d.verdict.as_str().to_string()
+            } else {
+                format!(
+                    "{} ({})",
+                    d.verdict.as_str(),
+                    d.reasons
+                        .iter()
+                        .map(|r| r.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            };
+            state
+                .store
+                .set_flash(&session, &format!("Saved: {key} is {what}."))
+                .await?;
+            let q = state.store.queue(&campaign, &session.user, stage).await?;
+            let to = match q.next {
+                Some(next) => format!("/c/{c}/review/{}/{next}", stage.number()),
+                None => format!("/c/{c}/review/{}", stage.number()),
+            };
+            Ok(crate::web::see_other(&to))
+        }
+        Err(e @ (Error::Field { .. } | Error::Invalid(_) | Error::Conflict(_))) => {
+            let item = state
+                .store
+                .validator_item(&campaign, &session.user, stage, &key)
+                .await?;
+            item_page(
+                &state,
+                &session,
+                &c,
+                stage,
+                item,
+                Some(draft),
+                Some(e.to_string()),
+            )
+            .await
+        }
+        Err(e) => Err(e.into()),
+    }
+}

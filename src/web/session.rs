@@ -1,0 +1,334 @@
+//! Signing in and out, the session cookie, and the CSRF check every form goes through.
+
+use super::pages::{self, PageError, render};
+use crate::AppState;
+use crate::auth;
+use crate::clock::now_micros;
+use crate::error::Error;
+use crate::store::sessions::Session;
+use askama::Template;
+use axum::body::Body;
+use axum::extract::{ConnectInfo, FromRequestParts, Query, RawForm, Request, State};
+use axum::http::request::Parts;
+use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
+use axum::response::{IntoResponse, Response};
+use axum::{Extension, Form};
+use serde::Deserialize;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::OnceLock;
+
+pub const SESSION_COOKIE: &str = "tandem_session";
+pub const PRELOGIN_COOKIE: &str = "tandem_prelogin";
+/// Failed sign-ins allowed per account name and per address in [`THROTTLE_WINDOW_MICROS`].
+pub const MAX_FAILURES: i64 = 10;
+pub const THROTTLE_WINDOW_MICROS: i64 = 15 * 60 * 1_000_000;
+/// Largest form body the CSRF check reads.
+const MAX_FORM_BYTES: usize = 1024 * 1024;
+
+fn cookie(headers: &HeaderMap, name: &str) -> Option<String> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|kv| kv.trim().split_once('='))
+        .find(|(k, _)| *k == name)
+        .map(|(_, v)| v.to_string())
+}
+
+/// The live session named by the request's cookie, if any.
+pub async fn from_cookie(state: &AppState, headers: &HeaderMap) -> Result<Option<Session>, Error> {
+    match cookie(headers, SESSION_COOKIE) {
+        Some(id) if !id.is_empty() => state.store.session(&id).await,
+        _ => Ok(None),
+    }
+}
+
+pub fn prelogin_token(headers: &HeaderMap) -> Option<String> {
+    cookie(headers, PRELOGIN_COOKIE).filter(|t| !t.is_empty())
+}
+
+fn equal_in_constant_time(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+fn forged() -> Response {
+    pages::error_page(
+        StatusCode::FORBIDDEN,
+        "This form has expired or did not come from this site. Go back, reload the page and try again.",
+    )
+}
+
+/// Checks the `_csrf` token of a form against `expected`: from the query string
+/// (multipart uploads put it there) or from the urlencoded body, which is read and put
+/// back for the handler.
+pub async fn check_csrf(req: Request, expected: Option<&str>) -> Result<Request, Response> {
+    let Some(expected) = expected else {
+        return Err(forged());
+    };
+    let from_query = req.uri().query().and_then(|q| {
+        serde_urlencoded::from_str::<Vec<(String, String)>>(q)
+            .ok()?
+            .into_iter()
+            .find(|(k, _)| k == "_csrf")
+            .map(|(_, v)| v)
+    });
+    if let Some(token) = from_query {
+        return if equal_in_constant_time(token.as_bytes(), expected.as_bytes()) {
+            Ok(req)
+        } else {
+            Err(forged())
+        };
+    }
+    let is_form = req
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/x-www-form-urlencoded"));
+    if !is_form {
+        return Err(forged());
+    }
+    let (parts, body) = req.into_parts();
+    let bytes = axum::body::to_bytes(body, MAX_FORM_BYTES)
+        .await
+        .map_err(|_| pages::error_page(StatusCode::PAYLOAD_TOO_LARGE, "The form is too large."))?;
+    let token = serde_urlencoded::from_bytes::<Vec<(String, String)>>(&bytes)
+        .ok()
+        .and_then(|pairs| {
+            pairs
+                .into_iter()
+                .find(|(k, _)| k == "_csrf")
+                .map(|(_, v)| v)
+        });
+    match token {
+        Some(t) if equal_in_constant_time(t.as_bytes(), expected.as_bytes()) => {
+            Ok(Request::from_parts(parts, Body::from(bytes)))
+        }
+        _ => Err(forged()),
+    }
+}
+
+/// Sends an anonymous visitor to the sign-in page, to come back afterwards.
+pub fn to_login(uri: &Uri) -> Response {
+    let back = uri.path_and_query().map_or("/", |p| p.as_str());
+    let q = serde_urlencoded::to_string([("next", back)]).unwrap_or_default();
+    super::see_other(&format!("/login?{q}"))
+}
+
+/// A local path to go to after signing in; anything else becomes `/`.
+fn safe_next(next: Option<&str>) -> String {
+    match next {
+        Some(n) if n.starts_with('/') && !n.starts_with("//") && !n.contains('\\') => n.to_string(),
+        _ => "/".to_string(),
+    }
+}
+
+fn secure_suffix(state: &AppState) -> &'static str {
+    if state.config.secure_cookies {
+        "; Secure"
+    } else {
+        ""
+    }
+}
+
+fn set_cookie(resp: &mut Response, value: String) {
+    if let Ok(v) = HeaderValue::from_str(&value) {
+        resp.headers_mut().append(header::SET_COOKIE, v);
+    }
+}
+
+/// The client's address, when the server knows it.
+pub struct ClientAddr(pub Option<IpAddr>);
+
+impl<S: Send + Sync> FromRequestParts<S> for ClientAddr {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
+        Ok(ClientAddr(
+            parts
+                .extensions
+                .get::<ConnectInfo<SocketAddr>>()
+                .map(|c| c.0.ip()),
+        ))
+    }
+}
+
+#[derive(Template)]
+#[template(path = "login.html")]
+struct LoginPage {
+    css: String,
+    js: String,
+    csrf: String,
+    next: String,
+    name: String,
+    error: Option<String>,
+}
+
+#[derive(Deserialize)]
+pub struct LoginQuery {
+    next: Option<String>,
+}
+
+fn login_response(state: &AppState, status: StatusCode, page: LoginPage, token: &str) -> Response {
+    let mut resp = render(&page);
+    *resp.status_mut() = status;
+    set_cookie(
+        &mut resp,
+        format!(
+            "{PRELOGIN_COOKIE}={token}; HttpOnly; SameSite=Strict; Path=/login{}",
+            secure_suffix(state)
+        ),
+    );
+    resp
+}
+
+pub async fn login_page(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Query(q): Query<LoginQuery>,
+) -> Result<Response, PageError> {
+    let token = match prelogin_token(&headers) {
+        Some(t) => t,
+        None => auth::random_id(32)?,
+    };
+    let page = LoginPage {
+        css: super::assets::url("app.css"),
+        js: super::assets::url("app.js"),
+        csrf: token.clone(),
+        next: safe_next(q.next.as_deref()),
+        name: String::new(),
+        error: None,
+    };
+    Ok(login_response(&state, StatusCode::OK, page, &token))
+}
+
+#[derive(Deserialize)]
+pub struct LoginForm {
+    name: String,
+    password: String,
+    next: Option<String>,
+}
+
+/// A hash to check passwords of unknown accounts against, so that an unknown name and
+/// a wrong password take the same time.
+fn dummy_hash() -> &'static str {
+    static H: OnceLock<String> = OnceLock::new();
+    H.get_or_init(|| {
+        auth::hash_password("not a real password, only for timing").unwrap_or_default()
+    })
+}
+
+pub async fn login(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    ClientAddr(addr): ClientAddr,
+    Form(form): Form<LoginForm>,
+) -> Result<Response, PageError> {
+    let name = form.name.trim().to_string();
+    let next = safe_next(form.next.as_deref());
+    let mut keys = vec![format!("user:{name}")];
+    if let Some(a) = addr {
+        keys.push(format!("addr:{a}"));
+    }
+    let token = prelogin_token(&headers).unwrap_or_default();
+    let page = |error: &str| LoginPage {
+        css: super::assets::url("app.css"),
+        js: super::assets::url("app.js"),
+        csrf: token.clone(),
+        next: next.clone(),
+        name: name.clone(),
+        error: Some(error.to_string()),
+    };
+    let failures = state
+        .store
+        .login_failures(&keys, now_micros() - THROTTLE_WINDOW_MICROS)
+        .await?;
+    if failures >= MAX_FAILURES {
+        return Ok(login_response(
+            &state,
+            StatusCode::TOO_MANY_REQUESTS,
+            page("Too many failed sign-ins. Wait 15 minutes and try again."),
+            &token,
+        ));
+    }
+    let found = state.store.credentials(&name).await?;
+    let (user, hash) = match found {
+        Some((u, h)) => (Some(u), h),
+        None => (None, dummy_hash().to_string()),
+    };
+    let password = form.password;
+    let ok = tokio::task::spawn_blocking(move || auth::verify_password(&password, &hash))
+        .await
+        .map_err(|e| Error::Internal(format!("password check failed: {e}")))?;
+    let user = match (user, ok) {
+        (Some(u), true) => u,
+        _ => {
+            state.store.record_login_failure(&keys).await?;
+            return Ok(login_response(
+                &state,
+                StatusCode::UNAUTHORIZED,
+                page("Wrong name or password."),
+                &token,
+            ));
+        }
+    };
+    state.store.clear_login_failures(&keys[0]).await?;
+    let id = state.store.create_session(&user).await?;
+    tracing::info!(user = %user.name, role = %user.role, "signed in");
+    let mut resp = super::see_other(&next);
+    set_cookie(
+        &mut resp,
+        format!(
+            "{SESSION_COOKIE}={id}; HttpOnly; SameSite=Lax; Path=/; Max-Age={}{}",
+            crate::store::sessions::ABSOLUTE_MICROS / 1_000_000,
+            secure_suffix(&state)
+        ),
+    );
+    set_cookie(
+        &mut resp,
+        format!("{PRELOGIN_COOKIE}=; HttpOnly; SameSite=Strict; Path=/login; Max-Age=0"),
+    );
+    Ok(resp)
+}
+
+pub async fn logout(
+    State(state): State<AppState>,
+    Extension(session): Extension<Session>,
+    _form: RawForm,
+) -> Result<Response, PageError> {
+    state.store.end_session(&session).await?;
+    let mut resp = super::see_other("/login");
+    set_cookie(
+        &mut resp,
+        format!("{SESSION_COOKIE}=; HttpOnly; SameSite=Lax; Path=/; Max-Age=0"),
+    );
+    Ok(resp.into_response())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_local_paths_are_followed_after_sign_in() {
+        assert_eq!(
+            safe_next(Some("/c/default/review/1")),
+            "/c/default/review/1"
+        );
+        assert_eq!(safe_next(Some("//evil.example/")), "/");
+        assert_eq!(safe_next(Some("https://evil.example/")), "/");
+        assert_eq!(safe_next(Some("/\\evil")), "/");
+        assert_eq!(safe_next(None), "/");
+    }
+
+    #[test]
+    fn cookies_are_read_by_name() {
+        let mut h = HeaderMap::new();
+        h.insert(
+            header::COOKIE,
+            HeaderValue::from_static("a=1; tandem_session=xyz; b=2"),
+        );
+        assert_eq!(cookie(&h, SESSION_COOKIE).as_deref(), Some("xyz"));
+        assert_eq!(cookie(&h, "missing"), None);
+    }
+}

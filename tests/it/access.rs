@@ -1,0 +1,322 @@
+//! The authorization matrix: every route (pages, API, clips, static files), as every
+//! role and as anonymous.
+
+use crate::helpers::*;
+use reqwest::{Method, StatusCode};
+use serde_json::json;
+use tandem::web::{Kind, route_table};
+
+/// Who may use each route. A new route must be added here, or
+/// `every_route_is_in_the_matrix` fails.
+const MATRIX: &[(&str, &str, &str)] = &[
+    ("GET", "/healthz", "public"),
+    ("GET", "/api/v1/openapi.json", "public"),
+    ("GET", "/static/{hash}/{file}", "public"),
+    ("GET", "/api/v1/me", "signed_in"),
+    ("GET", "/api/v1/campaigns", "signed_in"),
+    (
+        "GET",
+        "/api/v1/campaigns/{campaign}/queue/{stage}",
+        "validator",
+    ),
+    (
+        "GET",
+        "/api/v1/campaigns/{campaign}/queue/{stage}/items",
+        "validator",
+    ),
+    (
+        "GET",
+        "/api/v1/campaigns/{campaign}/items/{stage}/{item}",
+        "validator",
+    ),
+    (
+        "POST",
+        "/api/v1/campaigns/{campaign}/items/{stage}/{item}/verdict",
+        "validator",
+    ),
+    (
+        "GET",
+        "/api/v1/campaigns/{campaign}/splits/{stage}",
+        "author admin",
+    ),
+    (
+        "GET",
+        "/api/v1/campaigns/{campaign}/splits/{stage}/{item}",
+        "author admin",
+    ),
+    (
+        "POST",
+        "/api/v1/campaigns/{campaign}/splits/{stage}/{item}/resolution",
+        "author",
+    ),
+    ("GET", "/api/v1/campaigns/{campaign}/tasks", "admin"),
+    (
+        "PUT",
+        "/api/v1/campaigns/{campaign}/tasks/{task}/pair",
+        "admin",
+    ),
+    (
+        "DELETE",
+        "/api/v1/campaigns/{campaign}/tasks/{task}/pair",
+        "admin",
+    ),
+    ("GET", "/api/v1/campaigns/{campaign}/progress", "admin"),
+    (
+        "GET",
+        "/api/v1/campaigns/{campaign}/export/decisions",
+        "admin",
+    ),
+    (
+        "GET",
+        "/api/v1/campaigns/{campaign}/export/resolutions",
+        "admin",
+    ),
+    ("GET", "/login", "public"),
+    ("POST", "/login", "public"),
+    ("GET", "/", "signed_in"),
+    ("GET", "/c/{campaign}/review/{stage}", "validator"),
+    ("GET", "/c/{campaign}/review/{stage}/{item}", "validator"),
+    ("POST", "/c/{campaign}/review/{stage}/{item}", "validator"),
+    ("GET", "/c/{campaign}/splits/{stage}", "author admin"),
+    ("GET", "/c/{campaign}/splits/{stage}/{item}", "author admin"),
+    ("POST", "/c/{campaign}/splits/{stage}/{item}", "author"),
+    ("GET", "/c/{campaign}/admin", "admin"),
+    ("GET", "/c/{campaign}/admin/pairs", "admin"),
+    ("POST", "/c/{campaign}/admin/pairs", "admin"),
+    ("GET", "/admin/users", "admin"),
+    ("POST", "/admin/users", "admin"),
+    ("POST", "/admin/users/{name}/token", "admin"),
+    ("GET", "/c/{campaign}/admin/import", "admin"),
+    ("POST", "/c/{campaign}/admin/import/upload", "admin"),
+    ("POST", "/c/{campaign}/admin/import/folder", "admin"),
+    ("GET", "/c/{campaign}/admin/exports", "admin"),
+    ("GET", "/c/{campaign}/admin/exports/decisions.csv", "admin"),
+    (
+        "GET",
+        "/c/{campaign}/admin/exports/resolutions.csv",
+        "admin",
+    ),
+    ("GET", "/c/{campaign}/admin/exports/retained.zip", "admin"),
+    ("GET", "/media/{token}", "signed_in"),
+    ("GET", "/media/{token}/strip", "signed_in"),
+    // Last, because it ends the session it is called with.
+    ("POST", "/logout", "signed_in"),
+];
+
+#[test]
+fn every_route_is_in_the_matrix() {
+    let mut routes: Vec<(String, String)> = route_table()
+        .into_iter()
+        .map(|r| (r.method.to_string(), r.path.to_string()))
+        .collect();
+    let mut matrix: Vec<(String, String)> = MATRIX
+        .iter()
+        .map(|(m, p, _)| (m.to_string(), p.to_string()))
+        .collect();
+    routes.sort();
+    matrix.sort();
+    assert_eq!(
+        routes, matrix,
+        "the router and the authorization matrix disagree"
+    );
+}
+
+fn allowed(rule: &str, role: Option<&str>) -> bool {
+    match (rule, role) {
+        ("public", _) => true,
+        (_, None) => false,
+        ("signed_in", Some(_)) => true,
+        (rule, Some(r)) => rule.split(' ').any(|x| x == r),
+    }
+}
+
+#[tokio::test]
+async fn every_route_refuses_the_roles_it_does_not_name() {
+    let app = spawn_app().await;
+    let c = cast(&app).await;
+    let ids = app.import_clips(&["MC_F_EGO_STA"], 1, &["OE"]).await;
+    let clip = &ids[0];
+    let roles = ["admin", "validator", "author", "participant"];
+    let names = ["admin1", "val00", "author1", "part1"];
+    let tokens = [&c.admin, &c.v0, &c.author, &c.participant];
+    let mut webs = Vec::new();
+    for n in names {
+        webs.push(app.login(n).await);
+    }
+    // Each person's own opaque clip URL.
+    let version: i64 = sqlx::query_scalar("SELECT current_version_id FROM clips")
+        .fetch_one(app.store.pool())
+        .await
+        .unwrap();
+    let mut media = Vec::new();
+    for n in names {
+        let u = app.store.user_by_name(n).await.unwrap().unwrap();
+        media.push(app.store.media_grant(&u, version).await.unwrap());
+    }
+    let css = tandem::web::assets::url("app.css");
+    let kinds: std::collections::HashMap<&str, Kind> = route_table()
+        .into_iter()
+        .map(|r| (r.path, r.kind))
+        .collect();
+
+    for (method, path, rule) in MATRIX {
+        if *method == "POST" && *path == "/login" {
+            continue; // public, with its own CSRF cookie: see the sign-in tests
+        }
+        let kind = kinds[path];
+        for who in 0..=roles.len() {
+            let role = roles.get(who).copied();
+            let concrete = path
+                .replace("{campaign}", CAMPAIGN)
+                .replace("{stage}", "1")
+                .replace("{item}", clip)
+                .replace("{task}", "MC_F_EGO_STA")
+                .replace("{name}", "val01")
+                .replace("{token}", &media[who.min(roles.len() - 1)])
+                .replace("/static/{hash}/{file}", &css);
+            let m = Method::from_bytes(method.as_bytes()).unwrap();
+            let r = match kind {
+                Kind::Api | Kind::Asset => {
+                    let body = match *method {
+                        "POST" if path.ends_with("verdict") => Some(json!({"verdict": "valid"})),
+                        "POST" => Some(json!({"verdict": "accept", "note": "n"})),
+                        "PUT" => Some(json!({"rater1": "val01", "rater2": "val00"})),
+                        _ => None,
+                    };
+                    app.call(m, &concrete, role.map(|_| tokens[who].as_str()), body)
+                        .await
+                }
+                Kind::Page | Kind::Media => {
+                    let form: Option<&[(&str, &str)]> = if *method == "POST" {
+                        Some(&[
+                            ("verdict", "valid"),
+                            ("note", "n"),
+                            ("task", "MC_F_EGO_STA"),
+                            ("action", "clear"),
+                        ])
+                    } else {
+                        None
+                    };
+                    app.page(role.map(|_| &webs[who]), m, &concrete, form).await
+                }
+            };
+            let to_login = r.status == StatusCode::SEE_OTHER
+                && r.location().is_some_and(|l| l.starts_with("/login?next="));
+            if allowed(rule, role) {
+                assert!(
+                    r.status != StatusCode::UNAUTHORIZED
+                        && r.status != StatusCode::FORBIDDEN
+                        && !to_login
+                        || (kind == Kind::Media && r.status == StatusCode::FORBIDDEN),
+                    "{method} {path} as {role:?} should be allowed, got {}: {}",
+                    r.status,
+                    r.text
+                );
+            } else {
+                match (kind, role) {
+                    (Kind::Page, None) => assert!(
+                        to_login,
+                        "{method} {path} anonymous: {} {:?}",
+                        r.status,
+                        r.location()
+                    ),
+                    (_, None) => assert_eq!(
+                        r.status,
+                        StatusCode::UNAUTHORIZED,
+                        "{method} {path} anonymous: {}",
+                        r.text
+                    ),
+                    _ => assert_eq!(
+                        r.status,
+                        StatusCode::FORBIDDEN,
+                        "{method} {path} as {role:?}: {}",
+                        r.text
+                    ),
+                }
+                if kind == Kind::Api {
+                    assert_eq!(
+                        r.body["error"],
+                        if role.is_none() {
+                            "unauthorized"
+                        } else {
+                            "forbidden"
+                        }
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_wrong_or_malformed_token_is_refused() {
+    let app = spawn_app().await;
+    cast(&app).await;
+    for header in ["Bearer tdm_nope", "Basic abc", "Bearer "] {
+        let r = app
+            .client
+            .get(format!("{}/api/v1/me", app.base))
+            .header("Authorization", header)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), StatusCode::UNAUTHORIZED, "{header}");
+    }
+}
+
+#[tokio::test]
+async fn health_answers_and_unknown_paths_are_404s() {
+    let app = spawn_app().await;
+    let r = app.call(Method::GET, "/healthz", None, None).await;
+    assert_eq!(
+        (r.status, r.body["status"].as_str()),
+        (StatusCode::OK, Some("ok"))
+    );
+    let r = app.call(Method::GET, "/api/v1/nowhere", None, None).await;
+    assert_eq!(r.status, StatusCode::NOT_FOUND);
+    assert_eq!(r.body["error"], "not_found");
+    let r = app.call(Method::GET, "/nowhere", None, None).await;
+    assert_eq!(r.status, StatusCode::NOT_FOUND);
+    assert!(r.text.contains("There is no such page."));
+}
+
+#[tokio::test]
+async fn the_openapi_document_describes_every_api_route() {
+    let app = spawn_app().await;
+    let r = app
+        .call(Method::GET, "/api/v1/openapi.json", None, None)
+        .await;
+    assert_eq!(r.status, StatusCode::OK);
+    for route in route_table().into_iter().filter(|r| r.kind == Kind::Api) {
+        let op = &r.body["paths"][route.path][route.method.to_lowercase()];
+        assert!(
+            op.is_object(),
+            "{} {} is missing from openapi.json",
+            route.method,
+            route.path
+        );
+    }
+}
+
+#[tokio::test]
+async fn every_response_carries_the_security_headers() {
+    let app = spawn_app().await;
+    cast(&app).await;
+    let web = app.login("val00").await;
+    for r in [
+        app.page(None, Method::GET, "/login", None).await,
+        app.page(Some(&web), Method::GET, "/", None).await,
+        app.call(Method::GET, "/healthz", None, None).await,
+        app.call(Method::GET, "/nowhere", None, None).await,
+    ] {
+        let csp = r.headers["content-security-policy"].to_str().unwrap();
+        assert!(
+            csp.contains("script-src 'self'") && !csp.contains("unsafe-inline"),
+            "{csp}"
+        );
+        assert!(csp.contains("frame-ancestors 'none'"));
+        assert_eq!(r.headers["x-content-type-options"], "nosniff");
+        assert_eq!(r.headers["referrer-policy"], "no-referrer");
+        assert_eq!(r.headers["x-frame-options"], "DENY");
+    }
+}

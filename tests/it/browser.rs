@@ -1,0 +1,331 @@
+//! A real headless Chromium, driven through chromedriver (WebDriver), reviewing by
+//! keyboard only. Skipped with a message when chromedriver is not installed, unless
+//! `TANDEM_REQUIRE_BROWSER=1` (as `.ci/run` sets it), which makes a missing browser an
+//! error.
+
+use crate::helpers::*;
+use serde_json::{Value, json};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+use tandem::domain::Role;
+
+const ENTER: &str = "\u{E007}";
+const TAB: &str = "\u{E004}";
+const ESCAPE: &str = "\u{E00C}";
+
+struct Driver {
+    child: Child,
+    _profile: tempfile::TempDir,
+    base: String,
+    session: String,
+    http: reqwest::Client,
+}
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        // End the browser session, then the driver; the profile folder goes last.
+        let host = self.base.trim_start_matches("http://").to_string();
+        if let Ok(mut s) = std::net::TcpStream::connect(&host) {
+            use std::io::{Read, Write};
+            let _ = s.set_read_timeout(Some(Duration::from_secs(10)));
+            let _ = write!(
+                s,
+                "DELETE /session/{} HTTP/1.1\r\nHost: {host}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+                self.session
+            );
+            let mut sink = Vec::new();
+            let _ = s.read_to_end(&mut sink);
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn find_tool(env: &str, candidates: &[&str]) -> Option<String> {
+    if let Ok(p) = std::env::var(env) {
+        return Some(p);
+    }
+    candidates
+        .iter()
+        .find(|c| std::path::Path::new(c).exists())
+        .map(|c| c.to_string())
+}
+
+/// Starts chromedriver and a headless Chromium session, or says why not.
+async fn driver() -> Option<Driver> {
+    let required = std::env::var("TANDEM_REQUIRE_BROWSER").is_ok_and(|v| v == "1");
+    let driver_bin = find_tool("CHROMEDRIVER", &["/usr/bin/chromedriver"]);
+    let chrome_bin = find_tool(
+        "CHROMIUM",
+        &["/usr/bin/chromium", "/usr/bin/chromium-browser"],
+    );
+    let (Some(driver_bin), Some(chrome_bin)) = (driver_bin, chrome_bin) else {
+        assert!(
+            !required,
+            "TANDEM_REQUIRE_BROWSER=1 but chromium or chromedriver is missing"
+        );
+        eprintln!("SKIPPED browser test: install Debian's chromium and chromium-driver to run it");
+        return None;
+    };
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let child = Command::new(&driver_bin)
+        .arg(format!("--port={port}"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start chromedriver");
+    let http = reqwest::Client::new();
+    let base = format!("http://127.0.0.1:{port}");
+    for _ in 0..100 {
+        if let Ok(r) = http.get(format!("{base}/status")).send().await
+            && r.json::<Value>()
+                .await
+                .is_ok_and(|v| v["value"]["ready"] == true)
+        {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let profile = tempfile::tempdir().unwrap();
+    let caps = json!({"capabilities": {"alwaysMatch": {"browserName": "chrome", "goog:chromeOptions": {
+        "binary": chrome_bin,
+        "args": ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                 "--disable-dev-shm-usage", "--window-size=1400,1000",
+                 format!("--user-data-dir={}", profile.path().display())]
+    }}}});
+    let r: Value = http
+        .post(format!("{base}/session"))
+        .json(&caps)
+        .send()
+        .await
+        .expect("new session")
+        .json()
+        .await
+        .unwrap();
+    let session = r["value"]["sessionId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no WebDriver session: {r}"))
+        .to_string();
+    Some(Driver {
+        child,
+        _profile: profile,
+        base,
+        session,
+        http,
+    })
+}
+
+impl Driver {
+    async fn cmd(&self, method: reqwest::Method, path: &str, body: Option<Value>) -> Value {
+        let mut req = self.http.request(
+            method,
+            format!("{}/session/{}{path}", self.base, self.session),
+        );
+        req = req.json(&body.unwrap_or(json!({})));
+        let v: Value = req.send().await.unwrap().json().await.unwrap();
+        v["value"].clone()
+    }
+
+    async fn go(&self, url: &str) {
+        self.cmd(reqwest::Method::POST, "/url", Some(json!({"url": url})))
+            .await;
+    }
+
+    async fn url(&self) -> String {
+        self.cmd(reqwest::Method::GET, "/url", None)
+            .await
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    }
+
+    async fn source(&self) -> String {
+        self.cmd(reqwest::Method::GET, "/source", None)
+            .await
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    }
+
+    /// Presses keys, one after another, on whatever has the focus.
+    async fn keys(&self, text: &str) {
+        let mut actions = Vec::new();
+        for ch in text.chars() {
+            actions.push(json!({"type": "keyDown", "value": ch.to_string()}));
+            actions.push(json!({"type": "keyUp", "value": ch.to_string()}));
+        }
+        self.cmd(
+            reqwest::Method::POST,
+            "/actions",
+            Some(json!({"actions": [{"type": "key", "id": "keyboard", "actions": actions}]})),
+        )
+        .await;
+    }
+
+    /// Waits (up to 30 s) until the page is no longer `from`, and returns the new URL.
+    async fn moved_from(&self, from: &str) -> String {
+        for _ in 0..300 {
+            let u = self.url().await;
+            if u != from {
+                // Let the new page's script attach its key handlers.
+                self.wait_ready().await;
+                return u;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        panic!("the page stayed at {from}");
+    }
+
+    async fn wait_ready(&self) {
+        for _ in 0..100 {
+            let r = self
+                .cmd(
+                    reqwest::Method::POST,
+                    "/execute/sync",
+                    Some(json!({"script": "return document.readyState", "args": []})),
+                )
+                .await;
+            if r == "complete" {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+}
+
+async fn demo_campaign(app: &TestApp) -> Vec<String> {
+    let src = app.source();
+    let manifest =
+        tandem::demo::write_sample_manifest(&src, &tandem::domain::taxonomy::Taxonomy::vgenst())
+            .unwrap();
+    app.import(&manifest).await.unwrap();
+    sqlx::query_scalar("SELECT clip_key FROM clips ORDER BY id")
+        .fetch_all(app.store.pool())
+        .await
+        .unwrap()
+}
+
+async fn sign_in_by_keyboard(d: &Driver, app: &TestApp, name: &str) -> String {
+    d.go(&format!("{}/login", app.base)).await;
+    d.wait_ready().await;
+    let login = d.url().await;
+    d.keys(&format!("{name}{TAB}{PASSWORD}{ENTER}")).await;
+    d.moved_from(&login).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_validator_reviews_stage_1_and_stage_2_by_keyboard_only() {
+    let Some(d) = driver().await else { return };
+    let app = spawn_app().await;
+    app.user("val00", Role::Validator, Some(0)).await;
+    let v1 = app.user("val01", Role::Validator, Some(1)).await;
+    let clips = demo_campaign(&app).await;
+    // With two validators val00 is in every pair: task t -> (t mod 2, (t+1) mod 2).
+    let first = &clips[0];
+
+    let at = sign_in_by_keyboard(&d, &app, "val00").await;
+    assert!(at.ends_with(&format!("/c/{CAMPAIGN}/review/1")), "{at}");
+    assert!(d.source().await.contains("0 of 12 decided"));
+
+    // Enter opens the next clip; R, 2, N, a note, Esc, Enter rejects it and moves on.
+    d.keys(ENTER).await;
+    let item = d.moved_from(&at).await;
+    assert!(item.ends_with(&format!("/review/1/{first}")), "{item}");
+    d.keys(" ").await; // play
+    d.keys("\u{E012}\u{E014}").await; // one frame back and forward
+    d.keys("r2n").await;
+    d.keys("flickers at the end").await;
+    d.keys(&format!("{ESCAPE}{ENTER}")).await;
+    let next = d.moved_from(&item).await;
+    assert!(next.ends_with(&format!("/review/1/{}", clips[1])), "{next}");
+    assert!(
+        d.source()
+            .await
+            .contains(&format!("Saved: {first} is reject (generation_artifact)."))
+    );
+
+    // V, Enter on the next ten clips.
+    let mut here = next;
+    for _ in 1..11 {
+        d.keys(&format!("v{ENTER}")).await;
+        here = d.moved_from(&here).await;
+    }
+    let stored: Vec<(String, String, String, Option<i64>)> = sqlx::query_as(
+        "SELECT c.clip_key, d.verdict, d.reasons || '|' || d.note, d.time_spent_ms FROM decisions d
+         JOIN items i ON i.id = d.item_id JOIN clips c ON c.current_version_id = i.clip_version_id AND i.stage = 1
+         ORDER BY d.id",
+    )
+    .fetch_all(app.store.pool())
+    .await
+    .unwrap();
+    assert_eq!(stored.len(), 11);
+    assert_eq!(
+        (stored[0].1.as_str(), stored[0].2.as_str()),
+        ("reject", "generation_artifact|flickers at the end")
+    );
+    assert!(stored[1..].iter().all(|s| s.1 == "valid"));
+    assert!(
+        stored.iter().all(|s| s.3.is_some()),
+        "time spent is recorded"
+    );
+
+    // The partner passes the second clip: its questions open in Stage 2.
+    app.pass(&v1, 1, &clips[1]).await;
+    d.keys("q").await; // back to the queue
+    let queue1 = d.moved_from(&here).await;
+    assert!(queue1.ends_with("/review/1"), "{queue1}");
+    d.keys("2").await; // Stage 2
+    let queue2 = d.moved_from(&queue1).await;
+    assert!(queue2.ends_with("/review/2"), "{queue2}");
+    d.keys(ENTER).await;
+    let q = d.moved_from(&queue2).await;
+    assert!(q.contains(&format!("/review/2/{}_", clips[1])), "{q}");
+    assert!(d.source().await.contains("keyed answer"));
+    d.keys(&format!("r1{ENTER}")).await;
+    let after = d.moved_from(&q).await;
+    assert!(after.contains("/review/2/"), "{after}");
+    let stage2: (String, String) = sqlx::query_as(
+        "SELECT d.verdict, d.reasons FROM decisions d JOIN items i ON i.id = d.item_id WHERE i.stage = 2",
+    )
+    .fetch_one(app.store.pool())
+    .await
+    .unwrap();
+    assert_eq!(
+        stage2,
+        ("reject".to_string(), "incorrect_answer".to_string())
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_author_resolves_a_split_by_keyboard_only() {
+    let Some(d) = driver().await else { return };
+    let app = spawn_app().await;
+    let v0 = app.user("val00", Role::Validator, Some(0)).await;
+    let v1 = app.user("val01", Role::Validator, Some(1)).await;
+    app.user("lead", Role::Author, None).await;
+    let clips = demo_campaign(&app).await;
+    app.pass(&v0, 1, &clips[0]).await;
+    app.reject(&v1, 1, &clips[0], "generation_artifact").await;
+
+    let at = sign_in_by_keyboard(&d, &app, "lead").await;
+    assert!(at.ends_with(&format!("/c/{CAMPAIGN}/splits/1")), "{at}");
+    d.keys(ENTER).await;
+    let item = d.moved_from(&at).await;
+    assert!(item.ends_with(&format!("/splits/1/{}", clips[0])), "{item}");
+    let page = d.source().await;
+    assert!(page.contains("Rater 1: val00") && page.contains("Rater 2: val01"));
+    d.keys("an").await;
+    d.keys("the flicker is the lamp, by design").await;
+    d.keys(&format!("{ESCAPE}{ENTER}")).await;
+    d.moved_from(&item).await;
+    assert_eq!(app.outcome(1, &clips[0]).await, "split_accepted");
+    let note: String = sqlx::query_scalar("SELECT note FROM resolutions")
+        .fetch_one(app.store.pool())
+        .await
+        .unwrap();
+    assert_eq!(note, "the flicker is the lamp, by design");
+}

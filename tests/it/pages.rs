@@ -1,0 +1,705 @@
+//! The browser workspace over HTTP: sign-in, CSRF, the review and resolution forms,
+//! the admin's imports, accounts and exports, and what a validator's pages never show.
+
+use crate::helpers::*;
+use reqwest::{Method, StatusCode};
+use serde_json::json;
+use tandem::domain::Role;
+
+const MC: &str = "MC_F_EGO_STA";
+
+#[tokio::test]
+async fn sign_in_answers_the_same_for_an_unknown_name_and_a_wrong_password() {
+    let app = spawn_app().await;
+    cast(&app).await;
+    let wrong = app
+        .try_login("val00", "not the password at all")
+        .await
+        .unwrap_err();
+    let unknown = app
+        .try_login("nobody", "not the password at all")
+        .await
+        .unwrap_err();
+    assert_eq!(wrong.status, StatusCode::UNAUTHORIZED);
+    assert_eq!(unknown.status, wrong.status);
+    // The page echoes the typed name back into its field; apart from that, and the
+    // form's own token, the two answers are the same.
+    let strip = |r: &Reply, name: &str| {
+        let t = r
+            .text
+            .replace(&format!("value=\"{name}\""), "value=\"NAME\"");
+        let token = csrf_of(&t).unwrap();
+        t.replace(&token, "TOKEN")
+    };
+    assert_eq!(strip(&wrong, "val00"), strip(&unknown, "nobody"));
+    assert!(wrong.text.contains("Wrong name or password."));
+}
+
+#[tokio::test]
+async fn sign_in_is_throttled_after_ten_failures() {
+    let app = spawn_app().await;
+    cast(&app).await;
+    for _ in 0..10 {
+        let r = app
+            .try_login("val00", "wrong password here")
+            .await
+            .unwrap_err();
+        assert_eq!(r.status, StatusCode::UNAUTHORIZED);
+    }
+    let r = app.try_login("val00", PASSWORD).await.unwrap_err();
+    assert_eq!(
+        r.status,
+        StatusCode::TOO_MANY_REQUESTS,
+        "even the right password waits"
+    );
+    assert!(r.text.contains("Too many failed sign-ins"));
+}
+
+#[tokio::test]
+async fn sessions_use_safe_cookies_and_end_at_sign_out() {
+    let app = spawn_app().await;
+    cast(&app).await;
+    let page = app.page(None, Method::GET, "/login", None).await;
+    let pre = page.headers["set-cookie"].to_str().unwrap().to_string();
+    let token = csrf_of(&page.text).unwrap();
+    let r = app
+        .client
+        .post(format!("{}/login", app.base))
+        .header("Cookie", pre.split(';').next().unwrap())
+        .form(&[
+            ("_csrf", token.as_str()),
+            ("name", "val00"),
+            ("password", PASSWORD),
+            ("next", "//evil.example/"),
+        ])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::SEE_OTHER);
+    assert_eq!(
+        r.headers()["location"],
+        "/",
+        "only local paths are followed"
+    );
+    let cookie = r
+        .headers()
+        .get_all("set-cookie")
+        .iter()
+        .map(|v| v.to_str().unwrap().to_string())
+        .find(|c| c.starts_with("tandem_session="))
+        .unwrap();
+    assert!(
+        cookie.contains("HttpOnly") && cookie.contains("SameSite=Lax"),
+        "{cookie}"
+    );
+
+    let web = app.login("val00").await;
+    let r = app
+        .page(Some(&web), Method::POST, "/logout", Some(&[]))
+        .await;
+    assert_eq!(
+        (r.status, r.location().as_deref()),
+        (StatusCode::SEE_OTHER, Some("/login"))
+    );
+    let r = app.page(Some(&web), Method::GET, "/", None).await;
+    assert!(
+        r.location().unwrap().starts_with("/login"),
+        "the session is gone"
+    );
+}
+
+#[tokio::test]
+async fn a_form_without_the_right_csrf_token_is_refused() {
+    let app = spawn_app().await;
+    cast(&app).await;
+    let ids = app.import_clips(&[MC], 1, &[]).await;
+    let web = app.login("val00").await;
+    let path = format!("/c/{CAMPAIGN}/review/1/{}", ids[0]);
+    for token in ["", "0123abcd"] {
+        let r = app
+            .page(
+                Some(&web),
+                Method::POST,
+                &path,
+                Some(&[("_csrf", token), ("verdict", "valid")]),
+            )
+            .await;
+        assert_eq!(r.status, StatusCode::FORBIDDEN, "token `{token}`");
+        assert!(r.text.contains("did not come from this site"));
+    }
+    // No token at all, and a token for the login form (a different cookie), are refused too.
+    let r = app
+        .client
+        .post(format!("{}{path}", app.base))
+        .header("Cookie", &web.cookie)
+        .form(&[("verdict", "valid")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::FORBIDDEN);
+    assert_eq!(app.count("SELECT COUNT(*) FROM decisions").await, 0);
+    let r = app
+        .page(
+            Some(&web),
+            Method::POST,
+            &path,
+            Some(&[("verdict", "valid")]),
+        )
+        .await;
+    assert_eq!(
+        r.status,
+        StatusCode::SEE_OTHER,
+        "with the token it goes through"
+    );
+    assert_eq!(app.count("SELECT COUNT(*) FROM decisions").await, 1);
+}
+
+#[tokio::test]
+async fn a_validator_reviews_both_stages_through_the_pages() {
+    let app = spawn_app().await;
+    let c = cast(&app).await;
+    let ids = app.import_clips(&[MC], 2, &["OE", "CR"]).await;
+    let web = app.login("val00").await;
+    let base = format!("/c/{CAMPAIGN}/review");
+
+    let q = app
+        .page(Some(&web), Method::GET, &format!("{base}/1"), None)
+        .await;
+    assert!(q.text.contains("0 of 2 decided"), "{}", q.text);
+    assert!(q.text.contains(&format!("{base}/1/{}", ids[0])));
+
+    let item = app
+        .page(
+            Some(&web),
+            Method::GET,
+            &format!("{base}/1/{}", ids[0]),
+            None,
+        )
+        .await;
+    assert_eq!(item.status, StatusCode::OK);
+    assert!(item.text.contains("<video id=\"clip\" src=\"/media/"));
+    assert!(
+        item.text.contains("Physical implausibility") && !item.text.contains("Incorrect answer")
+    );
+
+    // A reject with "other" and no note comes back with the problem, nothing stored.
+    let r = app
+        .page(
+            Some(&web),
+            Method::POST,
+            &format!("{base}/1/{}", ids[0]),
+            Some(&[("verdict", "reject"), ("reasons", "other")]),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(r.text.contains("needs a note"), "{}", r.text);
+    assert_eq!(app.count("SELECT COUNT(*) FROM decisions").await, 0);
+
+    // Valid, then on to the next clip.
+    let r = app
+        .page(
+            Some(&web),
+            Method::POST,
+            &format!("{base}/1/{}", ids[0]),
+            Some(&[("verdict", "valid"), ("rendered_at", "0")]),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER);
+    assert_eq!(r.location().unwrap(), format!("{base}/1/{}", ids[1]));
+    let next = app
+        .page(Some(&web), Method::GET, &r.location().unwrap(), None)
+        .await;
+    assert!(
+        next.text.contains(&format!("Saved: {} is valid.", ids[0])),
+        "the saved verdict is confirmed"
+    );
+    let r = app
+        .page(
+            Some(&web),
+            Method::POST,
+            &format!("{base}/1/{}", ids[1]),
+            Some(&[
+                ("verdict", "reject"),
+                ("reasons", "generation_artifact"),
+                ("reasons", "prompt_drift"),
+                ("note", "morphs"),
+            ]),
+        )
+        .await;
+    assert_eq!(
+        r.location().unwrap(),
+        format!("{base}/1"),
+        "the queue when nothing is left"
+    );
+    let stored: String =
+        sqlx::query_scalar("SELECT reasons FROM decisions WHERE seq = 1 AND verdict = 'reject'")
+            .fetch_one(app.store.pool())
+            .await
+            .unwrap();
+    assert_eq!(stored, "generation_artifact;prompt_drift");
+    let spent: Option<i64> =
+        sqlx::query_scalar("SELECT time_spent_ms FROM decisions ORDER BY id LIMIT 1")
+            .fetch_one(app.store.pool())
+            .await
+            .unwrap();
+    assert!(spent.is_some(), "the time spent is recorded");
+
+    // Stage 2 opens once the partner passes the first clip too.
+    app.pass(&c.v1, 1, &ids[0]).await;
+    let q = app
+        .page(Some(&web), Method::GET, &format!("{base}/2"), None)
+        .await;
+    assert!(q.text.contains("0 of 2 decided"), "{}", q.text);
+    let cr = format!("{}_CR", ids[0]);
+    let page = app
+        .page(Some(&web), Method::GET, &format!("{base}/2/{cr}"), None)
+        .await;
+    assert!(
+        page.text.contains("Single-frame solvable"),
+        "L3 offers single_frame_solvable"
+    );
+    assert!(page.text.contains("keyed answer"));
+    let oe = app
+        .page(
+            Some(&web),
+            Method::GET,
+            &format!("{base}/2/{}_OE", ids[0]),
+            None,
+        )
+        .await;
+    assert!(!oe.text.contains("Single-frame solvable"), "L1 does not");
+    let r = app
+        .page(
+            Some(&web),
+            Method::POST,
+            &format!("{base}/2/{cr}"),
+            Some(&[("verdict", "reject"), ("reasons", "single_frame_solvable")]),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
+    // A question of the rejected clip never opens.
+    let r = app
+        .page(
+            Some(&web),
+            Method::GET,
+            &format!("{base}/2/{}_OE", ids[1]),
+            None,
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::NOT_FOUND);
+}
+
+#[tokio::test]
+async fn no_page_a_validator_can_reach_shows_a_trace_of_the_partners_verdict() {
+    let app = spawn_app().await;
+    let c = cast(&app).await;
+    let ids = app.import_clips(&[MC], 2, &["OE"]).await;
+    let item = &ids[0];
+    let secret = "partner-note-91c2";
+    app.verdict(
+        &c.v1,
+        1,
+        item,
+        json!({"verdict": "reject", "reasons": ["prompt_drift"], "note": secret}),
+    )
+    .await;
+    let web = app.login("val00").await;
+    let post = app
+        .page(
+            Some(&web),
+            Method::POST,
+            &format!("/c/{CAMPAIGN}/review/1/{item}"),
+            Some(&[("verdict", "valid")]),
+        )
+        .await;
+    assert_eq!(app.outcome(1, item).await, "split");
+
+    let mut replies = vec![post];
+    for path in [
+        "/".to_string(),
+        format!("/c/{CAMPAIGN}/review/1"),
+        format!("/c/{CAMPAIGN}/review/2"),
+        format!("/c/{CAMPAIGN}/review/1/{item}"),
+        format!("/c/{CAMPAIGN}/review/1/{}", ids[1]),
+        format!("/c/{CAMPAIGN}/review/2/{item}_OE"),
+        format!("/c/{CAMPAIGN}/splits/1"),
+        format!("/c/{CAMPAIGN}/splits/1/{item}"),
+        format!("/c/{CAMPAIGN}/admin"),
+    ] {
+        let r = app.page(Some(&web), Method::GET, &path, None).await;
+        replies.push(r);
+    }
+    // Changing the verdict after the partner decided, through the form.
+    replies.push(
+        app.page(
+            Some(&web),
+            Method::POST,
+            &format!("/c/{CAMPAIGN}/review/1/{item}"),
+            Some(&[("verdict", "reject"), ("reasons", "prompt_drift")]),
+        )
+        .await,
+    );
+    for r in &replies {
+        for trace in [
+            "val01", secret, "split", "Split", "both_", "Rater", "accepted", "outcome",
+        ] {
+            assert!(
+                !r.text.contains(trace),
+                "`{trace}` appears in a page shown to the validator:\n{}",
+                r.text
+            );
+        }
+    }
+    let last = replies.last().unwrap();
+    assert_eq!(last.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(last.text.contains("is final"));
+}
+
+#[tokio::test]
+async fn text_from_imports_is_escaped_in_pages() {
+    let app = spawn_app().await;
+    cast(&app).await;
+    let src = app.source();
+    let mut line = clip_line(&src, "XSS_1", MC, &["OE"]);
+    line["theme"] = json!("<script>alert('theme')</script>");
+    line["scenario"] = json!({"event": "<img src=x onerror=alert(1)>"});
+    line["questions"][0]["question"] = json!("Which <b>object</b> & why?");
+    line["questions"][0]["options"] = json!(["<i>a</i>", "b\"><script>", "c", "d"]);
+    let m = write_manifest(&src, "xss.jsonl", &[line]);
+    app.import(&m).await.unwrap();
+    let web = app.login("val00").await;
+    let r = app
+        .page(
+            Some(&web),
+            Method::GET,
+            &format!("/c/{CAMPAIGN}/review/1/XSS_1"),
+            None,
+        )
+        .await;
+    assert!(!r.text.contains("<script>alert"), "{}", r.text);
+    assert!(!r.text.contains("<img src=x"));
+    assert!(
+        r.text
+            .contains("&#60;script&#62;alert(&#39;theme&#39;)&#60;/script&#62;"),
+        "{}",
+        r.text
+    );
+}
+
+#[tokio::test]
+async fn an_author_resolves_a_split_through_the_page() {
+    let app = spawn_app().await;
+    let c = cast(&app).await;
+    let ids = app.import_clips(&[MC], 2, &[]).await;
+    for id in &ids {
+        app.pass(&c.v0, 1, id).await;
+        app.verdict(
+            &c.v1,
+            1,
+            id,
+            json!({"verdict": "reject", "reasons": ["other"], "note": "odd shadow"}),
+        )
+        .await;
+    }
+    let web = app.login("author1").await;
+    let list = app
+        .page(
+            Some(&web),
+            Method::GET,
+            &format!("/c/{CAMPAIGN}/splits/1"),
+            None,
+        )
+        .await;
+    assert!(
+        list.text.contains("2 waiting for an author"),
+        "{}",
+        list.text
+    );
+    let path = format!("/c/{CAMPAIGN}/splits/1/{}", ids[0]);
+    let page = app.page(Some(&web), Method::GET, &path, None).await;
+    assert!(page.text.contains("Rater 1: val00") && page.text.contains("Rater 2: val01"));
+    assert!(
+        page.text.contains("odd shadow"),
+        "the author sees the notes"
+    );
+    let r = app
+        .page(
+            Some(&web),
+            Method::POST,
+            &path,
+            Some(&[("verdict", "accept"), ("note", "")]),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(r.text.contains("needs a note"));
+    let r = app
+        .page(
+            Some(&web),
+            Method::POST,
+            &path,
+            Some(&[("verdict", "accept"), ("note", "shadow is fine")]),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER);
+    assert_eq!(
+        r.location().unwrap(),
+        format!("/c/{CAMPAIGN}/splits/1/{}", ids[1])
+    );
+    assert_eq!(app.outcome(1, &ids[0]).await, "split_accepted");
+    let again = app.page(Some(&web), Method::GET, &path, None).await;
+    assert!(again.text.contains("Resolved by author1") && !again.text.contains("resolve-form"));
+    // An admin may look but not resolve.
+    let admin = app.login("admin1").await;
+    let path2 = format!("/c/{CAMPAIGN}/splits/1/{}", ids[1]);
+    let look = app.page(Some(&admin), Method::GET, &path2, None).await;
+    assert_eq!(look.status, StatusCode::OK);
+    assert!(!look.text.contains("resolve-form"));
+    let r = app
+        .page(
+            Some(&admin),
+            Method::POST,
+            &path2,
+            Some(&[("verdict", "reject"), ("note", "x")]),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN);
+}
+
+fn zip_of(files: &[(String, Vec<u8>)]) -> Vec<u8> {
+    use std::io::Write;
+    let mut buf = std::io::Cursor::new(Vec::new());
+    let mut w = zip::ZipWriter::new(&mut buf);
+    for (name, data) in files {
+        w.start_file(name.as_str(), zip::write::SimpleFileOptions::default())
+            .unwrap();
+        w.write_all(data).unwrap();
+    }
+    w.finish().unwrap();
+    buf.into_inner()
+}
+
+async fn upload(app: &TestApp, web: &Web, zip: Vec<u8>) -> Reply {
+    let part = reqwest::multipart::Part::bytes(zip).file_name("clips.zip");
+    let form = reqwest::multipart::Form::new().part("archive", part);
+    let resp = app
+        .client
+        .post(format!(
+            "{}/c/{CAMPAIGN}/admin/import/upload?_csrf={}",
+            app.base, web.csrf
+        ))
+        .header("Cookie", &web.cookie)
+        .multipart(form)
+        .send()
+        .await
+        .unwrap();
+    let status = resp.status();
+    let headers = resp.headers().clone();
+    let text = resp.text().await.unwrap();
+    Reply {
+        status,
+        body: serde_json::Value::Null,
+        text,
+        headers,
+    }
+}
+
+#[tokio::test]
+async fn an_admin_imports_a_zip_and_reads_the_lines_of_a_broken_manifest() {
+    let app = spawn_app().await;
+    cast(&app).await;
+    let web = app.login("admin1").await;
+    let src = app.source();
+    let good = clip_line(&src, "Z_1", MC, &["OE"]);
+    let mut bad = clip_line(&src, "Z_2", MC, &["OE"]);
+    bad["questions"][0]["answer"] = json!(9);
+    let video = |id: &str| (format!("videos/{id}.mp4"), fake_mp4(id));
+    let broken = zip_of(&[
+        (
+            "manifest.jsonl".into(),
+            format!("{good}\n{bad}\n").into_bytes(),
+        ),
+        video("Z_1"),
+        video("Z_2"),
+    ]);
+    let before = app.dump().await;
+    let r = upload(&app, &web, broken).await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.text);
+    assert!(
+        r.text
+            .contains("line 2, field <code>questions[0].answer</code>"),
+        "{}",
+        r.text
+    );
+    assert_eq!(app.dump().await, before);
+
+    let ok = zip_of(&[
+        ("manifest.jsonl".into(), format!("{good}\n").into_bytes()),
+        video("Z_1"),
+    ]);
+    let r = upload(&app, &web, ok).await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
+    let overview = app
+        .page(Some(&web), Method::GET, &r.location().unwrap(), None)
+        .await;
+    assert!(
+        overview
+            .text
+            .contains("Imported: campaign `default`: 1 new clip(s)"),
+        "{}",
+        overview.text
+    );
+
+    // A zip whose entry climbs out of its folder is refused.
+    let evil = zip_of(&[("../manifest.jsonl".into(), b"{}".to_vec())]);
+    let r = upload(&app, &web, evil).await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(r.text.contains("outside its folder"));
+
+    // A manifest already on the server.
+    let m = write_manifest(&src, "server.jsonl", &[clip_line(&src, "Z_3", MC, &[])]);
+    let r = app
+        .page(
+            Some(&web),
+            Method::POST,
+            &format!("/c/{CAMPAIGN}/admin/import/folder"),
+            Some(&[("manifest", m.to_str().unwrap())]),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
+    assert_eq!(app.count("SELECT COUNT(*) FROM clips").await, 2);
+}
+
+#[tokio::test]
+async fn an_admin_creates_accounts_sets_pairs_and_downloads_exports() {
+    let app = spawn_app().await;
+    let c = cast(&app).await;
+    let ids = app.import_clips(&[MC], 1, &["OE"]).await;
+    let web = app.login("admin1").await;
+    let r = app
+        .page(
+            Some(&web),
+            Method::POST,
+            "/admin/users",
+            Some(&[
+                ("name", "val02"),
+                ("role", "validator"),
+                ("index", "2"),
+                ("campaign", "default"),
+                ("password", ""),
+            ]),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    let at = r.text.find("id=\"secret\">").unwrap() + "id=\"secret\">".len();
+    let password = r.text[at..].split('<').next().unwrap().to_string();
+    assert_eq!(password.len(), 20);
+    assert!(
+        app.try_login("val02", &password).await.is_ok(),
+        "the shown password works"
+    );
+    let r = app
+        .page(
+            Some(&web),
+            Method::POST,
+            "/admin/users",
+            Some(&[("name", "val02"), ("role", "author"), ("password", "")]),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(r.text.contains("already exists"));
+    let r = app
+        .page(
+            Some(&web),
+            Method::POST,
+            "/admin/users/val02/token",
+            Some(&[]),
+        )
+        .await;
+    assert!(r.text.contains("tdm_"));
+
+    let r = app
+        .page(
+            Some(&web),
+            Method::POST,
+            &format!("/c/{CAMPAIGN}/admin/pairs"),
+            Some(&[
+                ("task", MC),
+                ("rater1", "val02"),
+                ("rater2", "val00"),
+                ("action", "set"),
+            ]),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER);
+    let page = app
+        .page(Some(&web), Method::GET, &r.location().unwrap(), None)
+        .await;
+    assert!(
+        page.text
+            .contains("MC_F_EGO_STA is now reviewed by val02 (rater 1) and val00 (rater 2).")
+    );
+
+    let v2 = app.store.create_token("val02", "t").await.unwrap();
+    app.pass(&v2, 1, &ids[0]).await;
+    app.pass(&c.v0, 1, &ids[0]).await;
+    let r = app
+        .page(
+            Some(&web),
+            Method::GET,
+            &format!("/c/{CAMPAIGN}/admin/exports/decisions.csv"),
+            None,
+        )
+        .await;
+    assert_eq!(r.headers["content-type"], "text/csv; charset=utf-8");
+    assert_eq!(r.text.lines().count(), 3);
+    let resp = app
+        .client
+        .get(format!(
+            "{}/c/{CAMPAIGN}/admin/exports/retained.zip",
+            app.base
+        ))
+        .header("Cookie", &web.cookie)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::OK);
+    let bytes = resp.bytes().await.unwrap();
+    let mut zip = zip::ZipArchive::new(std::io::Cursor::new(bytes.to_vec())).unwrap();
+    let mut jsonl = String::new();
+    std::io::Read::read_to_string(
+        &mut zip.by_name("default-retained/benchmark.jsonl").unwrap(),
+        &mut jsonl,
+    )
+    .unwrap();
+    assert!(jsonl.contains(&ids[0]));
+    assert!(
+        zip.by_name(&format!("default-retained/videos/{}.mp4", ids[0]))
+            .is_ok()
+    );
+    let overview = app
+        .page(
+            Some(&web),
+            Method::GET,
+            &format!("/c/{CAMPAIGN}/admin"),
+            None,
+        )
+        .await;
+    assert!(overview.text.contains("val02 + val00"));
+}
+
+#[tokio::test]
+async fn a_new_account_with_a_short_password_is_refused() {
+    let app = spawn_app().await;
+    app.user("admin1", Role::Admin, None).await;
+    let web = app.login("admin1").await;
+    let r = app
+        .page(
+            Some(&web),
+            Method::POST,
+            "/admin/users",
+            Some(&[("name", "a1"), ("role", "author"), ("password", "short")]),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(r.text.contains("at least 12 characters"));
+}
