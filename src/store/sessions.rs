@@ -134,20 +134,15 @@ impl Store {
         Ok(flash)
     }
 
-    /// Failed sign-ins under any of `keys` since `since`.
-    pub async fn login_failures(&self, keys: &[String], since: i64) -> Result<i64> {
-        let mut n = 0;
-        for k in keys {
-            let c: i64 = sqlx::query_scalar(
-                "SELECT COUNT(*) FROM login_failures WHERE key = $1 AND failed_at >= $2",
-            )
-            .bind(k)
-            .bind(since)
-            .fetch_one(self.pool())
-            .await?;
-            n = n.max(c);
-        }
-        Ok(n)
+    /// Failed sign-ins under `key` since `since`.
+    pub async fn login_failures(&self, key: &str, since: i64) -> Result<i64> {
+        Ok(sqlx::query_scalar(
+            "SELECT COUNT(*) FROM login_failures WHERE key = $1 AND failed_at >= $2",
+        )
+        .bind(key)
+        .bind(since)
+        .fetch_one(self.pool())
+        .await?)
     }
 
     pub async fn record_login_failure(&self, keys: &[String]) -> Result<()> {

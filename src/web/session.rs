@@ -19,8 +19,10 @@ use std::sync::OnceLock;
 
 pub const SESSION_COOKIE: &str = "tandem_session";
 pub const PRELOGIN_COOKIE: &str = "tandem_prelogin";
-/// Failed sign-ins allowed per account name and per address in [`THROTTLE_WINDOW_MICROS`].
-pub const MAX_FAILURES: i64 = 10;
+/// Failed sign-ins allowed per account name in [`THROTTLE_WINDOW_MICROS`].
+pub const MAX_FAILURES_PER_NAME: i64 = 10;
+/// ... and per client address (higher: a lab behind one proxy shares an address).
+pub const MAX_FAILURES_PER_ADDRESS: i64 = 50;
 pub const THROTTLE_WINDOW_MICROS: i64 = 15 * 60 * 1_000_000;
 /// Largest form body the CSRF check reads.
 const MAX_FORM_BYTES: usize = 1024 * 1024;
@@ -239,11 +241,13 @@ pub async fn login(
         name: name.clone(),
         error: Some(error.to_string()),
     };
-    let failures = state
-        .store
-        .login_failures(&keys, now_micros() - THROTTLE_WINDOW_MICROS)
-        .await?;
-    if failures >= MAX_FAILURES {
+    let since = now_micros() - THROTTLE_WINDOW_MICROS;
+    let by_name = state.store.login_failures(&keys[0], since).await?;
+    let by_addr = match keys.get(1) {
+        Some(k) => state.store.login_failures(k, since).await?,
+        None => 0,
+    };
+    if by_name >= MAX_FAILURES_PER_NAME || by_addr >= MAX_FAILURES_PER_ADDRESS {
         return Ok(login_response(
             &state,
             StatusCode::TOO_MANY_REQUESTS,

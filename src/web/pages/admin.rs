@@ -257,7 +257,14 @@ async fn users_page(state: &AppState, session: &Session, error: Option<String>) 
     if campaigns.is_empty() {
         campaigns.push("default".into());
     }
-    let chrome = Chrome::new(state, session, None, "Accounts", "/admin/users").await?;
+    let chrome = Chrome::new(
+        state,
+        session,
+        campaigns.first().map(String::as_str),
+        "Accounts",
+        "/admin/users",
+    )
+    .await?;
     let mut resp = render(&UsersPage {
         chrome,
         users,
@@ -293,7 +300,15 @@ async fn secret_page(
     what: String,
     secret: String,
 ) -> PageResult {
-    let chrome = Chrome::new(state, session, None, "Copy it now", "/admin/users").await?;
+    let first = state.store.campaign_names().await?.into_iter().next();
+    let chrome = Chrome::new(
+        state,
+        session,
+        first.as_deref(),
+        "Copy it now",
+        "/admin/users",
+    )
+    .await?;
     Ok(render(&SecretPage {
         chrome,
         what,
