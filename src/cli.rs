@@ -502,6 +502,7 @@ async fn serve(config: &Config, store: &Store, bind: &str) -> Result<()> {
         store: store.clone(),
         config: Arc::new(config.clone()),
     };
+    crate::web::media::warm_strips(&state);
     crate::serve(listener, state, crate::shutdown_signal())
         .await
         .map_err(|e| Error::io("the server stopped", e))

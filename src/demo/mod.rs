@@ -339,6 +339,7 @@ pub async fn run(data_dir: &Path, database_url: Option<String>, bind: &str) -> R
         store,
         config: Arc::new(config),
     };
+    crate::web::media::warm_strips(&state);
     crate::serve(listener, state, crate::shutdown_signal())
         .await
         .map_err(|e| Error::io("the server stopped", e))

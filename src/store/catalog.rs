@@ -186,6 +186,16 @@ impl Store {
         })
     }
 
+    /// The SHA-256 of every stored video, newest first.
+    pub async fn media_hashes(&self) -> Result<Vec<String>> {
+        let rows = sqlx::query(
+            "SELECT media_sha256 FROM clip_versions GROUP BY media_sha256 ORDER BY MAX(id) DESC",
+        )
+        .fetch_all(self.pool())
+        .await?;
+        rows.iter().map(|r| col(r, "media_sha256")).collect()
+    }
+
     pub async fn campaign_names(&self) -> Result<Vec<String>> {
         let rows = sqlx::query("SELECT name FROM campaigns ORDER BY name")
             .fetch_all(self.pool())

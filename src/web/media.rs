@@ -208,8 +208,59 @@ pub fn strips_possible() -> bool {
     })
 }
 
-/// Makes (once) a JPEG of 8 evenly spaced frames side by side, next to the video.
+/// The frame numbers of a strip: the middle frame of each of 8 equal spans of `n`.
+pub fn strip_frames(n: u64) -> Vec<u64> {
+    let k = STRIP_FRAMES as u64;
+    (0..k).map(|i| ((2 * i + 1) * n) / (2 * k)).collect()
+}
+
+/// Makes a JPEG of 8 evenly spaced frames side by side, next to the video: in one
+/// decoding pass when the frames can be counted, else by seeking to 8 times.
 pub fn make_strip(video: &std::path::Path, out: &std::path::Path) -> Result<(), Error> {
+    let tmp = out.with_extension(format!("{}.partial.jpg", crate::auth::random_id(4)?));
+    let counted = Command::new("ffprobe")
+        .args(["-v", "error", "-select_streams", "v:0", "-count_packets"])
+        .args([
+            "-show_entries",
+            "stream=nb_read_packets",
+            "-of",
+            "default=nw=1:nk=1",
+        ])
+        .arg(video)
+        .output()
+        .map_err(|e| Error::io("cannot run ffprobe", e))?;
+    let frames: Option<u64> = String::from_utf8_lossy(&counted.stdout)
+        .trim()
+        .parse()
+        .ok()
+        .filter(|n| *n >= STRIP_FRAMES as u64);
+    if let Some(n) = frames {
+        let select = strip_frames(n)
+            .iter()
+            .map(|f| format!("eq(n\\,{f})"))
+            .collect::<Vec<_>>()
+            .join("+");
+        let status = Command::new("ffmpeg")
+            .args(["-v", "error", "-y", "-i"])
+            .arg(video)
+            .arg("-vf")
+            .arg(format!(
+                "select='{select}',scale=160:-2,tile={STRIP_FRAMES}x1"
+            ))
+            .args(["-frames:v", "1", "-q:v", "4"])
+            .arg(&tmp)
+            .status()
+            .map_err(|e| Error::io("cannot run ffmpeg", e))?;
+        if status.success() && tmp.exists() {
+            return std::fs::rename(&tmp, out)
+                .map_err(|e| Error::io("cannot store the frame strip", e));
+        }
+        let _ = std::fs::remove_file(&tmp);
+    }
+    strip_by_seeking(video, out)
+}
+
+fn strip_by_seeking(video: &std::path::Path, out: &std::path::Path) -> Result<(), Error> {
     let probe = Command::new("ffprobe")
         .args([
             "-v",
@@ -275,6 +326,41 @@ pub fn make_strip(video: &std::path::Path, out: &std::path::Path) -> Result<(), 
     result
 }
 
+/// Draws, one after another in the background, the strips that are missing, so that
+/// reviewers do not wait for them. Does nothing without ffmpeg.
+pub fn warm_strips(state: &AppState) {
+    if !strips_possible() {
+        return;
+    }
+    let store = state.store.clone();
+    let media_dir = state.config.media_dir.clone();
+    tokio::spawn(async move {
+        let hashes = match store.media_hashes().await {
+            Ok(h) => h,
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot list the clips for frame strips");
+                return;
+            }
+        };
+        let mut made = 0usize;
+        for sha in hashes {
+            let out = media_dir.join(format!("{sha}.strip.jpg"));
+            let video = media_path(&media_dir, &sha);
+            if out.exists() || !video.exists() {
+                continue;
+            }
+            match tokio::task::spawn_blocking(move || make_strip(&video, &out)).await {
+                Ok(Ok(())) => made += 1,
+                Ok(Err(e)) => tracing::debug!(error = %e, %sha, "no frame strip"),
+                Err(e) => tracing::warn!(error = %e, "frame strip task failed"),
+            }
+        }
+        if made > 0 {
+            tracing::info!(made, "frame strips drawn");
+        }
+    });
+}
+
 pub async fn strip(
     State(state): State<AppState>,
     Extension(session): Extension<Session>,
@@ -318,6 +404,12 @@ pub async fn strip(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn strip_frames_are_the_middles_of_eight_spans() {
+        assert_eq!(strip_frames(36), vec![2, 6, 11, 15, 20, 24, 29, 33]);
+        assert_eq!(strip_frames(8), vec![0, 1, 2, 3, 4, 5, 6, 7]);
+    }
 
     #[test]
     fn ranges() {

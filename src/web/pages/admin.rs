@@ -450,6 +450,7 @@ async fn finish_import(
 ) -> PageResult {
     match crate::cli::import_manifest(&state.store, &state.config, c, manifest).await {
         Ok(summary) => {
+            crate::web::media::warm_strips(state);
             state
                 .store
                 .set_flash(session, &format!("Imported: {summary}."))
