@@ -4,8 +4,10 @@
 use crate::config::Config;
 use crate::domain::Role;
 use crate::error::{Error, Result};
+use crate::report::format::{Format, TableId};
 use crate::store::Store;
 use crate::store::accounts::PoolPlacement;
+use crate::store::stats::{Scope, Versions};
 use crate::{AppState, auth, io};
 use clap::{Args, Parser, Subcommand};
 use std::io::{BufRead, Write};
@@ -54,6 +56,10 @@ pub enum Command {
         /// Address to listen on
         #[arg(long, default_value = "127.0.0.1:8080")]
         bind: String,
+        /// Instead of the small demo, a campaign whose decisions follow the paper's
+        /// Tables 11-13 (1,200 clips, 9,800 questions)
+        #[arg(long)]
+        paper_scale: bool,
     },
     /// Create or upgrade the database schema, then exit
     Migrate,
@@ -84,6 +90,32 @@ pub enum Command {
     /// Export the retained benchmark or the records
     #[command(subcommand)]
     Export(ExportCommand),
+    /// The QC tables (the paper's Tables 11-13) from the raw decisions
+    Stats(StatsArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct StatsArgs {
+    /// Print every table as one JSON object (keys t11, t12, t13, reasons, validators)
+    #[arg(long, conflicts_with = "table")]
+    pub json: bool,
+    /// Print one table: T11, T12 or T13
+    #[arg(long)]
+    pub table: Option<String>,
+    /// Format of --table: csv, latex or json
+    #[arg(long, default_value = "json")]
+    pub format: String,
+    #[command(flatten)]
+    pub campaign: CampaignArg,
+    /// Only this task (its code)
+    #[arg(long)]
+    pub task: Option<String>,
+    /// Only this pair, as RATER1,RATER2
+    #[arg(long)]
+    pub pair: Option<String>,
+    /// Stage 1 over the first version of every clip (first) or every version (all)
+    #[arg(long, default_value = "first")]
+    pub versions: String,
 }
 
 #[derive(Subcommand, Debug)]
@@ -246,8 +278,8 @@ pub async fn run(cli: Cli) -> Result<()> {
             "tandem-data"
         })
     });
-    if let Command::Demo { bind } = &cli.command {
-        return crate::demo::run(&data_dir, cli.database_url.clone(), bind).await;
+    if let Command::Demo { bind, paper_scale } = &cli.command {
+        return crate::demo::run(&data_dir, cli.database_url.clone(), bind, *paper_scale).await;
     }
     let config = Config::new(&data_dir, cli.database_url.clone())?;
     let store = config.open_store().await?;
@@ -342,6 +374,7 @@ async fn command(command: Command, config: &Config, store: &Store) -> Result<()>
             Ok(())
         }
         Command::Pair(cmd) => pair(store, cmd).await,
+        Command::Stats(args) => stats(store, args).await,
         Command::Decisions(ImportCommand::Import { file, campaign }) => {
             let campaign = store.campaign(&campaign.campaign).await?;
             let f = open(&file)?;
@@ -406,6 +439,48 @@ async fn command(command: Command, config: &Config, store: &Store) -> Result<()>
             })
         }
     }
+}
+
+/// The scope of `tandem stats` from its arguments.
+pub fn stats_scope(task: Option<String>, pair: Option<&str>, versions: &str) -> Result<Scope> {
+    let pair = match pair {
+        None => None,
+        Some(p) => match p.split_once(',') {
+            Some((a, b)) if !a.trim().is_empty() && !b.trim().is_empty() => {
+                Some((a.trim().to_string(), b.trim().to_string()))
+            }
+            _ => {
+                return Err(Error::field(
+                    "pair",
+                    format!("give the pair as RATER1,RATER2, not `{p}`"),
+                ));
+            }
+        },
+    };
+    Ok(Scope {
+        versions: Versions::parse(versions).map_err(|m| Error::field("versions", m))?,
+        task,
+        pair,
+    })
+}
+
+async fn stats(store: &Store, args: StatsArgs) -> Result<()> {
+    let campaign = store.campaign(&args.campaign.campaign).await?;
+    let scope = stats_scope(args.task, args.pair.as_deref(), &args.versions)?;
+    let report = store.qc_report(&campaign, &scope).await?;
+    let text = if args.json {
+        serde_json::to_string_pretty(&report.json())
+            .map_err(|e| Error::Internal(format!("cannot write JSON: {e}")))?
+            + "\n"
+    } else if let Some(t) = args.table {
+        let table = TableId::parse(&t).map_err(|m| Error::field("table", m))?;
+        let format = Format::parse(&args.format).map_err(|m| Error::field("format", m))?;
+        crate::report::format::render(&report, &campaign.taxonomy, table, format)?
+    } else {
+        crate::report::format::summary(&report)
+    };
+    print!("{text}");
+    Ok(())
 }
 
 async fn pair(store: &Store, cmd: PairCommand) -> Result<()> {

@@ -11,6 +11,7 @@ pub mod demo;
 pub mod domain;
 pub mod error;
 pub mod io;
+pub mod report;
 pub mod stats;
 pub mod store;
 pub mod web;

@@ -14,6 +14,8 @@ use crate::store::accounts::PoolPlacement;
 use crate::store::records::DecisionRow;
 use crate::{auth, clock};
 use serde_json::{Value, json};
+
+pub mod paper;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -209,12 +211,9 @@ pub const ACCOUNTS: [(&str, Role, Option<i64>); 6] = [
     ("author", Role::Author, None),
 ];
 
-/// Builds the demo campaign in `data_dir` (which must be new, or an earlier demo's)
-/// and returns the opened configuration and store with the accounts' passwords and tokens.
-pub async fn build(
-    data_dir: &Path,
-    database_url: Option<String>,
-) -> Result<(Config, Store, Vec<(String, Role, String, String)>)> {
+/// Clears `data_dir` (which must be new, empty or an earlier demo's) and opens a fresh
+/// store in it.
+pub async fn fresh(data_dir: &Path, database_url: Option<String>) -> Result<(Config, Store)> {
     if data_dir.exists() {
         let is_demo = data_dir.join(MARKER).exists();
         let empty = std::fs::read_dir(data_dir)
@@ -237,6 +236,16 @@ pub async fn build(
     )
     .map_err(|e| Error::io("cannot mark the demo folder", e))?;
     let store = config.open_store().await?;
+    Ok((config, store))
+}
+
+/// Builds the small demo campaign in `data_dir` and returns the opened configuration
+/// and store with the accounts' passwords and tokens.
+pub async fn build(
+    data_dir: &Path,
+    database_url: Option<String>,
+) -> Result<(Config, Store, Vec<(String, Role, String, String)>)> {
+    let (config, store) = fresh(data_dir, database_url).await?;
     let source = data_dir.join("sample-clips");
     let manifest = write_sample_manifest(&source, &Taxonomy::vgenst())?;
     import_manifest(&store, &config, CAMPAIGN, &manifest).await?;
@@ -297,8 +306,62 @@ pub async fn build(
     Ok((config, store, accounts))
 }
 
+/// `tandem demo --paper-scale`: the reconstruction of the paper's QC, then serve.
+async fn run_paper_scale(data_dir: &Path, database_url: Option<String>, bind: &str) -> Result<()> {
+    let (config, store) = fresh(data_dir, database_url).await?;
+    println!(
+        "Building the paper-scale campaign: 1,200 clips, 9,800 questions, about 22,000 decisions..."
+    );
+    let started = std::time::Instant::now();
+    let source = data_dir.join("sample-clips");
+    let video = |t: usize, _: &str| CLIPS[t % CLIPS.len()].to_vec();
+    let accounts = paper::build(&store, &config, CAMPAIGN, &source, &video).await?;
+    println!("built in {:.1} s", started.elapsed().as_secs_f64());
+    let listener = tokio::net::TcpListener::bind(bind)
+        .await
+        .map_err(|e| Error::io(format!("cannot listen on {bind}"), e))?;
+    let addr = listener
+        .local_addr()
+        .map_err(|e| Error::io("cannot read the listening address", e))?;
+    let base = format!("http://{addr}");
+    println!();
+    println!("Tandem demo at paper scale: the decisions follow Tables 11-13 of VGenST-Bench");
+    println!("data folder: {}", config.data_dir.display());
+    println!("serving at:  {base}");
+    println!();
+    println!("Accounts (passwords are shown only now):");
+    for (name, role, password) in &accounts {
+        println!("  {name:<8} {:<10} password {password}", role.as_str());
+    }
+    println!();
+    println!(
+        "Sign in as admin and open {base}/c/{CAMPAIGN}/stats for the tables and plots, or run"
+    );
+    println!(
+        "  cargo run --release -- --data-dir {} stats --json",
+        config.data_dir.display()
+    );
+    println!();
+    println!("Press Ctrl-C to stop.");
+    let state = AppState {
+        store,
+        config: Arc::new(config),
+    };
+    crate::serve(listener, state, crate::shutdown_signal())
+        .await
+        .map_err(|e| Error::io("the server stopped", e))
+}
+
 /// `tandem demo`: build, print the logins, serve.
-pub async fn run(data_dir: &Path, database_url: Option<String>, bind: &str) -> Result<()> {
+pub async fn run(
+    data_dir: &Path,
+    database_url: Option<String>,
+    bind: &str,
+    paper_scale: bool,
+) -> Result<()> {
+    if paper_scale {
+        return run_paper_scale(data_dir, database_url, bind).await;
+    }
     let (config, store, accounts) = build(data_dir, database_url).await?;
     let listener = tokio::net::TcpListener::bind(bind)
         .await

@@ -583,6 +583,37 @@ pub fn krippendorff_alpha_pairs(
     ))
 }
 
+/// Krippendorff's alpha (nominal) for two raters from their table, with no missing
+/// values: every item is a unit with two values, so the coincidence matrix is
+/// `T + T'` and `alpha = 1 - (n-1) sum_{c!=k} o_ck / (n^2 - sum_c n_c^2)` with
+/// `n = 2N` and `n_c = p_c. + p_.c` counts. Equals [`krippendorff_alpha_pairs`] without
+/// expanding the table into pairs. `None` when the expected disagreement is 0 or there
+/// are fewer than two items.
+pub fn krippendorff_alpha_table(t: &Table) -> Option<f64> {
+    let k = t.k;
+    let items = t.total();
+    if !is_above(items, 1.0) {
+        return None;
+    }
+    let n = 2.0 * items;
+    let rows = t.row_sums();
+    let cols = t.col_sums();
+    let sum_nc2: f64 = (0..k).map(|c| (rows[c] + cols[c]).powi(2)).sum();
+    let mut off = 0.0;
+    for c in 0..k {
+        for j in 0..k {
+            if c != j {
+                off += t.get(c, j) + t.get(j, c);
+            }
+        }
+    }
+    let denominator = n * n - sum_nc2;
+    if !is_above(denominator, 0.0) {
+        return None;
+    }
+    finite(1.0 - (n - 1.0) * off / denominator)
+}
+
 /// Everything the two-rater report shows for one set of pairs.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TwoRaterSummary {
@@ -726,5 +757,29 @@ mod tests {
         let t = Table::from_label_pairs(&cats, &[("pass", "reject"), ("pass", "pass")]).unwrap();
         assert_eq!(t.rows(), vec![vec![1.0, 1.0], vec![0.0, 0.0]]);
         assert!(Table::from_label_pairs(&cats, &[("pass", "maybe")]).is_err());
+    }
+
+    #[test]
+    fn alpha_from_the_table_equals_alpha_from_the_pairs() {
+        let pairs = [
+            (0, 0),
+            (0, 0),
+            (0, 1),
+            (1, 0),
+            (1, 1),
+            (0, 0),
+            (1, 1),
+            (0, 1),
+            (2, 2),
+            (2, 0),
+        ];
+        let t = Table::from_index_pairs(3, &pairs).unwrap();
+        let a = krippendorff_alpha_table(&t).unwrap();
+        let b = krippendorff_alpha_pairs(3, &pairs, AlphaLevel::Nominal)
+            .unwrap()
+            .unwrap();
+        assert!((a - b).abs() < 1e-12, "{a} vs {b}");
+        let same = Table::from_index_pairs(2, &[(0, 0), (0, 0)]).unwrap();
+        assert_eq!(krippendorff_alpha_table(&same), None);
     }
 }

@@ -389,10 +389,12 @@ impl Store {
             // A question id belongs to one clip of the campaign.
             for (i, q) in clip.questions.iter().enumerate() {
                 let owner: Option<String> = sqlx::query_scalar(
+                    // CROSS JOIN keeps SQLite's planner on the question id's index
+                    // (one probe) rather than walking the campaign's clips.
                     "SELECT c.clip_key FROM questions q
-                     JOIN clip_versions v ON v.id = q.clip_version_id
-                     JOIN clips c ON c.id = v.clip_id
-                     WHERE c.campaign_id = $1 AND q.question_key = $2 AND c.clip_key <> $3
+                     CROSS JOIN clip_versions v CROSS JOIN clips c
+                     WHERE q.question_key = $2 AND v.id = q.clip_version_id AND c.id = v.clip_id
+                       AND c.campaign_id = $1 AND c.clip_key <> $3
                      LIMIT 1",
                 )
                 .bind(campaign.id)

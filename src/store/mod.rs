@@ -11,6 +11,7 @@ pub mod catalog;
 pub mod records;
 pub mod review;
 pub mod sessions;
+pub mod stats;
 
 use crate::error::{Error, Result};
 use sqlx::any::{AnyConnectOptions, AnyPoolOptions};

@@ -352,7 +352,7 @@ impl Store {
             "SELECT q.clip_version_id, q.question_key, q.qa_type, q.level, q.body, q.options, q.answer, i.outcome
              FROM questions q
              JOIN clips c ON c.current_version_id = q.clip_version_id
-             JOIN items i ON i.question_id = q.id
+             JOIN items i ON i.question_id = q.id AND i.stage = 2
              WHERE c.campaign_id = $1
              ORDER BY q.clip_version_id, q.position",
         )

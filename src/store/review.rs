@@ -111,9 +111,10 @@ pub(crate) async fn resolve_item_in(
         }
         Stage::Question => {
             "SELECT i.id FROM questions q
-             JOIN clips c ON c.current_version_id = q.clip_version_id
-             JOIN items i ON i.question_id = q.id
-             WHERE c.campaign_id = $1 AND q.question_key = $2"
+             JOIN items i ON i.question_id = q.id AND i.stage = 2
+             WHERE q.question_key = $2
+               AND EXISTS (SELECT 1 FROM clips c
+                           WHERE c.current_version_id = q.clip_version_id AND c.campaign_id = $1)"
         }
     };
     Ok(sqlx::query_scalar(sql)

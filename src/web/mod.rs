@@ -211,6 +211,13 @@ pub fn routes() -> Vec<(RouteSpec, MethodRouter<AppState>)> {
             Api,
             get(api::export_resolutions),
         ),
+        r(
+            "GET",
+            "/api/v1/campaigns/{campaign}/stats",
+            AUTHOR_OR_ADMIN,
+            Api,
+            get(pages::stats::api),
+        ),
         // Signing in and out.
         r("GET", "/login", Public, Page, get(session::login_page)),
         r("POST", "/login", Public, Page, post(session::login)),
@@ -259,6 +266,21 @@ pub fn routes() -> Vec<(RouteSpec, MethodRouter<AppState>)> {
             AUTHOR,
             Page,
             post(pages::resolve::decide),
+        ),
+        // The QC dashboard.
+        r(
+            "GET",
+            "/c/{campaign}/stats",
+            AUTHOR_OR_ADMIN,
+            Page,
+            get(pages::stats::dashboard),
+        ),
+        r(
+            "GET",
+            "/c/{campaign}/stats/{file}",
+            AUTHOR_OR_ADMIN,
+            Page,
+            get(pages::stats::download),
         ),
         // Admins.
         r(

@@ -71,6 +71,9 @@ const MATRIX: &[(&str, &str, &str)] = &[
         "/api/v1/campaigns/{campaign}/export/resolutions",
         "admin",
     ),
+    ("GET", "/api/v1/campaigns/{campaign}/stats", "author admin"),
+    ("GET", "/c/{campaign}/stats", "author admin"),
+    ("GET", "/c/{campaign}/stats/{file}", "author admin"),
     ("GET", "/login", "public"),
     ("POST", "/login", "public"),
     ("GET", "/", "signed_in"),
@@ -172,6 +175,8 @@ async fn every_route_refuses_the_roles_it_does_not_name() {
                 .replace("{item}", clip)
                 .replace("{task}", "MC_F_EGO_STA")
                 .replace("{name}", "val01")
+                .replace("{file}", "t13.csv")
+                .replace("{file}", "t13.csv")
                 .replace("{token}", &media[who.min(roles.len() - 1)])
                 .replace("/static/{hash}/{file}", &css);
             let m = Method::from_bytes(method.as_bytes()).unwrap();

@@ -11,5 +11,6 @@ mod concurrency;
 mod imports;
 mod media;
 mod pages;
+mod paper;
 mod process;
 mod review;

@@ -4,6 +4,7 @@
 pub mod admin;
 pub mod resolve;
 pub mod review;
+pub mod stats;
 
 use super::assets;
 use crate::AppState;
@@ -51,10 +52,12 @@ impl Chrome {
                 Role::Author => vec![
                     (format!("/c/{c}/splits/1"), "Splits, Stage 1".into()),
                     (format!("/c/{c}/splits/2"), "Splits, Stage 2".into()),
+                    (format!("/c/{c}/stats"), "Statistics".into()),
                 ],
                 Role::Admin => vec![
                     (format!("/c/{c}/admin"), "Overview".into()),
                     (format!("/c/{c}/splits/1"), "Splits".into()),
+                    (format!("/c/{c}/stats"), "Statistics".into()),
                     (format!("/c/{c}/admin/pairs"), "Pairs".into()),
                     ("/admin/users".into(), "Accounts".into()),
                     (format!("/c/{c}/admin/import"), "Import".into()),

@@ -1,0 +1,592 @@
+//! The QC tables as CSV (one header row, one record a row) and as LaTeX in the paper's
+//! layout (booktabs). Undefined figures are written `undefined`, never 0, 1 or NaN.
+
+use super::{QcReport, StageSummary};
+use crate::domain::taxonomy::Taxonomy;
+use crate::error::{Error, Result};
+
+/// Which table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TableId {
+    T11,
+    T12,
+    T13,
+}
+
+impl TableId {
+    pub fn parse(s: &str) -> std::result::Result<TableId, String> {
+        match s.to_ascii_uppercase().as_str() {
+            "T11" => Ok(TableId::T11),
+            "T12" => Ok(TableId::T12),
+            "T13" => Ok(TableId::T13),
+            other => Err(format!("table must be T11, T12 or T13, not `{other}`")),
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            TableId::T11 => "t11",
+            TableId::T12 => "t12",
+            TableId::T13 => "t13",
+        }
+    }
+}
+
+/// Output format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Csv,
+    Latex,
+    Json,
+}
+
+impl Format {
+    pub fn parse(s: &str) -> std::result::Result<Format, String> {
+        match s.to_ascii_lowercase().as_str() {
+            "csv" => Ok(Format::Csv),
+            "latex" | "tex" => Ok(Format::Latex),
+            "json" => Ok(Format::Json),
+            other => Err(format!("format must be csv, latex or json, not `{other}`")),
+        }
+    }
+
+    pub fn extension(self) -> &'static str {
+        match self {
+            Format::Csv => "csv",
+            Format::Latex => "tex",
+            Format::Json => "json",
+        }
+    }
+
+    pub fn content_type(self) -> &'static str {
+        match self {
+            Format::Csv => "text/csv; charset=utf-8",
+            Format::Latex => "application/x-tex; charset=utf-8",
+            Format::Json => "application/json",
+        }
+    }
+}
+
+/// One table in one format.
+pub fn render(
+    report: &QcReport,
+    taxonomy: &Taxonomy,
+    table: TableId,
+    format: Format,
+) -> Result<String> {
+    match (table, format) {
+        (TableId::T11, Format::Json) => pretty(&report.t11_json()),
+        (TableId::T12, Format::Json) => pretty(&report.t12_json()),
+        (TableId::T13, Format::Json) => pretty(&report.t13_json()),
+        (TableId::T11, Format::Csv) => t11_csv(report, taxonomy),
+        (TableId::T12, Format::Csv) => t12_csv(report, taxonomy),
+        (TableId::T13, Format::Csv) => t13_csv(report),
+        (TableId::T11, Format::Latex) => Ok(t11_latex(report, taxonomy)),
+        (TableId::T12, Format::Latex) => Ok(t12_latex(report, taxonomy)),
+        (TableId::T13, Format::Latex) => Ok(t13_latex(report)),
+    }
+}
+
+fn pretty(v: &serde_json::Value) -> Result<String> {
+    serde_json::to_string_pretty(v)
+        .map(|s| s + "\n")
+        .map_err(|e| Error::Internal(format!("cannot write JSON: {e}")))
+}
+
+/// A number for CSV: full precision, or `undefined`.
+fn num(x: Option<f64>) -> String {
+    x.map_or_else(|| "undefined".to_string(), |v| format!("{v}"))
+}
+
+fn csv_out(header: &[&str], rows: Vec<Vec<String>>) -> Result<String> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    let err = |e: csv::Error| Error::Internal(format!("cannot write CSV: {e}"));
+    w.write_record(header).map_err(err)?;
+    for r in rows {
+        w.write_record(&r).map_err(err)?;
+    }
+    let bytes = w
+        .into_inner()
+        .map_err(|e| Error::Internal(format!("cannot write CSV: {e}")))?;
+    String::from_utf8(bytes).map_err(|e| Error::Internal(format!("CSV is not UTF-8: {e}")))
+}
+
+fn t11_csv(report: &QcReport, tax: &Taxonomy) -> Result<String> {
+    let rows = report
+        .t11
+        .iter()
+        .map(|(task, c)| {
+            let def = tax.task(task).map(|(_, d)| d);
+            vec![
+                task.clone(),
+                def.map(|d| d.scale.clone()).unwrap_or_default(),
+                def.map(|d| d.perspective.clone()).unwrap_or_default(),
+                def.map(|d| d.dynamics.clone()).unwrap_or_default(),
+                c.reviewed.to_string(),
+                c.retained.to_string(),
+                num((c.reviewed > 0).then(|| c.retained as f64 / c.reviewed as f64)),
+            ]
+        })
+        .collect();
+    csv_out(
+        &[
+            "task",
+            "scale",
+            "perspective",
+            "dynamics",
+            "reviewed",
+            "retained",
+            "retained_fraction",
+        ],
+        rows,
+    )
+}
+
+fn t12_csv(report: &QcReport, tax: &Taxonomy) -> Result<String> {
+    let mut rows = Vec::new();
+    for (task, row) in &report.t12 {
+        for (qa, c) in row {
+            let level = tax
+                .qa_type(qa)
+                .map(|d| d.level.as_str())
+                .unwrap_or_default();
+            rows.push(vec![
+                task.clone(),
+                qa.clone(),
+                level.to_string(),
+                c.reviewed.to_string(),
+                c.rejected.to_string(),
+            ]);
+        }
+    }
+    csv_out(&["task", "qa_type", "level", "reviewed", "rejected"], rows)
+}
+
+fn t13_csv(report: &QcReport) -> Result<String> {
+    let mut rows = Vec::new();
+    for (stage, s) in [(1, &report.stage1), (2, &report.stage2)] {
+        let a = &s.pooled;
+        let ci = a.cohen_kappa_ci95;
+        rows.push(vec![
+            stage.to_string(),
+            "pooled".into(),
+            String::new(),
+            String::new(),
+            String::new(),
+            s.items_reviewed.to_string(),
+            s.both_pass.to_string(),
+            s.both_reject.to_string(),
+            s.split.to_string(),
+            s.split_accepted.to_string(),
+            s.split_rejected.to_string(),
+            s.split_pending.to_string(),
+            s.pending.to_string(),
+            num(a.raw_agreement),
+            num(a.cohen_kappa),
+            num(ci.map(|c| c[0])),
+            num(ci.map(|c| c[1])),
+            num(a.gwet_ac1),
+            num(a.pabak),
+            num(a.krippendorff_alpha),
+        ]);
+        for p in &s.per_pair {
+            let a = &p.agreement;
+            let ci = a.cohen_kappa_ci95;
+            let t = a.table;
+            rows.push(vec![
+                stage.to_string(),
+                "pair".into(),
+                p.task.clone(),
+                p.rater1.clone(),
+                p.rater2.clone(),
+                p.items.to_string(),
+                t[0][0].to_string(),
+                t[1][1].to_string(),
+                (t[0][1] + t[1][0]).to_string(),
+                String::new(),
+                String::new(),
+                String::new(),
+                String::new(),
+                num(a.raw_agreement),
+                num(a.cohen_kappa),
+                num(ci.map(|c| c[0])),
+                num(ci.map(|c| c[1])),
+                num(a.gwet_ac1),
+                num(a.pabak),
+                num(a.krippendorff_alpha),
+            ]);
+        }
+    }
+    csv_out(
+        &[
+            "stage",
+            "scope",
+            "task",
+            "rater1",
+            "rater2",
+            "items_reviewed",
+            "both_pass",
+            "both_reject",
+            "split",
+            "split_accepted",
+            "split_rejected",
+            "split_pending",
+            "pending",
+            "raw_agreement",
+            "cohen_kappa",
+            "cohen_kappa_ci95_low",
+            "cohen_kappa_ci95_high",
+            "gwet_ac1",
+            "pabak",
+            "krippendorff_alpha",
+        ],
+        rows,
+    )
+}
+
+/// Escapes text for LaTeX.
+pub fn tex(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\textbackslash{}"),
+            '{' | '}' | '$' | '&' | '#' | '%' | '_' => {
+                out.push('\\');
+                out.push(c);
+            }
+            '^' => out.push_str("\\^{}"),
+            '~' => out.push_str("\\~{}"),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// 1200 -> "1,200", as the paper writes counts.
+pub fn thousands(n: i64) -> String {
+    let s = n.unsigned_abs().to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    if n < 0 { format!("-{out}") } else { out }
+}
+
+fn pct(x: Option<f64>) -> String {
+    x.map_or_else(|| "undefined".into(), |v| format!("{:.1}\\%", v * 100.0))
+}
+
+fn dec(x: Option<f64>) -> String {
+    x.map_or_else(|| "undefined".into(), |v| format!("{v:.2}"))
+}
+
+fn title_case(s: &str) -> String {
+    let mut c = s.chars();
+    c.next()
+        .map(|f| f.to_uppercase().collect::<String>() + c.as_str())
+        .unwrap_or_default()
+}
+
+/// The grid of Table 11: spatial scales as rows, perspective x dynamics as columns.
+pub struct Grid {
+    pub rows: Vec<String>,
+    pub columns: Vec<(String, String)>,
+    /// (row, column) -> the tasks there.
+    pub cells: Vec<Vec<Vec<String>>>,
+}
+
+/// Lays a taxonomy's tasks out as Table 11 does.
+pub fn grid(tax: &Taxonomy) -> Grid {
+    let mut rows: Vec<String> = Vec::new();
+    let mut columns: Vec<(String, String)> = Vec::new();
+    for t in &tax.tasks {
+        if !rows.contains(&t.scale) {
+            rows.push(t.scale.clone());
+        }
+        let c = (t.perspective.clone(), t.dynamics.clone());
+        if !columns.contains(&c) {
+            columns.push(c);
+        }
+    }
+    let mut cells = vec![vec![Vec::new(); columns.len()]; rows.len()];
+    for t in &tax.tasks {
+        let r = rows.iter().position(|x| *x == t.scale).unwrap_or(0);
+        let c = columns
+            .iter()
+            .position(|x| x.0 == t.perspective && x.1 == t.dynamics)
+            .unwrap_or(0);
+        cells[r][c].push(t.code.clone());
+    }
+    Grid {
+        rows,
+        columns,
+        cells,
+    }
+}
+
+/// "EGO_STA" for (egocentric, static).
+pub fn column_label(c: &(String, String)) -> String {
+    let short = |s: &str| s.chars().take(3).collect::<String>().to_uppercase();
+    format!("{}_{}", short(&c.0), short(&c.1))
+}
+
+/// The short prefix of a task code ("MC" for MC_F_EGO_STA).
+pub fn task_prefix(code: &str) -> &str {
+    code.split('_').next().unwrap_or(code)
+}
+
+fn t11_latex(report: &QcReport, tax: &Taxonomy) -> String {
+    let g = grid(tax);
+    let reviewed: Vec<i64> = report.t11.iter().map(|(_, c)| c.reviewed).collect();
+    let uniform = reviewed
+        .first()
+        .copied()
+        .filter(|n| reviewed.iter().all(|x| x == n));
+    let cell = |task: &str| -> Option<String> {
+        let (_, c) = report.t11.iter().find(|(t, _)| t == task)?;
+        Some(match uniform {
+            Some(_) => format!("{} ({})", c.retained, tex(task_prefix(task))),
+            None => format!("{}/{} ({})", c.retained, c.reviewed, tex(task_prefix(task))),
+        })
+    };
+    let mut out = String::new();
+    out.push_str("% Table 11: Stage 1, video quality control. Generated by Tandem.\n");
+    out.push_str("% Needs \\usepackage{booktabs}.\n");
+    out.push_str("\\begin{table}[t]\n\\centering\n");
+    out.push_str(&format!(
+        "\\caption{{Stage 1 -- Video Quality Control. Cells report the number of videos retained{}.}}\n",
+        uniform.map_or(" (of those reviewed)".to_string(), |n| format!(" (out of {})", thousands(n)))
+    ));
+    out.push_str("\\label{tab:qc-stage1}\n");
+    out.push_str(&format!(
+        "\\begin{{tabular}}{{l{}}}\n\\toprule\n",
+        "c".repeat(g.columns.len())
+    ));
+    out.push_str("Spatial scale");
+    for c in &g.columns {
+        out.push_str(&format!(" & {}", tex(&column_label(c))));
+    }
+    out.push_str(" \\\\\n\\midrule\n");
+    for (r, scale) in g.rows.iter().enumerate() {
+        let initial = scale
+            .chars()
+            .next()
+            .map(|c| c.to_ascii_uppercase())
+            .unwrap_or('?');
+        out.push_str(&format!("{} ({initial})", tex(&title_case(scale))));
+        for c in 0..g.columns.len() {
+            let text: Vec<String> = g.cells[r][c].iter().filter_map(|t| cell(t)).collect();
+            out.push_str(" & ");
+            out.push_str(&if text.is_empty() {
+                "-".to_string()
+            } else {
+                text.join(", ")
+            });
+        }
+        out.push_str(" \\\\\n");
+    }
+    out.push_str("\\bottomrule\n\\end{tabular}\n\\end{table}\n");
+    out
+}
+
+fn t12_latex(report: &QcReport, tax: &Taxonomy) -> String {
+    let mut out = String::new();
+    out.push_str("% Table 12: Stage 2, QA quality control reject matrix. Generated by Tandem.\n");
+    out.push_str("% Needs \\usepackage{booktabs}.\n");
+    out.push_str("\\begin{table}[t]\n\\centering\n");
+    out.push_str("\\caption{Stage 2 -- QA Quality Control: Reject Matrix. Each cell shows the number of base MCQs rejected during QA validation. Dashes (-) mark task--QA combinations outside the applicability matrix.}\n");
+    out.push_str("\\label{tab:qc-stage2}\n");
+    let q = tax.qa_types.len();
+    out.push_str(&format!(
+        "\\begin{{tabular}}{{l{}}}\n\\toprule\n",
+        "r".repeat(q)
+    ));
+    // The level header, grouped.
+    let mut groups: Vec<(String, usize, usize)> = Vec::new();
+    for (i, qa) in tax.qa_types.iter().enumerate() {
+        let level = qa.level.as_str().to_string();
+        match groups.last_mut() {
+            Some((l, _, end)) if *l == level => *end = i,
+            _ => groups.push((level, i, i)),
+        }
+    }
+    for (level, start, end) in &groups {
+        out.push_str(&format!(
+            " & \\multicolumn{{{}}}{{c}}{{{}}}",
+            end - start + 1,
+            tex(level)
+        ));
+    }
+    out.push_str(" \\\\\n");
+    for (_, start, end) in &groups {
+        out.push_str(&format!("\\cmidrule(lr){{{}-{}}}", start + 2, end + 2));
+    }
+    out.push('\n');
+    out.push_str("Task");
+    for qa in &tax.qa_types {
+        out.push_str(&format!(" & {}", tex(&qa.code)));
+    }
+    out.push_str(" \\\\\n\\midrule\n");
+    for (task, row) in &report.t12 {
+        out.push_str(&tex(task));
+        for qa in &tax.qa_types {
+            match row.iter().find(|(code, _)| *code == qa.code) {
+                Some((_, c)) => out.push_str(&format!(" & {}", c.rejected)),
+                None => out.push_str(" & -"),
+            }
+        }
+        out.push_str(" \\\\\n");
+    }
+    out.push_str("\\bottomrule\n\\end{tabular}\n\\end{table}\n");
+    out
+}
+
+fn count_pct(n: i64, of: i64) -> String {
+    if of == 0 {
+        thousands(n)
+    } else {
+        format!("{} ({:.1}\\%)", thousands(n), n as f64 * 100.0 / of as f64)
+    }
+}
+
+fn t13_latex(report: &QcReport) -> String {
+    let (a, b): (&StageSummary, &StageSummary) = (&report.stage1, &report.stage2);
+    let ci = |s: &StageSummary| {
+        s.pooled.cohen_kappa_ci95.map_or("undefined".into(), |c| {
+            format!("[{:.2}, {:.2}]", c[0], c[1])
+        })
+    };
+    let mut rows: Vec<(String, String, String)> = vec![
+        (
+            "Items reviewed".into(),
+            thousands(a.items_reviewed),
+            thousands(b.items_reviewed),
+        ),
+        (
+            "Both pass".into(),
+            count_pct(a.both_pass, a.items_reviewed),
+            count_pct(b.both_pass, b.items_reviewed),
+        ),
+        (
+            "Both reject".into(),
+            count_pct(a.both_reject, a.items_reviewed),
+            count_pct(b.both_reject, b.items_reviewed),
+        ),
+        (
+            "Split (author-resolved)".into(),
+            count_pct(a.split, a.items_reviewed),
+            count_pct(b.split, b.items_reviewed),
+        ),
+        (
+            "\\quad$\\hookrightarrow$ accepted".into(),
+            thousands(a.split_accepted),
+            thousands(b.split_accepted),
+        ),
+        (
+            "\\quad$\\hookrightarrow$ rejected".into(),
+            thousands(a.split_rejected),
+            thousands(b.split_rejected),
+        ),
+    ];
+    if a.split_pending + b.split_pending > 0 {
+        rows.push((
+            "\\quad$\\hookrightarrow$ waiting for an author".into(),
+            thousands(a.split_pending),
+            thousands(b.split_pending),
+        ));
+    }
+    rows.extend([
+        (
+            "Raw agreement rate".into(),
+            pct(a.pooled.raw_agreement),
+            pct(b.pooled.raw_agreement),
+        ),
+        (
+            "Cohen's $\\kappa$".into(),
+            dec(a.pooled.cohen_kappa),
+            dec(b.pooled.cohen_kappa),
+        ),
+        ("\\quad 95\\% CI".into(), ci(a), ci(b)),
+        (
+            "Gwet's AC1".into(),
+            dec(a.pooled.gwet_ac1),
+            dec(b.pooled.gwet_ac1),
+        ),
+        ("PABAK".into(), dec(a.pooled.pabak), dec(b.pooled.pabak)),
+    ]);
+    let mut out = String::new();
+    out.push_str("% Table 13: inter-annotator agreement. Generated by Tandem.\n");
+    out.push_str("% Needs \\usepackage{booktabs}.\n");
+    out.push_str("\\begin{table}[t]\n\\centering\n");
+    out.push_str("\\caption{Inter-Annotator Agreement Statistics. Cohen's $\\kappa$ is pooled over all validator pairs (one $2\\times2$ table, rater 1 being the first member of each pair), with its large-sample 95\\% confidence interval.}\n");
+    out.push_str("\\label{tab:qc-agreement}\n");
+    out.push_str("\\begin{tabular}{lrr}\n\\toprule\n & Video QC & QA QC \\\\\n\\midrule\n");
+    for (label, x, y) in rows {
+        out.push_str(&format!("{label} & {x} & {y} \\\\\n"));
+    }
+    out.push_str("\\bottomrule\n\\end{tabular}\n\\end{table}\n");
+    out
+}
+
+/// A short plain-text summary for the terminal.
+pub fn summary(report: &QcReport) -> String {
+    let line = |name: &str, s: &StageSummary| {
+        let a = &s.pooled;
+        let f = |x: Option<f64>| x.map_or("undefined".to_string(), |v| format!("{v:.3}"));
+        format!(
+            "{name}: {} reviewed, {} both pass, {} both reject, {} split ({} accepted, {} rejected, {} waiting), {} pending\n  raw agreement {}, Cohen's kappa {} (95% CI {}), Gwet's AC1 {}, PABAK {}\n",
+            s.items_reviewed,
+            s.both_pass,
+            s.both_reject,
+            s.split,
+            s.split_accepted,
+            s.split_rejected,
+            s.split_pending,
+            s.pending,
+            f(a.raw_agreement),
+            f(a.cohen_kappa),
+            a.cohen_kappa_ci95.map_or("undefined".into(), |c| format!(
+                "{:.3} to {:.3}",
+                c[0], c[1]
+            )),
+            f(a.gwet_ac1),
+            f(a.pabak),
+        )
+    };
+    format!(
+        "campaign `{}` (Stage 1 over {} versions)\n{}{}(--json for every table, --table T11|T12|T13 --format csv|latex|json for one)\n",
+        report.campaign,
+        match report.versions {
+            crate::store::stats::Versions::First => "first",
+            crate::store::stats::Versions::All => "all",
+        },
+        line("Stage 1 (clips)", &report.stage1),
+        line("Stage 2 (questions)", &report.stage2)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_are_written_as_the_paper_writes_them() {
+        assert_eq!(thousands(9800), "9,800");
+        assert_eq!(thousands(1200), "1,200");
+        assert_eq!(thousands(70), "70");
+        assert_eq!(thousands(1_234_567), "1,234,567");
+        assert_eq!(tex("MC_F_EGO_STA & 5%"), "MC\\_F\\_EGO\\_STA \\& 5\\%");
+    }
+
+    #[test]
+    fn the_vgenst_grid_is_three_scales_by_four_columns() {
+        let g = grid(&Taxonomy::vgenst());
+        assert_eq!(g.rows, vec!["figural", "vista", "environmental"]);
+        let labels: Vec<String> = g.columns.iter().map(column_label).collect();
+        assert_eq!(labels, vec!["EGO_STA", "EGO_DYN", "EXO_STA", "EXO_DYN"]);
+        assert_eq!(g.cells[2][2], vec!["LS_E_EXO_STA"]);
+    }
+}

@@ -1,0 +1,540 @@
+//! The paper's QC tables (Tables 11, 12 and 13 of VGenST-Bench, Appendix D.3) built
+//! from the counts the store aggregates, and written as JSON, CSV, LaTeX (booktabs)
+//! and SVG plots. Pure: no database, no HTTP.
+
+pub mod format;
+pub mod svg;
+
+use crate::domain::taxonomy::Taxonomy;
+use crate::stats::agreement::{
+    Table, cohen_kappa, gwet_ac1_table, krippendorff_alpha_table, pabak, percent_agreement,
+};
+use crate::store::stats::{CellCount, OutcomeCount, ReasonCount, ValidatorActivity, Versions};
+use serde::Serialize;
+use serde_json::{Map, Value, json};
+use std::collections::BTreeMap;
+
+/// T11: one task's Stage 1.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct T11Cell {
+    /// Clips whose two verdicts are in.
+    pub reviewed: i64,
+    /// Both passed, or the author accepted the split.
+    pub retained: i64,
+}
+
+/// T12: one task x QA type cell of Stage 2.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct T12Cell {
+    pub reviewed: i64,
+    /// Both rejected, or the author rejected the split.
+    pub rejected: i64,
+}
+
+/// Agreement figures of one 2x2 table (rater 1 x rater 2; valid, reject).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Agreement {
+    /// Rows rater 1 (valid, reject), columns rater 2 (valid, reject).
+    pub table: [[i64; 2]; 2],
+    pub raw_agreement: Option<f64>,
+    pub cohen_kappa: Option<f64>,
+    pub cohen_kappa_se: Option<f64>,
+    pub cohen_kappa_ci95: Option<[f64; 2]>,
+    pub gwet_ac1: Option<f64>,
+    pub pabak: Option<f64>,
+    pub krippendorff_alpha: Option<f64>,
+}
+
+impl Agreement {
+    pub fn of(table: [[i64; 2]; 2]) -> Agreement {
+        let rows: Vec<Vec<f64>> = table
+            .iter()
+            .map(|r| r.iter().map(|&x| x as f64).collect())
+            .collect();
+        let t = Table::from_rows(&rows).unwrap_or_else(|_| Table::zeros(2));
+        let k = cohen_kappa(&t);
+        Agreement {
+            table,
+            raw_agreement: percent_agreement(&t),
+            cohen_kappa: k.kappa,
+            cohen_kappa_se: k.std_kappa,
+            cohen_kappa_ci95: k.ci95_low.zip(k.ci95_high).map(|(a, b)| [a, b]),
+            gwet_ac1: gwet_ac1_table(&t).map(|g| g.value),
+            pabak: pabak(&t),
+            krippendorff_alpha: krippendorff_alpha_table(&t),
+        }
+    }
+
+    pub fn items(&self) -> i64 {
+        self.table.iter().flatten().sum()
+    }
+}
+
+/// T13: the agreement of one pair on one task.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PairAgreement {
+    pub task: String,
+    pub rater1: String,
+    pub rater2: String,
+    pub items: i64,
+    #[serde(flatten)]
+    pub agreement: Agreement,
+}
+
+/// T13: one stage (a column of the paper's table).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StageSummary {
+    /// Items whose two verdicts are in.
+    pub items_reviewed: i64,
+    pub both_pass: i64,
+    pub both_reject: i64,
+    /// All splits: accepted, rejected and waiting for an author.
+    pub split: i64,
+    pub split_accepted: i64,
+    pub split_rejected: i64,
+    pub split_pending: i64,
+    /// Items with fewer than two verdicts, left out of every figure.
+    pub pending: i64,
+    /// Pooled over every pair: the one 2x2 table summed over pairs, rater 1 being
+    /// each pair's first member.
+    #[serde(flatten)]
+    pub pooled: Agreement,
+    pub per_pair: Vec<PairAgreement>,
+}
+
+/// The reasons given with counted rejects.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ReasonRow {
+    pub stage: i64,
+    pub task: String,
+    pub reason: String,
+    pub n: i64,
+}
+
+/// Tables 11 to 13 and the operational figures, for one campaign and scope.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct QcReport {
+    pub campaign: String,
+    pub versions: Versions,
+    pub task: Option<String>,
+    pub pair: Option<(String, String)>,
+    /// In taxonomy order.
+    pub t11: Vec<(String, T11Cell)>,
+    /// In taxonomy order; only the cells of the applicability matrix.
+    pub t12: Vec<(String, Vec<(String, T12Cell)>)>,
+    pub stage1: StageSummary,
+    pub stage2: StageSummary,
+    pub reasons: Vec<ReasonRow>,
+    pub validators: Vec<ValidatorActivity>,
+}
+
+/// (task, rater 1, rater 2).
+type PairKey = (String, String, String);
+
+fn stage_summary(counts: &[OutcomeCount], stage: i64) -> StageSummary {
+    let mut s = StageSummary {
+        items_reviewed: 0,
+        both_pass: 0,
+        both_reject: 0,
+        split: 0,
+        split_accepted: 0,
+        split_rejected: 0,
+        split_pending: 0,
+        pending: 0,
+        pooled: Agreement::of([[0, 0], [0, 0]]),
+        per_pair: Vec::new(),
+    };
+    let mut pooled = [[0i64; 2]; 2];
+    // (task, rater1, rater2) in first-seen order (the store sorts by task position).
+    let mut pairs: Vec<(PairKey, [[i64; 2]; 2])> = Vec::new();
+    for c in counts.iter().filter(|c| c.stage == stage) {
+        match c.outcome.as_str() {
+            "pending" => {
+                s.pending += c.n;
+                continue;
+            }
+            "both_pass" => s.both_pass += c.n,
+            "both_reject" => s.both_reject += c.n,
+            "split" => s.split_pending += c.n,
+            "split_accepted" => s.split_accepted += c.n,
+            "split_rejected" => s.split_rejected += c.n,
+            _ => {}
+        }
+        s.items_reviewed += c.n;
+        let idx = |v: &Option<String>| usize::from(v.as_deref() == Some("reject"));
+        let (i, j) = (idx(&c.verdict1), idx(&c.verdict2));
+        pooled[i][j] += c.n;
+        let key = (c.task.clone(), c.rater1.clone(), c.rater2.clone());
+        match pairs.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, t)) => t[i][j] += c.n,
+            None => {
+                let mut t = [[0i64; 2]; 2];
+                t[i][j] += c.n;
+                pairs.push((key, t));
+            }
+        }
+    }
+    s.split = s.split_pending + s.split_accepted + s.split_rejected;
+    s.pooled = Agreement::of(pooled);
+    s.per_pair = pairs
+        .into_iter()
+        .map(|((task, rater1, rater2), t)| {
+            let agreement = Agreement::of(t);
+            PairAgreement {
+                task,
+                rater1,
+                rater2,
+                items: agreement.items(),
+                agreement,
+            }
+        })
+        .collect();
+    s
+}
+
+/// Builds the report from the store's counts.
+#[allow(clippy::too_many_arguments)]
+pub fn build(
+    campaign: &str,
+    taxonomy: &Taxonomy,
+    versions: Versions,
+    task: Option<&str>,
+    pair: Option<(String, String)>,
+    outcomes: &[OutcomeCount],
+    cells: &[CellCount],
+    reasons: &[ReasonCount],
+    validators: Vec<ValidatorActivity>,
+) -> QcReport {
+    let in_scope = |code: &str| task.is_none_or(|t| t == code);
+    let t11 = taxonomy
+        .tasks
+        .iter()
+        .filter(|t| in_scope(&t.code))
+        .map(|t| {
+            let mut cell = T11Cell::default();
+            for c in outcomes.iter().filter(|c| c.stage == 1 && c.task == t.code) {
+                match c.outcome.as_str() {
+                    "pending" => {}
+                    o => {
+                        cell.reviewed += c.n;
+                        if o == "both_pass" || o == "split_accepted" {
+                            cell.retained += c.n;
+                        }
+                    }
+                }
+            }
+            (t.code.clone(), cell)
+        })
+        .collect();
+    let t12 = taxonomy
+        .tasks
+        .iter()
+        .filter(|t| in_scope(&t.code))
+        .map(|t| {
+            let row = taxonomy
+                .qa_types
+                .iter()
+                .filter(|q| taxonomy.applies(&t.code, &q.code))
+                .map(|q| {
+                    let mut cell = T12Cell::default();
+                    for c in cells
+                        .iter()
+                        .filter(|c| c.task == t.code && c.qa_type == q.code)
+                    {
+                        match c.outcome.as_str() {
+                            "pending" => {}
+                            o => {
+                                cell.reviewed += c.n;
+                                if o == "both_reject" || o == "split_rejected" {
+                                    cell.rejected += c.n;
+                                }
+                            }
+                        }
+                    }
+                    (q.code.clone(), cell)
+                })
+                .collect();
+            (t.code.clone(), row)
+        })
+        .collect();
+    let mut reason_rows: BTreeMap<(i64, String, String), i64> = BTreeMap::new();
+    for r in reasons {
+        for reason in r.reasons.split(';').filter(|x| !x.is_empty()) {
+            *reason_rows
+                .entry((r.stage, r.task.clone(), reason.to_string()))
+                .or_default() += r.n;
+        }
+    }
+    QcReport {
+        campaign: campaign.to_string(),
+        versions,
+        task: task.map(str::to_string),
+        pair,
+        t11,
+        t12,
+        stage1: stage_summary(outcomes, 1),
+        stage2: stage_summary(outcomes, 2),
+        reasons: reason_rows
+            .into_iter()
+            .map(|((stage, task, reason), n)| ReasonRow {
+                stage,
+                task,
+                reason,
+                n,
+            })
+            .collect(),
+        validators,
+    }
+}
+
+fn stage_json(s: &StageSummary) -> Value {
+    let per_pair: Vec<Value> = s
+        .per_pair
+        .iter()
+        .map(|p| {
+            json!({
+                "task": p.task, "rater1": p.rater1, "rater2": p.rater2, "items": p.items,
+                "table": p.agreement.table,
+                "raw_agreement": p.agreement.raw_agreement,
+                "cohen_kappa": p.agreement.cohen_kappa,
+                "cohen_kappa_se": p.agreement.cohen_kappa_se,
+                "cohen_kappa_ci95": p.agreement.cohen_kappa_ci95,
+                "gwet_ac1": p.agreement.gwet_ac1,
+                "pabak": p.agreement.pabak,
+                "krippendorff_alpha": p.agreement.krippendorff_alpha,
+            })
+        })
+        .collect();
+    json!({
+        "items_reviewed": s.items_reviewed,
+        "both_pass": s.both_pass,
+        "both_reject": s.both_reject,
+        "split": s.split,
+        "split_accepted": s.split_accepted,
+        "split_rejected": s.split_rejected,
+        "split_pending": s.split_pending,
+        "pending": s.pending,
+        "table": s.pooled.table,
+        "raw_agreement": s.pooled.raw_agreement,
+        "cohen_kappa": s.pooled.cohen_kappa,
+        "cohen_kappa_se": s.pooled.cohen_kappa_se,
+        "cohen_kappa_ci95": s.pooled.cohen_kappa_ci95,
+        "gwet_ac1": s.pooled.gwet_ac1,
+        "pabak": s.pooled.pabak,
+        "krippendorff_alpha": s.pooled.krippendorff_alpha,
+        "per_pair": per_pair,
+    })
+}
+
+impl QcReport {
+    /// `t11` as SPEC section 7 gives it: `{ TASK: {"reviewed", "retained"} }`.
+    pub fn t11_json(&self) -> Value {
+        let mut m = Map::new();
+        for (task, c) in &self.t11 {
+            m.insert(
+                task.clone(),
+                json!({"reviewed": c.reviewed, "retained": c.retained}),
+            );
+        }
+        Value::Object(m)
+    }
+
+    /// `t12`: `{ TASK: { QA_TYPE: {"reviewed", "rejected"} } }`, matrix cells only.
+    pub fn t12_json(&self) -> Value {
+        let mut m = Map::new();
+        for (task, row) in &self.t12 {
+            let mut r = Map::new();
+            for (qa, c) in row {
+                r.insert(
+                    qa.clone(),
+                    json!({"reviewed": c.reviewed, "rejected": c.rejected}),
+                );
+            }
+            m.insert(task.clone(), Value::Object(r));
+        }
+        Value::Object(m)
+    }
+
+    /// `t13`: `{"stage1": S, "stage2": S}`.
+    pub fn t13_json(&self) -> Value {
+        json!({"stage1": stage_json(&self.stage1), "stage2": stage_json(&self.stage2)})
+    }
+
+    /// Everything, as `tandem stats --json` prints it.
+    pub fn json(&self) -> Value {
+        let reasons: Vec<Value> = self
+            .reasons
+            .iter()
+            .map(|r| json!({"stage": r.stage, "task": r.task, "reason": r.reason, "n": r.n}))
+            .collect();
+        let validators: Vec<Value> = self
+            .validators
+            .iter()
+            .map(|v| {
+                json!({
+                    "validator": v.validator, "stage": v.stage, "verdicts": v.verdicts,
+                    "pass_rate": if v.verdicts > 0 { Some(v.valid as f64 / v.verdicts as f64) } else { None },
+                    "median_ms": v.median_ms,
+                })
+            })
+            .collect();
+        json!({
+            "campaign": self.campaign,
+            "scope": {
+                "versions": self.versions,
+                "task": self.task,
+                "pair": self.pair.as_ref().map(|(a, b)| json!({"rater1": a, "rater2": b})),
+                "note": "Stage 1 counts the first version of every clip unless versions is \"all\"; Stage 2 counts every question reviewed; items with fewer than two verdicts are left out and counted under \"pending\".",
+            },
+            "t11": self.t11_json(),
+            "t12": self.t12_json(),
+            "t13": self.t13_json(),
+            "reasons": reasons,
+            "validators": validators,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn oc(
+        stage: i64,
+        task: &str,
+        r: (&str, &str),
+        outcome: &str,
+        v: (&str, &str),
+        n: i64,
+    ) -> OutcomeCount {
+        OutcomeCount {
+            stage,
+            task: task.into(),
+            rater1: r.0.into(),
+            rater2: r.1.into(),
+            outcome: outcome.into(),
+            verdict1: (!v.0.is_empty()).then(|| v.0.to_string()),
+            verdict2: (!v.1.is_empty()).then(|| v.1.to_string()),
+            n,
+        }
+    }
+
+    #[test]
+    fn the_pooled_table_sums_the_pairs_with_rater_1_as_the_first_member() {
+        let counts = vec![
+            oc(
+                1,
+                "MC_F_EGO_STA",
+                ("a", "b"),
+                "both_pass",
+                ("valid", "valid"),
+                90,
+            ),
+            oc(
+                1,
+                "MC_F_EGO_STA",
+                ("a", "b"),
+                "split_accepted",
+                ("valid", "reject"),
+                3,
+            ),
+            oc(
+                1,
+                "MC_F_EGO_STA",
+                ("a", "b"),
+                "split_rejected",
+                ("reject", "valid"),
+                2,
+            ),
+            oc(
+                1,
+                "MC_F_EGO_STA",
+                ("a", "b"),
+                "both_reject",
+                ("reject", "reject"),
+                5,
+            ),
+            oc(
+                1,
+                "QC_F_EGO_DYN",
+                ("b", "c"),
+                "both_pass",
+                ("valid", "valid"),
+                95,
+            ),
+            oc(
+                1,
+                "QC_F_EGO_DYN",
+                ("b", "c"),
+                "split",
+                ("reject", "valid"),
+                1,
+            ),
+            oc(1, "QC_F_EGO_DYN", ("", ""), "pending", ("", ""), 4),
+        ];
+        let r = build(
+            "c",
+            &Taxonomy::vgenst(),
+            Versions::First,
+            None,
+            None,
+            &counts,
+            &[],
+            &[],
+            vec![],
+        );
+        let s = &r.stage1;
+        assert_eq!(s.pooled.table, [[185, 3], [3, 5]]);
+        assert_eq!(
+            (s.items_reviewed, s.pending, s.split, s.split_pending),
+            (196, 4, 6, 1)
+        );
+        assert_eq!(s.per_pair.len(), 2);
+        assert_eq!(s.per_pair[1].agreement.table, [[95, 0], [1, 0]]);
+        assert_eq!(
+            r.t11[0].1,
+            T11Cell {
+                reviewed: 100,
+                retained: 93
+            }
+        );
+        assert_eq!(
+            r.t11[1].1,
+            T11Cell {
+                reviewed: 96,
+                retained: 95
+            }
+        );
+        assert_eq!(r.t12.iter().map(|(_, row)| row.len()).sum::<usize>(), 98);
+    }
+
+    #[test]
+    fn undefined_kappa_is_null_in_json() {
+        let counts = vec![oc(
+            1,
+            "MC_F_EGO_STA",
+            ("a", "b"),
+            "both_pass",
+            ("valid", "valid"),
+            10,
+        )];
+        let r = build(
+            "c",
+            &Taxonomy::vgenst(),
+            Versions::First,
+            None,
+            None,
+            &counts,
+            &[],
+            &[],
+            vec![],
+        );
+        let j = r.t13_json();
+        assert!(j["stage1"]["cohen_kappa"].is_null());
+        assert_eq!(j["stage1"]["raw_agreement"], json!(1.0));
+        assert!(
+            j["stage2"]["raw_agreement"].is_null(),
+            "no items: undefined, not 0"
+        );
+    }
+}

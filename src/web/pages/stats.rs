@@ -1,0 +1,322 @@
+//! The QC dashboard: Tables 11-13 with their plots, the reasons, the validators and
+//! the author queue, with every table to download as CSV, JSON and LaTeX.
+
+use super::{Chrome, PageResult, render};
+use crate::AppState;
+use crate::error::Error;
+use crate::report::format::{Format, TableId, render as render_table, thousands};
+use crate::report::{QcReport, StageSummary, svg};
+use crate::store::catalog::Campaign;
+use crate::store::sessions::Session;
+use crate::store::stats::{Scope, Versions};
+use askama::Template;
+use axum::Extension;
+use axum::extract::{Path, Query, State};
+use axum::http::header;
+use axum::response::{IntoResponse, Response};
+use serde::Deserialize;
+
+/// The scope as the dashboard's query string gives it.
+#[derive(Debug, Deserialize, Default)]
+pub struct ScopeQuery {
+    pub task: Option<String>,
+    pub pair: Option<String>,
+    pub versions: Option<String>,
+}
+
+impl ScopeQuery {
+    pub fn scope(&self) -> Result<Scope, Error> {
+        let task = self.task.clone().filter(|t| !t.is_empty());
+        let pair = self.pair.as_deref().filter(|p| !p.is_empty());
+        crate::cli::stats_scope(task, pair, self.versions.as_deref().unwrap_or("first"))
+    }
+
+    /// The query string that keeps this scope on links.
+    pub fn query(&self) -> String {
+        let mut q: Vec<(&str, &str)> = Vec::new();
+        if let Some(t) = self.task.as_deref().filter(|t| !t.is_empty()) {
+            q.push(("task", t));
+        }
+        if let Some(p) = self.pair.as_deref().filter(|p| !p.is_empty()) {
+            q.push(("pair", p));
+        }
+        if let Some(v) = self.versions.as_deref().filter(|v| *v == "all") {
+            q.push(("versions", v));
+        }
+        if q.is_empty() {
+            String::new()
+        } else {
+            format!("?{}", serde_urlencoded::to_string(&q).unwrap_or_default())
+        }
+    }
+}
+
+/// One row of the HTML Table 13.
+pub struct T13Row {
+    pub label: &'static str,
+    pub stage1: String,
+    pub stage2: String,
+}
+
+fn pct(x: Option<f64>) -> String {
+    x.map_or_else(|| "undefined".into(), |v| format!("{:.1}%", v * 100.0))
+}
+
+fn dec(x: Option<f64>) -> String {
+    x.map_or_else(|| "undefined".into(), |v| format!("{v:.3}"))
+}
+
+fn count_pct(n: i64, of: i64) -> String {
+    if of == 0 {
+        thousands(n)
+    } else {
+        format!("{} ({:.1}%)", thousands(n), n as f64 * 100.0 / of as f64)
+    }
+}
+
+fn t13_rows(a: &StageSummary, b: &StageSummary) -> Vec<T13Row> {
+    let ci = |s: &StageSummary| {
+        s.pooled.cohen_kappa_ci95.map_or("undefined".into(), |c| {
+            format!("{:.3} to {:.3}", c[0], c[1])
+        })
+    };
+    let row = |label, x: String, y: String| T13Row {
+        label,
+        stage1: x,
+        stage2: y,
+    };
+    vec![
+        row(
+            "Items reviewed",
+            thousands(a.items_reviewed),
+            thousands(b.items_reviewed),
+        ),
+        row(
+            "Both pass",
+            count_pct(a.both_pass, a.items_reviewed),
+            count_pct(b.both_pass, b.items_reviewed),
+        ),
+        row(
+            "Both reject",
+            count_pct(a.both_reject, a.items_reviewed),
+            count_pct(b.both_reject, b.items_reviewed),
+        ),
+        row(
+            "Split (author-resolved)",
+            count_pct(a.split, a.items_reviewed),
+            count_pct(b.split, b.items_reviewed),
+        ),
+        row(
+            "… accepted",
+            thousands(a.split_accepted),
+            thousands(b.split_accepted),
+        ),
+        row(
+            "… rejected",
+            thousands(a.split_rejected),
+            thousands(b.split_rejected),
+        ),
+        row(
+            "… waiting for an author",
+            thousands(a.split_pending),
+            thousands(b.split_pending),
+        ),
+        row(
+            "Raw agreement rate",
+            pct(a.pooled.raw_agreement),
+            pct(b.pooled.raw_agreement),
+        ),
+        row(
+            "Cohen's κ (pooled)",
+            dec(a.pooled.cohen_kappa),
+            dec(b.pooled.cohen_kappa),
+        ),
+        row("κ 95% CI", ci(a), ci(b)),
+        row("Gwet's AC1", dec(a.pooled.gwet_ac1), dec(b.pooled.gwet_ac1)),
+        row("PABAK", dec(a.pooled.pabak), dec(b.pooled.pabak)),
+        row(
+            "Krippendorff's α",
+            dec(a.pooled.krippendorff_alpha),
+            dec(b.pooled.krippendorff_alpha),
+        ),
+        row(
+            "Not yet decided by both (left out)",
+            thousands(a.pending),
+            thousands(b.pending),
+        ),
+    ]
+}
+
+pub struct ValidatorRow {
+    pub name: String,
+    pub stage: i64,
+    pub verdicts: i64,
+    pub pass_rate: String,
+    pub median: String,
+}
+
+pub struct ReasonLine {
+    pub stage: i64,
+    pub task: String,
+    pub reason: String,
+    pub n: i64,
+}
+
+#[derive(Template)]
+#[template(path = "stats.html")]
+struct StatsPage {
+    chrome: Chrome,
+    campaign: String,
+    query: String,
+    tasks: Vec<String>,
+    pairs: Vec<String>,
+    task: String,
+    pair: String,
+    all_versions: bool,
+    t13: Vec<T13Row>,
+    t11_svg: String,
+    t12_svg: String,
+    kappa1_svg: String,
+    kappa2_svg: String,
+    reasons1_svg: String,
+    reasons2_svg: String,
+    reasons: Vec<ReasonLine>,
+    validators: Vec<ValidatorRow>,
+    waiting1: i64,
+    waiting2: i64,
+}
+
+async fn report_for(
+    state: &AppState,
+    c: &str,
+    q: &ScopeQuery,
+) -> Result<(Campaign, QcReport), Error> {
+    let campaign = state.store.campaign(c).await?;
+    let scope = q.scope()?;
+    let report = state.store.qc_report(&campaign, &scope).await?;
+    Ok((campaign, report))
+}
+
+pub async fn dashboard(
+    State(state): State<AppState>,
+    Extension(session): Extension<Session>,
+    Path(c): Path<String>,
+    Query(q): Query<ScopeQuery>,
+) -> PageResult {
+    let (campaign, report) = report_for(&state, &c, &q).await?;
+    // Every pair of the campaign, for the scope menu (from the unscoped figures).
+    let unscoped =
+        q.task.as_deref().unwrap_or("").is_empty() && q.pair.as_deref().unwrap_or("").is_empty();
+    let all = if unscoped {
+        report.clone()
+    } else {
+        state.store.qc_report(&campaign, &Scope::default()).await?
+    };
+    let mut pairs: Vec<String> = all
+        .stage1
+        .per_pair
+        .iter()
+        .chain(all.stage2.per_pair.iter())
+        .map(|p| format!("{},{}", p.rater1, p.rater2))
+        .collect();
+    pairs.sort();
+    pairs.dedup();
+    let here = format!("/c/{c}/stats");
+    let chrome = Chrome::new(&state, &session, Some(&c), "Statistics", &here).await?;
+    let tax = &campaign.taxonomy;
+    let page = StatsPage {
+        chrome,
+        query: q.query(),
+        tasks: tax.tasks.iter().map(|t| t.code.clone()).collect(),
+        pairs,
+        task: q.task.clone().unwrap_or_default(),
+        pair: q.pair.clone().unwrap_or_default(),
+        all_versions: report.versions == Versions::All,
+        t13: t13_rows(&report.stage1, &report.stage2),
+        t11_svg: svg::t11_grid(&report, tax),
+        t12_svg: svg::t12_heatmap(&report, tax),
+        kappa1_svg: svg::kappa_bars(
+            &report.stage1,
+            "Stage 1 (clips): Cohen's kappa per pair, with 95% CI",
+        ),
+        kappa2_svg: svg::kappa_bars(
+            &report.stage2,
+            "Stage 2 (questions): Cohen's kappa per pair, with 95% CI",
+        ),
+        reasons1_svg: svg::reason_bars(&report, 1, "Stage 1: reasons given with counted rejects"),
+        reasons2_svg: svg::reason_bars(&report, 2, "Stage 2: reasons given with counted rejects"),
+        reasons: report
+            .reasons
+            .iter()
+            .map(|r| ReasonLine {
+                stage: r.stage,
+                task: r.task.clone(),
+                reason: r.reason.clone(),
+                n: r.n,
+            })
+            .collect(),
+        validators: report
+            .validators
+            .iter()
+            .map(|v| ValidatorRow {
+                name: v.validator.clone(),
+                stage: v.stage,
+                verdicts: v.verdicts,
+                pass_rate: if v.verdicts > 0 {
+                    format!("{:.1}%", v.valid as f64 * 100.0 / v.verdicts as f64)
+                } else {
+                    "undefined".into()
+                },
+                median: v
+                    .median_ms
+                    .map_or("-".into(), |ms| format!("{:.1} s", ms / 1000.0)),
+            })
+            .collect(),
+        waiting1: report.stage1.split_pending,
+        waiting2: report.stage2.split_pending,
+        campaign: c,
+    };
+    Ok(render(&page))
+}
+
+/// `t11.csv`, `t13.tex`, `t12.json`, ... or `all.json`.
+pub async fn download(
+    State(state): State<AppState>,
+    Path((c, file)): Path<(String, String)>,
+    Query(q): Query<ScopeQuery>,
+) -> PageResult {
+    let (campaign, report) = report_for(&state, &c, &q).await?;
+    let (name, ext) = file
+        .rsplit_once('.')
+        .ok_or_else(|| Error::NotFound(format!("no download `{file}`")))?;
+    let format = Format::parse(ext).map_err(Error::NotFound)?;
+    let body = if name == "all" && format == Format::Json {
+        serde_json::to_string_pretty(&report.json())
+            .map_err(|e| Error::Internal(format!("cannot write JSON: {e}")))?
+    } else {
+        let table = TableId::parse(name).map_err(Error::NotFound)?;
+        render_table(&report, &campaign.taxonomy, table, format)?
+    };
+    Ok((
+        [
+            (header::CONTENT_TYPE, format.content_type().to_string()),
+            (
+                header::CONTENT_DISPOSITION,
+                format!("attachment; filename=\"{c}-{name}.{}\"", format.extension()),
+            ),
+            (header::CACHE_CONTROL, "no-store".to_string()),
+        ],
+        body,
+    )
+        .into_response())
+}
+
+/// The same figures as JSON for scripts: `GET /api/v1/campaigns/{c}/stats`.
+pub async fn api(
+    State(state): State<AppState>,
+    Path(c): Path<String>,
+    Query(q): Query<ScopeQuery>,
+) -> Result<Response, Error> {
+    let (_, report) = report_for(&state, &c, &q).await?;
+    Ok(axum::Json(report.json()).into_response())
+}

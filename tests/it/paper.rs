@@ -1,0 +1,249 @@
+//! A paper-scale reconstruction: a campaign whose decisions follow Tables 11-13 of
+//! VGenST-Bench, and `tandem stats` giving those tables back.
+
+use crate::helpers::fake_mp4;
+use serde_json::Value;
+use std::process::Command;
+use tandem::demo::paper::{self, T11_RETAINED, T12_REJECTED};
+use tandem::{Config, Store};
+
+async fn paper_campaign() -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let config = Config::new(&data, None).unwrap();
+    let store: Store = config.open_store().await.unwrap();
+    let src = dir.path().join("src");
+    std::fs::create_dir_all(&src).unwrap();
+    let video = |t: usize, id: &str| fake_mp4(&format!("{t}/{id}"));
+    paper::build(&store, &config, "default", &src, &video)
+        .await
+        .unwrap();
+    store.close().await;
+    (dir, data)
+}
+
+fn stats(data: &std::path::Path, args: &[&str]) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_tandem"))
+        .arg("--data-dir")
+        .arg(data)
+        .arg("stats")
+        .args(args)
+        .env_remove("DATABASE_URL")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn round(x: &Value, places: i32) -> f64 {
+    let p = 10f64.powi(places);
+    (x.as_f64().unwrap() * p).round() / p
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stats_give_back_the_papers_tables_11_to_13() {
+    let (_dir, data) = paper_campaign().await;
+    let j: Value = serde_json::from_str(&stats(&data, &["--json"])).unwrap();
+
+    // Table 11: clips retained out of 100 reviewed, per task.
+    for (task, retained) in T11_RETAINED {
+        assert_eq!(j["t11"][task]["reviewed"], 100, "{task}");
+        assert_eq!(j["t11"][task]["retained"], retained, "{task}");
+    }
+    // Table 12: every cell of the matrix reviewed 100 times; the rejections as printed.
+    let mut cells = 0;
+    for (task, row) in j["t12"].as_object().unwrap() {
+        for (qa, cell) in row.as_object().unwrap() {
+            cells += 1;
+            let want = T12_REJECTED
+                .iter()
+                .find(|(t, q, _)| t == task && q == qa)
+                .map_or(0, |c| c.2);
+            assert_eq!(cell["reviewed"], 100, "{task} {qa}");
+            assert_eq!(cell["rejected"], want, "{task} {qa}");
+        }
+    }
+    assert_eq!(cells, 98);
+    // Table 13.
+    let s1 = &j["t13"]["stage1"];
+    let s2 = &j["t13"]["stage2"];
+    let counts = |s: &Value| {
+        [
+            "items_reviewed",
+            "both_pass",
+            "both_reject",
+            "split",
+            "split_accepted",
+            "split_rejected",
+            "split_pending",
+        ]
+        .map(|k| s[k].as_i64().unwrap())
+    };
+    assert_eq!(counts(s1), [1200, 1045, 70, 85, 40, 45, 0]);
+    assert_eq!(counts(s2), [9800, 9677, 80, 43, 30, 13, 0]);
+    assert_eq!(round(&s1["raw_agreement"], 3), 0.929);
+    assert_eq!(round(&s2["raw_agreement"], 3), 0.996);
+    assert_eq!(round(&s1["cohen_kappa"], 2), 0.58);
+    assert_eq!(round(&s2["cohen_kappa"], 2), 0.79);
+    // The splits divide 43/42 and 22/21 between the raters.
+    assert_eq!(s1["table"], serde_json::json!([[1045, 43], [42, 70]]));
+    assert_eq!(s2["table"], serde_json::json!([[9677, 22], [21, 80]]));
+    let ci = s1["cohen_kappa_ci95"].as_array().unwrap();
+    assert!(ci[0].as_f64().unwrap() < 0.58 && ci[1].as_f64().unwrap() > 0.58);
+    // One pair per task, 100 clips each.
+    let pairs = s1["per_pair"].as_array().unwrap();
+    assert_eq!(pairs.len(), 12);
+    assert_eq!(
+        (
+            pairs[0]["rater1"].as_str(),
+            pairs[0]["rater2"].as_str(),
+            pairs[0]["items"].as_i64()
+        ),
+        (Some("val00"), Some("val01"), Some(100))
+    );
+    assert_eq!(
+        (pairs[11]["rater1"].as_str(), pairs[11]["rater2"].as_str()),
+        (Some("val11"), Some("val00"))
+    );
+
+    // All versions: the first reviews plus the 115 regenerated clips, which both passed.
+    let all: Value = serde_json::from_str(&stats(&data, &["--json", "--versions", "all"])).unwrap();
+    let a1 = &all["t13"]["stage1"];
+    assert_eq!(counts(a1), [1315, 1160, 70, 85, 40, 45, 0]);
+    assert_eq!(
+        all["t13"]["stage2"], j["t13"]["stage2"],
+        "Stage 2 does not depend on the versions"
+    );
+    assert_eq!(all["t11"]["LS_E_EXO_STA"]["retained"], 100);
+
+    // Narrower scopes.
+    let one: Value =
+        serde_json::from_str(&stats(&data, &["--json", "--task", "LS_E_EXO_STA"])).unwrap();
+    assert_eq!(one["t13"]["stage1"]["items_reviewed"], 100);
+    assert_eq!(one["t11"].as_object().unwrap().len(), 1);
+    let pair: Value =
+        serde_json::from_str(&stats(&data, &["--json", "--pair", "val10,val11"])).unwrap();
+    assert_eq!(pair["t13"]["stage1"]["items_reviewed"], 100);
+    assert_eq!(pair["t13"]["stage1"]["per_pair"][0]["task"], "LS_E_EXO_STA");
+
+    // The three tables in every format.
+    let latex = stats(&data, &["--table", "T13", "--format", "latex"]);
+    for needle in [
+        "\\toprule",
+        "\\midrule",
+        "\\bottomrule",
+        "Items reviewed & 1,200 & 9,800",
+        "Both pass & 1,045 (87.1\\%) & 9,677 (98.7\\%)",
+        "Raw agreement rate & 92.9\\% & 99.6\\%",
+        "Cohen's $\\kappa$ & 0.58 & 0.79",
+    ] {
+        assert!(latex.contains(needle), "`{needle}` not in\n{latex}");
+    }
+    assert_eq!(latex.matches('{').count(), latex.matches('}').count());
+    let t11 = stats(&data, &["--table", "t11", "--format", "latex"]);
+    assert!(
+        t11.contains("Environmental (E) & 91 (DS) & 86 (RV) & 78 (LS) & 90 (BT) \\\\"),
+        "{t11}"
+    );
+    let t12 = stats(&data, &["--table", "T12", "--format", "latex"]);
+    assert!(
+        t12.contains("LS\\_E\\_EXO\\_STA & 0 & 12 & - & - & - & - & 0 & 0 & 6 & 3 & 10 & 0 \\\\"),
+        "{t12}"
+    );
+    dashboard_and_api_agree(&data, &j, &latex).await;
+
+    for t in ["T11", "T12", "T13"] {
+        let csv = stats(&data, &["--table", t, "--format", "csv"]);
+        let mut r = csv::Reader::from_reader(csv.as_bytes());
+        let header = r.headers().unwrap().clone();
+        let rows: Vec<csv::StringRecord> = r.records().map(|x| x.unwrap()).collect();
+        assert!(
+            !rows.is_empty() && rows.iter().all(|row| row.len() == header.len()),
+            "{t}"
+        );
+        let json: Value =
+            serde_json::from_str(&stats(&data, &["--table", t, "--format", "json"])).unwrap();
+        assert_eq!(json, j[t.to_lowercase()]);
+    }
+}
+
+/// The dashboard, its downloads and the API give the same figures as the CLI.
+async fn dashboard_and_api_agree(data: &std::path::Path, cli_json: &Value, cli_t13_latex: &str) {
+    let config = Config::new(data, None).unwrap();
+    let store = config.open_store().await.unwrap();
+    let admin = store.user_by_name("admin").await.unwrap().unwrap();
+    let token = store.create_token("admin", "test").await.unwrap();
+    let cookie = format!(
+        "tandem_session={}",
+        store.create_session(&admin).await.unwrap()
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let state = tandem::AppState {
+        store,
+        config: std::sync::Arc::new(config),
+    };
+    tokio::spawn(tandem::serve(listener, state, std::future::pending()));
+    let http = reqwest::Client::new();
+
+    let api: Value = http
+        .get(format!("{base}/api/v1/campaigns/default/stats"))
+        .bearer_auth(&token)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    for k in ["t11", "t12", "t13"] {
+        assert_eq!(api[k], cli_json[k], "{k}");
+    }
+    let page = http
+        .get(format!("{base}/c/default/stats"))
+        .header("Cookie", &cookie)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(page.status(), 200);
+    let html = page.text().await.unwrap();
+    for needle in [
+        "Table 13",
+        "<svg",
+        "0.583",
+        "92.9%",
+        "/c/default/stats/t12.tex",
+        "undefined (one category only)",
+    ] {
+        assert!(html.contains(needle), "`{needle}` not on the dashboard");
+    }
+    assert!(!html.contains("style=\""), "no inline styles under the CSP");
+    let tex = http
+        .get(format!("{base}/c/default/stats/t13.tex"))
+        .header("Cookie", &cookie)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert_eq!(tex, cli_t13_latex);
+    let scoped = http
+        .get(format!(
+            "{base}/c/default/stats?task=LS_E_EXO_STA&versions=all"
+        ))
+        .header("Cookie", &cookie)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        scoped.contains("100/122"),
+        "LS over all versions: 100 retained of 78 + 22 regenerated reviews"
+    );
+}
