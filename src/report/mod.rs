@@ -9,10 +9,10 @@ use crate::domain::taxonomy::Taxonomy;
 use crate::stats::agreement::{
     Table, cohen_kappa, gwet_ac1_table, krippendorff_alpha_table, pabak, percent_agreement,
 };
-use crate::store::stats::{CellCount, OutcomeCount, ReasonCount, ValidatorActivity, Versions};
+use crate::store::stats::{OutcomeCount, Scope, ValidatorActivity, Versions};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 /// T11: one task's Stage 1.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -192,35 +192,34 @@ fn stage_summary(counts: &[OutcomeCount], stage: i64) -> StageSummary {
     s
 }
 
-/// Builds the report from the store's counts.
-#[allow(clippy::too_many_arguments)]
+/// Builds the report from the store's counts (see [`Store::outcome_counts`]) and the
+/// validators' median times.
+///
+/// [`Store::outcome_counts`]: crate::store::Store::outcome_counts
 pub fn build(
     campaign: &str,
     taxonomy: &Taxonomy,
-    versions: Versions,
-    task: Option<&str>,
-    pair: Option<(String, String)>,
+    scope: &Scope,
     outcomes: &[OutcomeCount],
-    cells: &[CellCount],
-    reasons: &[ReasonCount],
-    validators: Vec<ValidatorActivity>,
+    medians: &HashMap<(String, i64), Option<f64>>,
 ) -> QcReport {
+    let task = scope.task.as_deref();
     let in_scope = |code: &str| task.is_none_or(|t| t == code);
+    let decided = |c: &&OutcomeCount| c.outcome != "pending";
     let t11 = taxonomy
         .tasks
         .iter()
         .filter(|t| in_scope(&t.code))
         .map(|t| {
             let mut cell = T11Cell::default();
-            for c in outcomes.iter().filter(|c| c.stage == 1 && c.task == t.code) {
-                match c.outcome.as_str() {
-                    "pending" => {}
-                    o => {
-                        cell.reviewed += c.n;
-                        if o == "both_pass" || o == "split_accepted" {
-                            cell.retained += c.n;
-                        }
-                    }
+            for c in outcomes
+                .iter()
+                .filter(|c| c.stage == 1 && c.task == t.code)
+                .filter(decided)
+            {
+                cell.reviewed += c.n;
+                if c.outcome == "both_pass" || c.outcome == "split_accepted" {
+                    cell.retained += c.n;
                 }
             }
             (t.code.clone(), cell)
@@ -237,18 +236,18 @@ pub fn build(
                 .filter(|q| taxonomy.applies(&t.code, &q.code))
                 .map(|q| {
                     let mut cell = T12Cell::default();
-                    for c in cells
+                    for c in outcomes
                         .iter()
-                        .filter(|c| c.task == t.code && c.qa_type == q.code)
+                        .filter(|c| {
+                            c.stage == 2
+                                && c.task == t.code
+                                && c.qa_type.as_deref() == Some(q.code.as_str())
+                        })
+                        .filter(decided)
                     {
-                        match c.outcome.as_str() {
-                            "pending" => {}
-                            o => {
-                                cell.reviewed += c.n;
-                                if o == "both_reject" || o == "split_rejected" {
-                                    cell.rejected += c.n;
-                                }
-                            }
+                        cell.reviewed += c.n;
+                        if c.outcome == "both_reject" || c.outcome == "split_rejected" {
+                            cell.rejected += c.n;
                         }
                     }
                     (q.code.clone(), cell)
@@ -257,19 +256,37 @@ pub fn build(
             (t.code.clone(), row)
         })
         .collect();
+    // The reasons of the counted rejects, and each validator's counted verdicts.
     let mut reason_rows: BTreeMap<(i64, String, String), i64> = BTreeMap::new();
-    for r in reasons {
-        for reason in r.reasons.split(';').filter(|x| !x.is_empty()) {
-            *reason_rows
-                .entry((r.stage, r.task.clone(), reason.to_string()))
-                .or_default() += r.n;
+    let mut verdicts: BTreeMap<(String, i64), (i64, i64)> = BTreeMap::new();
+    for c in outcomes.iter().filter(decided) {
+        for (who, verdict, reasons) in [
+            (&c.rater1, &c.verdict1, &c.reasons1),
+            (&c.rater2, &c.verdict2, &c.reasons2),
+        ] {
+            let entry = verdicts.entry((who.clone(), c.stage)).or_default();
+            entry.0 += c.n;
+            if verdict.as_deref() == Some("valid") {
+                entry.1 += c.n;
+            } else {
+                for reason in reasons
+                    .as_deref()
+                    .unwrap_or("")
+                    .split(';')
+                    .filter(|x| !x.is_empty())
+                {
+                    *reason_rows
+                        .entry((c.stage, c.task.clone(), reason.to_string()))
+                        .or_default() += c.n;
+                }
+            }
         }
     }
     QcReport {
         campaign: campaign.to_string(),
-        versions,
+        versions: scope.versions,
         task: task.map(str::to_string),
-        pair,
+        pair: scope.pair.clone(),
         t11,
         t12,
         stage1: stage_summary(outcomes, 1),
@@ -283,7 +300,16 @@ pub fn build(
                 n,
             })
             .collect(),
-        validators,
+        validators: verdicts
+            .into_iter()
+            .map(|((validator, stage), (n, valid))| ValidatorActivity {
+                median_ms: medians.get(&(validator.clone(), stage)).copied().flatten(),
+                validator,
+                stage,
+                verdicts: n,
+                valid,
+            })
+            .collect(),
     }
 }
 
@@ -412,9 +438,12 @@ mod tests {
             task: task.into(),
             rater1: r.0.into(),
             rater2: r.1.into(),
+            qa_type: None,
             outcome: outcome.into(),
             verdict1: (!v.0.is_empty()).then(|| v.0.to_string()),
             verdict2: (!v.1.is_empty()).then(|| v.1.to_string()),
+            reasons1: (v.0 == "reject").then(|| "prompt_drift".to_string()),
+            reasons2: (v.1 == "reject").then(|| "generation_artifact;other".to_string()),
             n,
         }
     }
@@ -475,13 +504,9 @@ mod tests {
         let r = build(
             "c",
             &Taxonomy::vgenst(),
-            Versions::First,
-            None,
-            None,
+            &Scope::default(),
             &counts,
-            &[],
-            &[],
-            vec![],
+            &HashMap::new(),
         );
         let s = &r.stage1;
         assert_eq!(s.pooled.table, [[185, 3], [3, 5]]);
@@ -506,6 +531,12 @@ mod tests {
             }
         );
         assert_eq!(r.t12.iter().map(|(_, row)| row.len()).sum::<usize>(), 98);
+        // Reasons of the counted rejects: rater 1's and rater 2's.
+        let reasons: Vec<(&str, i64)> =
+            r.reasons.iter().map(|x| (x.reason.as_str(), x.n)).collect();
+        assert!(reasons.contains(&("prompt_drift", 7)), "{reasons:?}");
+        let a = r.validators.iter().find(|v| v.validator == "a").unwrap();
+        assert_eq!((a.verdicts, a.valid), (100, 93));
     }
 
     #[test]
@@ -521,13 +552,9 @@ mod tests {
         let r = build(
             "c",
             &Taxonomy::vgenst(),
-            Versions::First,
-            None,
-            None,
+            &Scope::default(),
             &counts,
-            &[],
-            &[],
-            vec![],
+            &HashMap::new(),
         );
         let j = r.t13_json();
         assert!(j["stage1"]["cohen_kappa"].is_null());

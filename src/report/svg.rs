@@ -357,7 +357,8 @@ pub fn reason_bars(report: &QcReport, stage: i64, title: &str) -> String {
 mod tests {
     use super::*;
     use crate::report::build;
-    use crate::store::stats::{OutcomeCount, Versions};
+    use crate::store::stats::{OutcomeCount, Scope};
+    use std::collections::HashMap;
 
     #[test]
     fn plots_escape_text_and_use_no_inline_style_or_script() {
@@ -366,23 +367,16 @@ mod tests {
             task: "MC_F_EGO_STA".into(),
             rater1: "<b>a</b>".into(),
             rater2: "b&c".into(),
+            qa_type: None,
             outcome: "both_pass".into(),
             verdict1: Some("valid".into()),
             verdict2: Some("valid".into()),
+            reasons1: Some(String::new()),
+            reasons2: Some(String::new()),
             n: 3,
         }];
         let tax = Taxonomy::vgenst();
-        let r = build(
-            "c",
-            &tax,
-            Versions::First,
-            None,
-            None,
-            &counts,
-            &[],
-            &[],
-            vec![],
-        );
+        let r = build("c", &tax, &Scope::default(), &counts, &HashMap::new());
         for svg in [
             t11_grid(&r, &tax),
             t12_heatmap(&r, &tax),

@@ -482,11 +482,12 @@ impl Store {
                 .execute(&mut *tx)
                 .await?;
             let stage1: i64 = sqlx::query_scalar(
-                "INSERT INTO items (campaign_id, task_id, stage, clip_version_id) VALUES ($1, $2, 1, $3) RETURNING id",
+                "INSERT INTO items (campaign_id, task_id, stage, clip_version_id, clip_version) VALUES ($1, $2, 1, $3, $4) RETURNING id",
             )
             .bind(campaign.id)
             .bind(task_id)
             .bind(version_id)
+            .bind(version)
             .fetch_one(&mut *tx)
             .await?;
             for (position, q) in clip.questions.iter().enumerate() {
@@ -507,14 +508,16 @@ impl Store {
                 .fetch_one(&mut *tx)
                 .await?;
                 sqlx::query(
-                    "INSERT INTO items (campaign_id, task_id, stage, clip_version_id, question_id, parent_item_id)
-                     VALUES ($1, $2, 2, $3, $4, $5)",
+                    "INSERT INTO items (campaign_id, task_id, stage, clip_version_id, question_id, parent_item_id, clip_version, qa_type)
+                     VALUES ($1, $2, 2, $3, $4, $5, $6, $7)",
                 )
                 .bind(campaign.id)
                 .bind(task_id)
                 .bind(version_id)
                 .bind(qid)
                 .bind(stage1)
+                .bind(version)
+                .bind(&q.qa_type)
                 .execute(&mut *tx)
                 .await?;
                 summary.questions_new += 1;

@@ -148,7 +148,7 @@ pub(crate) async fn record_verdict_in(
         .execute(&mut *c)
         .await?;
     let row = sqlx::query(
-        "SELECT i.stage, i.outcome, i.rater1_id, i.rater2_id, i.clip_version_id,
+        "SELECT i.stage, i.campaign_id, i.outcome, i.rater1_id, i.rater2_id, i.clip_version_id,
                 c.current_version_id, c.clip_key, t.code AS task,
                 t.rater1_id AS task_rater1, t.rater2_id AS task_rater2, t.pair_problem,
                 q.level, q.question_key, p.outcome AS parent_outcome
@@ -166,6 +166,7 @@ pub(crate) async fn record_verdict_in(
     .ok_or_else(|| Error::NotFound(format!("no item #{item_id}")))?;
     let stage = Stage::from_number(col(&row, "stage")?)
         .ok_or_else(|| Error::Internal("stored item has no stage".into()))?;
+    let campaign_id: i64 = col(&row, "campaign_id")?;
     let outcome_s: String = col(&row, "outcome")?;
     let outcome = Outcome::parse(&outcome_s)
         .ok_or_else(|| Error::Internal(format!("stored outcome `{outcome_s}`")))?;
@@ -253,8 +254,8 @@ pub(crate) async fn record_verdict_in(
 
     let seq = i64::try_from(mine.len()).unwrap_or(i64::MAX) + 1;
     let decision_id: i64 = sqlx::query_scalar(
-        "INSERT INTO decisions (item_id, validator_id, seq, verdict, reasons, note, time_spent_ms, decided_at, recorded_at, origin)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id",
+        "INSERT INTO decisions (item_id, validator_id, seq, verdict, reasons, note, time_spent_ms, decided_at, recorded_at, origin, campaign_id, stage)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING id",
     )
     .bind(item_id)
     .bind(validator.id)
@@ -266,6 +267,8 @@ pub(crate) async fn record_verdict_in(
     .bind(decided_at)
     .bind(now_micros())
     .bind(origin.as_str())
+    .bind(campaign_id)
+    .bind(stage.number())
     .fetch_one(&mut *c)
     .await?;
     if snapshot.0.is_none() {
@@ -284,7 +287,7 @@ pub(crate) async fn record_verdict_in(
         pair.0
     };
     let partner_latest = sqlx::query(
-        "SELECT id, verdict FROM decisions WHERE item_id = $1 AND validator_id = $2 ORDER BY seq DESC LIMIT 1",
+        "SELECT id, verdict, reasons FROM decisions WHERE item_id = $1 AND validator_id = $2 ORDER BY seq DESC LIMIT 1",
     )
     .bind(item_id)
     .bind(partner)
@@ -294,21 +297,39 @@ pub(crate) async fn record_verdict_in(
         let partner_id: i64 = col(&p, "id")?;
         let partner_verdict =
             Verdict::parse(&col::<String>(&p, "verdict")?).map_err(Error::Internal)?;
-        let (v1, v2, f1, f2) = if validator.id == pair.0 {
-            (checked.verdict, partner_verdict, decision_id, partner_id)
+        let partner_reasons: String = col(&p, "reasons")?;
+        let (v1, v2, f1, f2, r1, r2) = if validator.id == pair.0 {
+            (
+                checked.verdict,
+                partner_verdict,
+                decision_id,
+                partner_id,
+                reasons.clone(),
+                partner_reasons,
+            )
         } else {
-            (partner_verdict, checked.verdict, partner_id, decision_id)
+            (
+                partner_verdict,
+                checked.verdict,
+                partner_id,
+                decision_id,
+                partner_reasons,
+                reasons.clone(),
+            )
         };
         let outcome = outcome_of(v1, v2);
         let updated = sqlx::query(
-            "UPDATE items SET outcome = $1, verdict1 = $2, verdict2 = $3, final1_id = $4, final2_id = $5, completed_at = $6
-             WHERE id = $7 AND outcome = 'pending'",
+            "UPDATE items SET outcome = $1, verdict1 = $2, verdict2 = $3, final1_id = $4, final2_id = $5,
+                              reasons1 = $6, reasons2 = $7, completed_at = $8
+             WHERE id = $9 AND outcome = 'pending'",
         )
         .bind(outcome.as_str())
         .bind(v1.as_str())
         .bind(v2.as_str())
         .bind(f1)
         .bind(f2)
+        .bind(r1)
+        .bind(r2)
         .bind(now_micros())
         .bind(item_id)
         .execute(&mut *c)

@@ -10,6 +10,7 @@ mod cli;
 mod concurrency;
 mod imports;
 mod media;
+mod migrations;
 mod pages;
 mod paper;
 mod process;

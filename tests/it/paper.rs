@@ -155,6 +155,7 @@ async fn stats_give_back_the_papers_tables_11_to_13() {
         "{t12}"
     );
     dashboard_and_api_agree(&data, &j, &latex).await;
+    compiles_if_latex_is_installed(&data);
 
     for t in ["T11", "T12", "T13"] {
         let csv = stats(&data, &["--table", t, "--format", "csv"]);
@@ -245,5 +246,35 @@ async fn dashboard_and_api_agree(data: &std::path::Path, cli_json: &Value, cli_t
     assert!(
         scoped.contains("100/122"),
         "LS over all versions: 100 retained of 78 + 22 regenerated reviews"
+    );
+}
+
+/// The three LaTeX tables compile in a document with booktabs, when pdflatex is here.
+fn compiles_if_latex_is_installed(data: &std::path::Path) {
+    let Ok(probe) = Command::new("pdflatex").arg("--version").output() else {
+        eprintln!("pdflatex is not installed: the LaTeX tables were checked as text only");
+        return;
+    };
+    if !probe.status.success() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mut doc = String::from(
+        "\\documentclass{article}\n\\usepackage[margin=1.5cm]{geometry}\n\\usepackage{booktabs}\n\\begin{document}\n",
+    );
+    for t in ["T11", "T12", "T13"] {
+        doc.push_str(&stats(data, &["--table", t, "--format", "latex"]));
+    }
+    doc.push_str("\\end{document}\n");
+    std::fs::write(dir.path().join("tables.tex"), doc).unwrap();
+    let out = Command::new("pdflatex")
+        .args(["-interaction=nonstopmode", "-halt-on-error", "tables.tex"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "pdflatex failed:\n{}",
+        String::from_utf8_lossy(&out.stdout)
     );
 }
