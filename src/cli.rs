@@ -565,17 +565,32 @@ pub async fn import_manifest(
 }
 
 async fn serve(config: &Config, store: &Store, bind: &str) -> Result<()> {
+    let (listener, addr) = listen(bind).await?;
+    tracing::info!(%addr, data_dir = %config.data_dir.display(), "Tandem is listening");
+    println!("Tandem is listening on http://{addr}");
+    serve_until_stopped(listener, config.clone(), store.clone()).await
+}
+
+/// Binds the listening socket.
+pub async fn listen(bind: &str) -> Result<(tokio::net::TcpListener, std::net::SocketAddr)> {
     let listener = tokio::net::TcpListener::bind(bind)
         .await
         .map_err(|e| Error::io(format!("cannot listen on {bind}"), e))?;
     let addr = listener
         .local_addr()
         .map_err(|e| Error::io("cannot read the listening address", e))?;
-    tracing::info!(%addr, data_dir = %config.data_dir.display(), "Tandem is listening");
-    println!("Tandem is listening on http://{addr}");
+    Ok((listener, addr))
+}
+
+/// Serves until Ctrl-C or SIGTERM, drawing missing frame strips in the background.
+pub async fn serve_until_stopped(
+    listener: tokio::net::TcpListener,
+    config: Config,
+    store: Store,
+) -> Result<()> {
     let state = AppState {
-        store: store.clone(),
-        config: Arc::new(config.clone()),
+        store,
+        config: Arc::new(config),
     };
     crate::web::media::warm_strips(&state);
     crate::serve(listener, state, crate::shutdown_signal())

@@ -3,7 +3,6 @@
 //! every role with a generated password printed once, a few decisions already made so
 //! that the author has a split to resolve, and the server running.
 
-use crate::AppState;
 use crate::cli::{hash_blocking, import_manifest};
 use crate::config::Config;
 use crate::domain::taxonomy::Taxonomy;
@@ -17,7 +16,6 @@ use serde_json::{Value, json};
 
 pub mod paper;
 use std::path::Path;
-use std::sync::Arc;
 
 /// The campaign the demo fills.
 pub const CAMPAIGN: &str = "default";
@@ -317,12 +315,7 @@ async fn run_paper_scale(data_dir: &Path, database_url: Option<String>, bind: &s
     let video = |t: usize, _: &str| CLIPS[t % CLIPS.len()].to_vec();
     let accounts = paper::build(&store, &config, CAMPAIGN, &source, &video).await?;
     println!("built in {:.1} s", started.elapsed().as_secs_f64());
-    let listener = tokio::net::TcpListener::bind(bind)
-        .await
-        .map_err(|e| Error::io(format!("cannot listen on {bind}"), e))?;
-    let addr = listener
-        .local_addr()
-        .map_err(|e| Error::io("cannot read the listening address", e))?;
+    let (listener, addr) = crate::cli::listen(bind).await?;
     let base = format!("http://{addr}");
     println!();
     println!("Tandem demo at paper scale: the decisions follow Tables 11-13 of VGenST-Bench");
@@ -343,13 +336,7 @@ async fn run_paper_scale(data_dir: &Path, database_url: Option<String>, bind: &s
     );
     println!();
     println!("Press Ctrl-C to stop.");
-    let state = AppState {
-        store,
-        config: Arc::new(config),
-    };
-    crate::serve(listener, state, crate::shutdown_signal())
-        .await
-        .map_err(|e| Error::io("the server stopped", e))
+    crate::cli::serve_until_stopped(listener, config, store).await
 }
 
 /// `tandem demo`: build, print the logins, serve.
@@ -363,12 +350,7 @@ pub async fn run(
         return run_paper_scale(data_dir, database_url, bind).await;
     }
     let (config, store, accounts) = build(data_dir, database_url).await?;
-    let listener = tokio::net::TcpListener::bind(bind)
-        .await
-        .map_err(|e| Error::io(format!("cannot listen on {bind}"), e))?;
-    let addr = listener
-        .local_addr()
-        .map_err(|e| Error::io("cannot read the listening address", e))?;
+    let (listener, addr) = crate::cli::listen(bind).await?;
     let base = format!("http://{addr}");
     println!();
     println!("Tandem demo: 12 sample clips with their questions in campaign `{CAMPAIGN}`");
@@ -398,12 +380,5 @@ pub async fn run(
     }
     println!();
     println!("Press Ctrl-C to stop.");
-    let state = AppState {
-        store,
-        config: Arc::new(config),
-    };
-    crate::web::media::warm_strips(&state);
-    crate::serve(listener, state, crate::shutdown_signal())
-        .await
-        .map_err(|e| Error::io("the server stopped", e))
+    crate::cli::serve_until_stopped(listener, config, store).await
 }

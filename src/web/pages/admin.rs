@@ -1,7 +1,7 @@
 //! The admin's pages: where the campaign stands, accounts and pairs, imports and
 //! exports.
 
-use super::{Chrome, PageResult, render};
+use super::{Chrome, FormFields, PageResult, render};
 use crate::AppState;
 use crate::domain::Role;
 use crate::error::{Error, LineError};
@@ -16,18 +16,6 @@ use axum::extract::{Multipart, Path, RawForm, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use std::path::PathBuf;
-
-fn form_pairs(body: &[u8]) -> Result<Vec<(String, String)>, Error> {
-    serde_urlencoded::from_bytes(body).map_err(|e| Error::Invalid(format!("unreadable form: {e}")))
-}
-
-fn field(pairs: &[(String, String)], k: &str) -> String {
-    pairs
-        .iter()
-        .find(|(name, _)| name == k)
-        .map(|(_, v)| v.trim().to_string())
-        .unwrap_or_default()
-}
 
 /// One row of the overview: a task (or the total) in both stages.
 pub struct OverviewRow {
@@ -198,10 +186,13 @@ pub async fn set_pair(
     RawForm(body): RawForm,
 ) -> PageResult {
     let campaign = state.store.campaign(&c).await?;
-    let pairs = form_pairs(&body)?;
-    let task = field(&pairs, "task");
-    let (r1, r2) = (field(&pairs, "rater1"), field(&pairs, "rater2"));
-    let change = if field(&pairs, "action") == "clear" {
+    let form = FormFields::parse(&body)?;
+    let task = form.get("task").trim().to_string();
+    let (r1, r2) = (
+        form.get("rater1").trim().to_string(),
+        form.get("rater2").trim().to_string(),
+    );
+    let change = if form.get("action").trim() == "clear" {
         None
     } else {
         Some((r1.as_str(), r2.as_str()))
@@ -321,19 +312,19 @@ pub async fn create_user(
     Extension(session): Extension<Session>,
     RawForm(body): RawForm,
 ) -> PageResult {
-    let pairs = form_pairs(&body)?;
-    let name = field(&pairs, "name");
-    let role = match Role::parse(&field(&pairs, "role")) {
+    let form = FormFields::parse(&body)?;
+    let name = form.get("name").trim().to_string();
+    let role = match Role::parse(form.get("role").trim()) {
         Ok(r) => r,
         Err(m) => return users_page(&state, &session, Some(m)).await,
     };
-    let index = field(&pairs, "index");
+    let index = form.get("index").trim().to_string();
     let placement = if index.is_empty() {
         None
     } else {
         match index.parse::<i64>() {
             Ok(i) => Some(PoolPlacement {
-                campaign: field(&pairs, "campaign"),
+                campaign: form.get("campaign").trim().to_string(),
                 index: i,
             }),
             Err(_) => {
@@ -346,7 +337,8 @@ pub async fn create_user(
             }
         }
     };
-    let typed = field(&pairs, "password");
+    // A password is taken as typed, spaces and all.
+    let typed = form.get("password");
     let (password, generated) = if typed.is_empty() {
         (auth::generate_password()?, true)
     } else {
@@ -471,8 +463,8 @@ pub async fn import_folder(
     Path(c): Path<String>,
     RawForm(body): RawForm,
 ) -> PageResult {
-    let pairs = form_pairs(&body)?;
-    let path = field(&pairs, "manifest");
+    let form = FormFields::parse(&body)?;
+    let path = form.get("manifest").trim().to_string();
     if path.is_empty() {
         return import_page_with(
             &state,

@@ -228,6 +228,35 @@ pub async fn home(
     }))
 }
 
+/// A urlencoded form body, repeated fields kept (reasons are ticked boxes of one name).
+pub struct FormFields(Vec<(String, String)>);
+
+impl FormFields {
+    pub fn parse(body: &[u8]) -> Result<FormFields, Error> {
+        serde_urlencoded::from_bytes(body)
+            .map(FormFields)
+            .map_err(|e| Error::Invalid(format!("unreadable form: {e}")))
+    }
+
+    /// The first value of a field, as sent; empty when absent.
+    pub fn get(&self, name: &str) -> String {
+        self.0
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.clone())
+            .unwrap_or_default()
+    }
+
+    /// Every value of a field.
+    pub fn all(&self, name: &str) -> Vec<String> {
+        self.0
+            .iter()
+            .filter(|(k, _)| k == name)
+            .map(|(_, v)| v.clone())
+            .collect()
+    }
+}
+
 /// Reasons as a page shows them: value, label, key and whether it is ticked.
 pub struct ReasonBox {
     pub value: &'static str,

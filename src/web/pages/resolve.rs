@@ -2,7 +2,7 @@
 //! reasons and notes, and the resolution form.
 
 use super::review::{Player, QuestionLine, TaskLine, player, question_line, task_line};
-use super::{Chrome, PageResult, pretty, render, stage};
+use super::{Chrome, FormFields, PageResult, pretty, render, stage};
 use crate::AppState;
 use crate::domain::{Origin, Outcome, Resolution, Role, Stage};
 use crate::error::Error;
@@ -194,16 +194,8 @@ pub async fn decide(
 ) -> PageResult {
     let campaign = state.store.campaign(&c).await?;
     let stage: Stage = stage(&s)?;
-    let pairs: Vec<(String, String)> = serde_urlencoded::from_bytes(&body)
-        .map_err(|e| Error::Invalid(format!("unreadable form: {e}")))?;
-    let get = |k: &str| {
-        pairs
-            .iter()
-            .find(|(name, _)| name == k)
-            .map(|(_, v)| v.clone())
-            .unwrap_or_default()
-    };
-    let (choice, note) = (get("verdict"), get("note"));
+    let form = FormFields::parse(&body)?;
+    let (choice, note) = (form.get("verdict"), form.get("note"));
     let result = match Resolution::parse(&choice) {
         Err(_) => Err(Error::field("verdict", "choose accept (A) or reject (R)")),
         Ok(verdict) => {

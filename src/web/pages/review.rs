@@ -1,7 +1,7 @@
 //! The validator's pages: the queue of a stage and the review of one item. Nothing
 //! here reads the partner's decisions or the item's outcome.
 
-use super::{Chrome, PageResult, ReasonBox, pretty, render, stage};
+use super::{Chrome, FormFields, PageResult, ReasonBox, pretty, render, stage};
 use crate::AppState;
 use crate::clock::now_micros;
 use crate::domain::{Level, Origin, Reason, Stage, Verdict};
@@ -294,26 +294,15 @@ pub async fn decide(
 ) -> PageResult {
     let campaign = state.store.campaign(&c).await?;
     let stage = stage(&s)?;
-    let pairs: Vec<(String, String)> = serde_urlencoded::from_bytes(&body)
-        .map_err(|e| Error::Invalid(format!("unreadable form: {e}")))?;
-    let get = |k: &str| {
-        pairs
-            .iter()
-            .find(|(name, _)| name == k)
-            .map(|(_, v)| v.clone())
-            .unwrap_or_default()
-    };
-    let reasons: Vec<String> = pairs
-        .iter()
-        .filter(|(k, _)| k == "reasons")
-        .map(|(_, v)| v.clone())
-        .collect();
+    let form = FormFields::parse(&body)?;
+    let reasons = form.all("reasons");
     let draft = Draft {
-        verdict: get("verdict"),
+        verdict: form.get("verdict"),
         reasons: reasons.clone(),
-        note: get("note"),
+        note: form.get("note"),
     };
-    let time_spent_ms = get("rendered_at")
+    let time_spent_ms = form
+        .get("rendered_at")
         .parse::<i64>()
         .ok()
         .map(|t| (now_micros() / 1000 - t).clamp(0, crate::domain::rules::MAX_TIME_SPENT_MS));
