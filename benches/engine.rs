@@ -15,7 +15,7 @@ use tandem::domain::taxonomy::Taxonomy;
 use tandem::domain::{Origin, Role, Stage, Verdict};
 use tandem::store::accounts::{PoolPlacement, User};
 use tandem::store::catalog::Campaign;
-use tandem::store::review::VerdictRequest;
+use tandem::store::review::{VerdictRequest, VersionRule};
 use tandem::{Config, Store};
 
 fn main() {
@@ -155,6 +155,7 @@ fn record_verdict(bencher: Bencher) {
             },
             note: String::new(),
             time_spent_ms: Some(4000),
+            version: VersionRule::Newest,
         };
         let key = format!("MC_F_EGO_STA_{:04}", n % 100);
         runtime().block_on(async {

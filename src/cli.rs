@@ -159,6 +159,8 @@ pub enum TokenCommand {
         #[arg(long, default_value = "cli")]
         label: String,
     },
+    /// Revoke every API token of a user
+    Revoke { name: String },
 }
 
 #[derive(Subcommand, Debug)]
@@ -371,6 +373,11 @@ async fn command(command: Command, config: &Config, store: &Store) -> Result<()>
             let token = store.create_token(&name, &label).await?;
             println!("{token}");
             eprintln!("(API token for {name}; shown once, stored only as a SHA-256 digest)");
+            Ok(())
+        }
+        Command::Token(TokenCommand::Revoke { name }) => {
+            let n = store.revoke_tokens(&name).await?;
+            println!("revoked {n} API token(s) of {name}");
             Ok(())
         }
         Command::Pair(cmd) => pair(store, cmd).await,

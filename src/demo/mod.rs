@@ -295,6 +295,7 @@ pub async fn build(
                 },
                 decided_at: now,
                 time_spent_ms: Some(8000),
+                clip_version: None,
             });
         }
     }

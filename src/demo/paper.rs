@@ -197,6 +197,7 @@ impl Rows {
                 note: String::new(),
                 decided_at: at,
                 time_spent_ms: Some(4_000 + i64::try_from((k * 7_919) % 40_000).unwrap_or(0)),
+                clip_version: None,
             });
         }
         if matches!(fate, Fate::SplitAccepted | Fate::SplitRejected) {

@@ -146,6 +146,19 @@ pub fn read_decisions(input: impl Read) -> (Vec<DecisionRow>, Vec<LineError>) {
         let decided_at = parse_rfc3339(table.cell(rec, "decided_at"))
             .map_err(|m| fail("decided_at", m))
             .ok();
+        let clip_version = match table.cell(rec, "clip_version") {
+            "" => None,
+            v => match v.parse::<i64>() {
+                Ok(n) if n >= 1 => Some(n),
+                _ => {
+                    fail(
+                        "clip_version",
+                        format!("`{v}` is not a version number (1, 2, ...)"),
+                    );
+                    None
+                }
+            },
+        };
         let time_spent_ms = match table.cell(rec, "time_spent_ms") {
             "" => None,
             s => match s.parse::<i64>() {
@@ -173,6 +186,7 @@ pub fn read_decisions(input: impl Read) -> (Vec<DecisionRow>, Vec<LineError>) {
                 note: table.cell(rec, "note").to_string(),
                 decided_at,
                 time_spent_ms,
+                clip_version,
             });
         }
     }

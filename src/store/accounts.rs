@@ -196,6 +196,23 @@ impl Store {
         Ok(token)
     }
 
+    /// Revokes every API token of a user; returns how many were live.
+    pub async fn revoke_tokens(&self, name: &str) -> Result<u64> {
+        let mut tx = self.begin_write().await?;
+        let user = user_by_name_in(&mut tx, name)
+            .await?
+            .ok_or_else(|| Error::NotFound(format!("no user named `{name}`")))?;
+        let done = sqlx::query(
+            "UPDATE api_tokens SET revoked_at = $1 WHERE user_id = $2 AND revoked_at IS NULL",
+        )
+        .bind(now_micros())
+        .bind(user.id)
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(done.rows_affected())
+    }
+
     /// The user an API token belongs to, if the token is known and not revoked.
     pub async fn user_by_token(&self, token: &str) -> Result<Option<User>> {
         let row = sqlx::query(

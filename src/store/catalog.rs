@@ -2,9 +2,9 @@
 
 use super::{Conn, Store, col, conn};
 use crate::clock::now_micros;
-use crate::domain::check_identifier;
 use crate::domain::pairing::default_pair;
 use crate::domain::taxonomy::Taxonomy;
+use crate::domain::{Outcome, check_identifier};
 use crate::error::{Error, LineError, Rejected, Result};
 use crate::io::manifest::{CheckedManifest, ManifestClip};
 use serde::Serialize;
@@ -166,6 +166,8 @@ enum Plan<'a> {
         clip: &'a ManifestClip,
         clip_pk: i64,
         version: i64,
+        /// The pair that reviewed the rejected version reviews the new one.
+        pair: (Option<i64>, Option<i64>),
     },
 }
 
@@ -311,6 +313,43 @@ impl Store {
         manifest: &CheckedManifest,
         media_dir: &Path,
     ) -> Result<ImportSummary> {
+        // Videos first, outside the write transaction: copying gigabytes must not hold
+        // the database's write lock. Content-addressed copies are safe to repeat; those
+        // this import adds and no stored version uses are removed again afterwards.
+        let sources: Vec<MediaSource> = manifest
+            .clips
+            .iter()
+            .map(|c| MediaSource {
+                sha256: c.media.sha256.clone(),
+                path: c.source_path.clone(),
+                file: c.file.clone(),
+                line: c.line,
+            })
+            .collect();
+        let dir = media_dir.to_path_buf();
+        let added = tokio::task::spawn_blocking(move || copy_media(&sources, &dir))
+            .await
+            .map_err(|e| Error::Internal(format!("copying the videos failed: {e}")))??;
+        let result = self.import_manifest_tx(campaign_name, manifest).await;
+        let keep: HashSet<String> = match &result {
+            Ok((_, stored)) => stored.clone(),
+            Err(_) => HashSet::new(),
+        };
+        for (sha, path) in added {
+            if !keep.contains(&sha) {
+                let _ = std::fs::remove_file(path);
+            }
+        }
+        result.map(|(summary, _)| summary)
+    }
+
+    /// The database part of an import, in one write transaction; returns what it
+    /// stored and the SHA-256 of the videos of the versions it added.
+    async fn import_manifest_tx(
+        &self,
+        campaign_name: &str,
+        manifest: &CheckedManifest,
+    ) -> Result<(ImportSummary, HashSet<String>)> {
         let mut tx = self.begin_write().await?;
         let campaign = ensure_campaign_in(&mut tx, campaign_name).await?;
         let tasks: BTreeMap<String, i64> =
@@ -338,9 +377,11 @@ impl Store {
                 continue;
             }
             let known = sqlx::query(
-                "SELECT c.id, t.code AS task, v.media_sha256, v.fields, v.version
+                "SELECT c.id, t.code AS task, v.media_sha256, v.fields, v.version,
+                        i.outcome, i.rater1_id, i.rater2_id
                  FROM clips c JOIN tasks t ON t.id = c.task_id
                  JOIN clip_versions v ON v.id = c.current_version_id
+                 JOIN items i ON i.clip_version_id = v.id AND i.stage = 1
                  WHERE c.campaign_id = $1 AND c.clip_key = $2",
             )
             .bind(campaign.id)
@@ -353,6 +394,7 @@ impl Store {
                     let task: String = col(&row, "task")?;
                     let sha: String = col(&row, "media_sha256")?;
                     let fields: String = col(&row, "fields")?;
+                    let clip_pk: i64 = col(&row, "id")?;
                     if task != clip.task {
                         problems.push(LineError::new(
                             clip.line,
@@ -379,10 +421,43 @@ impl Store {
                         }
                         continue;
                     }
+                    // A video this clip had before (an older manifest imported again)
+                    // is not a new version.
+                    let earlier: Option<i64> = sqlx::query_scalar(
+                        "SELECT version FROM clip_versions WHERE clip_id = $1 AND media_sha256 = $2",
+                    )
+                    .bind(clip_pk)
+                    .bind(&clip.media.sha256)
+                    .fetch_optional(&mut *tx)
+                    .await?;
+                    if earlier.is_some() {
+                        summary.unchanged += 1;
+                        continue;
+                    }
+                    // Only a clip rejected in Stage 1 gets a new version: one in review,
+                    // waiting for an author or retained keeps its video.
+                    let outcome: String = col(&row, "outcome")?;
+                    if !Outcome::parse(&outcome).is_some_and(Outcome::is_rejected) {
+                        let state = match outcome.as_str() {
+                            "pending" => "still in Stage 1 review",
+                            "split" => "waiting for an author",
+                            _ => "retained",
+                        };
+                        problems.push(LineError::new(
+                            clip.line,
+                            Some("file"),
+                            format!(
+                                "clip `{}` has a new video but is {state}; only a clip rejected in Stage 1 gets a new version",
+                                clip.clip_id
+                            ),
+                        ));
+                        continue;
+                    }
                     Plan::NewVersion {
                         clip,
-                        clip_pk: col(&row, "id")?,
+                        clip_pk,
                         version: col::<i64>(&row, "version")? + 1,
+                        pair: (col(&row, "rater1_id")?, col(&row, "rater2_id")?),
                     }
                 }
             };
@@ -423,7 +498,7 @@ impl Store {
         }
         if plans.is_empty() {
             // Nothing new: leave the database exactly as it was.
-            return Ok(summary);
+            return Ok((summary, HashSet::new()));
         }
 
         let now = now_micros();
@@ -438,7 +513,7 @@ impl Store {
         .fetch_one(&mut *tx)
         .await?;
         for plan in &plans {
-            let (clip, clip_pk, version) = match plan {
+            let (clip, clip_pk, version, pair) = match plan {
                 Plan::NewClip(clip) => {
                     let pk: i64 = sqlx::query_scalar(
                         "INSERT INTO clips (campaign_id, task_id, clip_key) VALUES ($1, $2, $3) RETURNING id",
@@ -449,15 +524,16 @@ impl Store {
                     .fetch_one(&mut *tx)
                     .await?;
                     summary.clips_new += 1;
-                    (*clip, pk, 1)
+                    (*clip, pk, 1, (None, None))
                 }
                 Plan::NewVersion {
                     clip,
                     clip_pk,
                     version,
+                    pair,
                 } => {
                     summary.versions_new += 1;
-                    (*clip, *clip_pk, *version)
+                    (*clip, *clip_pk, *version, *pair)
                 }
             };
             let task_id = tasks[&clip.task];
@@ -482,12 +558,15 @@ impl Store {
                 .execute(&mut *tx)
                 .await?;
             let stage1: i64 = sqlx::query_scalar(
-                "INSERT INTO items (campaign_id, task_id, stage, clip_version_id, clip_version) VALUES ($1, $2, 1, $3, $4) RETURNING id",
+                "INSERT INTO items (campaign_id, task_id, stage, clip_version_id, clip_version, rater1_id, rater2_id)
+                 VALUES ($1, $2, 1, $3, $4, $5, $6) RETURNING id",
             )
             .bind(campaign.id)
             .bind(task_id)
             .bind(version_id)
             .bind(version)
+            .bind(pair.0)
+            .bind(pair.1)
             .fetch_one(&mut *tx)
             .await?;
             for (position, q) in clip.questions.iter().enumerate() {
@@ -530,22 +609,23 @@ impl Store {
             .execute(&mut *tx)
             .await?;
 
-        // Copy the videos before committing; if anything fails, remove what this import
-        // added, and the transaction rolls back when `tx` is dropped.
-        let mut added = Vec::new();
-        let copied = copy_media(&plans, media_dir, &mut added);
-        let result = match copied {
-            Ok(()) => tx.commit().await.map_err(Error::from),
-            Err(e) => Err(e),
-        };
-        if let Err(e) = result {
-            for f in added {
-                let _ = std::fs::remove_file(f);
-            }
-            return Err(e);
-        }
-        Ok(summary)
+        tx.commit().await?;
+        let stored = plans
+            .iter()
+            .map(|p| match p {
+                Plan::NewClip(c) | Plan::NewVersion { clip: c, .. } => c.media.sha256.clone(),
+            })
+            .collect();
+        Ok((summary, stored))
     }
+}
+
+/// A video to store: its SHA-256 and where the manifest has it.
+struct MediaSource {
+    sha256: String,
+    path: PathBuf,
+    file: String,
+    line: usize,
 }
 
 /// Where a stored video lives.
@@ -553,54 +633,69 @@ pub fn media_path(media_dir: &Path, sha256: &str) -> PathBuf {
     media_dir.join(sha256)
 }
 
-fn copy_media(plans: &[Plan<'_>], media_dir: &Path, added: &mut Vec<PathBuf>) -> Result<()> {
+/// Copies the videos not stored yet into `media_dir` under their SHA-256, checking each
+/// copy's hash; returns the files it added.
+fn copy_media(sources: &[MediaSource], media_dir: &Path) -> Result<Vec<(String, PathBuf)>> {
     std::fs::create_dir_all(media_dir)
         .map_err(|e| Error::io(format!("cannot create {}", media_dir.display()), e))?;
+    let mut added: Vec<(String, PathBuf)> = Vec::new();
     let mut done = HashSet::new();
-    for plan in plans {
-        let clip = match plan {
-            Plan::NewClip(c) | Plan::NewVersion { clip: c, .. } => c,
-        };
-        if !done.insert(clip.media.sha256.clone()) {
-            continue;
-        }
-        let dest = media_path(media_dir, &clip.media.sha256);
-        if dest.exists() {
-            continue;
-        }
-        let tmp = media_dir.join(format!(".{}.partial", clip.media.sha256));
-        let copy = || -> std::io::Result<String> {
-            let mut src = std::fs::File::open(&clip.source_path)?;
-            let mut out = std::fs::File::create(&tmp)?;
-            let mut hasher = Sha256::new();
-            let mut buf = vec![0u8; 64 * 1024];
-            loop {
-                let n = src.read(&mut buf)?;
-                if n == 0 {
-                    break;
-                }
-                hasher.update(&buf[..n]);
-                out.write_all(&buf[..n])?;
+    let result = (|| {
+        for src in sources {
+            if !done.insert(src.sha256.clone()) {
+                continue;
             }
-            out.sync_all()?;
-            Ok(crate::auth::hex(&hasher.finalize()))
-        };
-        let sha = copy().map_err(|e| {
-            let _ = std::fs::remove_file(&tmp);
-            Error::io(format!("cannot copy video {}", clip.file), e)
-        })?;
-        if sha != clip.media.sha256 {
-            let _ = std::fs::remove_file(&tmp);
-            return Err(Error::Invalid(format!(
-                "video `{}` (line {}) changed while it was being imported; run the import again",
-                clip.file, clip.line
-            )));
+            let dest = media_path(media_dir, &src.sha256);
+            if dest.exists() {
+                continue;
+            }
+            let tmp = media_dir.join(format!(
+                ".{}.{}.partial",
+                src.sha256,
+                crate::auth::random_id(4)?
+            ));
+            let copy = || -> std::io::Result<String> {
+                let mut from = std::fs::File::open(&src.path)?;
+                let mut out = std::fs::File::create(&tmp)?;
+                let mut hasher = Sha256::new();
+                let mut buf = vec![0u8; 64 * 1024];
+                loop {
+                    let n = from.read(&mut buf)?;
+                    if n == 0 {
+                        break;
+                    }
+                    hasher.update(&buf[..n]);
+                    out.write_all(&buf[..n])?;
+                }
+                out.sync_all()?;
+                Ok(crate::auth::hex(&hasher.finalize()))
+            };
+            let sha = copy().map_err(|e| {
+                let _ = std::fs::remove_file(&tmp);
+                Error::io(format!("cannot copy video {}", src.file), e)
+            })?;
+            if sha != src.sha256 {
+                let _ = std::fs::remove_file(&tmp);
+                return Err(Error::Invalid(format!(
+                    "video `{}` (line {}) changed while it was being imported; run the import again",
+                    src.file, src.line
+                )));
+            }
+            std::fs::rename(&tmp, &dest)
+                .map_err(|e| Error::io(format!("cannot store video {}", src.file), e))?;
+            added.push((src.sha256.clone(), dest));
         }
-        std::fs::rename(&tmp, &dest)
-            .map_err(|e| Error::io(format!("cannot store video {}", clip.file), e))?;
-        added.push(dest);
+        Ok(())
+    })();
+    match result {
+        Ok(()) => Ok(added),
+        Err(e) => {
+            for (_, f) in added {
+                let _ = std::fs::remove_file(f);
+            }
+            Err(e)
+        }
     }
-    Ok(())
 }
 
 /// Counts of one task in one stage (newest clip versions only).
@@ -634,7 +729,7 @@ impl Store {
     pub async fn progress(&self, campaign: &Campaign) -> Result<Vec<TaskProgress>> {
         let rows = sqlx::query(
             "SELECT t.code, i.stage, i.outcome,
-                    CASE WHEN i.rater1_id IS NULL THEN 0 ELSE 1 END AS started,
+                    CASE WHEN EXISTS (SELECT 1 FROM decisions d WHERE d.item_id = i.id) THEN 1 ELSE 0 END AS started,
                     CASE WHEN i.stage = 1 OR p.outcome IN ('both_pass', 'split_accepted') THEN 1 ELSE 0 END AS is_open,
                     COUNT(*) AS n
              FROM items i
@@ -643,7 +738,7 @@ impl Store {
              LEFT JOIN items p ON p.id = i.parent_item_id
              WHERE i.campaign_id = $1
              GROUP BY t.code, i.stage, i.outcome,
-                      CASE WHEN i.rater1_id IS NULL THEN 0 ELSE 1 END,
+                      CASE WHEN EXISTS (SELECT 1 FROM decisions d WHERE d.item_id = i.id) THEN 1 ELSE 0 END,
                       CASE WHEN i.stage = 1 OR p.outcome IN ('both_pass', 'split_accepted') THEN 1 ELSE 0 END",
         )
         .bind(campaign.id)

@@ -4,7 +4,10 @@
 
 use super::accounts::{User, user_by_name_in};
 use super::catalog::Campaign;
-use super::review::{Dedupe, VerdictRequest, record_verdict_in, resolve_in, resolve_item_in};
+use super::review::{
+    Dedupe, VerdictRequest, VersionRule, record_verdict_in, resolve_in, resolve_item_in,
+    resolve_item_version_in,
+};
 use super::{Store, col};
 use crate::domain::{Origin, Outcome, Resolution, Role, Stage, Verdict};
 use crate::error::{Error, LineError, Rejected, Result};
@@ -27,6 +30,8 @@ pub struct DecisionRow {
     pub note: String,
     pub decided_at: i64,
     pub time_spent_ms: Option<i64>,
+    /// The clip version the row is about; the newest when the file does not say.
+    pub clip_version: Option<i64>,
 }
 
 /// One row of a resolutions file.
@@ -146,15 +151,24 @@ impl Store {
                     continue;
                 }
             };
-            let Some(item) = resolve_item_in(&mut tx, campaign.id, row.stage, &row.item_id).await?
-            else {
+            let found = match row.clip_version {
+                Some(v) => {
+                    resolve_item_version_in(&mut tx, campaign.id, row.stage, &row.item_id, v)
+                        .await?
+                }
+                None => resolve_item_in(&mut tx, campaign.id, row.stage, &row.item_id).await?,
+            };
+            let Some(item) = found else {
                 problems.push(LineError::new(
                     row.line,
                     Some("item_id"),
                     format!(
-                        "no {} `{}` in campaign `{}`",
+                        "no {} `{}`{} in campaign `{}`",
                         row.stage.item_noun(),
                         row.item_id,
+                        row.clip_version
+                            .map(|v| format!(" in version {v} of its clip"))
+                            .unwrap_or_default(),
                         campaign.name
                     ),
                 ));
@@ -165,6 +179,11 @@ impl Store {
                 reasons: row.reasons.clone(),
                 note: row.note.clone(),
                 time_spent_ms: row.time_spent_ms,
+                version: if row.clip_version.is_some() {
+                    VersionRule::Named
+                } else {
+                    VersionRule::Newest
+                },
             };
             match record_verdict_in(
                 &mut tx,

@@ -21,6 +21,19 @@ pub struct VerdictRequest {
     pub reasons: Vec<String>,
     pub note: String,
     pub time_spent_ms: Option<i64>,
+    pub version: VersionRule,
+}
+
+/// Which version of a clip a verdict is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VersionRule {
+    /// The newest one (a request that does not say).
+    Newest,
+    /// The version the validator was shown: refused if a newer one arrived since.
+    Shown(i64),
+    /// The item exactly as a decisions file names it, even of an older version
+    /// (records of what happened).
+    Named,
 }
 
 /// An author's resolution as sent.
@@ -124,6 +137,37 @@ pub(crate) async fn resolve_item_in(
         .await?)
 }
 
+/// The item of `stage` named `key` in version `version` of its clip.
+pub(crate) async fn resolve_item_version_in(
+    c: &mut Conn,
+    campaign_id: i64,
+    stage: Stage,
+    key: &str,
+    version: i64,
+) -> Result<Option<i64>> {
+    let sql = match stage {
+        Stage::Clip => {
+            "SELECT i.id FROM clips c
+             JOIN clip_versions v ON v.clip_id = c.id AND v.version = $3
+             JOIN items i ON i.clip_version_id = v.id AND i.stage = 1
+             WHERE c.campaign_id = $1 AND c.clip_key = $2"
+        }
+        Stage::Question => {
+            "SELECT i.id FROM questions q
+             CROSS JOIN clip_versions v CROSS JOIN clips c CROSS JOIN items i
+             WHERE q.question_key = $2 AND v.id = q.clip_version_id AND v.version = $3
+               AND c.id = v.clip_id AND c.campaign_id = $1
+               AND i.question_id = q.id AND i.stage = 2"
+        }
+    };
+    Ok(sqlx::query_scalar(sql)
+        .bind(campaign_id)
+        .bind(key)
+        .bind(version)
+        .fetch_optional(&mut *c)
+        .await?)
+}
+
 async fn user_name_in(c: &mut Conn, id: i64) -> Result<String> {
     Ok(user_by_id_in(c, id)
         .await?
@@ -148,10 +192,11 @@ pub(crate) async fn record_verdict_in(
         .execute(&mut *c)
         .await?;
     let row = sqlx::query(
-        "SELECT i.stage, i.campaign_id, i.outcome, i.rater1_id, i.rater2_id, i.clip_version_id,
+        "SELECT i.stage, i.campaign_id, i.outcome, i.rater1_id, i.rater2_id, i.clip_version_id, i.clip_version,
                 c.current_version_id, c.clip_key, t.code AS task,
                 t.rater1_id AS task_rater1, t.rater2_id AS task_rater2, t.pair_problem,
-                q.level, q.question_key, p.outcome AS parent_outcome
+                q.level, q.question_key, p.outcome AS parent_outcome,
+                p.rater1_id AS parent_rater1, p.rater2_id AS parent_rater2
          FROM items i
          JOIN tasks t ON t.id = i.task_id
          JOIN clip_versions v ON v.id = i.clip_version_id
@@ -177,49 +222,9 @@ pub(crate) async fn record_verdict_in(
         Stage::Question => col::<Option<String>>(&row, "question_key")?.unwrap_or_default(),
     };
     let noun = stage.item_noun();
+    let version: i64 = col(&row, "clip_version")?;
 
-    let snapshot: (Option<i64>, Option<i64>) = (col(&row, "rater1_id")?, col(&row, "rater2_id")?);
-    let in_force: (Option<i64>, Option<i64>) =
-        (col(&row, "task_rater1")?, col(&row, "task_rater2")?);
-    let pair = match (snapshot, in_force) {
-        ((Some(a), Some(b)), _) => (a, b),
-        (_, (Some(a), Some(b))) => (a, b),
-        _ => {
-            let problem: Option<String> = col(&row, "pair_problem")?;
-            return Err(Error::Forbidden(format!(
-                "task {task} has no validator pair yet ({})",
-                problem.unwrap_or_else(|| "no pair set".into())
-            )));
-        }
-    };
-    if validator.id != pair.0 && validator.id != pair.1 {
-        let (a, b) = (
-            user_name_in(c, pair.0).await?,
-            user_name_in(c, pair.1).await?,
-        );
-        return Err(Error::Forbidden(format!(
-            "{} is not in the pair of {noun} `{key}` (task {task} is reviewed by {a} and {b})",
-            validator.name
-        )));
-    }
-    let current: Option<i64> = col(&row, "current_version_id")?;
-    if current != Some(col::<i64>(&row, "clip_version_id")?) {
-        return Err(Error::Conflict(format!(
-            "clip `{clip_key}` has a newer version; verdicts go to the newest one"
-        )));
-    }
-    if stage == Stage::Question {
-        let parent: Option<String> = col(&row, "parent_outcome")?;
-        let retained = parent
-            .as_deref()
-            .and_then(Outcome::parse)
-            .is_some_and(Outcome::is_retained);
-        if !retained {
-            return Err(Error::Conflict(format!(
-                "question `{key}` is not open: its clip `{clip_key}` has not been retained in Stage 1"
-            )));
-        }
-    }
+    // The verdict itself first: a malformed one is refused whatever the item's state.
     let level = col::<Option<String>>(&row, "level")?
         .as_deref()
         .map(Level::parse)
@@ -229,6 +234,7 @@ pub(crate) async fn record_verdict_in(
     let time_spent = check_time_spent(req.time_spent_ms)?;
     let reasons = Reason::join(&checked.reasons);
 
+    // A repeat of a stored decision adds nothing, whatever happened since.
     let mine = own_decisions_in(c, item_id, validator.id).await?;
     let same = |d: &OwnDecision| {
         d.verdict == checked.verdict
@@ -244,6 +250,63 @@ pub(crate) async fn record_verdict_in(
             decision: d.clone(),
             recorded: false,
         });
+    }
+
+    // The pair: fixed at the item's first verdict; before that, for a question, the
+    // pair that reviewed its clip; else the task's pair in force.
+    let snapshot: (Option<i64>, Option<i64>) = (col(&row, "rater1_id")?, col(&row, "rater2_id")?);
+    let inherited: (Option<i64>, Option<i64>) =
+        (col(&row, "parent_rater1")?, col(&row, "parent_rater2")?);
+    let in_force: (Option<i64>, Option<i64>) =
+        (col(&row, "task_rater1")?, col(&row, "task_rater2")?);
+    let pair = match (snapshot, inherited, in_force) {
+        ((Some(a), Some(b)), _, _) => (a, b),
+        (_, (Some(a), Some(b)), _) if stage == Stage::Question => (a, b),
+        (_, _, (Some(a), Some(b))) => (a, b),
+        _ => {
+            let problem: Option<String> = col(&row, "pair_problem")?;
+            return Err(Error::Forbidden(format!(
+                "task {task} has no validator pair yet ({})",
+                problem.unwrap_or_else(|| "no pair set".into())
+            )));
+        }
+    };
+    if validator.id != pair.0 && validator.id != pair.1 {
+        let (a, b) = (
+            user_name_in(c, pair.0).await?,
+            user_name_in(c, pair.1).await?,
+        );
+        return Err(Error::Forbidden(format!(
+            "{} is not in the pair of {noun} `{key}` (it is reviewed by {a} and {b})",
+            validator.name
+        )));
+    }
+    let current: Option<i64> = col(&row, "current_version_id")?;
+    let is_current = current == Some(col::<i64>(&row, "clip_version_id")?);
+    match req.version {
+        VersionRule::Newest if !is_current => {
+            return Err(Error::Conflict(format!(
+                "clip `{clip_key}` has a newer version; verdicts go to the newest one"
+            )));
+        }
+        VersionRule::Shown(shown) if shown != version || !is_current => {
+            return Err(Error::Conflict(format!(
+                "a new version of clip `{clip_key}` arrived since the page was opened; nothing was recorded: reload to review it"
+            )));
+        }
+        _ => {}
+    }
+    if stage == Stage::Question {
+        let parent: Option<String> = col(&row, "parent_outcome")?;
+        let retained = parent
+            .as_deref()
+            .and_then(Outcome::parse)
+            .is_some_and(Outcome::is_retained);
+        if !retained {
+            return Err(Error::Conflict(format!(
+                "question `{key}` is not open: its clip `{clip_key}` has not been retained in Stage 1"
+            )));
+        }
     }
     if outcome != Outcome::Pending {
         return Err(Error::Conflict(format!(
@@ -468,17 +531,44 @@ macro_rules! item_joins {
     };
 }
 
+/// Whether the validator `$n` is in the pair of item `i` (task `t`, parent item `p`):
+/// the pair fixed at its first verdict; before any verdict, for a question the pair
+/// that reviewed its clip, for a clip the task's pair in force. The one definition of
+/// "this item is theirs", used by the queues and by clip serving.
+#[macro_export]
+#[doc(hidden)]
+macro_rules! pair_member {
+    ($n:literal) => {
+        concat!(
+            "(i.rater1_id = ",
+            $n,
+            " OR i.rater2_id = ",
+            $n,
+            " OR (i.rater1_id IS NULL AND ((i.stage = 1 AND (t.rater1_id = ",
+            $n,
+            " OR t.rater2_id = ",
+            $n,
+            "))",
+            " OR (i.stage = 2 AND (p.rater1_id = ",
+            $n,
+            " OR p.rater2_id = ",
+            $n,
+            ")))))"
+        )
+    };
+}
+
 /// The items in a validator's queue: `$1` campaign, `$2` stage, `$3` validator. An
-/// item is theirs when its pair (fixed at its first verdict) includes them, or, before
-/// any verdict, when the pair in force for its task does; only the newest version of a
-/// clip counts, and a question only once its clip is retained.
+/// item is theirs by [`pair_member!`]; only the newest version of a clip counts, and a
+/// question only once its clip is retained.
 macro_rules! validator_scope {
     () => {
-        " WHERE i.campaign_id = $1 AND i.stage = $2
-           AND c.current_version_id = v.id
-           AND (i.rater1_id = $3 OR i.rater2_id = $3
-                OR (i.rater1_id IS NULL AND (t.rater1_id = $3 OR t.rater2_id = $3)))
-           AND (i.stage = 1 OR p.outcome IN ('both_pass', 'split_accepted')) "
+        concat!(
+            " WHERE i.campaign_id = $1 AND i.stage = $2
+               AND c.current_version_id = v.id AND ",
+            pair_member!("$3"),
+            " AND (i.stage = 1 OR p.outcome IN ('both_pass', 'split_accepted')) "
+        )
     };
 }
 

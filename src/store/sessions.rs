@@ -236,15 +236,15 @@ impl Store {
                 "SELECT COUNT(*) FROM items WHERE clip_version_id = $1 AND $2 > 0
                  AND outcome IN ('split', 'split_accepted', 'split_rejected')"
             }
-            Role::Validator => {
+            Role::Validator => concat!(
                 "SELECT COUNT(*) FROM items i
                  JOIN tasks t ON t.id = i.task_id
+                 JOIN clips c ON c.current_version_id = i.clip_version_id
                  LEFT JOIN items p ON p.id = i.parent_item_id
-                 WHERE i.clip_version_id = $1
-                   AND (i.rater1_id = $2 OR i.rater2_id = $2
-                        OR (i.rater1_id IS NULL AND (t.rater1_id = $2 OR t.rater2_id = $2)))
-                   AND (i.stage = 1 OR p.outcome IN ('both_pass', 'split_accepted'))"
-            }
+                 WHERE i.clip_version_id = $1 AND ",
+                crate::pair_member!("$2"),
+                " AND (i.stage = 1 OR p.outcome IN ('both_pass', 'split_accepted'))"
+            ),
         };
         let n: i64 = sqlx::query_scalar(sql)
             .bind(clip_version_id)

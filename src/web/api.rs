@@ -6,7 +6,7 @@ use crate::domain::{Origin, Resolution, Stage, Verdict};
 use crate::error::{Error, Result};
 use crate::store::accounts::User;
 use crate::store::catalog::Campaign;
-use crate::store::review::{ResolutionRequest, VerdictRequest};
+use crate::store::review::{ResolutionRequest, VerdictRequest, VersionRule};
 use axum::extract::rejection::JsonRejection;
 use axum::extract::{FromRequest, Path, Query, Request, State};
 use axum::http::{StatusCode, header};
@@ -111,6 +111,8 @@ pub struct VerdictBody {
     #[serde(default)]
     note: String,
     time_spent_ms: Option<i64>,
+    /// The clip version the validator reviewed; refused with 409 if a newer one arrived.
+    version: Option<i64>,
 }
 
 pub async fn verdict(
@@ -125,6 +127,7 @@ pub async fn verdict(
         reasons: body.reasons,
         note: body.note,
         time_spent_ms: body.time_spent_ms,
+        version: body.version.map_or(VersionRule::Newest, VersionRule::Shown),
     };
     let recorded = state
         .store

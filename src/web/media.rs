@@ -282,7 +282,7 @@ fn strip_by_seeking(video: &std::path::Path, out: &std::path::Path) -> Result<()
     }
     // One frame at the middle of each of 8 equal spans, t = (i + 0.5) * duration / 8,
     // each taken by an accurate seek, then laid side by side.
-    let dir = out.with_extension("frames");
+    let dir = out.with_extension(format!("frames-{}", crate::auth::random_id(4)?));
     std::fs::create_dir_all(&dir).map_err(|e| Error::io("cannot make the frame strip", e))?;
     let result = (|| {
         let mut inputs = Vec::new();
@@ -303,7 +303,7 @@ fn strip_by_seeking(video: &std::path::Path, out: &std::path::Path) -> Result<()
             }
             inputs.push(frame);
         }
-        let tmp = out.with_extension("partial.jpg");
+        let tmp = out.with_extension(format!("{}.partial.jpg", crate::auth::random_id(4)?));
         let mut cmd = Command::new("ffmpeg");
         cmd.args(["-v", "error", "-y"]);
         for f in &inputs {
@@ -324,6 +324,26 @@ fn strip_by_seeking(video: &std::path::Path, out: &std::path::Path) -> Result<()
     })();
     let _ = std::fs::remove_dir_all(&dir);
     result
+}
+
+/// At most this many ffmpeg runs at once, whoever asks (two cores).
+fn strip_permits() -> &'static tokio::sync::Semaphore {
+    static S: OnceLock<tokio::sync::Semaphore> = OnceLock::new();
+    S.get_or_init(|| tokio::sync::Semaphore::new(2))
+}
+
+/// Makes the strip of `video` at `out` unless it is there, within the ffmpeg limit.
+async fn ensure_strip(video: PathBuf, out: PathBuf) -> Result<(), Error> {
+    let _permit = strip_permits()
+        .acquire()
+        .await
+        .map_err(|e| Error::Internal(format!("strip limit closed: {e}")))?;
+    if out.exists() {
+        return Ok(());
+    }
+    tokio::task::spawn_blocking(move || make_strip(&video, &out))
+        .await
+        .map_err(|e| Error::Internal(format!("frame strip task failed: {e}")))?
 }
 
 /// Draws, one after another in the background, the strips that are missing, so that
@@ -349,10 +369,9 @@ pub fn warm_strips(state: &AppState) {
             if out.exists() || !video.exists() {
                 continue;
             }
-            match tokio::task::spawn_blocking(move || make_strip(&video, &out)).await {
-                Ok(Ok(())) => made += 1,
-                Ok(Err(e)) => tracing::debug!(error = %e, %sha, "no frame strip"),
-                Err(e) => tracing::warn!(error = %e, "frame strip task failed"),
+            match ensure_strip(video, out).await {
+                Ok(()) => made += 1,
+                Err(e) => tracing::debug!(error = %e, %sha, "no frame strip"),
             }
         }
         if made > 0 {
@@ -383,20 +402,11 @@ pub async fn strip(
         .config
         .media_dir
         .join(format!("{}.strip.jpg", g.sha256));
-    if !out.exists() {
-        let (v, o) = (video.clone(), out.clone());
-        let made = tokio::task::spawn_blocking(move || make_strip(&v, &o)).await;
-        match made {
-            Ok(Ok(())) => {}
-            Ok(Err(e)) => {
-                tracing::warn!(error = %e, "no frame strip");
-                return (StatusCode::NOT_FOUND, "no frame strip for this clip").into_response();
-            }
-            Err(e) => {
-                tracing::error!(error = %e, "frame strip task failed");
-                return StatusCode::INTERNAL_SERVER_ERROR.into_response();
-            }
-        }
+    if !out.exists()
+        && let Err(e) = ensure_strip(video, out.clone()).await
+    {
+        tracing::warn!(error = %e, "no frame strip");
+        return (StatusCode::NOT_FOUND, "no frame strip for this clip").into_response();
     }
     serve_file(out, "image/jpeg", &headers).await
 }

@@ -320,6 +320,13 @@ pub fn routes() -> Vec<(RouteSpec, MethodRouter<AppState>)> {
             post(pages::admin::create_token),
         ),
         r(
+            "POST",
+            "/admin/users/{name}/revoke-tokens",
+            ADMIN,
+            Page,
+            post(pages::admin::revoke_tokens),
+        ),
+        r(
             "GET",
             "/c/{campaign}/admin/import",
             ADMIN,
@@ -393,8 +400,12 @@ pub const CSP: &str = "default-src 'self'; script-src 'self'; style-src 'self'; 
 pub fn app(state: AppState) -> Router {
     let mut router = Router::new();
     for (spec, method_router) in routes() {
-        let guarded =
-            method_router.route_layer(middleware::from_fn_with_state((state.clone(), spec), guard));
+        let guarded = method_router
+            .route_layer(middleware::from_fn_with_state((state.clone(), spec), guard))
+            .layer(TimeoutLayer::with_status_code(
+                StatusCode::REQUEST_TIMEOUT,
+                time_limit(spec.path),
+            ));
         router = router.route(spec.path, guarded);
     }
     let header =
@@ -405,13 +416,22 @@ pub fn app(state: AppState) -> Router {
         .layer(header(header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
         .layer(header(header::REFERRER_POLICY, "no-referrer"))
         .layer(header(header::X_FRAME_OPTIONS, "DENY"))
-        .layer(TimeoutLayer::with_status_code(
-            StatusCode::REQUEST_TIMEOUT,
-            Duration::from_secs(600),
-        ))
         .layer(CatchPanicLayer::new())
         .layer(TraceLayer::new_for_http())
         .with_state(state)
+}
+
+/// How long a request may take before it is answered 408: imports and the retained
+/// export handle gigabytes; everything else answers in far less than two minutes.
+/// (A response's body, such as a video, streams after this and is not limited.)
+fn time_limit(path: &str) -> Duration {
+    if path.ends_with("/import/upload") {
+        Duration::from_secs(2 * 3600)
+    } else if path.ends_with("/import/folder") || path.ends_with("/retained.zip") {
+        Duration::from_secs(30 * 60)
+    } else {
+        Duration::from_secs(120)
+    }
 }
 
 async fn fallback(req: Request) -> Response {
@@ -501,9 +521,11 @@ async fn guard(
                 _ => {}
             }
             if spec.kind == Kind::Page && is_unsafe(req.method()) {
+                // Public forms (signing in) carry the sign-in form's own token, even
+                // when the browser still holds someone's session.
                 let expected = match &session {
-                    Some(s) => Some(s.csrf_token.clone()),
-                    None => session::prelogin_token(req.headers()),
+                    Some(s) if spec.access != Access::Public => Some(s.csrf_token.clone()),
+                    _ => session::prelogin_token(req.headers()),
                 };
                 req = match session::check_csrf(req, expected.as_deref()).await {
                     Ok(r) => r,

@@ -120,7 +120,14 @@ pub fn to_login(uri: &Uri) -> Response {
 /// A local path to go to after signing in; anything else becomes `/`.
 fn safe_next(next: Option<&str>) -> String {
     match next {
-        Some(n) if n.starts_with('/') && !n.starts_with("//") && !n.contains('\\') => n.to_string(),
+        Some(n)
+            if n.starts_with('/')
+                && !n.starts_with("//")
+                && !n.contains('\\')
+                && !n.chars().any(|c| c.is_control() || c.is_whitespace()) =>
+        {
+            n.to_string()
+        }
         _ => "/".to_string(),
     }
 }
@@ -322,6 +329,12 @@ mod tests {
         assert_eq!(safe_next(Some("//evil.example/")), "/");
         assert_eq!(safe_next(Some("https://evil.example/")), "/");
         assert_eq!(safe_next(Some("/\\evil")), "/");
+        assert_eq!(
+            safe_next(Some("/\t/evil.example")),
+            "/",
+            "browsers drop tabs: //evil"
+        );
+        assert_eq!(safe_next(Some("/ /evil")), "/");
         assert_eq!(safe_next(None), "/");
     }
 

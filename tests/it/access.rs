@@ -89,6 +89,7 @@ const MATRIX: &[(&str, &str, &str)] = &[
     ("GET", "/admin/users", "admin"),
     ("POST", "/admin/users", "admin"),
     ("POST", "/admin/users/{name}/token", "admin"),
+    ("POST", "/admin/users/{name}/revoke-tokens", "admin"),
     ("GET", "/c/{campaign}/admin/import", "admin"),
     ("POST", "/c/{campaign}/admin/import/upload", "admin"),
     ("POST", "/c/{campaign}/admin/import/folder", "admin"),

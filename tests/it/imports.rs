@@ -484,3 +484,134 @@ async fn a_resolutions_file_is_checked_whole() {
         "split_accepted"
     );
 }
+
+#[tokio::test]
+async fn a_new_video_is_refused_unless_the_clip_was_rejected_in_stage_1() {
+    let app = spawn_app().await;
+    let c = cast(&app).await;
+    let src = app.source();
+    let lines: Vec<Value> = ["P_1", "R_1", "S_1"]
+        .iter()
+        .map(|id| clip_line(&src, id, MC, &[]))
+        .collect();
+    let m = write_manifest(&src, "m.jsonl", &lines);
+    app.import(&m).await.unwrap();
+    app.pass(&c.v0, 1, "R_1").await;
+    app.pass(&c.v1, 1, "R_1").await;
+    app.pass(&c.v0, 1, "S_1").await;
+    app.reject(&c.v1, 1, "S_1", "prompt_drift").await;
+    for id in ["P_1", "R_1", "S_1"] {
+        std::fs::write(
+            src.join(format!("videos/{id}.mp4")),
+            fake_mp4(&format!("{id} again")),
+        )
+        .unwrap();
+    }
+    let before = app.dump().await;
+    match app.import(&m).await {
+        Err(Error::Rejected(r)) => {
+            let got: Vec<(usize, Option<&str>)> = r
+                .problems
+                .iter()
+                .map(|p| (p.line, p.field.as_deref()))
+                .collect();
+            assert_eq!(
+                got,
+                vec![(1, Some("file")), (2, Some("file")), (3, Some("file"))],
+                "{r}"
+            );
+            assert!(
+                r.problems[0].message.contains("still in Stage 1 review"),
+                "{r}"
+            );
+            assert!(r.problems[1].message.contains("retained"), "{r}");
+            assert!(
+                r.problems[2].message.contains("waiting for an author"),
+                "{r}"
+            );
+        }
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+    assert_eq!(app.dump().await, before);
+}
+
+#[tokio::test]
+async fn a_new_version_goes_back_to_the_same_pair_and_an_old_manifest_makes_none() {
+    let app = spawn_app().await;
+    let c = cast(&app).await;
+    // With two validators task QC (position 1) is reviewed by (val01, val00).
+    let qc = "QC_F_EGO_DYN";
+    let src = app.source();
+    let first = write_manifest(&src, "v1.jsonl", &[clip_line(&src, "G_1", qc, &["OE"])]);
+    app.import(&first).await.unwrap();
+    let v1_video = std::fs::read(src.join("videos/G_1.mp4")).unwrap();
+    app.reject(&c.v1, 1, "G_1", "generation_artifact").await;
+    app.reject(&c.v0, 1, "G_1", "generation_artifact").await;
+    // A third validator joins: QC's default pair becomes (val01, val02).
+    let v2 = app
+        .user("val02", tandem::domain::Role::Validator, Some(2))
+        .await;
+    std::fs::write(src.join("videos/G_1.mp4"), fake_mp4("G_1 regenerated")).unwrap();
+    let second = write_manifest(&src, "v2.jsonl", &[clip_line(&src, "G_1", qc, &["OE"])]);
+    std::fs::write(src.join("videos/G_1.mp4"), fake_mp4("G_1 regenerated")).unwrap();
+    let s = app.import(&second).await.unwrap();
+    assert_eq!(s.versions_new, 1);
+    assert_eq!(
+        app.pass(&v2, 1, "G_1").await.status,
+        reqwest::StatusCode::NOT_FOUND,
+        "not val02's"
+    );
+    assert_eq!(
+        app.pass(&c.v0, 1, "G_1").await.status,
+        reqwest::StatusCode::CREATED,
+        "the same pair"
+    );
+    assert_eq!(
+        app.pass(&c.v1, 1, "G_1").await.status,
+        reqwest::StatusCode::CREATED
+    );
+    // Its questions go to the same pair too.
+    assert_eq!(
+        app.pass(&v2, 2, "G_1_OE").await.status,
+        reqwest::StatusCode::NOT_FOUND
+    );
+    assert_eq!(
+        app.pass(&c.v0, 2, "G_1_OE").await.status,
+        reqwest::StatusCode::CREATED
+    );
+
+    // Importing the first manifest again, with its first video, changes nothing.
+    std::fs::write(src.join("videos/G_1.mp4"), &v1_video).unwrap();
+    let before = app.dump().await;
+    let s = app.import(&first).await.unwrap();
+    assert_eq!((s.versions_new, s.unchanged), (0, 1));
+    assert_eq!(app.dump().await, before);
+}
+
+#[tokio::test]
+async fn exported_decisions_of_several_versions_import_again_as_repeats() {
+    let app = spawn_app().await;
+    let c = cast(&app).await;
+    let src = app.source();
+    let m = write_manifest(&src, "m.jsonl", &[clip_line(&src, "H_1", MC, &[])]);
+    app.import(&m).await.unwrap();
+    app.reject(&c.v0, 1, "H_1", "prompt_drift").await;
+    app.reject(&c.v1, 1, "H_1", "prompt_drift").await;
+    std::fs::write(src.join("videos/H_1.mp4"), fake_mp4("H_1 v2")).unwrap();
+    app.import(&m).await.unwrap();
+    app.pass(&c.v0, 1, "H_1").await;
+    let campaign = campaign(&app).await;
+    let mut csv = Vec::new();
+    tandem::io::records::write_decisions(
+        &mut csv,
+        &app.store.decision_records(&campaign).await.unwrap(),
+    )
+    .unwrap();
+    let text = String::from_utf8(csv).unwrap();
+    assert!(
+        text.contains(",1,true") && text.contains(",2,false"),
+        "{text}"
+    );
+    let s = import_csv_decisions(&app, &text).await.unwrap();
+    assert_eq!((s.recorded, s.repeated), (0, 3));
+}

@@ -703,3 +703,61 @@ async fn a_new_account_with_a_short_password_is_refused() {
     assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY);
     assert!(r.text.contains("at least 12 characters"));
 }
+
+#[tokio::test]
+async fn someone_else_can_sign_in_on_a_browser_left_signed_in() {
+    let app = spawn_app().await;
+    cast(&app).await;
+    let left = app.login("val00").await;
+    let page = app.page(Some(&left), Method::GET, "/login", None).await;
+    let pre = page
+        .headers
+        .get_all("set-cookie")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .find(|c| c.starts_with("tandem_prelogin="))
+        .and_then(|c| c.split(';').next())
+        .unwrap()
+        .to_string();
+    let token = csrf_of(&page.text).unwrap();
+    let r = app
+        .client
+        .post(format!("{}/login", app.base))
+        .header("Cookie", format!("{}; {pre}", left.cookie))
+        .form(&[
+            ("_csrf", token.as_str()),
+            ("name", "val01"),
+            ("password", PASSWORD),
+            ("next", "/"),
+        ])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::SEE_OTHER);
+    assert!(
+        r.headers()
+            .get_all("set-cookie")
+            .iter()
+            .any(|c| c.to_str().unwrap().starts_with("tandem_session="))
+    );
+}
+
+#[tokio::test]
+async fn a_revoked_token_stops_working() {
+    let app = spawn_app().await;
+    let c = cast(&app).await;
+    let web = app.login("admin1").await;
+    let r = app.get("/api/v1/me", &c.v0).await;
+    assert_eq!(r.status, StatusCode::OK);
+    let r = app
+        .page(
+            Some(&web),
+            Method::POST,
+            "/admin/users/val00/revoke-tokens",
+            Some(&[]),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER);
+    let r = app.get("/api/v1/me", &c.v0).await;
+    assert_eq!(r.status, StatusCode::UNAUTHORIZED);
+}

@@ -457,3 +457,38 @@ async fn stored_decisions_and_resolutions_cannot_be_changed_or_removed() {
     }
     assert_eq!(app.count("SELECT COUNT(*) FROM decisions").await, 2);
 }
+
+#[tokio::test]
+async fn a_verdict_for_a_replaced_version_is_refused() {
+    let app = spawn_app().await;
+    let c = cast(&app).await;
+    let src = app.source();
+    let m = write_manifest(&src, "m.jsonl", &[clip_line(&src, "W_1", MC, &[])]);
+    app.import(&m).await.unwrap();
+    app.reject(&c.v0, 1, "W_1", "prompt_drift").await;
+    app.reject(&c.v1, 1, "W_1", "prompt_drift").await;
+    // val00 opens the page of version 1 ... and version 2 arrives meanwhile.
+    let web = app.login("val00").await;
+    std::fs::write(src.join("videos/W_1.mp4"), fake_mp4("W_1 v2")).unwrap();
+    app.import(&m).await.unwrap();
+    let r = app
+        .verdict(&c.v0, 1, "W_1", json!({"verdict": "valid", "version": 1}))
+        .await;
+    assert_eq!(r.status, StatusCode::CONFLICT, "{}", r.text);
+    assert!(r.text.contains("new version"));
+    let r = app
+        .page(
+            Some(&web),
+            Method::POST,
+            &format!("/c/{CAMPAIGN}/review/1/W_1"),
+            Some(&[("verdict", "valid"), ("version", "1")]),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(r.text.contains("reload to review it"), "{}", r.text);
+    assert_eq!(app.count("SELECT COUNT(*) FROM decisions").await, 2);
+    let r = app
+        .verdict(&c.v0, 1, "W_1", json!({"verdict": "valid", "version": 2}))
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+}

@@ -373,6 +373,20 @@ pub async fn create_user(
     }
 }
 
+pub async fn revoke_tokens(
+    State(state): State<AppState>,
+    Extension(session): Extension<Session>,
+    Path(name): Path<String>,
+    _form: RawForm,
+) -> PageResult {
+    let n = state.store.revoke_tokens(&name).await?;
+    state
+        .store
+        .set_flash(&session, &format!("Revoked {n} API token(s) of {name}."))
+        .await?;
+    Ok(crate::web::see_other("/admin/users"))
+}
+
 pub async fn create_token(
     State(state): State<AppState>,
     Extension(session): Extension<Session>,

@@ -6,7 +6,7 @@ use crate::AppState;
 use crate::clock::now_micros;
 use crate::domain::{Level, Origin, Reason, Stage, Verdict};
 use crate::error::Error;
-use crate::store::review::{ValidatorItem, VerdictRequest};
+use crate::store::review::{ValidatorItem, VerdictRequest, VersionRule};
 use crate::store::sessions::Session;
 use crate::web::media;
 use askama::Template;
@@ -171,6 +171,7 @@ struct ItemPage {
     history: Vec<(i64, String, String, String)>,
     error: Option<String>,
     rendered_at: i64,
+    version: i64,
 }
 
 /// What the form holds when the page is drawn: the last verdict, or what was sent.
@@ -263,6 +264,7 @@ async fn item_page(
         history,
         error: error.clone(),
         rendered_at: now_micros() / 1000,
+        version: item.clip.version,
         item_id: item.item_id,
     };
     let mut resp = render(&page);
@@ -314,6 +316,10 @@ pub async fn decide(
                 reasons,
                 note: draft.note.clone(),
                 time_spent_ms,
+                version: form
+                    .get("version")
+                    .parse::<i64>()
+                    .map_or(VersionRule::Newest, VersionRule::Shown),
             };
             state
                 .store
