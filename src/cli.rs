@@ -92,6 +92,45 @@ pub enum Command {
     Export(ExportCommand),
     /// The QC tables (the paper's Tables 11-13) from the raw decisions
     Stats(StatsArgs),
+    /// Validators' calibration
+    #[command(subcommand)]
+    Calibration(CalibrationCommand),
+    /// A campaign's targets and calibration rules
+    #[command(subcommand)]
+    Campaign(CampaignCommand),
+}
+
+#[derive(Subcommand, Debug)]
+pub enum CalibrationCommand {
+    /// Each validator's calibration round, agreement and state
+    Status {
+        #[command(flatten)]
+        campaign: CampaignArg,
+    },
+    /// Start another round for a validator who did not pass
+    Reset {
+        name: String,
+        #[command(flatten)]
+        campaign: CampaignArg,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum CampaignCommand {
+    /// Show the settings, or change those given
+    Settings {
+        /// Retained clips wanted per task
+        #[arg(long)]
+        target: Option<i64>,
+        /// Agreement with the known verdicts needed in calibration (0.8 is 80%)
+        #[arg(long)]
+        calibration_threshold: Option<f64>,
+        /// ... over at least this many calibration items
+        #[arg(long)]
+        calibration_min: Option<i64>,
+        #[command(flatten)]
+        campaign: CampaignArg,
+    },
 }
 
 #[derive(Args, Debug)]
@@ -215,6 +254,25 @@ pub enum ExportCommand {
     },
     /// Every resolution as CSV
     Resolutions {
+        /// File to write [default: standard output]
+        #[arg(long)]
+        out: Option<PathBuf>,
+        #[command(flatten)]
+        campaign: CampaignArg,
+    },
+    /// The clips rejected in Stage 1 that need a new version, as JSON Lines
+    Regeneration {
+        /// File to write [default: standard output]
+        #[arg(long)]
+        out: Option<PathBuf>,
+        #[command(flatten)]
+        campaign: CampaignArg,
+    },
+    /// Every event of every clip (or of one), in order, as CSV
+    Audit {
+        /// Only this clip
+        #[arg(long)]
+        clip: Option<String>,
         /// File to write [default: standard output]
         #[arg(long)]
         out: Option<PathBuf>,
@@ -382,6 +440,76 @@ async fn command(command: Command, config: &Config, store: &Store) -> Result<()>
         }
         Command::Pair(cmd) => pair(store, cmd).await,
         Command::Stats(args) => stats(store, args).await,
+        Command::Export(ExportCommand::Regeneration { out, campaign }) => {
+            let campaign = store.campaign(&campaign.campaign).await?;
+            let items = store.regeneration_list(&campaign).await?;
+            write_out(out.as_deref(), |w| {
+                io::records::write_regeneration(w, &items)
+            })
+        }
+        Command::Export(ExportCommand::Audit {
+            clip,
+            out,
+            campaign,
+        }) => {
+            let campaign = store.campaign(&campaign.campaign).await?;
+            let events = store.audit(&campaign, clip.as_deref()).await?;
+            if let Some(c) = &clip
+                && events.is_empty()
+            {
+                return Err(Error::NotFound(format!(
+                    "no clip `{c}` in campaign `{}`",
+                    campaign.name
+                )));
+            }
+            write_out(out.as_deref(), |w| io::records::write_audit(w, &events))
+        }
+        Command::Calibration(CalibrationCommand::Status { campaign }) => {
+            let campaign = store.campaign(&campaign.campaign).await?;
+            for s in store.calibration_scores(&campaign).await? {
+                let st = &s.status;
+                println!(
+                    "{}\tround {}\t{} of {} decided\t{} agreed\t{:?}",
+                    s.validator, st.round, st.decided, st.total, st.agreed, st.state
+                );
+            }
+            Ok(())
+        }
+        Command::Calibration(CalibrationCommand::Reset { name, campaign }) => {
+            let campaign = store.campaign(&campaign.campaign).await?;
+            let round = store.reset_calibration(&campaign, &name, "cli").await?;
+            println!("{name} starts calibration round {round}");
+            Ok(())
+        }
+        Command::Campaign(CampaignCommand::Settings {
+            target,
+            calibration_threshold,
+            calibration_min,
+            campaign,
+        }) => {
+            let campaign = store.campaign(&campaign.campaign).await?;
+            let mut s = campaign.settings;
+            if let Some(t) = target {
+                s.target_per_task = t;
+            }
+            if let Some(t) = calibration_threshold {
+                s.calibration_threshold = t;
+            }
+            if let Some(m) = calibration_min {
+                s.calibration_min_items = m;
+            }
+            if s != campaign.settings {
+                store.set_settings(&campaign, s).await?;
+            }
+            println!(
+                "campaign `{}`: target {} retained clips per task; calibration needs {:.0}% agreement over at least {} items",
+                campaign.name,
+                s.target_per_task,
+                s.calibration_threshold * 100.0,
+                s.calibration_min_items
+            );
+            Ok(())
+        }
         Command::Decisions(ImportCommand::Import { file, campaign }) => {
             let campaign = store.campaign(&campaign.campaign).await?;
             let f = open(&file)?;

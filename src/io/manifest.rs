@@ -2,8 +2,9 @@
 //! the manifest's folder. The whole file is checked before anything is stored, and
 //! every problem is reported with its line and field.
 
+use crate::domain::rules::{CheckedVerdict, check_verdict};
 use crate::domain::taxonomy::Taxonomy;
-use crate::domain::{Level, check_identifier};
+use crate::domain::{Level, Stage, Verdict, check_identifier};
 use crate::error::{Error, LineError, Rejected, Result};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
@@ -28,6 +29,8 @@ pub struct ManifestQuestion {
     pub question: String,
     pub options: Vec<String>,
     pub answer: usize,
+    /// The known verdict of a calibration question.
+    pub calibration: Option<CheckedVerdict>,
 }
 
 #[derive(Debug, Clone)]
@@ -43,6 +46,8 @@ pub struct ManifestClip {
     /// The line without `file`, as canonical JSON (keys sorted at every depth).
     pub fields: String,
     pub questions: Vec<ManifestQuestion>,
+    /// The known verdict of a held-out calibration clip (`"calibration": {...}`).
+    pub calibration: Option<CheckedVerdict>,
 }
 
 #[derive(Debug, Clone)]
@@ -230,6 +235,16 @@ fn check_line(
         }
     }
 
+    let calibration = match obj.get("calibration") {
+        None | Some(Value::Null) => None,
+        Some(v) => match known_verdict(v, Stage::Clip, None) {
+            Ok(k) => Some(k),
+            Err((f, m)) => {
+                push(Some(&format!("calibration{f}")), m);
+                None
+            }
+        },
+    };
     let mut questions = Vec::new();
     match obj.get("questions") {
         Some(Value::Array(items)) => {
@@ -243,6 +258,12 @@ fn check_line(
                     seen_questions,
                     &mut push,
                 ) {
+                    if q.calibration.is_some() && calibration.is_none() {
+                        push(
+                            Some(&format!("questions[{i}].calibration")),
+                            "a question has a known verdict only on a calibration clip (give the clip its own `calibration` too)".into(),
+                        );
+                    }
                     questions.push(q);
                 }
             }
@@ -255,6 +276,9 @@ fn check_line(
     }
 
     let (clip_id, task, file, (source_path, media)) = (clip_id?, task?, file?, located?);
+    if obj.get("calibration").is_some_and(|v| !v.is_null()) && calibration.is_none() {
+        return None;
+    }
     let mut rest = obj;
     rest.remove("file");
     Some(ManifestClip {
@@ -266,6 +290,7 @@ fn check_line(
         media,
         fields: canonical_json(&Value::Object(rest)),
         questions,
+        calibration,
     })
 }
 
@@ -431,6 +456,16 @@ fn check_question(
             None
         }
     };
+    let calibration = match (obj.get("calibration"), level) {
+        (None | Some(Value::Null), _) => None,
+        (Some(v), level) => match known_verdict(v, Stage::Question, level) {
+            Ok(k) => Some(k),
+            Err((f, m)) => {
+                errs.push((at(&format!("calibration{f}")), m));
+                None
+            }
+        },
+    };
     if !errs.is_empty() {
         for (f, m) in errs {
             push(Some(&f), m);
@@ -444,7 +479,51 @@ fn check_question(
         question: text?,
         options,
         answer: answer?,
+        calibration,
     })
+}
+
+/// A known verdict: `{"verdict": "valid"|"reject", "reasons": [...], "note": "..."}`,
+/// held to the same rules as a validator's. Errors name the sub-field (`.verdict`, ...).
+fn known_verdict(
+    v: &Value,
+    stage: Stage,
+    level: Option<Level>,
+) -> Result<CheckedVerdict, (String, String)> {
+    let Value::Object(o) = v else {
+        return Err((
+            String::new(),
+            "`calibration` must be an object with a known `verdict`".into(),
+        ));
+    };
+    let verdict = match o.get("verdict") {
+        Some(Value::String(s)) => Verdict::parse(s).map_err(|m| (".verdict".to_string(), m))?,
+        _ => {
+            return Err((
+                ".verdict".into(),
+                "missing the known `verdict` (valid or reject)".into(),
+            ));
+        }
+    };
+    let reasons: Vec<String> = match o.get("reasons") {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::Array(a)) => a
+            .iter()
+            .map(|x| x.as_str().map(str::to_string))
+            .collect::<Option<Vec<_>>>()
+            .ok_or((
+                ".reasons".to_string(),
+                "reasons must be strings".to_string(),
+            ))?,
+        Some(_) => return Err((".reasons".into(), "`reasons` must be an array".into())),
+    };
+    let note = match o.get("note") {
+        None | Some(Value::Null) => String::new(),
+        Some(Value::String(s)) => s.clone(),
+        Some(_) => return Err((".note".into(), "`note` must be a string".into())),
+    };
+    check_verdict(stage, level, verdict, &reasons, &note)
+        .map_err(|e| (format!(".{}", e.field), e.message))
 }
 
 /// Resolves a manifest path inside `root`, refusing anything that leaves it

@@ -297,6 +297,43 @@ pub fn write_resolutions(out: impl Write, records: &[ResolutionRecord]) -> Resul
     w.flush().map_err(|e| Error::io("cannot write CSV", e))
 }
 
+/// Writes an audit trail: one event a row, in order.
+pub fn write_audit(out: impl Write, events: &[crate::store::records::AuditEvent]) -> Result<()> {
+    let mut w = csv::Writer::from_writer(out);
+    w.write_record([
+        "at", "clip_id", "version", "stage", "item_id", "event", "who", "detail",
+    ])
+    .map_err(csv_error)?;
+    for e in events {
+        w.write_record([
+            to_rfc3339(e.at),
+            e.clip_id.clone(),
+            e.version.to_string(),
+            e.stage.map(|s| s.to_string()).unwrap_or_default(),
+            e.item_id.clone(),
+            e.event.clone(),
+            e.who.clone(),
+            e.detail.clone(),
+        ])
+        .map_err(csv_error)?;
+    }
+    w.flush().map_err(|e| Error::io("cannot write CSV", e))
+}
+
+/// Writes the regeneration work list as JSON Lines, one rejected clip a line.
+pub fn write_regeneration(
+    mut out: impl Write,
+    items: &[crate::store::records::RegenerationItem],
+) -> Result<()> {
+    for item in items {
+        serde_json::to_writer(&mut out, item)
+            .map_err(|e| Error::Internal(format!("cannot write JSON: {e}")))?;
+        out.write_all(b"\n")
+            .map_err(|e| Error::io("cannot write", e))?;
+    }
+    out.flush().map_err(|e| Error::io("cannot write", e))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -3,6 +3,7 @@
 use super::{Conn, Store, col, conn};
 use crate::clock::now_micros;
 use crate::domain::pairing::default_pair;
+use crate::domain::rules::CheckedVerdict;
 use crate::domain::taxonomy::Taxonomy;
 use crate::domain::{Outcome, check_identifier};
 use crate::error::{Error, LineError, Rejected, Result};
@@ -19,13 +20,38 @@ pub struct Campaign {
     pub id: i64,
     pub name: String,
     pub taxonomy: Arc<Taxonomy>,
+    pub settings: Settings,
+}
+
+/// A campaign's targets and calibration rules.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Settings {
+    /// Retained clips wanted per task.
+    pub target_per_task: i64,
+    /// Agreement with the known verdicts a validator needs in calibration.
+    pub calibration_threshold: f64,
+    /// ... over at least this many calibration items (or all of them, if fewer).
+    pub calibration_min_items: i64,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            target_per_task: 100,
+            calibration_threshold: 0.8,
+            calibration_min_items: 10,
+        }
+    }
 }
 
 pub(crate) async fn campaign_in(c: &mut Conn, name: &str) -> Result<Option<Campaign>> {
-    let row = sqlx::query("SELECT id, name, taxonomy FROM campaigns WHERE name = $1")
-        .bind(name)
-        .fetch_optional(&mut *c)
-        .await?;
+    let row = sqlx::query(
+        "SELECT id, name, taxonomy, target_per_task, calibration_threshold, calibration_min_items
+         FROM campaigns WHERE name = $1",
+    )
+    .bind(name)
+    .fetch_optional(&mut *c)
+    .await?;
     let Some(row) = row else { return Ok(None) };
     let taxonomy: String = col(&row, "taxonomy")?;
     let taxonomy: Taxonomy = serde_json::from_str(&taxonomy)
@@ -34,6 +60,11 @@ pub(crate) async fn campaign_in(c: &mut Conn, name: &str) -> Result<Option<Campa
         id: col(&row, "id")?,
         name: col(&row, "name")?,
         taxonomy: Arc::new(taxonomy),
+        settings: Settings {
+            target_per_task: col(&row, "target_per_task")?,
+            calibration_threshold: col(&row, "calibration_threshold")?,
+            calibration_min_items: col(&row, "calibration_min_items")?,
+        },
     }))
 }
 
@@ -74,6 +105,7 @@ pub(crate) async fn ensure_campaign_in(c: &mut Conn, name: &str) -> Result<Campa
         id,
         name: name.to_string(),
         taxonomy: Arc::new(taxonomy),
+        settings: Settings::default(),
     })
 }
 
@@ -186,6 +218,40 @@ impl Store {
             Some(c) => c.taxonomy,
             None => Arc::new(Taxonomy::vgenst()),
         })
+    }
+
+    /// Changes a campaign's targets and calibration rules.
+    pub async fn set_settings(&self, campaign: &Campaign, settings: Settings) -> Result<()> {
+        if settings.target_per_task < 1 {
+            return Err(Error::field(
+                "target_per_task",
+                "the target is at least 1 clip per task",
+            ));
+        }
+        if !(settings.calibration_threshold > 0.0 && settings.calibration_threshold <= 1.0) {
+            return Err(Error::field(
+                "calibration_threshold",
+                "the calibration threshold is a fraction above 0 and at most 1 (0.8 is 80%)",
+            ));
+        }
+        if settings.calibration_min_items < 1 {
+            return Err(Error::field(
+                "calibration_min_items",
+                "at least 1 calibration item",
+            ));
+        }
+        let mut tx = self.begin_write().await?;
+        sqlx::query(
+            "UPDATE campaigns SET target_per_task = $1, calibration_threshold = $2, calibration_min_items = $3 WHERE id = $4",
+        )
+        .bind(settings.target_per_task)
+        .bind(settings.calibration_threshold)
+        .bind(settings.calibration_min_items)
+        .bind(campaign.id)
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(())
     }
 
     /// The SHA-256 of every stored video, newest first.
@@ -516,11 +582,12 @@ impl Store {
             let (clip, clip_pk, version, pair) = match plan {
                 Plan::NewClip(clip) => {
                     let pk: i64 = sqlx::query_scalar(
-                        "INSERT INTO clips (campaign_id, task_id, clip_key) VALUES ($1, $2, $3) RETURNING id",
+                        "INSERT INTO clips (campaign_id, task_id, clip_key, calibration) VALUES ($1, $2, $3, $4) RETURNING id",
                     )
                     .bind(campaign.id)
                     .bind(tasks[&clip.task])
                     .bind(&clip.clip_id)
+                    .bind(i64::from(clip.calibration.is_some()))
                     .fetch_one(&mut *tx)
                     .await?;
                     summary.clips_new += 1;
@@ -557,9 +624,10 @@ impl Store {
                 .bind(clip_pk)
                 .execute(&mut *tx)
                 .await?;
+            let calibration = i64::from(clip.calibration.is_some());
             let stage1: i64 = sqlx::query_scalar(
-                "INSERT INTO items (campaign_id, task_id, stage, clip_version_id, clip_version, rater1_id, rater2_id)
-                 VALUES ($1, $2, 1, $3, $4, $5, $6) RETURNING id",
+                "INSERT INTO items (campaign_id, task_id, stage, clip_version_id, clip_version, rater1_id, rater2_id, calibration)
+                 VALUES ($1, $2, 1, $3, $4, $5, $6, $7) RETURNING id",
             )
             .bind(campaign.id)
             .bind(task_id)
@@ -567,8 +635,12 @@ impl Store {
             .bind(version)
             .bind(pair.0)
             .bind(pair.1)
+            .bind(calibration)
             .fetch_one(&mut *tx)
             .await?;
+            if let Some(key) = &clip.calibration {
+                insert_key(&mut tx, stage1, key).await?;
+            }
             for (position, q) in clip.questions.iter().enumerate() {
                 let options = serde_json::to_string(&q.options)
                     .map_err(|e| Error::Internal(format!("options do not serialise: {e}")))?;
@@ -586,9 +658,9 @@ impl Store {
                 .bind(i64::try_from(q.answer).unwrap_or(i64::MAX))
                 .fetch_one(&mut *tx)
                 .await?;
-                sqlx::query(
-                    "INSERT INTO items (campaign_id, task_id, stage, clip_version_id, question_id, parent_item_id, clip_version, qa_type)
-                     VALUES ($1, $2, 2, $3, $4, $5, $6, $7)",
+                let item: i64 = sqlx::query_scalar(
+                    "INSERT INTO items (campaign_id, task_id, stage, clip_version_id, question_id, parent_item_id, clip_version, qa_type, calibration)
+                     VALUES ($1, $2, 2, $3, $4, $5, $6, $7, $8) RETURNING id",
                 )
                 .bind(campaign.id)
                 .bind(task_id)
@@ -597,8 +669,12 @@ impl Store {
                 .bind(stage1)
                 .bind(version)
                 .bind(&q.qa_type)
-                .execute(&mut *tx)
+                .bind(calibration)
+                .fetch_one(&mut *tx)
                 .await?;
+                if let Some(key) = &q.calibration {
+                    insert_key(&mut tx, item, key).await?;
+                }
                 summary.questions_new += 1;
             }
         }
@@ -626,6 +702,20 @@ struct MediaSource {
     path: PathBuf,
     file: String,
     line: usize,
+}
+
+/// Stores the known verdict of a calibration item.
+pub(crate) async fn insert_key(c: &mut Conn, item_id: i64, key: &CheckedVerdict) -> Result<()> {
+    sqlx::query(
+        "INSERT INTO calibration_keys (item_id, verdict, reasons, note) VALUES ($1, $2, $3, $4)",
+    )
+    .bind(item_id)
+    .bind(key.verdict.as_str())
+    .bind(crate::domain::Reason::join(&key.reasons))
+    .bind(&key.note)
+    .execute(&mut *c)
+    .await?;
+    Ok(())
 }
 
 /// Where a stored video lives.
@@ -736,7 +826,7 @@ impl Store {
              JOIN tasks t ON t.id = i.task_id
              JOIN clips c ON c.current_version_id = i.clip_version_id
              LEFT JOIN items p ON p.id = i.parent_item_id
-             WHERE i.campaign_id = $1
+             WHERE i.campaign_id = $1 AND i.calibration = 0
              GROUP BY t.code, i.stage, i.outcome,
                       CASE WHEN EXISTS (SELECT 1 FROM decisions d WHERE d.item_id = i.id) THEN 1 ELSE 0 END,
                       CASE WHEN i.stage = 1 OR p.outcome IN ('both_pass', 'split_accepted') THEN 1 ELSE 0 END",

@@ -361,7 +361,7 @@ impl Store {
              JOIN clip_versions v ON v.id = c.current_version_id
              JOIN tasks t ON t.id = c.task_id
              JOIN items i ON i.clip_version_id = v.id AND i.stage = 1
-             WHERE c.campaign_id = $1
+             WHERE c.campaign_id = $1 AND c.calibration = 0
              ORDER BY t.position, c.clip_key",
         )
         .bind(campaign.id)
@@ -372,7 +372,7 @@ impl Store {
              FROM questions q
              JOIN clips c ON c.current_version_id = q.clip_version_id
              JOIN items i ON i.question_id = q.id AND i.stage = 2
-             WHERE c.campaign_id = $1
+             WHERE c.campaign_id = $1 AND c.calibration = 0
              ORDER BY q.clip_version_id, q.position",
         )
         .bind(campaign.id)
@@ -510,4 +510,305 @@ pub struct RetainedCounts {
     pub questions_retained: usize,
     pub questions_rejected: usize,
     pub questions_open: usize,
+}
+
+/// A clip rejected in Stage 1, waiting for a new version: what the generation
+/// pipeline needs to make one.
+#[derive(Debug, Clone, Serialize)]
+pub struct RegenerationItem {
+    pub clip_id: String,
+    pub task: String,
+    /// The rejected version.
+    pub version: i64,
+    pub outcome: String,
+    pub scene_graph: Value,
+    pub scenario: Value,
+    /// The reasons both validators gave (each once, in canonical order).
+    pub reasons: Vec<String>,
+    /// The validators' notes and, for a split, the author's.
+    pub notes: Vec<String>,
+}
+
+/// The joins and the filter of every audit query: `$1` campaign, `$2` one clip or NULL.
+macro_rules! audit_scope {
+    () => {
+        " JOIN clip_versions v ON v.id = i.clip_version_id JOIN clips c ON c.id = v.clip_id
+          LEFT JOIN questions q ON q.id = i.question_id
+          WHERE c.campaign_id = $1 AND ($2 IS NULL OR c.clip_key = $2)"
+    };
+}
+
+/// One event in the life of a clip.
+#[derive(Debug, Clone, Serialize)]
+pub struct AuditEvent {
+    #[serde(serialize_with = "super::review::ser_time")]
+    pub at: i64,
+    pub clip_id: String,
+    pub version: i64,
+    /// 1 or 2 for an item's event; none for an import.
+    pub stage: Option<i64>,
+    pub item_id: String,
+    /// import, new_version, verdict, change, outcome, resolution, calibration_verdict
+    pub event: String,
+    pub who: String,
+    pub detail: String,
+    #[serde(skip)]
+    order: i64,
+}
+
+impl Store {
+    /// The clips whose newest version was rejected in Stage 1, with the reasons given.
+    pub async fn regeneration_list(&self, campaign: &Campaign) -> Result<Vec<RegenerationItem>> {
+        let rows = sqlx::query(
+            "SELECT c.clip_key, t.code AS task, v.version, v.fields, i.outcome, i.reasons1, i.reasons2,
+                    d1.note AS note1, d2.note AS note2, r.note AS author_note
+             FROM clips c
+             JOIN tasks t ON t.id = c.task_id
+             JOIN clip_versions v ON v.id = c.current_version_id
+             JOIN items i ON i.clip_version_id = v.id AND i.stage = 1
+             LEFT JOIN decisions d1 ON d1.id = i.final1_id
+             LEFT JOIN decisions d2 ON d2.id = i.final2_id
+             LEFT JOIN resolutions r ON r.item_id = i.id
+             WHERE c.campaign_id = $1 AND c.calibration = 0
+               AND i.outcome IN ('both_reject', 'split_rejected')
+             ORDER BY t.position, c.clip_key",
+        )
+        .bind(campaign.id)
+        .fetch_all(self.pool())
+        .await?;
+        rows.iter()
+            .map(|r| {
+                let fields: Value = serde_json::from_str(&col::<String>(r, "fields")?)
+                    .map_err(|e| Error::Internal(format!("stored fields: {e}")))?;
+                let both = format!(
+                    "{};{}",
+                    col::<Option<String>>(r, "reasons1")?.unwrap_or_default(),
+                    col::<Option<String>>(r, "reasons2")?.unwrap_or_default()
+                );
+                let reasons: Vec<String> =
+                    crate::domain::Reason::join(&crate::domain::Reason::split_stored(&both))
+                        .split(';')
+                        .filter(|x| !x.is_empty())
+                        .map(str::to_string)
+                        .collect();
+                let notes: Vec<String> = ["note1", "note2", "author_note"]
+                    .iter()
+                    .map(|k| col::<Option<String>>(r, k))
+                    .collect::<Result<Vec<_>>>()?
+                    .into_iter()
+                    .flatten()
+                    .filter(|n| !n.is_empty())
+                    .collect();
+                Ok(RegenerationItem {
+                    clip_id: col(r, "clip_key")?,
+                    task: col(r, "task")?,
+                    version: col(r, "version")?,
+                    outcome: col(r, "outcome")?,
+                    scene_graph: fields.get("scene_graph").cloned().unwrap_or(Value::Null),
+                    scenario: fields.get("scenario").cloned().unwrap_or(Value::Null),
+                    reasons,
+                    notes,
+                })
+            })
+            .collect()
+    }
+
+    /// Every event of a clip (or of every clip), in order: its imports and new
+    /// versions, each verdict and change, each outcome and resolution, and the
+    /// calibration verdicts given on a calibration clip.
+    pub async fn audit(&self, campaign: &Campaign, clip: Option<&str>) -> Result<Vec<AuditEvent>> {
+        let mut out = Vec::new();
+        let key = |stage: i64, clip: &str, q: Option<String>| {
+            if stage == 1 {
+                clip.to_string()
+            } else {
+                q.unwrap_or_default()
+            }
+        };
+        let rows = sqlx::query(
+            "SELECT c.clip_key, v.version, v.created_at, v.source_file, im.manifest
+             FROM clip_versions v JOIN clips c ON c.id = v.clip_id JOIN imports im ON im.id = v.import_id
+             WHERE c.campaign_id = $1 AND ($2 IS NULL OR c.clip_key = $2)",
+        )
+        .bind(campaign.id)
+        .bind(clip)
+        .fetch_all(self.pool())
+        .await?;
+        for r in &rows {
+            let version: i64 = col(r, "version")?;
+            let clip_id: String = col(r, "clip_key")?;
+            out.push(AuditEvent {
+                at: col(r, "created_at")?,
+                item_id: clip_id.clone(),
+                clip_id,
+                version,
+                stage: None,
+                event: if version == 1 {
+                    "import".into()
+                } else {
+                    "new_version".into()
+                },
+                who: String::new(),
+                detail: format!(
+                    "{} from {}",
+                    col::<String>(r, "source_file")?,
+                    col::<String>(r, "manifest")?
+                ),
+                order: 0,
+            });
+        }
+        let rows = sqlx::query(concat!(
+            "SELECT c.clip_key, v.version, i.stage, q.question_key, d.seq, d.verdict, d.reasons, d.note, d.decided_at, d.origin, u.name
+             FROM decisions d JOIN items i ON i.id = d.item_id JOIN users u ON u.id = d.validator_id",
+            audit_scope!()
+        ))
+        .bind(campaign.id)
+        .bind(clip)
+        .fetch_all(self.pool())
+        .await?;
+        for r in &rows {
+            let stage: i64 = col(r, "stage")?;
+            let clip_id: String = col(r, "clip_key")?;
+            let seq: i64 = col(r, "seq")?;
+            let reasons: String = col(r, "reasons")?;
+            let note: String = col(r, "note")?;
+            let mut detail = col::<String>(r, "verdict")?;
+            if !reasons.is_empty() {
+                detail.push_str(&format!(" ({})", reasons.replace(';', ", ")));
+            }
+            if !note.is_empty() {
+                detail.push_str(&format!(": {note}"));
+            }
+            detail.push_str(&format!(" [via {}]", col::<String>(r, "origin")?));
+            out.push(AuditEvent {
+                at: col(r, "decided_at")?,
+                item_id: key(stage, &clip_id, col(r, "question_key")?),
+                clip_id,
+                version: col(r, "version")?,
+                stage: Some(stage),
+                event: if seq == 1 {
+                    "verdict".into()
+                } else {
+                    format!("change #{}", seq - 1)
+                },
+                who: col(r, "name")?,
+                detail,
+                order: 1,
+            });
+        }
+        // An outcome happens with the later of the two counted verdicts.
+        let rows = sqlx::query(concat!(
+            "SELECT c.clip_key, v.version, i.stage, q.question_key, i.verdict1, i.verdict2,
+                    CASE WHEN d1.decided_at > d2.decided_at THEN d1.decided_at ELSE d2.decided_at END AS at,
+                    CASE WHEN i.outcome IN ('split_accepted', 'split_rejected') THEN 'split' ELSE i.outcome END AS outcome
+             FROM items i JOIN decisions d1 ON d1.id = i.final1_id JOIN decisions d2 ON d2.id = i.final2_id",
+            audit_scope!()
+        ))
+        .bind(campaign.id)
+        .bind(clip)
+        .fetch_all(self.pool())
+        .await?;
+        for r in &rows {
+            let stage: i64 = col(r, "stage")?;
+            let clip_id: String = col(r, "clip_key")?;
+            let outcome: String = col(r, "outcome")?;
+            let detail = match outcome.as_str() {
+                "both_pass" => "both pass: retained".to_string(),
+                "both_reject" => "both reject: rejected".to_string(),
+                _ => "split: waiting for an author".to_string(),
+            };
+            out.push(AuditEvent {
+                at: col(r, "at")?,
+                item_id: key(stage, &clip_id, col(r, "question_key")?),
+                clip_id,
+                version: col(r, "version")?,
+                stage: Some(stage),
+                event: "outcome".into(),
+                who: String::new(),
+                detail,
+                order: 2,
+            });
+        }
+        let rows = sqlx::query(concat!(
+            "SELECT c.clip_key, v.version, i.stage, q.question_key, r.verdict, r.note, r.decided_at, u.name
+             FROM resolutions r JOIN items i ON i.id = r.item_id JOIN users u ON u.id = r.author_id",
+            audit_scope!()
+        ))
+        .bind(campaign.id)
+        .bind(clip)
+        .fetch_all(self.pool())
+        .await?;
+        for r in &rows {
+            let stage: i64 = col(r, "stage")?;
+            let clip_id: String = col(r, "clip_key")?;
+            let verdict: String = col(r, "verdict")?;
+            out.push(AuditEvent {
+                at: col(r, "decided_at")?,
+                item_id: key(stage, &clip_id, col(r, "question_key")?),
+                clip_id,
+                version: col(r, "version")?,
+                stage: Some(stage),
+                event: "resolution".into(),
+                who: col(r, "name")?,
+                detail: format!(
+                    "{}: {}",
+                    if verdict == "accept" {
+                        "split accepted, retained"
+                    } else {
+                        "split rejected"
+                    },
+                    col::<String>(r, "note")?
+                ),
+                order: 3,
+            });
+        }
+        let rows = sqlx::query(concat!(
+            "SELECT c.clip_key, v.version, i.stage, q.question_key, d.verdict, d.agrees, d.round, d.decided_at, u.name
+             FROM calibration_decisions d JOIN items i ON i.id = d.item_id JOIN users u ON u.id = d.validator_id",
+            audit_scope!()
+        ))
+        .bind(campaign.id)
+        .bind(clip)
+        .fetch_all(self.pool())
+        .await?;
+        for r in &rows {
+            let stage: i64 = col(r, "stage")?;
+            let clip_id: String = col(r, "clip_key")?;
+            out.push(AuditEvent {
+                at: col(r, "decided_at")?,
+                item_id: key(stage, &clip_id, col(r, "question_key")?),
+                clip_id,
+                version: col(r, "version")?,
+                stage: Some(stage),
+                event: "calibration_verdict".into(),
+                who: col(r, "name")?,
+                detail: format!(
+                    "{} ({} the known verdict, round {})",
+                    col::<String>(r, "verdict")?,
+                    if col::<i64>(r, "agrees")? == 1 {
+                        "agrees with"
+                    } else {
+                        "differs from"
+                    },
+                    col::<i64>(r, "round")?
+                ),
+                order: 1,
+            });
+        }
+        // Per clip and version: the import first, then everything in time order.
+        out.sort_by(|a, b| {
+            let k = |e: &AuditEvent| {
+                (
+                    e.clip_id.clone(),
+                    e.version,
+                    e.order > 0,
+                    e.at,
+                    e.order,
+                    e.item_id.clone(),
+                )
+            };
+            k(a).cmp(&k(b))
+        });
+        Ok(out)
+    }
 }

@@ -192,7 +192,7 @@ pub(crate) async fn record_verdict_in(
         .execute(&mut *c)
         .await?;
     let row = sqlx::query(
-        "SELECT i.stage, i.campaign_id, i.outcome, i.rater1_id, i.rater2_id, i.clip_version_id, i.clip_version,
+        "SELECT i.stage, i.campaign_id, i.outcome, i.rater1_id, i.rater2_id, i.clip_version_id, i.clip_version, i.calibration,
                 c.current_version_id, c.clip_key, t.code AS task,
                 t.rater1_id AS task_rater1, t.rater2_id AS task_rater2, t.pair_problem,
                 q.level, q.question_key, p.outcome AS parent_outcome,
@@ -223,6 +223,11 @@ pub(crate) async fn record_verdict_in(
     };
     let noun = stage.item_noun();
     let version: i64 = col(&row, "clip_version")?;
+    if col::<i64>(&row, "calibration")? != 0 {
+        return Err(Error::Conflict(format!(
+            "{noun} `{key}` is a calibration item: calibration verdicts are given in calibration and never count in the QC"
+        )));
+    }
 
     // The verdict itself first: a malformed one is refused whatever the item's state.
     let level = col::<Option<String>>(&row, "level")?
@@ -512,6 +517,8 @@ pub struct QuestionView {
 }
 
 /// The columns [`item_header`] reads; every item query selects them.
+#[macro_export]
+#[doc(hidden)]
 macro_rules! item_columns {
     () => {
         "i.id, i.stage, i.outcome, v.id AS version_id, t.code AS task, t.position AS task_position, c.clip_key, v.version, v.fields, v.media_type, v.media_sha256,
@@ -520,6 +527,8 @@ macro_rules! item_columns {
 }
 
 /// The joins every item query uses.
+#[macro_export]
+#[doc(hidden)]
 macro_rules! item_joins {
     () => {
         " FROM items i
@@ -564,7 +573,7 @@ macro_rules! pair_member {
 macro_rules! validator_scope {
     () => {
         concat!(
-            " WHERE i.campaign_id = $1 AND i.stage = $2
+            " WHERE i.campaign_id = $1 AND i.stage = $2 AND i.calibration = 0
                AND c.current_version_id = v.id AND ",
             pair_member!("$3"),
             " AND (i.stage = 1 OR p.outcome IN ('both_pass', 'split_accepted')) "
@@ -572,12 +581,12 @@ macro_rules! validator_scope {
     };
 }
 
-struct ItemHeader {
-    id: i64,
-    stage: Stage,
-    outcome: Outcome,
-    clip: ClipView,
-    question: Option<QuestionView>,
+pub(crate) struct ItemHeader {
+    pub(crate) id: i64,
+    pub(crate) stage: Stage,
+    pub(crate) outcome: Outcome,
+    pub(crate) clip: ClipView,
+    pub(crate) question: Option<QuestionView>,
 }
 
 impl ItemHeader {
@@ -589,7 +598,7 @@ impl ItemHeader {
     }
 }
 
-fn item_header(row: &sqlx::any::AnyRow) -> Result<ItemHeader> {
+pub(crate) fn item_header(row: &sqlx::any::AnyRow) -> Result<ItemHeader> {
     let fields: String = col(row, "fields")?;
     let fields: Value = serde_json::from_str(&fields).unwrap_or(Value::Null);
     let text = |k: &str| fields.get(k).and_then(Value::as_str).map(str::to_string);
@@ -751,6 +760,7 @@ impl Store {
         Ok(member.is_some())
     }
 
+    /// A validator may use the main queue: in the pool, and through calibration.
     async fn require_pool_member(&self, campaign: &Campaign, validator: &User) -> Result<()> {
         if !self.in_pool(campaign, validator).await? {
             return Err(Error::Forbidden(format!(
@@ -758,6 +768,7 @@ impl Store {
                 validator.name, campaign.name
             )));
         }
+        self.require_calibrated(campaign, validator).await?;
         Ok(())
     }
 
@@ -847,6 +858,7 @@ impl Store {
         stage: Stage,
         key: &str,
     ) -> Result<ValidatorItem> {
+        self.require_pool_member(campaign, validator).await?;
         let mut c = conn(self).await?;
         let id = self
             .scoped_item_id(&mut c, campaign, validator, stage, key)
@@ -914,6 +926,7 @@ impl Store {
         req: &VerdictRequest,
         origin: Origin,
     ) -> Result<Recorded> {
+        self.require_pool_member(campaign, validator).await?;
         let mut tx = self.begin_write().await?;
         let id = self
             .scoped_item_id(&mut tx, campaign, validator, stage, key)

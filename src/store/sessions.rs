@@ -241,9 +241,11 @@ impl Store {
                  JOIN tasks t ON t.id = i.task_id
                  JOIN clips c ON c.current_version_id = i.clip_version_id
                  LEFT JOIN items p ON p.id = i.parent_item_id
-                 WHERE i.clip_version_id = $1 AND ",
+                 WHERE i.clip_version_id = $1 AND ((i.calibration = 0 AND ",
                 crate::pair_member!("$2"),
-                " AND (i.stage = 1 OR p.outcome IN ('both_pass', 'split_accepted'))"
+                " AND (i.stage = 1 OR p.outcome IN ('both_pass', 'split_accepted')))
+                   OR (i.calibration = 1 AND EXISTS (SELECT 1 FROM pool_members m
+                        WHERE m.campaign_id = i.campaign_id AND m.user_id = $2)))"
             ),
         };
         let n: i64 = sqlx::query_scalar(sql)

@@ -140,7 +140,7 @@ impl Store {
             "SELECT i.stage, i.task_id, i.qa_type, i.rater1_id, i.rater2_id, i.outcome,
                     i.verdict1, i.verdict2, i.reasons1, i.reasons2, COUNT(*) AS n
              FROM items i
-             WHERE i.campaign_id = $1
+             WHERE i.campaign_id = $1 AND i.calibration = 0
                AND ($2 = 0 OR i.task_id = $2)
                AND ($3 = 0 OR (i.rater1_id = $4 AND i.rater2_id = $5))
                AND (i.stage = 2 OR $6 = 1 OR i.clip_version = 1)

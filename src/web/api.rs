@@ -115,6 +115,18 @@ pub struct VerdictBody {
     version: Option<i64>,
 }
 
+impl VerdictBody {
+    fn request(self) -> Result<VerdictRequest> {
+        Ok(VerdictRequest {
+            verdict: Verdict::parse(&self.verdict).map_err(|m| Error::field("verdict", m))?,
+            reasons: self.reasons,
+            note: self.note,
+            time_spent_ms: self.time_spent_ms,
+            version: self.version.map_or(VersionRule::Newest, VersionRule::Shown),
+        })
+    }
+}
+
 pub async fn verdict(
     State(state): State<AppState>,
     Extension(user): Extension<User>,
@@ -122,13 +134,7 @@ pub async fn verdict(
     ApiJson(body): ApiJson<VerdictBody>,
 ) -> Result<Response> {
     let campaign = campaign(&state, &c).await?;
-    let req = VerdictRequest {
-        verdict: Verdict::parse(&body.verdict).map_err(|m| Error::field("verdict", m))?,
-        reasons: body.reasons,
-        note: body.note,
-        time_spent_ms: body.time_spent_ms,
-        version: body.version.map_or(VersionRule::Newest, VersionRule::Shown),
-    };
+    let req = body.request()?;
     let recorded = state
         .store
         .record_verdict(&campaign, &user, stage(&s)?, &key, &req, Origin::Api)
@@ -287,4 +293,75 @@ pub async fn export_resolutions(
         &format!("{}-resolutions.csv", campaign.name),
         body,
     ))
+}
+
+pub async fn calibration_status(
+    State(state): State<AppState>,
+    Extension(user): Extension<User>,
+    Path(c): Path<String>,
+) -> Result<Response> {
+    let campaign = campaign(&state, &c).await?;
+    let s = state.store.calibration_status(&campaign, &user).await?;
+    Ok(Json(s).into_response())
+}
+
+pub async fn calibration_item(
+    State(state): State<AppState>,
+    Extension(user): Extension<User>,
+    Path((c, s, key)): Path<(String, String, String)>,
+) -> Result<Response> {
+    let campaign = campaign(&state, &c).await?;
+    let item = state
+        .store
+        .calibration_item(&campaign, &user, stage(&s)?, &key)
+        .await?;
+    Ok(Json(item).into_response())
+}
+
+pub async fn calibration_verdict(
+    State(state): State<AppState>,
+    Extension(user): Extension<User>,
+    Path((c, s, key)): Path<(String, String, String)>,
+    ApiJson(body): ApiJson<VerdictBody>,
+) -> Result<Response> {
+    let campaign = campaign(&state, &c).await?;
+    let req = body.request()?;
+    let feedback = state
+        .store
+        .record_calibration(&campaign, &user, stage(&s)?, &key, &req)
+        .await?;
+    Ok(Json(feedback).into_response())
+}
+
+pub async fn calibration_scores(
+    State(state): State<AppState>,
+    Path(c): Path<String>,
+) -> Result<Response> {
+    let campaign = campaign(&state, &c).await?;
+    let scores = state.store.calibration_scores(&campaign).await?;
+    Ok(Json(json!({ "validators": scores, "settings": campaign.settings })).into_response())
+}
+
+pub async fn regeneration(
+    State(state): State<AppState>,
+    Path(c): Path<String>,
+) -> Result<Response> {
+    let campaign = campaign(&state, &c).await?;
+    let items = state.store.regeneration_list(&campaign).await?;
+    Ok(Json(json!({ "clips": items })).into_response())
+}
+
+#[derive(Deserialize)]
+pub struct AuditQuery {
+    clip: Option<String>,
+}
+
+pub async fn audit(
+    State(state): State<AppState>,
+    Path(c): Path<String>,
+    Query(q): Query<AuditQuery>,
+) -> Result<Response> {
+    let campaign = campaign(&state, &c).await?;
+    let events = state.store.audit(&campaign, q.clip.as_deref()).await?;
+    Ok(Json(json!({ "events": events })).into_response())
 }

@@ -248,3 +248,82 @@ fn data_dir_works_before_or_after_the_subcommand() {
         .unwrap();
     ok(&out);
 }
+
+#[test]
+fn the_campaign_life_commands_work_from_the_command_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let src = dir.path().join("src");
+    std::fs::create_dir_all(&src).unwrap();
+    let mut cal = clip_line(&src, "CAL", "MC_F_EGO_STA", &[]);
+    cal["calibration"] = json!({"verdict": "valid"});
+    let lines = vec![cal, clip_line(&src, "X", "MC_F_EGO_STA", &[])];
+    let m = write_manifest(&src, "m.jsonl", &lines);
+    ok(&tandem(&data, &["import", m.to_str().unwrap()]));
+    for (name, idx) in [("val00", "0"), ("val01", "1")] {
+        ok(&tandem(
+            &data,
+            &["user", "add", name, "--role", "validator", "--index", idx],
+        ));
+    }
+    let out = ok(&tandem(
+        &data,
+        &[
+            "campaign",
+            "settings",
+            "--target",
+            "50",
+            "--calibration-threshold",
+            "0.9",
+            "--calibration-min",
+            "1",
+        ],
+    ));
+    assert!(
+        out.contains("target 50") && out.contains("90% agreement over at least 1 items"),
+        "{out}"
+    );
+    let err = fails(&tandem(
+        &data,
+        &["campaign", "settings", "--calibration-threshold", "1.5"],
+    ));
+    assert!(err.contains("calibration_threshold"), "{err}");
+    let out = ok(&tandem(&data, &["calibration", "status"]));
+    assert!(out.contains("val00\tround 1\t0 of 1 decided"), "{out}");
+    let err = fails(&tandem(&data, &["calibration", "reset", "val00"]));
+    assert!(err.contains("has not failed calibration"), "{err}");
+
+    let t = "2026-03-01T10:00:00Z";
+    let csv = format!(
+        "stage,item_id,validator,verdict,reasons,note,decided_at\n1,X,val00,reject,prompt_drift,drifts,{t}\n1,X,val01,reject,generation_artifact,,{t}\n"
+    );
+    std::fs::write(src.join("d.csv"), csv).unwrap();
+    // The calibration clip is refused in a decisions file; the main one is fine.
+    std::fs::write(
+        src.join("cal.csv"),
+        format!(
+            "stage,item_id,validator,verdict,reasons,note,decided_at\n1,CAL,val00,valid,,,{t}\n"
+        ),
+    )
+    .unwrap();
+    let err = fails(&tandem(
+        &data,
+        &["decisions", "import", src.join("cal.csv").to_str().unwrap()],
+    ));
+    assert!(err.contains("calibration item"), "{err}");
+    ok(&tandem(
+        &data,
+        &["decisions", "import", src.join("d.csv").to_str().unwrap()],
+    ));
+    let jsonl = ok(&tandem(&data, &["export", "regeneration"]));
+    let line: Value = serde_json::from_str(jsonl.trim()).unwrap();
+    assert_eq!(line["clip_id"], "X");
+    assert_eq!(
+        line["reasons"],
+        json!(["generation_artifact", "prompt_drift"])
+    );
+    let audit = ok(&tandem(&data, &["export", "audit", "--clip", "X"]));
+    assert_eq!(audit.lines().count(), 1 + 4, "{audit}");
+    let err = fails(&tandem(&data, &["export", "audit", "--clip", "NOPE"]));
+    assert!(err.contains("no clip `NOPE`"), "{err}");
+}

@@ -9,6 +9,7 @@ mod browser;
 mod cli;
 mod concurrency;
 mod imports;
+mod life;
 mod media;
 mod migrations;
 mod pages;

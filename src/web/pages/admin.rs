@@ -29,12 +29,19 @@ pub struct OverviewRow {
     pub s2_reviewed: i64,
     pub s2_retained: i64,
     pub s2_rejected: i64,
+    /// Stage 1 items not decided yet: not started, one verdict in, or with an author.
+    pub in_review: i64,
+    /// Whether the task has its target of retained clips.
+    pub reached: bool,
 }
 
-fn row(task: String, pair: String, p: &TaskProgress) -> OverviewRow {
+fn row(task: String, pair: String, p: &TaskProgress, target: i64) -> OverviewRow {
+    let retained = p.stage1.both_pass + p.stage1.split_accepted;
     OverviewRow {
         task,
         pair,
+        in_review: p.stage1.unstarted + p.stage1.half_decided + p.stage1.split,
+        reached: retained >= target,
         new_version: p.stage1.both_reject + p.stage1.split_rejected,
         retained: p.stage1.both_pass + p.stage1.split_accepted,
         s2_reviewed: p.stage2.items - p.stage2.unstarted - p.stage2.half_decided,
@@ -66,6 +73,9 @@ struct OverviewPage {
     rows: Vec<OverviewRow>,
     total: OverviewRow,
     splits_waiting: i64,
+    target: i64,
+    tasks_reached: usize,
+    regeneration: Vec<crate::store::records::RegenerationItem>,
 }
 
 pub async fn overview(
@@ -88,8 +98,11 @@ pub async fn overview(
                 campaign: c,
                 exists: false,
                 rows: vec![],
-                total: row("Total".into(), String::new(), &empty),
+                total: row("Total".into(), String::new(), &empty, 0),
                 splits_waiting: 0,
+                target: 0,
+                tasks_reached: 0,
+                regeneration: vec![],
             }));
         }
         Err(e) => return Err(e.into()),
@@ -113,16 +126,26 @@ pub async fn overview(
                 _ => "no pair".to_string(),
             })
             .unwrap_or_default();
-        rows.push(row(p.task.clone(), pair, p));
+        rows.push(row(
+            p.task.clone(),
+            pair,
+            p,
+            campaign.settings.target_per_task,
+        ));
     }
     let splits_waiting = total.stage1.split + total.stage2.split;
+    let target = campaign.settings.target_per_task;
+    let tasks = i64::try_from(rows.len()).unwrap_or(0);
     Ok(render(&OverviewPage {
         chrome,
         campaign: c,
         exists: true,
+        tasks_reached: rows.iter().filter(|r| r.reached).count(),
+        total: row("Total".into(), String::new(), &total, target * tasks),
         rows,
-        total: row("Total".into(), String::new(), &total),
         splits_waiting,
+        target,
+        regeneration: state.store.regeneration_list(&campaign).await?,
     }))
 }
 
@@ -679,5 +702,76 @@ pub async fn export_retained(State(state): State<AppState>, Path(c): Path<String
         &format!("{c}-retained.zip"),
         "application/zip",
         body,
+    ))
+}
+
+#[derive(serde::Deserialize)]
+pub struct AuditQuery {
+    clip: Option<String>,
+}
+
+#[derive(Template)]
+#[template(path = "admin/audit.html")]
+struct AuditPage {
+    chrome: Chrome,
+    campaign: String,
+    clip: String,
+    events: Vec<crate::store::records::AuditEvent>,
+}
+
+impl AuditPage {
+    fn time(&self, at: &i64) -> String {
+        crate::clock::to_rfc3339(*at)
+    }
+}
+
+/// Every event of one clip, in order.
+pub async fn audit(
+    State(state): State<AppState>,
+    Extension(session): Extension<Session>,
+    Path(c): Path<String>,
+    axum::extract::Query(q): axum::extract::Query<AuditQuery>,
+) -> PageResult {
+    let campaign = state.store.campaign(&c).await?;
+    let clip = q.clip.unwrap_or_default().trim().to_string();
+    let events = if clip.is_empty() {
+        Vec::new()
+    } else {
+        state.store.audit(&campaign, Some(&clip)).await?
+    };
+    let here = format!("/c/{c}/admin/audit");
+    let chrome = Chrome::new(&state, &session, Some(&c), "Audit trail", &here).await?;
+    Ok(render(&AuditPage {
+        chrome,
+        campaign: c,
+        clip,
+        events,
+    }))
+}
+
+pub async fn export_audit(State(state): State<AppState>, Path(c): Path<String>) -> PageResult {
+    let campaign = state.store.campaign(&c).await?;
+    let events = state.store.audit(&campaign, None).await?;
+    let mut body = Vec::new();
+    io::records::write_audit(&mut body, &events)?;
+    Ok(download(
+        &format!("{c}-audit.csv"),
+        "text/csv; charset=utf-8",
+        Body::from(body),
+    ))
+}
+
+pub async fn export_regeneration(
+    State(state): State<AppState>,
+    Path(c): Path<String>,
+) -> PageResult {
+    let campaign = state.store.campaign(&c).await?;
+    let items = state.store.regeneration_list(&campaign).await?;
+    let mut body = Vec::new();
+    io::records::write_regeneration(&mut body, &items)?;
+    Ok(download(
+        &format!("{c}-regeneration.jsonl"),
+        "application/jsonl; charset=utf-8",
+        Body::from(body),
     ))
 }

@@ -2,6 +2,7 @@
 //! frame, forms that POST and then redirect (303) with a one-shot message.
 
 pub mod admin;
+pub mod calibration;
 pub mod resolve;
 pub mod review;
 pub mod stats;
@@ -46,6 +47,7 @@ impl Chrome {
         if let Some(c) = campaign {
             let links: Vec<(String, String)> = match session.user.role {
                 Role::Validator => vec![
+                    (format!("/c/{c}/calibration"), "Calibration".into()),
                     (format!("/c/{c}/review/1"), "Stage 1: clips".into()),
                     (format!("/c/{c}/review/2"), "Stage 2: questions".into()),
                 ],
@@ -59,6 +61,8 @@ impl Chrome {
                     (format!("/c/{c}/splits/1"), "Splits".into()),
                     (format!("/c/{c}/stats"), "Statistics".into()),
                     (format!("/c/{c}/admin/pairs"), "Pairs".into()),
+                    (format!("/c/{c}/admin/calibration"), "Calibration".into()),
+                    (format!("/c/{c}/admin/audit"), "Audit".into()),
                     ("/admin/users".into(), "Accounts".into()),
                     (format!("/c/{c}/admin/import"), "Import".into()),
                     (format!("/c/{c}/admin/exports"), "Exports".into()),
@@ -245,6 +249,15 @@ impl FormFields {
             .find(|(k, _)| k == name)
             .map(|(_, v)| v.clone())
             .unwrap_or_default()
+    }
+
+    /// The time spent on a decision: from `rendered_at` (when the page was drawn, in
+    /// ms since the epoch) to now, within 0 and a day.
+    pub fn time_spent_ms(&self) -> Option<i64> {
+        self.get("rendered_at").parse::<i64>().ok().map(|t| {
+            (crate::clock::now_micros() / 1000 - t)
+                .clamp(0, crate::domain::rules::MAX_TIME_SPENT_MS)
+        })
     }
 
     /// Every value of a field.

@@ -38,6 +38,14 @@ pub async fn queue(
 ) -> PageResult {
     let campaign = state.store.campaign(&c).await?;
     let stage = stage(&s)?;
+    if !state
+        .store
+        .calibration_status(&campaign, &session.user)
+        .await?
+        .open()
+    {
+        return Ok(crate::web::see_other(&format!("/c/{c}/calibration")));
+    }
     let q = state.store.queue(&campaign, &session.user, stage).await?;
     let items = state
         .store
@@ -281,6 +289,14 @@ pub async fn item(
 ) -> PageResult {
     let campaign = state.store.campaign(&c).await?;
     let stage = stage(&s)?;
+    if !state
+        .store
+        .calibration_status(&campaign, &session.user)
+        .await?
+        .open()
+    {
+        return Ok(crate::web::see_other(&format!("/c/{c}/calibration")));
+    }
     let item = state
         .store
         .validator_item(&campaign, &session.user, stage, &key)
@@ -303,11 +319,7 @@ pub async fn decide(
         reasons: reasons.clone(),
         note: form.get("note"),
     };
-    let time_spent_ms = form
-        .get("rendered_at")
-        .parse::<i64>()
-        .ok()
-        .map(|t| (now_micros() / 1000 - t).clamp(0, crate::domain::rules::MAX_TIME_SPENT_MS));
+    let time_spent_ms = form.time_spent_ms();
     let outcome = match Verdict::parse(&draft.verdict) {
         Err(_) => Err(Error::field("verdict", "choose valid (V) or reject (R)")),
         Ok(verdict) => {

@@ -1,0 +1,456 @@
+//! Calibration pages: the validator's round (each held-out item, then its known verdict
+//! and reasons), and the admin's view of everyone's calibration with the settings.
+
+use super::review::{Player, QuestionLine, TaskLine, player, question_line, task_line};
+use super::{Chrome, FormFields, PageResult, ReasonBox, pretty, render, stage};
+use crate::AppState;
+use crate::domain::rules::check_verdict;
+use crate::domain::{Level, Reason, Stage, Verdict};
+use crate::error::Error;
+use crate::store::calibration::{
+    CalibrationFeedback, CalibrationKey, CalibrationScore, CalibrationState,
+};
+use crate::store::catalog::Settings;
+use crate::store::review::{VerdictRequest, VersionRule};
+use crate::store::sessions::Session;
+use askama::Template;
+use axum::Extension;
+use axum::extract::{Path, RawForm, State};
+use axum::http::StatusCode;
+
+#[derive(Template)]
+#[template(path = "calibration/status.html")]
+struct StatusPage {
+    chrome: Chrome,
+    campaign: String,
+    state: &'static str,
+    round: i64,
+    decided: i64,
+    agreed: i64,
+    required: i64,
+    total: i64,
+    threshold_pct: i64,
+    percent: i64,
+    next: Option<String>,
+}
+
+fn state_word(s: CalibrationState) -> &'static str {
+    match s {
+        CalibrationState::NotRequired => "not_required",
+        CalibrationState::InProgress => "in_progress",
+        CalibrationState::Passed => "passed",
+        CalibrationState::Failed => "failed",
+    }
+}
+
+pub async fn status(
+    State(state): State<AppState>,
+    Extension(session): Extension<Session>,
+    Path(c): Path<String>,
+) -> PageResult {
+    let campaign = state.store.campaign(&c).await?;
+    let s = state
+        .store
+        .calibration_status(&campaign, &session.user)
+        .await?;
+    let here = format!("/c/{c}/calibration");
+    let chrome = Chrome::new(&state, &session, Some(&c), "Calibration", &here).await?;
+    Ok(render(&StatusPage {
+        chrome,
+        state: state_word(s.state),
+        round: s.round,
+        decided: s.decided,
+        agreed: s.agreed,
+        required: s.required,
+        total: s.total,
+        threshold_pct: (s.threshold * 100.0).round() as i64,
+        percent: super::review::percent(s.decided.min(s.total), s.total),
+        next: s
+            .next
+            .as_ref()
+            .map(|(st, key)| format!("/c/{c}/calibration/{}/{key}", st.number())),
+        campaign: c,
+    }))
+}
+
+/// The known verdict next to the validator's, once decided.
+pub struct FeedbackView {
+    pub agrees: bool,
+    pub mine: String,
+    pub known: String,
+    pub known_note: String,
+    pub next: Option<String>,
+    pub state: &'static str,
+    pub agreed: i64,
+    pub decided: i64,
+}
+
+fn describe(verdict: Verdict, reasons: &[Reason]) -> String {
+    if reasons.is_empty() {
+        verdict.as_str().to_string()
+    } else {
+        format!(
+            "{} ({})",
+            verdict.as_str(),
+            reasons
+                .iter()
+                .map(|r| r.label())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    }
+}
+
+fn feedback_view(c: &str, f: &CalibrationFeedback) -> FeedbackView {
+    FeedbackView {
+        agrees: f.agrees,
+        mine: describe(f.verdict, &f.reasons),
+        known: describe(f.known.verdict, &f.known.reasons),
+        known_note: f.known.note.clone(),
+        next: f
+            .status
+            .next
+            .as_ref()
+            .map(|(st, key)| format!("/c/{c}/calibration/{}/{key}", st.number())),
+        state: state_word(f.status.state),
+        agreed: f.status.agreed,
+        decided: f.status.decided,
+    }
+}
+
+#[derive(Template)]
+#[template(path = "calibration/item.html")]
+struct ItemPage {
+    chrome: Chrome,
+    campaign: String,
+    stage: i64,
+    item_id: String,
+    task: TaskLine,
+    theme: String,
+    scene_graph: String,
+    scenario: String,
+    player: Player,
+    question: Option<QuestionLine>,
+    reasons: Vec<ReasonBox>,
+    verdict: String,
+    note: String,
+    error: Option<String>,
+    feedback: Option<FeedbackView>,
+    rendered_at: i64,
+}
+
+async fn item_page(
+    state: &AppState,
+    session: &Session,
+    c: &str,
+    stage: Stage,
+    key: &str,
+    draft: Option<(String, Vec<String>, String)>,
+    error: Option<String>,
+) -> PageResult {
+    let campaign = state.store.campaign(c).await?;
+    let item = state
+        .store
+        .calibration_item(&campaign, &session.user, stage, key)
+        .await?;
+    let level = item
+        .question
+        .as_ref()
+        .and_then(|q| Level::parse(&q.level).ok());
+    let (verdict, ticked, note) = draft.unwrap_or_default();
+    let reasons = Reason::for_stage(stage)
+        .iter()
+        .filter(|r| **r != Reason::SingleFrameSolvable || level == Some(Level::L3))
+        .enumerate()
+        .map(|(i, r)| ReasonBox {
+            value: r.as_str(),
+            label: r.label(),
+            key: i + 1,
+            checked: ticked.iter().any(|x| x == r.as_str()),
+        })
+        .collect();
+    let here = format!("/c/{c}/calibration");
+    let chrome = Chrome::new(
+        state,
+        session,
+        Some(c),
+        &format!("Calibration: {key}"),
+        &here,
+    )
+    .await?;
+    let page = ItemPage {
+        chrome,
+        campaign: c.to_string(),
+        stage: stage.number(),
+        item_id: item.item_id.clone(),
+        task: task_line(state, &campaign, &item.clip.task).await?,
+        theme: item.clip.theme.clone().unwrap_or_default(),
+        scene_graph: pretty(&item.clip.scene_graph),
+        scenario: pretty(&item.clip.scenario),
+        player: player(state, session, &item.clip).await?,
+        question: item.question.as_ref().map(question_line),
+        reasons,
+        verdict,
+        note,
+        error: error.clone(),
+        feedback: item.feedback.as_ref().map(|f| feedback_view(c, f)),
+        rendered_at: crate::clock::now_micros() / 1000,
+    };
+    let mut resp = render(&page);
+    if error.is_some() {
+        *resp.status_mut() = StatusCode::UNPROCESSABLE_ENTITY;
+    }
+    Ok(resp)
+}
+
+pub async fn item(
+    State(state): State<AppState>,
+    Extension(session): Extension<Session>,
+    Path((c, s, key)): Path<(String, String, String)>,
+) -> PageResult {
+    item_page(&state, &session, &c, stage(&s)?, &key, None, None).await
+}
+
+pub async fn decide(
+    State(state): State<AppState>,
+    Extension(session): Extension<Session>,
+    Path((c, s, key)): Path<(String, String, String)>,
+    RawForm(body): RawForm,
+) -> PageResult {
+    let campaign = state.store.campaign(&c).await?;
+    let stage = stage(&s)?;
+    let form = FormFields::parse(&body)?;
+    let (verdict, reasons, note) = (form.get("verdict"), form.all("reasons"), form.get("note"));
+    let time_spent_ms = form.time_spent_ms();
+    let result = match Verdict::parse(&verdict) {
+        Err(_) => Err(Error::field("verdict", "choose valid (V) or reject (R)")),
+        Ok(v) => {
+            state
+                .store
+                .record_calibration(
+                    &campaign,
+                    &session.user,
+                    stage,
+                    &key,
+                    &VerdictRequest {
+                        verdict: v,
+                        reasons: reasons.clone(),
+                        note: note.clone(),
+                        time_spent_ms,
+                        version: VersionRule::Newest,
+                    },
+                )
+                .await
+        }
+    };
+    match result {
+        // The same page now shows the known verdict next to the one given.
+        Ok(_) => Ok(crate::web::see_other(&format!(
+            "/c/{c}/calibration/{}/{key}",
+            stage.number()
+        ))),
+        Err(e @ (Error::Field { .. } | Error::Invalid(_) | Error::Conflict(_))) => {
+            item_page(
+                &state,
+                &session,
+                &c,
+                stage,
+                &key,
+                Some((verdict, reasons, note)),
+                Some(e.to_string()),
+            )
+            .await
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+pub struct ScoreRow {
+    pub name: String,
+    pub round: i64,
+    pub decided: i64,
+    pub agreed: i64,
+    pub agreement: String,
+    pub state: &'static str,
+    pub failed: bool,
+}
+
+pub struct KeyRow {
+    pub stage: i64,
+    pub item_id: String,
+    pub known: String,
+    pub note: String,
+}
+
+#[derive(Template)]
+#[template(path = "admin/calibration.html")]
+struct AdminPage {
+    chrome: Chrome,
+    campaign: String,
+    settings: Settings,
+    threshold_pct: i64,
+    scores: Vec<ScoreRow>,
+    keys: Vec<KeyRow>,
+    error: Option<String>,
+}
+
+fn score_row(s: &CalibrationScore) -> ScoreRow {
+    let st = &s.status;
+    ScoreRow {
+        name: s.validator.clone(),
+        round: st.round,
+        decided: st.decided,
+        agreed: st.agreed,
+        agreement: st
+            .agreement()
+            .map_or("-".into(), |a| format!("{:.0}%", a * 100.0)),
+        state: match st.state {
+            CalibrationState::NotRequired => "no calibration set",
+            CalibrationState::InProgress => "in progress",
+            CalibrationState::Passed => "passed",
+            CalibrationState::Failed => "below the threshold",
+        },
+        failed: st.state == CalibrationState::Failed,
+    }
+}
+
+fn key_row(k: &CalibrationKey) -> KeyRow {
+    KeyRow {
+        stage: k.stage.number(),
+        item_id: k.item_id.clone(),
+        known: describe(k.known.verdict, &k.known.reasons),
+        note: k.known.note.clone(),
+    }
+}
+
+async fn admin_page(
+    state: &AppState,
+    session: &Session,
+    c: &str,
+    error: Option<String>,
+) -> PageResult {
+    let campaign = state.store.campaign(c).await?;
+    let scores = state.store.calibration_scores(&campaign).await?;
+    let keys = state.store.calibration_keys(&campaign).await?;
+    let here = format!("/c/{c}/admin/calibration");
+    let chrome = Chrome::new(state, session, Some(c), "Calibration and targets", &here).await?;
+    let mut resp = render(&AdminPage {
+        chrome,
+        campaign: c.to_string(),
+        settings: campaign.settings,
+        threshold_pct: (campaign.settings.calibration_threshold * 100.0).round() as i64,
+        scores: scores.iter().map(score_row).collect(),
+        keys: keys.iter().map(key_row).collect(),
+        error: error.clone(),
+    });
+    if error.is_some() {
+        *resp.status_mut() = StatusCode::UNPROCESSABLE_ENTITY;
+    }
+    Ok(resp)
+}
+
+pub async fn admin(
+    State(state): State<AppState>,
+    Extension(session): Extension<Session>,
+    Path(c): Path<String>,
+) -> PageResult {
+    admin_page(&state, &session, &c, None).await
+}
+
+pub async fn reset(
+    State(state): State<AppState>,
+    Extension(session): Extension<Session>,
+    Path(c): Path<String>,
+    RawForm(body): RawForm,
+) -> PageResult {
+    let campaign = state.store.campaign(&c).await?;
+    let form = FormFields::parse(&body)?;
+    let name = form.get("name");
+    match state
+        .store
+        .reset_calibration(&campaign, &name, &session.user.name)
+        .await
+    {
+        Ok(round) => {
+            state
+                .store
+                .set_flash(
+                    &session,
+                    &format!("{name} starts calibration round {round}."),
+                )
+                .await?;
+            Ok(crate::web::see_other(&format!("/c/{c}/admin/calibration")))
+        }
+        Err(e @ (Error::Conflict(_) | Error::NotFound(_))) => {
+            admin_page(&state, &session, &c, Some(e.to_string())).await
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+pub async fn mark(
+    State(state): State<AppState>,
+    Extension(session): Extension<Session>,
+    Path(c): Path<String>,
+    RawForm(body): RawForm,
+) -> PageResult {
+    let campaign = state.store.campaign(&c).await?;
+    let form = FormFields::parse(&body)?;
+    let clip = form.get("clip_id").trim().to_string();
+    let result = match Verdict::parse(&form.get("verdict")) {
+        Err(m) => Err(Error::field("verdict", m)),
+        Ok(v) => match check_verdict(
+            Stage::Clip,
+            None,
+            v,
+            &form.all("reasons"),
+            &form.get("note"),
+        ) {
+            Err(e) => Err(e.into()),
+            Ok(known) => state.store.mark_calibration(&campaign, &clip, &known).await,
+        },
+    };
+    match result {
+        Ok(()) => {
+            state
+                .store
+                .set_flash(&session, &format!("{clip} is now a calibration clip."))
+                .await?;
+            Ok(crate::web::see_other(&format!("/c/{c}/admin/calibration")))
+        }
+        Err(e @ (Error::Field { .. } | Error::Conflict(_) | Error::NotFound(_))) => {
+            admin_page(&state, &session, &c, Some(e.to_string())).await
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+pub async fn settings(
+    State(state): State<AppState>,
+    Extension(session): Extension<Session>,
+    Path(c): Path<String>,
+    RawForm(body): RawForm,
+) -> PageResult {
+    let campaign = state.store.campaign(&c).await?;
+    let form = FormFields::parse(&body)?;
+    let parse_i = |k: &str| form.get(k).trim().parse::<i64>().ok();
+    let threshold = form
+        .get("calibration_threshold_pct")
+        .trim()
+        .parse::<f64>()
+        .ok()
+        .map(|p| p / 100.0);
+    let new = Settings {
+        target_per_task: parse_i("target_per_task").unwrap_or(0),
+        calibration_threshold: threshold.unwrap_or(0.0),
+        calibration_min_items: parse_i("calibration_min_items").unwrap_or(0),
+    };
+    match state.store.set_settings(&campaign, new).await {
+        Ok(()) => {
+            state.store.set_flash(&session, "Settings saved.").await?;
+            Ok(crate::web::see_other(&format!("/c/{c}/admin/calibration")))
+        }
+        Err(e @ Error::Field { .. }) => admin_page(&state, &session, &c, Some(e.to_string())).await,
+        Err(e) => Err(e.into()),
+    }
+}

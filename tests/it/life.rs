@@ -1,0 +1,536 @@
+//! A campaign's whole life: calibration before review, regeneration after rejection,
+//! targets, and the audit trail.
+
+use crate::helpers::*;
+use reqwest::{Method, StatusCode};
+use serde_json::{Value, json};
+use tandem::Error;
+
+const MC: &str = "MC_F_EGO_STA";
+
+/// Ten calibration clips (even ones known valid, odd ones known reject) and two clips
+/// for the main queue.
+async fn campaign_with_calibration(app: &TestApp) {
+    let src = app.source();
+    let mut lines = Vec::new();
+    for i in 0..10 {
+        let mut l = clip_line(&src, &format!("CAL_{i}"), MC, &[]);
+        l["calibration"] = if i % 2 == 0 {
+            json!({"verdict": "valid", "note": "clean"})
+        } else {
+            json!({"verdict": "reject", "reasons": ["generation_artifact"], "note": "the key morphs at 2 s"})
+        };
+        lines.push(l);
+    }
+    lines.push(clip_line(&src, "MAIN_0", MC, &["OE"]));
+    lines.push(clip_line(&src, "MAIN_1", MC, &["OE"]));
+    let m = write_manifest(&src, "m.jsonl", &lines);
+    app.import(&m).await.unwrap();
+}
+
+/// Decides the ten calibration clips through the API, agreeing with `agree` of them.
+async fn calibrate(app: &TestApp, token: &str, agree: usize) -> Value {
+    let mut last = Value::Null;
+    for i in 0..10 {
+        let known_valid = i % 2 == 0;
+        let say_valid = if i < agree { known_valid } else { !known_valid };
+        let body = if say_valid {
+            json!({"verdict": "valid"})
+        } else {
+            json!({"verdict": "reject", "reasons": ["prompt_drift"]})
+        };
+        let r = app
+            .call(
+                Method::POST,
+                &format!("/api/v1/campaigns/{CAMPAIGN}/calibration/1/CAL_{i}/verdict"),
+                Some(token),
+                Some(body),
+            )
+            .await;
+        if r.status != StatusCode::OK {
+            return r.body;
+        }
+        assert_eq!(r.body["agrees"], json!(i < agree), "{}", r.text);
+        assert_eq!(
+            r.body["known"]["verdict"],
+            if known_valid { "valid" } else { "reject" }
+        );
+        last = r.body;
+    }
+    last
+}
+
+#[tokio::test]
+async fn a_validator_below_the_threshold_cannot_reach_the_main_queue_by_any_route() {
+    let app = spawn_app().await;
+    let c = cast(&app).await;
+    campaign_with_calibration(&app).await;
+    let web = app.login("val00").await;
+    let refused = |who: &str, r: &Reply| {
+        assert_eq!(r.status, StatusCode::FORBIDDEN, "{who}: {}", r.text);
+        assert!(r.text.contains("calibration"), "{who}: {}", r.text);
+    };
+    let check_closed = |label: &'static str| {
+        let app = &app;
+        let c = &c;
+        let web = &web;
+        async move {
+            refused(
+                label,
+                &app.get(&format!("/api/v1/campaigns/{CAMPAIGN}/queue/1"), &c.v0)
+                    .await,
+            );
+            refused(
+                label,
+                &app.get(
+                    &format!("/api/v1/campaigns/{CAMPAIGN}/queue/1/items"),
+                    &c.v0,
+                )
+                .await,
+            );
+            refused(
+                label,
+                &app.get(
+                    &format!("/api/v1/campaigns/{CAMPAIGN}/items/1/MAIN_0"),
+                    &c.v0,
+                )
+                .await,
+            );
+            refused(label, &app.pass(&c.v0, 1, "MAIN_0").await);
+            for path in [
+                format!("/c/{CAMPAIGN}/review/1"),
+                format!("/c/{CAMPAIGN}/review/1/MAIN_0"),
+                "/".to_string(),
+            ] {
+                let mut r = app.page(Some(web), Method::GET, &path, None).await;
+                if path == "/" {
+                    r = app
+                        .page(Some(web), Method::GET, &r.location().unwrap(), None)
+                        .await;
+                }
+                assert_eq!(
+                    r.location().as_deref(),
+                    Some(format!("/c/{CAMPAIGN}/calibration").as_str()),
+                    "{label} {path}"
+                );
+            }
+            let r = app
+                .page(
+                    Some(web),
+                    Method::POST,
+                    &format!("/c/{CAMPAIGN}/review/1/MAIN_0"),
+                    Some(&[("verdict", "valid")]),
+                )
+                .await;
+            refused(label, &r);
+        }
+    };
+    check_closed("before calibration").await;
+
+    // Calibration items are not in the main queue, and main items not in calibration.
+    let r = app
+        .get(&format!("/api/v1/campaigns/{CAMPAIGN}/calibration"), &c.v0)
+        .await;
+    assert_eq!(
+        (r.body["state"].as_str(), r.body["total"].as_i64()),
+        (Some("in_progress"), Some(10))
+    );
+    assert_eq!(r.body["next"], json!([1, "CAL_0"]));
+    let r = app
+        .get(
+            &format!("/api/v1/campaigns/{CAMPAIGN}/calibration/1/MAIN_0"),
+            &c.v0,
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::NOT_FOUND);
+
+    // Seven of ten: below 80%. The round is over and the queue stays closed.
+    let last = calibrate(&app, &c.v0, 7).await;
+    assert_eq!(last["status"]["state"], "failed", "{last}");
+    check_closed("after failing").await;
+    let again = app
+        .call(
+            Method::POST,
+            &format!("/api/v1/campaigns/{CAMPAIGN}/calibration/1/CAL_0/verdict"),
+            Some(&c.v0),
+            Some(json!({"verdict": "reject", "reasons": ["other"], "note": "x"})),
+        )
+        .await;
+    assert_eq!(
+        again.status,
+        StatusCode::CONFLICT,
+        "calibration verdicts do not change"
+    );
+
+    // The admin sees the score and starts another round.
+    let admin = app.login("admin1").await;
+    let page = app
+        .page(
+            Some(&admin),
+            Method::GET,
+            &format!("/c/{CAMPAIGN}/admin/calibration"),
+            None,
+        )
+        .await;
+    assert!(
+        page.text.contains("below the threshold") && page.text.contains("70%"),
+        "{}",
+        page.text
+    );
+    let r = app
+        .page(
+            Some(&admin),
+            Method::POST,
+            &format!("/c/{CAMPAIGN}/admin/calibration/reset"),
+            Some(&[("name", "val00")]),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
+    let r = app
+        .get(&format!("/api/v1/campaigns/{CAMPAIGN}/calibration"), &c.v0)
+        .await;
+    assert_eq!(
+        (
+            r.body["state"].as_str(),
+            r.body["round"].as_i64(),
+            r.body["decided"].as_i64()
+        ),
+        (Some("in_progress"), Some(2), Some(0))
+    );
+
+    // Nine of ten: passed; the main queue opens.
+    let last = calibrate(&app, &c.v0, 9).await;
+    assert_eq!(last["status"]["state"], "passed", "{last}");
+    assert_eq!(app.queue(&c.v0, 1).await["total"], 2, "only the main clips");
+    assert_eq!(
+        app.pass(&c.v0, 1, "MAIN_0").await.status,
+        StatusCode::CREATED
+    );
+    let r = app
+        .page(
+            Some(&web),
+            Method::GET,
+            &format!("/c/{CAMPAIGN}/review/1"),
+            None,
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK);
+
+    // Calibration verdicts are in no QC record: not in decisions, stats or exports.
+    assert_eq!(app.count("SELECT COUNT(*) FROM decisions").await, 1);
+    assert_eq!(
+        app.count("SELECT COUNT(*) FROM calibration_decisions")
+            .await,
+        20
+    );
+    let campaign = app.store.campaign(CAMPAIGN).await.unwrap();
+    let report = app
+        .store
+        .qc_report(&campaign, &Default::default())
+        .await
+        .unwrap();
+    assert_eq!(
+        report.stage1.pending, 2,
+        "the two main clips, not the ten calibration clips: {:?}",
+        report.stage1
+    );
+    assert_eq!(report.t11[0].1.reviewed, 0);
+    let csv = app
+        .get(
+            &format!("/api/v1/campaigns/{CAMPAIGN}/export/decisions"),
+            &c.admin,
+        )
+        .await;
+    assert!(!csv.text.contains("CAL_"), "{}", csv.text);
+    app.pass(&c.v1, 1, "MAIN_0").await; // val01 has not calibrated
+    let (retained, counts) = app.store.retained(&campaign).await.unwrap();
+    assert!(retained.is_empty());
+    assert_eq!(
+        counts.clips, 2,
+        "calibration clips are not in the benchmark's counts"
+    );
+}
+
+#[tokio::test]
+async fn calibration_is_shown_in_pages_with_the_known_verdict_after_each_item() {
+    let app = spawn_app().await;
+    cast(&app).await;
+    campaign_with_calibration(&app).await;
+    let web = app.login("val00").await;
+    let status = app
+        .page(
+            Some(&web),
+            Method::GET,
+            &format!("/c/{CAMPAIGN}/calibration"),
+            None,
+        )
+        .await;
+    assert!(status.text.contains("0 of 10 decided"), "{}", status.text);
+    let item = format!("/c/{CAMPAIGN}/calibration/1/CAL_1");
+    let page = app.page(Some(&web), Method::GET, &item, None).await;
+    assert!(
+        page.text.contains("verdict-form") && !page.text.contains("the key morphs"),
+        "the key is hidden before deciding"
+    );
+    let r = app
+        .page(
+            Some(&web),
+            Method::POST,
+            &item,
+            Some(&[("verdict", "valid")]),
+        )
+        .await;
+    assert_eq!(r.location().as_deref(), Some(item.as_str()));
+    let after = app.page(Some(&web), Method::GET, &item, None).await;
+    assert!(
+        after.text.contains("The known verdict differs"),
+        "{}",
+        after.text
+    );
+    assert!(
+        after.text.contains("the key morphs at 2 s") && after.text.contains("Generation artifact")
+    );
+}
+
+#[tokio::test]
+async fn a_campaign_without_calibration_items_opens_at_once() {
+    let app = spawn_app().await;
+    let c = cast(&app).await;
+    app.import_clips(&[MC], 1, &[]).await;
+    let r = app
+        .get(&format!("/api/v1/campaigns/{CAMPAIGN}/calibration"), &c.v0)
+        .await;
+    assert_eq!(r.body["state"], "not_required");
+    assert_eq!(app.queue(&c.v0, 1).await["total"], 1);
+}
+
+#[tokio::test]
+async fn a_bad_known_verdict_in_a_manifest_is_refused_with_its_field() {
+    let app = spawn_app().await;
+    let src = app.source();
+    let mut l = clip_line(&src, "CAL_X", MC, &["OA"]);
+    l["calibration"] = json!({"verdict": "reject"});
+    let mut q = clip_line(&src, "CAL_Y", MC, &["OA"]);
+    q["calibration"] = json!({"verdict": "valid"});
+    q["questions"][0]["calibration"] =
+        json!({"verdict": "reject", "reasons": ["single_frame_solvable"]});
+    let mut plain = clip_line(&src, "PLAIN", MC, &["OE"]);
+    plain["questions"][0]["calibration"] = json!({"verdict": "valid"});
+    let m = write_manifest(&src, "m.jsonl", &[l, q, plain]);
+    match app.import(&m).await {
+        Err(Error::Rejected(r)) => {
+            let got: Vec<(usize, Option<&str>)> = r
+                .problems
+                .iter()
+                .map(|p| (p.line, p.field.as_deref()))
+                .collect();
+            assert_eq!(
+                got,
+                vec![
+                    (1, Some("calibration.reasons")),
+                    (2, Some("questions[0].calibration.reasons")),
+                    (3, Some("questions[0].calibration")),
+                ],
+                "{r}"
+            );
+        }
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_rejected_clip_is_listed_for_regeneration_and_its_history_shows_both_versions() {
+    let app = spawn_app().await;
+    let c = cast(&app).await;
+    let src = app.source();
+    let m = write_manifest(
+        &src,
+        "m.jsonl",
+        &[
+            clip_line(&src, "RG_1", MC, &[]),
+            clip_line(&src, "RG_2", MC, &[]),
+        ],
+    );
+    app.import(&m).await.unwrap();
+    app.verdict(
+        &c.v0,
+        1,
+        "RG_1",
+        json!({"verdict": "reject", "reasons": ["generation_artifact"], "note": "hand melts"}),
+    )
+    .await;
+    app.verdict(
+        &c.v1,
+        1,
+        "RG_1",
+        json!({"verdict": "reject", "reasons": ["prompt_drift", "generation_artifact"]}),
+    )
+    .await;
+    app.pass(&c.v0, 1, "RG_2").await;
+    app.reject(&c.v1, 1, "RG_2", "physical_implausibility")
+        .await;
+    app.resolve(&c.author, 1, "RG_2", "reject", "the ball floats")
+        .await;
+
+    let r = app
+        .get(
+            &format!("/api/v1/campaigns/{CAMPAIGN}/regeneration"),
+            &c.admin,
+        )
+        .await;
+    let clips = r.body["clips"].as_array().unwrap();
+    assert_eq!(clips.len(), 2);
+    assert_eq!(clips[0]["clip_id"], "RG_1");
+    assert_eq!(
+        clips[0]["reasons"],
+        json!(["generation_artifact", "prompt_drift"])
+    );
+    assert_eq!(clips[0]["notes"], json!(["hand melts"]));
+    assert_eq!(
+        clips[0]["scene_graph"],
+        json!({"objects": ["key", "candle"]})
+    );
+    assert_eq!(clips[1]["notes"], json!(["seen", "the ball floats"]));
+    let web = app.login("admin1").await;
+    let jsonl = app
+        .page(
+            Some(&web),
+            Method::GET,
+            &format!("/c/{CAMPAIGN}/admin/exports/regeneration.jsonl"),
+            None,
+        )
+        .await;
+    assert_eq!(jsonl.text.lines().count(), 2);
+    let overview = app
+        .page(
+            Some(&web),
+            Method::GET,
+            &format!("/c/{CAMPAIGN}/admin"),
+            None,
+        )
+        .await;
+    assert!(
+        overview.text.contains("Needs a new version (2)"),
+        "{}",
+        overview.text
+    );
+
+    // A new version of RG_1: out of the list, back with the same pair, both versions in its history.
+    std::fs::write(src.join("videos/RG_1.mp4"), fake_mp4("RG_1 v2")).unwrap();
+    app.import(&m).await.unwrap();
+    app.pass(&c.v0, 1, "RG_1").await;
+    let r = app
+        .get(
+            &format!("/api/v1/campaigns/{CAMPAIGN}/regeneration"),
+            &c.admin,
+        )
+        .await;
+    assert_eq!(r.body["clips"].as_array().unwrap().len(), 1);
+    let page = app
+        .page(
+            Some(&web),
+            Method::GET,
+            &format!("/c/{CAMPAIGN}/admin/audit?clip=RG_1"),
+            None,
+        )
+        .await;
+    let events: Vec<(i64, String)> = app
+        .get(
+            &format!("/api/v1/campaigns/{CAMPAIGN}/audit?clip=RG_1"),
+            &c.admin,
+        )
+        .await
+        .body["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["version"].as_i64().unwrap(),
+                e["event"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let kinds: Vec<(i64, &str)> = events.iter().map(|(v, e)| (*v, e.as_str())).collect();
+    assert_eq!(
+        kinds,
+        vec![
+            (1, "import"),
+            (1, "verdict"),
+            (1, "verdict"),
+            (1, "outcome"),
+            (2, "new_version"),
+            (2, "verdict")
+        ]
+    );
+    assert!(
+        page.text.contains("new_version") && page.text.contains("hand melts"),
+        "{}",
+        page.text
+    );
+    let csv = app
+        .page(
+            Some(&web),
+            Method::GET,
+            &format!("/c/{CAMPAIGN}/admin/exports/audit.csv"),
+            None,
+        )
+        .await;
+    assert!(
+        csv.text
+            .starts_with("at,clip_id,version,stage,item_id,event,who,detail")
+    );
+    assert!(csv.text.contains("resolution"), "{}", csv.text);
+}
+
+#[tokio::test]
+async fn the_overview_says_when_a_task_reached_its_target() {
+    let app = spawn_app().await;
+    let c = cast(&app).await;
+    let ids = app.import_clips(&[MC, "QC_F_EGO_DYN"], 2, &[]).await;
+    let web = app.login("admin1").await;
+    let r = app
+        .page(
+            Some(&web),
+            Method::POST,
+            &format!("/c/{CAMPAIGN}/admin/settings"),
+            Some(&[
+                ("target_per_task", "2"),
+                ("calibration_threshold_pct", "80"),
+                ("calibration_min_items", "10"),
+            ]),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
+    for id in &ids[..2] {
+        app.pass(&c.v0, 1, id).await;
+        app.pass(&c.v1, 1, id).await;
+    }
+    let overview = app
+        .page(
+            Some(&web),
+            Method::GET,
+            &format!("/c/{CAMPAIGN}/admin"),
+            None,
+        )
+        .await;
+    assert!(
+        overview.text.contains("1 of 12 tasks have reached it"),
+        "{}",
+        overview.text
+    );
+    assert!(overview.text.contains("2 / 2 ✓"));
+    let r = app
+        .page(
+            Some(&web),
+            Method::POST,
+            &format!("/c/{CAMPAIGN}/admin/settings"),
+            Some(&[
+                ("target_per_task", "0"),
+                ("calibration_threshold_pct", "80"),
+                ("calibration_min_items", "10"),
+            ]),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY);
+}
