@@ -199,6 +199,41 @@ pub fn write_sample_manifest(dir: &Path, taxonomy: &Taxonomy) -> Result<std::pat
     Ok(manifest)
 }
 
+/// Three held-out calibration clips with known verdicts (the sample videos again, under
+/// their own ids): two clean ones and one whose square is said to flicker.
+pub fn write_calibration_manifest(dir: &Path, taxonomy: &Taxonomy) -> Result<std::path::PathBuf> {
+    let videos = dir.join("calibration");
+    std::fs::create_dir_all(&videos)
+        .map_err(|e| Error::io(format!("cannot create {}", videos.display()), e))?;
+    let known = [
+        json!({"verdict": "valid", "note": "a steady square on a plain ground"}),
+        json!({"verdict": "reject", "reasons": ["generation_artifact"], "note": "the square flickers near the end of the clip"}),
+        json!({"verdict": "valid", "note": "the motion is smooth and the bar stays put"}),
+    ];
+    let mut lines = String::new();
+    for (i, k) in known.iter().enumerate() {
+        let task = &taxonomy.tasks[i];
+        let file = format!("calibration/CAL_{i}.webm");
+        std::fs::write(dir.join(&file), CLIPS[i])
+            .map_err(|e| Error::io(format!("cannot write {file}"), e))?;
+        let line = json!({
+            "clip_id": format!("CAL_{i}"),
+            "task": task.code,
+            "file": file,
+            "theme": "calibration sample",
+            "scene_graph": {}, "scenario": {},
+            "questions": [],
+            "calibration": k,
+        });
+        lines.push_str(&line.to_string());
+        lines.push('\n');
+    }
+    let manifest = dir.join("calibration.jsonl");
+    std::fs::write(&manifest, lines)
+        .map_err(|e| Error::io(format!("cannot write {}", manifest.display()), e))?;
+    Ok(manifest)
+}
+
 /// The demo's accounts: (name, role, pool index).
 pub const ACCOUNTS: [(&str, Role, Option<i64>); 6] = [
     ("admin", Role::Admin, None),
@@ -247,6 +282,18 @@ pub async fn build(
     let source = data_dir.join("sample-clips");
     let manifest = write_sample_manifest(&source, &Taxonomy::vgenst())?;
     import_manifest(&store, &config, CAMPAIGN, &manifest).await?;
+    let calibration = write_calibration_manifest(&source, &Taxonomy::vgenst())?;
+    import_manifest(&store, &config, CAMPAIGN, &calibration).await?;
+    let campaign = store.campaign(CAMPAIGN).await?;
+    store
+        .set_settings(
+            &campaign,
+            crate::store::catalog::Settings {
+                calibration_min_items: 3,
+                ..campaign.settings
+            },
+        )
+        .await?;
 
     let mut accounts = Vec::new();
     for (name, role, index) in ACCOUNTS {
@@ -367,11 +414,18 @@ pub async fn run(
     }
     println!();
     println!("Open {base}/ in a browser and sign in:");
-    println!("  as val00 (validator): Enter opens the next clip; V valid, R reject, 1-4 reasons,");
+    println!("  as val00 (validator): first three calibration clips, each followed by its known");
+    println!(
+        "    verdict (2 of 3 agreeing is too few: then sign in as admin, Calibration, another round)."
+    );
+    println!("    Then the review: Enter opens the next clip; V valid, R reject, 1-4 reasons,");
     println!("    N note, Enter saves and moves on; Space plays, arrows step one frame.");
     println!("    Stage 2 (questions) opens for the clips both validators pass.");
     println!("  as author: one split is waiting in Stage 1; A accept or R reject, a note, Enter.");
-    println!("  as admin: the overview per task and stage, pairs, accounts, import and exports.");
+    println!(
+        "  as admin: the overview per task and stage, statistics, pairs, calibration, the audit"
+    );
+    println!("    trail, accounts, import and exports.");
     if let Some((_, _, _, token)) = accounts.iter().find(|a| a.0 == "val00") {
         println!();
         println!("The same through the API, as val00:");

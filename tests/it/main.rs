@@ -8,6 +8,7 @@ mod access;
 mod browser;
 mod cli;
 mod concurrency;
+mod demo;
 mod imports;
 mod life;
 mod media;
