@@ -98,6 +98,47 @@ pub enum Command {
     /// A campaign's targets and calibration rules
     #[command(subcommand)]
     Campaign(CampaignCommand),
+    /// The blind video-quality study: comparison sets, display, responses
+    #[command(subcommand)]
+    Study(StudyCommand),
+}
+
+#[derive(Subcommand, Debug)]
+pub enum StudyCommand {
+    /// Import comparison sets (JSON Lines); all or nothing
+    Import {
+        sets: PathBuf,
+        /// The sources every set holds one clip of, in table order, comma-separated
+        /// [default: those the file names, in order of appearance]
+        #[arg(long, value_delimiter = ',')]
+        sources: Option<Vec<String>>,
+        /// How participants see the clips: video, or strip (K frames; needs ffmpeg)
+        #[arg(long)]
+        display: Option<String>,
+        /// K, the frames of a strip
+        #[arg(long, default_value_t = 8)]
+        frames: i64,
+        #[command(flatten)]
+        campaign: CampaignArg,
+    },
+    /// Show clips as video or as a strip of K frames (drawn now, with ffmpeg)
+    Display {
+        /// video or strip
+        mode: String,
+        /// K, the frames of a strip
+        #[arg(long, default_value_t = 8)]
+        frames: i64,
+        #[command(flatten)]
+        campaign: CampaignArg,
+    },
+    /// The study's sets, display and each participant's progress
+    Status {
+        #[command(flatten)]
+        campaign: CampaignArg,
+    },
+    /// Responses of an earlier study (CSV: set_id,participant,clip_id,axis,value)
+    #[command(subcommand)]
+    Responses(ImportCommand),
 }
 
 #[derive(Subcommand, Debug)]
@@ -135,10 +176,11 @@ pub enum CampaignCommand {
 
 #[derive(Args, Debug)]
 pub struct StatsArgs {
-    /// Print every table as one JSON object (keys t11, t12, t13, reasons, validators)
+    /// Print every table as one JSON object (keys t11, t12, t13, reasons, validators,
+    /// and t14, t14_tests, t15 when the campaign has a study)
     #[arg(long, conflicts_with = "table")]
     pub json: bool,
-    /// Print one table: T11, T12 or T13
+    /// Print one table: T11, T12, T13, or the study's T14 or T15
     #[arg(long)]
     pub table: Option<String>,
     /// Format of --table: csv, latex or json
@@ -510,6 +552,7 @@ async fn command(command: Command, config: &Config, store: &Store) -> Result<()>
             );
             Ok(())
         }
+        Command::Study(cmd) => study(store, config, cmd).await,
         Command::Decisions(ImportCommand::Import { file, campaign }) => {
             let campaign = store.campaign(&campaign.campaign).await?;
             let f = open(&file)?;
@@ -602,20 +645,119 @@ pub fn stats_scope(task: Option<String>, pair: Option<&str>, versions: &str) -> 
 async fn stats(store: &Store, args: StatsArgs) -> Result<()> {
     let campaign = store.campaign(&args.campaign.campaign).await?;
     let scope = stats_scope(args.task, args.pair.as_deref(), &args.versions)?;
-    let report = store.qc_report(&campaign, &scope).await?;
     let text = if args.json {
-        serde_json::to_string_pretty(&report.json())
+        serde_json::to_string_pretty(&store.stats_json(&campaign, &scope).await?)
             .map_err(|e| Error::Internal(format!("cannot write JSON: {e}")))?
             + "\n"
     } else if let Some(t) = args.table {
         let table = TableId::parse(&t).map_err(|m| Error::field("table", m))?;
         let format = Format::parse(&args.format).map_err(|m| Error::field("format", m))?;
-        crate::report::format::render(&report, &campaign.taxonomy, table, format)?
+        if table.is_study() {
+            let report = store.study_report(&campaign).await?.ok_or_else(|| {
+                Error::NotFound(format!(
+                    "campaign `{}` has no study, so there is no {}",
+                    campaign.name,
+                    table.name().to_uppercase()
+                ))
+            })?;
+            crate::report::format::render_study(&report, table, format)?
+        } else {
+            let report = store.qc_report(&campaign, &scope).await?;
+            crate::report::format::render(&report, &campaign.taxonomy, table, format)?
+        }
     } else {
-        crate::report::format::summary(&report)
+        crate::report::format::summary(&store.qc_report(&campaign, &scope).await?)
     };
     print!("{text}");
     Ok(())
+}
+
+async fn study(store: &Store, config: &Config, cmd: StudyCommand) -> Result<()> {
+    use crate::domain::study::Display;
+    match cmd {
+        StudyCommand::Import {
+            sets,
+            sources,
+            display,
+            frames,
+            campaign,
+        } => {
+            let display = display
+                .map(|d| Display::parse(&d).map_err(|m| Error::field("display", m)))
+                .transpose()?
+                .map(|d| (d, frames));
+            let path = sets.clone();
+            let checked = tokio::task::spawn_blocking(move || {
+                io::study::check_sets(&path, sources.as_deref())
+            })
+            .await
+            .map_err(|e| Error::Internal(format!("checking the sets failed: {e}")))??;
+            let summary = store
+                .import_study(&campaign.campaign, &checked, &config.media_dir, display)
+                .await?;
+            println!("imported {}: {summary}", sets.display());
+            if !summary.metadata_removed {
+                eprintln!(
+                    "note: ffmpeg is not installed, so the clips are served as they are, with any metadata (title, comments) they carry; install ffmpeg and import again to remove it"
+                );
+            }
+            Ok(())
+        }
+        StudyCommand::Display {
+            mode,
+            frames,
+            campaign,
+        } => {
+            let campaign = store.campaign(&campaign.campaign).await?;
+            let mode = Display::parse(&mode).map_err(|m| Error::field("display", m))?;
+            let made = store
+                .set_study_display(&campaign, mode, frames, &config.media_dir)
+                .await?;
+            match mode {
+                Display::Video => println!("participants now see the videos"),
+                Display::Strip => {
+                    println!("participants now see strips of {frames} frames ({made} drawn now)")
+                }
+            }
+            Ok(())
+        }
+        StudyCommand::Status { campaign } => {
+            let campaign = store.campaign(&campaign.campaign).await?;
+            let study = store.require_study(&campaign).await?;
+            let (sets, clips) = store.study_size(&study).await?;
+            println!(
+                "{sets} set(s), {clips} clip(s); sources {}; display {}{}",
+                study.sources.join(", "),
+                study.display.as_str(),
+                if study.display == Display::Strip {
+                    format!(" of {} frames", study.frames)
+                } else {
+                    String::new()
+                }
+            );
+            for p in store.study_participants(&study).await? {
+                println!(
+                    "{}\t{} of {} set(s) answered{}",
+                    p.name,
+                    p.answered,
+                    p.total,
+                    if p.imported { " (imported)" } else { "" }
+                );
+            }
+            Ok(())
+        }
+        StudyCommand::Responses(ImportCommand::Import { file, campaign }) => {
+            let campaign = store.campaign(&campaign.campaign).await?;
+            let f = open(&file)?;
+            let (rows, problems) = io::study::read_responses(f);
+            let what = format!("responses file {}", file.display());
+            let summary = store
+                .import_responses(&campaign, &rows, problems, &what)
+                .await?;
+            println!("imported {}: {summary}", file.display());
+            Ok(())
+        }
+    }
 }
 
 async fn pair(store: &Store, cmd: PairCommand) -> Result<()> {

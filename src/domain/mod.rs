@@ -4,6 +4,7 @@
 
 pub mod pairing;
 pub mod rules;
+pub mod study;
 pub mod taxonomy;
 
 use serde::{Deserialize, Serialize};

@@ -5,3 +5,5 @@ pub mod archive;
 pub mod export;
 pub mod manifest;
 pub mod records;
+pub mod study;
+pub mod video;

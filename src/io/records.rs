@@ -28,18 +28,22 @@ pub const RESOLUTION_COLUMNS: [&str; 6] = [
 ];
 
 /// A CSV file read into header-named cells, with each record's line number.
-struct Table {
+pub(crate) struct Table {
     index: HashMap<String, usize>,
-    records: Vec<(usize, csv::StringRecord)>,
+    pub(crate) records: Vec<(usize, csv::StringRecord)>,
 }
 
 impl Table {
-    fn cell<'r>(&self, rec: &'r csv::StringRecord, name: &str) -> &'r str {
+    pub(crate) fn cell<'r>(&self, rec: &'r csv::StringRecord, name: &str) -> &'r str {
         self.index.get(name).and_then(|&i| rec.get(i)).unwrap_or("")
     }
 }
 
-fn read_table(input: impl Read, required: &[&str], problems: &mut Vec<LineError>) -> Option<Table> {
+pub(crate) fn read_table(
+    input: impl Read,
+    required: &[&str],
+    problems: &mut Vec<LineError>,
+) -> Option<Table> {
     let mut reader = csv::ReaderBuilder::new()
         .has_headers(true)
         .flexible(true)

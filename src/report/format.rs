@@ -11,6 +11,8 @@ pub enum TableId {
     T11,
     T12,
     T13,
+    T14,
+    T15,
 }
 
 impl TableId {
@@ -19,7 +21,11 @@ impl TableId {
             "T11" => Ok(TableId::T11),
             "T12" => Ok(TableId::T12),
             "T13" => Ok(TableId::T13),
-            other => Err(format!("table must be T11, T12 or T13, not `{other}`")),
+            "T14" => Ok(TableId::T14),
+            "T15" => Ok(TableId::T15),
+            other => Err(format!(
+                "table must be T11, T12, T13, T14 or T15, not `{other}`"
+            )),
         }
     }
 
@@ -28,7 +34,14 @@ impl TableId {
             TableId::T11 => "t11",
             TableId::T12 => "t12",
             TableId::T13 => "t13",
+            TableId::T14 => "t14",
+            TableId::T15 => "t15",
         }
+    }
+
+    /// Tables 14 and 15 come from the blind study, the others from the QC.
+    pub fn is_study(self) -> bool {
+        matches!(self, TableId::T14 | TableId::T15)
     }
 }
 
@@ -84,21 +97,43 @@ pub fn render(
         (TableId::T11, Format::Latex) => Ok(t11_latex(report, taxonomy)),
         (TableId::T12, Format::Latex) => Ok(t12_latex(report, taxonomy)),
         (TableId::T13, Format::Latex) => Ok(t13_latex(report)),
+        (TableId::T14 | TableId::T15, _) => Err(Error::Internal(
+            "Tables 14 and 15 are drawn from the study report".into(),
+        )),
     }
 }
 
-fn pretty(v: &serde_json::Value) -> Result<String> {
+/// One of the study's tables in one format.
+pub fn render_study(
+    report: &super::study::StudyReport,
+    table: TableId,
+    format: Format,
+) -> Result<String> {
+    match (table, format) {
+        (TableId::T14, Format::Json) => report.t14_pretty(),
+        (TableId::T15, Format::Json) => report.t15_pretty(),
+        (TableId::T14, Format::Csv) => report.t14_csv(),
+        (TableId::T15, Format::Csv) => report.t15_csv(),
+        (TableId::T14, Format::Latex) => Ok(report.t14_latex()),
+        (TableId::T15, Format::Latex) => Ok(report.t15_latex()),
+        _ => Err(Error::Internal(
+            "Tables 11 to 13 are drawn from the QC report".into(),
+        )),
+    }
+}
+
+pub(crate) fn pretty(v: &serde_json::Value) -> Result<String> {
     serde_json::to_string_pretty(v)
         .map(|s| s + "\n")
         .map_err(|e| Error::Internal(format!("cannot write JSON: {e}")))
 }
 
 /// A number for CSV: full precision, or `undefined`.
-fn num(x: Option<f64>) -> String {
+pub(crate) fn num(x: Option<f64>) -> String {
     x.map_or_else(|| "undefined".to_string(), |v| format!("{v}"))
 }
 
-fn csv_out(header: &[&str], rows: Vec<Vec<String>>) -> Result<String> {
+pub(crate) fn csv_out(header: &[&str], rows: Vec<Vec<String>>) -> Result<String> {
     let mut w = csv::Writer::from_writer(Vec::new());
     let err = |e: csv::Error| Error::Internal(format!("cannot write CSV: {e}"));
     w.write_record(header).map_err(err)?;
@@ -275,11 +310,11 @@ pub fn thousands(n: i64) -> String {
     if n < 0 { format!("-{out}") } else { out }
 }
 
-fn pct(x: Option<f64>) -> String {
+pub(crate) fn pct(x: Option<f64>) -> String {
     x.map_or_else(|| "undefined".into(), |v| format!("{:.1}\\%", v * 100.0))
 }
 
-fn dec(x: Option<f64>) -> String {
+pub(crate) fn dec(x: Option<f64>) -> String {
     x.map_or_else(|| "undefined".into(), |v| format!("{v:.2}"))
 }
 

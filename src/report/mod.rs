@@ -3,6 +3,7 @@
 //! and SVG plots. Pure: no database, no HTTP.
 
 pub mod format;
+pub mod study;
 pub mod svg;
 
 use crate::domain::taxonomy::Taxonomy;

@@ -26,7 +26,7 @@ fn shade(t: f64, to: (u8, u8, u8)) -> String {
     format!("#{:02x}{:02x}{:02x}", mix(to.0), mix(to.1), mix(to.2))
 }
 
-fn open(w: u32, h: u32, label: &str) -> String {
+pub(crate) fn open(w: u32, h: u32, label: &str) -> String {
     format!(
         "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {w} {h}\" width=\"{w}\" height=\"{h}\" role=\"img\" aria-label=\"{}\" font-family=\"system-ui, sans-serif\" font-size=\"12\">",
         esc(label)

@@ -13,6 +13,7 @@ pub mod records;
 pub mod review;
 pub mod sessions;
 pub mod stats;
+pub mod study;
 
 use crate::error::{Error, Result};
 use sqlx::any::{AnyConnectOptions, AnyPoolOptions};

@@ -5,6 +5,7 @@
 
 use crate::AppState;
 use crate::error::Error;
+use crate::io::video::StripLayout;
 use crate::store::catalog::media_path;
 use crate::store::sessions::{GrantedMedia, Session};
 use axum::Extension;
@@ -13,12 +14,20 @@ use axum::extract::{Path, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use std::path::PathBuf;
-use std::process::Command;
 use std::sync::OnceLock;
 use tokio::io::{AsyncReadExt, AsyncSeekExt};
 
-/// Frames in a strip.
-pub const STRIP_FRAMES: usize = 8;
+/// The reviewers' strip: 8 small frames side by side.
+pub const REVIEW_STRIP: StripLayout = StripLayout {
+    k: 8,
+    columns: 8,
+    width: 160,
+};
+
+/// Whether this server can draw frame strips (ffmpeg and ffprobe are installed).
+pub fn strips_possible() -> bool {
+    crate::io::video::ffmpeg_available()
+}
 
 /// A body that streams `len` bytes of `file` from `start`.
 pub fn file_body(file: tokio::fs::File, start: u64, len: u64) -> Body {
@@ -193,139 +202,6 @@ pub async fn clip(
     }
 }
 
-/// Whether this server can draw frame strips (ffmpeg and ffprobe are installed).
-pub fn strips_possible() -> bool {
-    static OK: OnceLock<bool> = OnceLock::new();
-    *OK.get_or_init(|| {
-        ["ffmpeg", "ffprobe"].iter().all(|tool| {
-            Command::new(tool)
-                .arg("-version")
-                .stdout(std::process::Stdio::null())
-                .stderr(std::process::Stdio::null())
-                .status()
-                .is_ok_and(|s| s.success())
-        })
-    })
-}
-
-/// The frame numbers of a strip: the middle frame of each of 8 equal spans of `n`.
-pub fn strip_frames(n: u64) -> Vec<u64> {
-    let k = STRIP_FRAMES as u64;
-    (0..k).map(|i| ((2 * i + 1) * n) / (2 * k)).collect()
-}
-
-/// Makes a JPEG of 8 evenly spaced frames side by side, next to the video: in one
-/// decoding pass when the frames can be counted, else by seeking to 8 times.
-pub fn make_strip(video: &std::path::Path, out: &std::path::Path) -> Result<(), Error> {
-    let tmp = out.with_extension(format!("{}.partial.jpg", crate::auth::random_id(4)?));
-    let counted = Command::new("ffprobe")
-        .args(["-v", "error", "-select_streams", "v:0", "-count_packets"])
-        .args([
-            "-show_entries",
-            "stream=nb_read_packets",
-            "-of",
-            "default=nw=1:nk=1",
-        ])
-        .arg(video)
-        .output()
-        .map_err(|e| Error::io("cannot run ffprobe", e))?;
-    let frames: Option<u64> = String::from_utf8_lossy(&counted.stdout)
-        .trim()
-        .parse()
-        .ok()
-        .filter(|n| *n >= STRIP_FRAMES as u64);
-    if let Some(n) = frames {
-        let select = strip_frames(n)
-            .iter()
-            .map(|f| format!("eq(n\\,{f})"))
-            .collect::<Vec<_>>()
-            .join("+");
-        let status = Command::new("ffmpeg")
-            .args(["-v", "error", "-y", "-i"])
-            .arg(video)
-            .arg("-vf")
-            .arg(format!(
-                "select='{select}',scale=160:-2,tile={STRIP_FRAMES}x1"
-            ))
-            .args(["-frames:v", "1", "-q:v", "4"])
-            .arg(&tmp)
-            .status()
-            .map_err(|e| Error::io("cannot run ffmpeg", e))?;
-        if status.success() && tmp.exists() {
-            return std::fs::rename(&tmp, out)
-                .map_err(|e| Error::io("cannot store the frame strip", e));
-        }
-        let _ = std::fs::remove_file(&tmp);
-    }
-    strip_by_seeking(video, out)
-}
-
-fn strip_by_seeking(video: &std::path::Path, out: &std::path::Path) -> Result<(), Error> {
-    let probe = Command::new("ffprobe")
-        .args([
-            "-v",
-            "error",
-            "-show_entries",
-            "format=duration",
-            "-of",
-            "default=nw=1:nk=1",
-        ])
-        .arg(video)
-        .output()
-        .map_err(|e| Error::io("cannot run ffprobe", e))?;
-    let duration: f64 = String::from_utf8_lossy(&probe.stdout)
-        .trim()
-        .parse()
-        .map_err(|_| Error::Invalid("ffprobe found no duration".into()))?;
-    if duration.is_nan() || duration <= 0.0 {
-        return Err(Error::Invalid("the video has no duration".into()));
-    }
-    // One frame at the middle of each of 8 equal spans, t = (i + 0.5) * duration / 8,
-    // each taken by an accurate seek, then laid side by side.
-    let dir = out.with_extension(format!("frames-{}", crate::auth::random_id(4)?));
-    std::fs::create_dir_all(&dir).map_err(|e| Error::io("cannot make the frame strip", e))?;
-    let result = (|| {
-        let mut inputs = Vec::new();
-        for i in 0..STRIP_FRAMES {
-            let t = (i as f64 + 0.5) * duration / STRIP_FRAMES as f64;
-            let frame = dir.join(format!("{i}.png"));
-            let status = Command::new("ffmpeg")
-                .args(["-v", "error", "-y", "-ss"])
-                .arg(format!("{t:.4}"))
-                .arg("-i")
-                .arg(video)
-                .args(["-frames:v", "1", "-vf", "scale=160:-2"])
-                .arg(&frame)
-                .status()
-                .map_err(|e| Error::io("cannot run ffmpeg", e))?;
-            if !status.success() || !frame.exists() {
-                return Err(Error::Invalid(format!("ffmpeg found no frame at {t:.2} s")));
-            }
-            inputs.push(frame);
-        }
-        let tmp = out.with_extension(format!("{}.partial.jpg", crate::auth::random_id(4)?));
-        let mut cmd = Command::new("ffmpeg");
-        cmd.args(["-v", "error", "-y"]);
-        for f in &inputs {
-            cmd.arg("-i").arg(f);
-        }
-        let status = cmd
-            .arg("-filter_complex")
-            .arg(format!("hstack=inputs={STRIP_FRAMES}"))
-            .args(["-frames:v", "1", "-q:v", "4"])
-            .arg(&tmp)
-            .status()
-            .map_err(|e| Error::io("cannot run ffmpeg", e))?;
-        if !status.success() {
-            let _ = std::fs::remove_file(&tmp);
-            return Err(Error::Invalid("ffmpeg could not lay out the frames".into()));
-        }
-        std::fs::rename(&tmp, out).map_err(|e| Error::io("cannot store the frame strip", e))
-    })();
-    let _ = std::fs::remove_dir_all(&dir);
-    result
-}
-
 /// At most this many ffmpeg runs at once, whoever asks (two cores).
 fn strip_permits() -> &'static tokio::sync::Semaphore {
     static S: OnceLock<tokio::sync::Semaphore> = OnceLock::new();
@@ -341,7 +217,7 @@ async fn ensure_strip(video: PathBuf, out: PathBuf) -> Result<(), Error> {
     if out.exists() {
         return Ok(());
     }
-    tokio::task::spawn_blocking(move || make_strip(&video, &out))
+    tokio::task::spawn_blocking(move || crate::io::video::make_strip(&video, &out, REVIEW_STRIP))
         .await
         .map_err(|e| Error::Internal(format!("frame strip task failed: {e}")))?
 }
@@ -414,12 +290,6 @@ pub async fn strip(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn strip_frames_are_the_middles_of_eight_spans() {
-        assert_eq!(strip_frames(36), vec![2, 6, 11, 15, 20, 24, 29, 33]);
-        assert_eq!(strip_frames(8), vec![0, 1, 2, 3, 4, 5, 6, 7]);
-    }
 
     #[test]
     fn ranges() {

@@ -17,3 +17,4 @@ mod pages;
 mod paper;
 mod process;
 mod review;
+mod study;

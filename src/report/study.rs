@@ -1,0 +1,725 @@
+//! The study's tables (Tables 14 and 15 of VGenST-Bench, Appendix E) from the raw
+//! responses, with the extras a lab needs beside them: Kendall's W and the Friedman
+//! test per axis, Krippendorff's alpha beside Fleiss' kappa, the human error rate with
+//! a seeded bootstrap interval over clips, and each participant's hit and false-alarm
+//! rates with exact intervals and d'. Pure: no database, no HTTP.
+
+use super::format::{csv_out, dec, num, pct, pretty, tex};
+use super::svg::{esc, open};
+use crate::domain::study::{Axis, RANK_AXES, Truth};
+use crate::error::Result;
+use crate::stats::binomial::clopper_pearson;
+use crate::stats::bootstrap::percentile_bootstrap_ci;
+use crate::stats::multi::{AlphaLevel, Ratings, fleiss_gwet, fleiss_kappa, krippendorff_alpha};
+use crate::stats::ranks::{Friedman, ranking_summary};
+use crate::stats::signal::{RateCorrection, d_prime};
+use crate::store::study::StudyData;
+use serde::Serialize;
+use serde_json::{Map, Value, json};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::fmt::Write;
+
+/// Resamples of the human error rate's bootstrap interval.
+pub const BOOTSTRAP_RESAMPLES: usize = 10_000;
+/// Its seed: the same responses always give the same interval.
+pub const BOOTSTRAP_SEED: u64 = 20_260_101;
+
+/// Mean rank of one source on one axis.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RankCell {
+    pub mean: Option<f64>,
+    /// Sample standard deviation (ddof = 1).
+    pub std: Option<f64>,
+    pub n: usize,
+}
+
+/// Kendall's W and the Friedman test of one axis, over (set, participant) blocks.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AxisTest {
+    pub n_blocks: usize,
+    pub kendall_w: Option<f64>,
+    pub friedman: Option<Friedman>,
+}
+
+/// Agreement on the real/fake labels of a group of clips.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LabelAgreement {
+    /// Fleiss' kappa; only when every clip has a label from every participant.
+    pub fleiss_kappa: Option<f64>,
+    /// Fleiss' kappa generalised to missing labels (irrCAC `fleiss()`); equals
+    /// `fleiss_kappa` on complete data.
+    pub fleiss_kappa_missing_data: Option<f64>,
+    pub krippendorff_alpha: Option<f64>,
+}
+
+/// One source of Table 15.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SourceJudgment {
+    pub source: String,
+    /// `None` when the source's clips do not share one truth.
+    pub truth: Option<Truth>,
+    pub items: usize,
+    pub judgments: usize,
+    pub fake: usize,
+    pub judged_fake: Option<f64>,
+    /// Each participant's count of fake labels on this source.
+    pub fake_counts: BTreeMap<String, usize>,
+    pub agreement: LabelAgreement,
+}
+
+/// One participant's detection of generated clips (signal detection).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Detection {
+    pub participant: String,
+    /// Generated clips labelled, and those labelled fake.
+    pub fakes: u64,
+    pub hits: u64,
+    pub hit_rate: Option<f64>,
+    pub hit_rate_ci95: Option<(f64, f64)>,
+    /// Real clips labelled, and those labelled fake.
+    pub reals: u64,
+    pub false_alarms: u64,
+    pub false_alarm_rate: Option<f64>,
+    pub false_alarm_rate_ci95: Option<(f64, f64)>,
+    /// d' with the log-linear correction (Hautus 1995) for rates of 0 or 1.
+    pub d_prime: Option<f64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StudyReport {
+    pub sources: Vec<String>,
+    pub participants: Vec<String>,
+    pub sets: usize,
+    pub responses: usize,
+    /// `t14[source][axis]`, axes in the order of [`RANK_AXES`].
+    pub t14: Vec<[RankCell; 3]>,
+    pub tests: [AxisTest; 3],
+    pub t15: Vec<SourceJudgment>,
+    pub pooled: LabelAgreement,
+    /// Whether every clip has a real/fake label from every participant.
+    pub complete: bool,
+    pub human_error_rate: Option<f64>,
+    pub human_error_rate_ci95: Option<(f64, f64)>,
+    pub detection: Vec<Detection>,
+}
+
+/// Agreement over clips x participants (`None` = no label).
+fn label_agreement(rows: Vec<Vec<Option<usize>>>) -> LabelAgreement {
+    let none = LabelAgreement {
+        fleiss_kappa: None,
+        fleiss_kappa_missing_data: None,
+        krippendorff_alpha: None,
+    };
+    let Ok(r) = Ratings::new(2, rows) else {
+        return none;
+    };
+    LabelAgreement {
+        fleiss_kappa: fleiss_kappa(&r).and_then(|f| f.kappa),
+        fleiss_kappa_missing_data: fleiss_gwet(&r).map(|f| f.value),
+        krippendorff_alpha: krippendorff_alpha(&r, AlphaLevel::Nominal),
+    }
+}
+
+/// Builds both tables from the raw responses.
+pub fn build(data: &StudyData) -> StudyReport {
+    let sources = data.sources.clone();
+    let participants: Vec<String> = data
+        .responses
+        .iter()
+        .map(|r| r.participant.clone())
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let clip_index: HashMap<i64, usize> = data
+        .clips
+        .iter()
+        .enumerate()
+        .map(|(i, c)| (c.id, i))
+        .collect();
+    let source_of = |s: &str| sources.iter().position(|x| x == s);
+    let who: HashMap<&str, usize> = participants
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (p.as_str(), i))
+        .collect();
+
+    // Ranks: (axis, set, participant) -> rank per source.
+    let mut blocks: BTreeMap<(usize, i64, usize), Vec<Option<f64>>> = BTreeMap::new();
+    // Labels: labels[clip][participant].
+    let mut labels: Vec<Vec<Option<usize>>> =
+        vec![vec![None; participants.len()]; data.clips.len()];
+    for r in &data.responses {
+        let (Some(&ci), Some(&pi)) = (clip_index.get(&r.clip_id), who.get(r.participant.as_str()))
+        else {
+            continue;
+        };
+        let clip = &data.clips[ci];
+        if r.axis == Axis::RealFake {
+            labels[ci][pi] = match Truth::parse(&r.value) {
+                Ok(Truth::Real) => Some(0),
+                Ok(Truth::Fake) => Some(1),
+                Err(_) => None,
+            };
+        } else if let (Some(a), Some(s), Ok(v)) = (
+            RANK_AXES.iter().position(|x| *x == r.axis),
+            source_of(&clip.source),
+            r.value.parse::<f64>(),
+        ) {
+            blocks
+                .entry((a, clip.set_id, pi))
+                .or_insert_with(|| vec![None; sources.len()])[s] = Some(v);
+        }
+    }
+
+    let mut t14: Vec<[RankCell; 3]> = sources
+        .iter()
+        .map(|_| {
+            std::array::from_fn(|_| RankCell {
+                mean: None,
+                std: None,
+                n: 0,
+            })
+        })
+        .collect();
+    let tests: [AxisTest; 3] = std::array::from_fn(|a| {
+        let complete: Vec<Vec<f64>> = blocks
+            .iter()
+            .filter(|((axis, _, _), _)| *axis == a)
+            .filter_map(|(_, v)| v.iter().copied().collect::<Option<Vec<f64>>>())
+            .collect();
+        match ranking_summary(&complete) {
+            Ok(s) => {
+                for (i, p) in s.per_source.iter().enumerate() {
+                    if let Some(row) = t14.get_mut(i) {
+                        row[a] = RankCell {
+                            mean: p.mean,
+                            std: p.std,
+                            n: p.n,
+                        };
+                    }
+                }
+                AxisTest {
+                    n_blocks: s.n_blocks,
+                    kendall_w: s.kendall_w,
+                    friedman: s.friedman,
+                }
+            }
+            Err(_) => AxisTest {
+                n_blocks: 0,
+                kendall_w: None,
+                friedman: None,
+            },
+        }
+    });
+
+    let complete = !data.clips.is_empty()
+        && !participants.is_empty()
+        && labels.iter().all(|row| row.iter().all(Option::is_some));
+    let t15: Vec<SourceJudgment> = sources
+        .iter()
+        .map(|s| {
+            let idx: Vec<usize> = (0..data.clips.len())
+                .filter(|&i| &data.clips[i].source == s)
+                .collect();
+            let truths: BTreeSet<&str> =
+                idx.iter().map(|&i| data.clips[i].truth.as_str()).collect();
+            let truth = if truths.len() == 1 {
+                idx.first().map(|&i| data.clips[i].truth)
+            } else {
+                None
+            };
+            let mut fake_counts: BTreeMap<String, usize> =
+                participants.iter().map(|p| (p.clone(), 0)).collect();
+            let (mut judgments, mut fake) = (0, 0);
+            for &i in &idx {
+                for (p, l) in labels[i].iter().enumerate() {
+                    if let Some(l) = l {
+                        judgments += 1;
+                        if *l == 1 {
+                            fake += 1;
+                            *fake_counts.entry(participants[p].clone()).or_default() += 1;
+                        }
+                    }
+                }
+            }
+            SourceJudgment {
+                source: s.clone(),
+                truth,
+                items: idx.len(),
+                judgments,
+                fake,
+                judged_fake: (judgments > 0).then(|| fake as f64 / judgments as f64),
+                fake_counts,
+                agreement: label_agreement(idx.iter().map(|&i| labels[i].clone()).collect()),
+            }
+        })
+        .collect();
+    let pooled = label_agreement(labels.clone());
+
+    // The human error rate, and its bootstrap interval over clips.
+    let clusters: Vec<(u64, u64)> = data
+        .clips
+        .iter()
+        .zip(&labels)
+        .map(|(c, row)| {
+            let truth = usize::from(c.truth == Truth::Fake);
+            let given = row.iter().flatten().count() as u64;
+            let wrong = row.iter().flatten().filter(|l| **l != truth).count() as u64;
+            (wrong, given)
+        })
+        .filter(|(_, given)| *given > 0)
+        .collect();
+    let rate = |sample: &[&(u64, u64)]| {
+        let (w, n) = sample
+            .iter()
+            .fold((0u64, 0u64), |(w, n), (a, b)| (w + a, n + b));
+        (n > 0).then(|| w as f64 / n as f64)
+    };
+    let all: Vec<&(u64, u64)> = clusters.iter().collect();
+    let human_error_rate = rate(&all);
+    let human_error_rate_ci95 =
+        percentile_bootstrap_ci(&clusters, rate, BOOTSTRAP_RESAMPLES, 0.95, BOOTSTRAP_SEED)
+            .map(|ci| (ci.low, ci.high));
+
+    let detection = participants
+        .iter()
+        .enumerate()
+        .map(|(p, name)| {
+            let (mut fakes, mut hits, mut reals, mut fas) = (0u64, 0u64, 0u64, 0u64);
+            for (c, row) in data.clips.iter().zip(&labels) {
+                let Some(l) = row[p] else { continue };
+                match c.truth {
+                    Truth::Fake => {
+                        fakes += 1;
+                        hits += u64::from(l == 1);
+                    }
+                    Truth::Real => {
+                        reals += 1;
+                        fas += u64::from(l == 1);
+                    }
+                }
+            }
+            let ratio = |k: u64, n: u64| (n > 0).then(|| k as f64 / n as f64);
+            Detection {
+                participant: name.clone(),
+                fakes,
+                hits,
+                hit_rate: ratio(hits, fakes),
+                hit_rate_ci95: clopper_pearson(hits, fakes, 0.95),
+                reals,
+                false_alarms: fas,
+                false_alarm_rate: ratio(fas, reals),
+                false_alarm_rate_ci95: clopper_pearson(fas, reals, 0.95),
+                d_prime: d_prime(hits, fakes, fas, reals, RateCorrection::LogLinear)
+                    .map(|d| d.d_prime),
+            }
+        })
+        .collect();
+
+    StudyReport {
+        sets: data
+            .clips
+            .iter()
+            .map(|c| c.set_id)
+            .collect::<BTreeSet<_>>()
+            .len(),
+        responses: data.responses.len(),
+        sources,
+        participants,
+        t14,
+        tests,
+        t15,
+        pooled,
+        complete,
+        human_error_rate,
+        human_error_rate_ci95,
+        detection,
+    }
+}
+
+fn pair(x: Option<(f64, f64)>) -> Value {
+    x.map_or(Value::Null, |(a, b)| json!([a, b]))
+}
+
+impl StudyReport {
+    /// `t14`: `{SOURCE: {AXIS: {mean, std, n}}}` (SPEC section 7).
+    pub fn t14_json(&self) -> Value {
+        let mut out = Map::new();
+        for (s, row) in self.sources.iter().zip(&self.t14) {
+            let mut axes = Map::new();
+            for (axis, cell) in RANK_AXES.iter().zip(row) {
+                axes.insert(
+                    axis.as_str().into(),
+                    json!({"mean": cell.mean, "std": cell.std, "n": cell.n}),
+                );
+            }
+            out.insert(s.clone(), Value::Object(axes));
+        }
+        Value::Object(out)
+    }
+
+    /// Kendall's W and the Friedman test per axis.
+    pub fn t14_tests_json(&self) -> Value {
+        let mut out = Map::new();
+        for (axis, t) in RANK_AXES.iter().zip(&self.tests) {
+            out.insert(
+                axis.as_str().into(),
+                json!({
+                    "n_blocks": t.n_blocks,
+                    "kendall_w": t.kendall_w,
+                    "friedman": t.friedman.as_ref().map(|f| json!({"chi2": f.chi2, "dof": f.dof, "p_value": f.p_value})),
+                }),
+            );
+        }
+        Value::Object(out)
+    }
+
+    /// `t15` with the keys of SPEC section 7 and more.
+    pub fn t15_json(&self) -> Value {
+        let mut sources = Map::new();
+        for j in &self.t15 {
+            sources.insert(
+                j.source.clone(),
+                json!({
+                    "truth": j.truth.map(Truth::as_str),
+                    "items": j.items,
+                    "judgments": j.judgments,
+                    "judged_fake": j.judged_fake,
+                    "fake_counts": j.fake_counts,
+                    "fleiss_kappa": j.agreement.fleiss_kappa,
+                    "fleiss_kappa_missing_data": j.agreement.fleiss_kappa_missing_data,
+                    "krippendorff_alpha": j.agreement.krippendorff_alpha,
+                }),
+            );
+        }
+        json!({
+            "sources": sources,
+            "pooled_fleiss_kappa": self.pooled.fleiss_kappa,
+            "pooled_fleiss_kappa_missing_data": self.pooled.fleiss_kappa_missing_data,
+            "pooled_krippendorff_alpha": self.pooled.krippendorff_alpha,
+            "complete": self.complete,
+            "participants": self.participants,
+            "human_error_rate": self.human_error_rate,
+            "human_error_rate_ci95": pair(self.human_error_rate_ci95),
+            "bootstrap": {"resamples": BOOTSTRAP_RESAMPLES, "seed": BOOTSTRAP_SEED, "confidence": 0.95, "over": "clips"},
+            "detection": self.detection.iter().map(|d| json!({
+                "participant": d.participant,
+                "fakes": d.fakes, "hits": d.hits, "hit_rate": d.hit_rate, "hit_rate_ci95": pair(d.hit_rate_ci95),
+                "reals": d.reals, "false_alarms": d.false_alarms, "false_alarm_rate": d.false_alarm_rate,
+                "false_alarm_rate_ci95": pair(d.false_alarm_rate_ci95), "d_prime": d.d_prime,
+            })).collect::<Vec<_>>(),
+        })
+    }
+
+    pub fn t14_csv(&self) -> Result<String> {
+        let mut rows = Vec::new();
+        for (s, row) in self.sources.iter().zip(&self.t14) {
+            for (axis, c) in RANK_AXES.iter().zip(row) {
+                rows.push(vec![
+                    s.clone(),
+                    axis.as_str().into(),
+                    num(c.mean),
+                    num(c.std),
+                    c.n.to_string(),
+                ]);
+            }
+        }
+        csv_out(&["source", "axis", "mean", "std", "n"], rows)
+    }
+
+    pub fn t15_csv(&self) -> Result<String> {
+        let mut header: Vec<String> = ["source", "truth", "items", "judgments", "judged_fake"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        header.extend(self.participants.iter().map(|p| format!("fake_{p}")));
+        header.extend(
+            [
+                "fleiss_kappa",
+                "fleiss_kappa_missing_data",
+                "krippendorff_alpha",
+            ]
+            .iter()
+            .map(|s| s.to_string()),
+        );
+        let mut rows = Vec::new();
+        for j in &self.t15 {
+            let mut r = vec![
+                j.source.clone(),
+                j.truth.map_or("mixed", Truth::as_str).to_string(),
+                j.items.to_string(),
+                j.judgments.to_string(),
+                num(j.judged_fake),
+            ];
+            r.extend(
+                self.participants
+                    .iter()
+                    .map(|p| j.fake_counts.get(p).copied().unwrap_or(0).to_string()),
+            );
+            r.extend([
+                num(j.agreement.fleiss_kappa),
+                num(j.agreement.fleiss_kappa_missing_data),
+                num(j.agreement.krippendorff_alpha),
+            ]);
+            rows.push(r);
+        }
+        let mut pooled = vec![
+            "pooled".to_string(),
+            String::new(),
+            self.t15.iter().map(|j| j.items).sum::<usize>().to_string(),
+            self.t15
+                .iter()
+                .map(|j| j.judgments)
+                .sum::<usize>()
+                .to_string(),
+            String::new(),
+        ];
+        pooled.extend(self.participants.iter().map(|_| String::new()));
+        pooled.extend([
+            num(self.pooled.fleiss_kappa),
+            num(self.pooled.fleiss_kappa_missing_data),
+            num(self.pooled.krippendorff_alpha),
+        ]);
+        rows.push(pooled);
+        let header: Vec<&str> = header.iter().map(String::as_str).collect();
+        csv_out(&header, rows)
+    }
+
+    /// Table 14 in booktabs: mean rank +- std per source and axis.
+    pub fn t14_latex(&self) -> String {
+        let mut s = String::new();
+        let _ = writeln!(s, "% Table 14: mean rank (1 = best) \\pm{{}} sample std");
+        s.push_str("\\begin{tabular}{lccc}\n\\toprule\n");
+        s.push_str("Source & Photorealism & Temporal coherence & Scene comprehensibility \\\\\n\\midrule\n");
+        for (src, row) in self.sources.iter().zip(&self.t14) {
+            let cells: Vec<String> = row
+                .iter()
+                .map(|c| match (c.mean, c.std) {
+                    (Some(m), Some(sd)) => format!("${m:.2} \\pm {sd:.2}$"),
+                    (Some(m), None) => format!("${m:.2}$"),
+                    _ => "undefined".into(),
+                })
+                .collect();
+            let _ = writeln!(s, "{} & {} \\\\", tex(src), cells.join(" & "));
+        }
+        s.push_str("\\bottomrule\n\\end{tabular}\n");
+        let n: Vec<String> = self
+            .t14
+            .first()
+            .map_or(Vec::new(), |r| r.iter().map(|c| c.n.to_string()).collect());
+        let w: Vec<String> = self
+            .tests
+            .iter()
+            .map(|t| {
+                format!(
+                    "W = {}, p = {}",
+                    dec(t.kendall_w),
+                    t.friedman
+                        .as_ref()
+                        .map_or("undefined".into(), |f| format!("{:.3e}", f.p_value))
+                )
+            })
+            .collect();
+        let _ = writeln!(
+            s,
+            "% n per source and axis: {}; Kendall's W and Friedman p per axis: {}",
+            n.join(", "),
+            w.join("; ")
+        );
+        s
+    }
+
+    /// Table 15 in booktabs.
+    pub fn t15_latex(&self) -> String {
+        let mut s = String::new();
+        s.push_str("% Table 15: real-vs-fake judgment\n\\begin{tabular}{llrcrr}\n\\toprule\n");
+        let _ = writeln!(
+            s,
+            "Source & Ground truth & Judged fake & Fake labels ({}) & Fleiss' $\\kappa$ & Krippendorff's $\\alpha$ \\\\\n\\midrule",
+            self.participants
+                .iter()
+                .map(|p| tex(p))
+                .collect::<Vec<_>>()
+                .join("/")
+        );
+        for j in &self.t15 {
+            let counts: Vec<String> = self
+                .participants
+                .iter()
+                .map(|p| j.fake_counts.get(p).copied().unwrap_or(0).to_string())
+                .collect();
+            let _ = writeln!(
+                s,
+                "{} & {} & {} & {}/{} & {} & {} \\\\",
+                tex(&j.source),
+                j.truth
+                    .map_or("mixed", |t| if t == Truth::Real { "Real" } else { "Fake" }),
+                pct(j.judged_fake),
+                counts.join("/"),
+                j.items,
+                dec(j.agreement.fleiss_kappa),
+                dec(j.agreement.krippendorff_alpha)
+            );
+        }
+        let _ = writeln!(
+            s,
+            "\\midrule\nPooled & & & & {} & {} \\\\\n\\bottomrule\n\\end{{tabular}}",
+            dec(self.pooled.fleiss_kappa),
+            dec(self.pooled.krippendorff_alpha)
+        );
+        let _ = writeln!(
+            s,
+            "% human error rate {} (95% bootstrap CI over clips, {} resamples, seed {}: {})",
+            pct(self.human_error_rate),
+            BOOTSTRAP_RESAMPLES,
+            BOOTSTRAP_SEED,
+            self.human_error_rate_ci95
+                .map_or("undefined".into(), |(a, b)| format!(
+                    "{:.1}--{:.1}\\%",
+                    a * 100.0,
+                    b * 100.0
+                ))
+        );
+        s
+    }
+
+    pub fn t14_pretty(&self) -> Result<String> {
+        pretty(&json!({"t14": self.t14_json(), "t14_tests": self.t14_tests_json()}))
+    }
+
+    pub fn t15_pretty(&self) -> Result<String> {
+        pretty(&self.t15_json())
+    }
+}
+
+const SOURCE_COLOURS: [&str; 8] = [
+    "#2b5fab", "#3f8f5a", "#b3361f", "#8a6100", "#6b4fa0", "#1f8a8a", "#a04f7a", "#5d6878",
+];
+
+/// Table 14 as bars: per axis, each source's mean rank with its std as error bars
+/// (lower is better).
+pub fn t14_bars(r: &StudyReport) -> String {
+    let n = r.sources.len().max(1) as u32;
+    let (left, top, group, bar, plot_h) = (40u32, 30u32, 40 + 26 * n, 22u32, 200u32);
+    let legend_h = 18 * n;
+    let w = left + group * 3 + 20;
+    let h = top + plot_h + 40 + legend_h;
+    let max = n as f64 + 0.5;
+    let y_of = |v: f64| f64::from(top + plot_h) - v.clamp(0.0, max) / max * f64::from(plot_h);
+    let mut s = open(w, h, "Table 14: mean rank per source and axis");
+    let _ = write!(
+        s,
+        "<text x=\"4\" y=\"16\" font-weight=\"600\">Mean rank ± std (1 = best)</text>"
+    );
+    for tick in 1..=n {
+        let y = y_of(f64::from(tick));
+        let _ = write!(
+            s,
+            "<line x1=\"{left}\" y1=\"{y:.1}\" x2=\"{}\" y2=\"{y:.1}\" stroke=\"#e3e7ee\"/><text x=\"{}\" y=\"{:.1}\" text-anchor=\"end\" fill=\"#5d6878\">{tick}</text>",
+            w - 10,
+            left - 6,
+            y + 4.0
+        );
+    }
+    for (a, axis) in RANK_AXES.iter().enumerate() {
+        let gx = left + group * a as u32 + 20;
+        for (i, row) in r.t14.iter().enumerate() {
+            let c = &row[a];
+            let Some(m) = c.mean else { continue };
+            let x = gx + bar * i as u32 + 4 * i as u32;
+            let y = y_of(m);
+            let colour = SOURCE_COLOURS[i % SOURCE_COLOURS.len()];
+            let _ = write!(
+                s,
+                "<rect x=\"{x}\" y=\"{y:.1}\" width=\"{bar}\" height=\"{:.1}\" fill=\"{colour}\"><title>{} {}: {m:.2}</title></rect>",
+                f64::from(top + plot_h) - y,
+                esc(&r.sources[i]),
+                axis.as_str()
+            );
+            if let Some(sd) = c.std {
+                let cx = f64::from(x) + f64::from(bar) / 2.0;
+                let (y1, y2) = (y_of(m - sd), y_of(m + sd));
+                let _ = write!(
+                    s,
+                    "<line x1=\"{cx:.1}\" y1=\"{y1:.1}\" x2=\"{cx:.1}\" y2=\"{y2:.1}\" stroke=\"#1d2430\" stroke-width=\"1.5\"/><line x1=\"{:.1}\" y1=\"{y1:.1}\" x2=\"{:.1}\" y2=\"{y1:.1}\" stroke=\"#1d2430\"/><line x1=\"{:.1}\" y1=\"{y2:.1}\" x2=\"{:.1}\" y2=\"{y2:.1}\" stroke=\"#1d2430\"/>",
+                    cx - 5.0,
+                    cx + 5.0,
+                    cx - 5.0,
+                    cx + 5.0
+                );
+            }
+        }
+        let _ = write!(
+            s,
+            "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>",
+            gx + (bar + 4) * n / 2,
+            top + plot_h + 18,
+            esc(axis.title())
+        );
+    }
+    for (i, src) in r.sources.iter().enumerate() {
+        let y = top + plot_h + 34 + 18 * i as u32;
+        let _ = write!(
+            s,
+            "<rect x=\"{left}\" y=\"{}\" width=\"12\" height=\"12\" fill=\"{}\"/><text x=\"{}\" y=\"{}\">{}</text>",
+            y - 10,
+            SOURCE_COLOURS[i % SOURCE_COLOURS.len()],
+            left + 18,
+            y,
+            esc(src)
+        );
+    }
+    s.push_str("</svg>");
+    s
+}
+
+/// Table 15 as bars: the share of judgments "fake" per source, coloured by the truth.
+pub fn t15_bars(r: &StudyReport) -> String {
+    let (left, plot, row, top) = (160u32, 360u32, 26u32, 30u32);
+    let n = r.t15.len() as u32;
+    let w = left + plot + 80;
+    let h = top + row * n + 30;
+    let mut s = open(w, h, "Table 15: share of judgments fake per source");
+    let _ = write!(
+        s,
+        "<text x=\"4\" y=\"16\" font-weight=\"600\">Judged fake (red: generated, blue: real)</text>"
+    );
+    for tick in [0.0, 0.25, 0.5, 0.75, 1.0] {
+        let x = f64::from(left) + tick * f64::from(plot);
+        let _ = write!(
+            s,
+            "<line x1=\"{x:.1}\" y1=\"{top}\" x2=\"{x:.1}\" y2=\"{}\" stroke=\"#e3e7ee\"/><text x=\"{x:.1}\" y=\"{}\" text-anchor=\"middle\" fill=\"#5d6878\">{:.0}%</text>",
+            top + row * n,
+            top + row * n + 16,
+            tick * 100.0
+        );
+    }
+    for (i, j) in r.t15.iter().enumerate() {
+        let y = top + row * i as u32;
+        let _ = write!(
+            s,
+            "<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>",
+            left - 8,
+            y + 17,
+            esc(&j.source)
+        );
+        let Some(f) = j.judged_fake else { continue };
+        let colour = match j.truth {
+            Some(Truth::Fake) => "#b3361f",
+            Some(Truth::Real) => "#2b5fab",
+            None => "#5d6878",
+        };
+        let _ = write!(
+            s,
+            "<rect x=\"{left}\" y=\"{}\" width=\"{:.1}\" height=\"16\" fill=\"{colour}\"><title>{:.1}%</title></rect><text x=\"{:.1}\" y=\"{}\">{:.1}%</text>",
+            y + 5,
+            (f * f64::from(plot)).max(1.0),
+            f * 100.0,
+            f64::from(left) + f * f64::from(plot) + 6.0,
+            y + 17,
+            f * 100.0
+        );
+    }
+    s.push_str("</svg>");
+    s
+}

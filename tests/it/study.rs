@@ -1,0 +1,395 @@
+//! The blind study: importing sets and responses, the paper's Tables 14 and 15 from
+//! raw responses, and the participant's session.
+
+use crate::helpers::*;
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use tandem::domain::Role;
+
+pub const SOURCES: [&str; 4] = ["PerceptionTest", "EgoExoBench", "VSI-Bench", "VGenST"];
+
+/// A sets file of `n` sets, one clip per source (three real sources, one generated),
+/// clip ids and file names that name their source. Each source has its own video.
+pub fn write_sets(dir: &Path, n: usize) -> PathBuf {
+    std::fs::create_dir_all(dir.join("study")).unwrap();
+    let mut text = String::new();
+    for s in 0..n {
+        let clips: Vec<Value> = SOURCES
+            .iter()
+            .enumerate()
+            .map(|(k, src)| {
+                let file = format!("study/{src}_{s:02}.webm");
+                std::fs::write(dir.join(&file), tandem::demo::CLIPS[k]).unwrap();
+                json!({
+                    "clip_id": format!("{src}_{s:02}"),
+                    "source": src,
+                    "truth": if *src == "VGenST" { "fake" } else { "real" },
+                    "file": file,
+                })
+            })
+            .collect();
+        text.push_str(&json!({"set_id": format!("S{s:02}"), "clips": clips}).to_string());
+        text.push('\n');
+    }
+    let path = dir.join("sets.jsonl");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+pub async fn import_sets(app: &TestApp, path: &Path) -> tandem::Result<()> {
+    let checked = tandem::io::study::check_sets(path, None)?;
+    app.store
+        .import_study(CAMPAIGN, &checked, &app.config.media_dir, None)
+        .await
+        .map(|_| ())
+}
+
+fn golden(name: &str) -> Value {
+    let text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/golden/agreement.json"),
+    )
+    .unwrap();
+    let all: Value = serde_json::from_str(&text).unwrap();
+    all["vectors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["name"] == name)
+        .unwrap_or_else(|| panic!("no vector {name}"))
+        .clone()
+}
+
+fn close(got: &Value, want: &Value, what: &str) {
+    let (g, w) = (got.as_f64(), want.as_f64());
+    match (g, w) {
+        (Some(g), Some(w)) => assert!((g - w).abs() <= 1e-9, "{what}: got {g}, want {w}"),
+        _ => assert_eq!(got, want, "{what}"),
+    }
+}
+
+/// Responses reconstructing the paper's study: the real/fake labels of the golden
+/// vector `paper_blind_study_reconstruction` (per-evaluator fake counts as in Table 15)
+/// and the ranks of `paper_ranking_study_synthetic`, for evaluators E1-E3 on 50 sets.
+fn paper_responses(path: &Path) {
+    let labels = golden("paper_blind_study_reconstruction");
+    let ranks = golden("paper_ranking_study_synthetic");
+    let mut csv = String::from("set_id,participant,clip_id,axis,value\n");
+    // The j-th item of a source is its clip in set j.
+    let mut seen = std::collections::HashMap::new();
+    let groups = labels["input"]["groups"].as_array().unwrap();
+    for (i, row) in labels["input"]["ratings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .enumerate()
+    {
+        let src = groups[i].as_str().unwrap();
+        let j = seen.entry(src).or_insert(0usize);
+        for (e, l) in row.as_array().unwrap().iter().enumerate() {
+            csv.push_str(&format!(
+                "S{j:02},E{},{src}_{j:02},real_fake,{}\n",
+                e + 1,
+                l.as_str().unwrap()
+            ));
+        }
+        *j += 1;
+    }
+    let sources: Vec<&str> = ranks["input"]["sources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s.as_str().unwrap())
+        .collect();
+    assert_eq!(sources, SOURCES);
+    let block_labels = ranks["input"]["block_labels"].as_array().unwrap();
+    for (axis_key, axis) in [
+        ("axis1", "photorealism"),
+        ("axis2", "temporal_coherence"),
+        ("axis3", "comprehensibility"),
+    ] {
+        let blocks = ranks["input"]["axes"][axis_key]["blocks"]
+            .as_array()
+            .unwrap();
+        for (b, block) in blocks.iter().enumerate() {
+            let set = block_labels[b]["set"].as_u64().unwrap();
+            let who = block_labels[b]["evaluator"].as_str().unwrap();
+            for (k, r) in block.as_array().unwrap().iter().enumerate() {
+                csv.push_str(&format!(
+                    "S{set:02},{who},{}_{set:02},{axis},{}\n",
+                    sources[k],
+                    r.as_f64().unwrap() as i64
+                ));
+            }
+        }
+    }
+    std::fs::write(path, csv).unwrap();
+}
+
+async fn import_responses(app: &TestApp, path: &Path) -> tandem::Result<()> {
+    let campaign = app.store.campaign(CAMPAIGN).await?;
+    let (rows, problems) = tandem::io::study::read_responses(std::fs::File::open(path).unwrap());
+    app.store
+        .import_responses(&campaign, &rows, problems, "responses")
+        .await
+        .map(|_| ())
+}
+
+#[tokio::test]
+async fn responses_reconstructing_the_paper_give_back_tables_14_and_15() {
+    let app = spawn_app().await;
+    let src = app.source();
+    import_sets(&app, &write_sets(&src, 50)).await.unwrap();
+    for e in ["E1", "E2", "E3"] {
+        app.user(e, Role::Participant, None).await;
+    }
+    let responses = src.join("responses.csv");
+    paper_responses(&responses);
+    import_responses(&app, &responses).await.unwrap();
+
+    let campaign = app.store.campaign(CAMPAIGN).await.unwrap();
+    let stats = app
+        .store
+        .stats_json(&campaign, &Default::default())
+        .await
+        .unwrap();
+    let t15 = &stats["t15"];
+    // The paper's % judged fake and per-participant fake counts.
+    for (src, pct, counts) in [
+        ("PerceptionTest", 12.7, [8, 5, 6]),
+        ("EgoExoBench", 18.0, [8, 9, 10]),
+        ("VSI-Bench", 26.0, [12, 13, 14]),
+        ("VGenST", 63.3, [32, 29, 34]),
+    ] {
+        let s = &t15["sources"][src];
+        let got = s["judged_fake"].as_f64().unwrap() * 100.0;
+        assert!((got - pct).abs() < 0.05, "{src}: {got}");
+        assert_eq!(
+            s["fake_counts"],
+            json!({"E1": counts[0], "E2": counts[1], "E3": counts[2]}),
+            "{src}"
+        );
+        assert_eq!(
+            s["truth"],
+            if src == "VGenST" { "fake" } else { "real" },
+            "{src}"
+        );
+    }
+    // Fleiss' kappa and Krippendorff's alpha as statsmodels and krippendorff give them.
+    let want = &golden("paper_blind_study_reconstruction")["expected"];
+    for src in SOURCES {
+        let g = &want["by_group"][src];
+        let s = &t15["sources"][src];
+        close(&s["fleiss_kappa"], &g["fleiss"]["kappa"], src);
+        close(
+            &s["krippendorff_alpha"],
+            &g["krippendorff_alpha_nominal"],
+            src,
+        );
+    }
+    close(
+        &t15["pooled_fleiss_kappa"],
+        &want["fleiss"]["kappa"],
+        "pooled",
+    );
+    close(
+        &t15["pooled_krippendorff_alpha"],
+        &want["krippendorff_alpha_nominal"],
+        "pooled alpha",
+    );
+    assert_eq!(t15["complete"], true);
+    // Human error rate: fakes judged real plus reals judged fake, over 600 judgments.
+    let wrong = (150 - (32 + 29 + 34)) + (8 + 5 + 6 + 8 + 9 + 10 + 12 + 13 + 14);
+    close(
+        &t15["human_error_rate"],
+        &json!(wrong as f64 / 600.0),
+        "error rate",
+    );
+    let ci = t15["human_error_rate_ci95"].as_array().unwrap();
+    let (lo, hi) = (ci[0].as_f64().unwrap(), ci[1].as_f64().unwrap());
+    let rate = wrong as f64 / 600.0;
+    assert!(lo < rate && rate < hi && hi - lo < 0.2, "{lo} {hi}");
+    // Each participant's detection with exact intervals.
+    let e1 = &t15["detection"][0];
+    assert_eq!(
+        (e1["participant"].clone(), e1["hits"].clone()),
+        (json!("E1"), json!(32))
+    );
+    assert_eq!(e1["false_alarms"], 8 + 8 + 12);
+
+    // Table 14: the ranks' means, stds, W and Friedman as scipy and pingouin give them.
+    let want = &golden("paper_ranking_study_synthetic")["expected"];
+    for (axis_key, axis) in [
+        ("axis1", "photorealism"),
+        ("axis2", "temporal_coherence"),
+        ("axis3", "comprehensibility"),
+    ] {
+        for src in SOURCES {
+            let g = &want[axis_key]["per_source"][src];
+            let s = &stats["t14"][src][axis];
+            close(&s["mean"], &g["mean"], &format!("{src} {axis} mean"));
+            close(&s["std"], &g["std"], &format!("{src} {axis} std"));
+            assert_eq!(s["n"], g["n"], "{src} {axis}");
+        }
+        let t = &stats["t14_tests"][axis];
+        close(&t["kendall_w"], &want[axis_key]["kendall_w"], axis);
+        close(
+            &t["friedman"]["chi2"],
+            &want[axis_key]["friedman"]["chi2"],
+            axis,
+        );
+        let (p, wp) = (
+            t["friedman"]["p_value"].as_f64().unwrap(),
+            want[axis_key]["friedman"]["p_value"].as_f64().unwrap(),
+        );
+        assert!(
+            (p - wp).abs() <= 1e-6 * wp.abs().max(1e-300),
+            "{axis}: {p} vs {wp}"
+        );
+    }
+
+    // The same responses again change nothing; the tables render in every format.
+    let before = app.dump().await;
+    import_responses(&app, &responses).await.unwrap();
+    assert_eq!(before, app.dump().await);
+    let report = app.store.study_report(&campaign).await.unwrap().unwrap();
+    use tandem::report::format::{Format, TableId, render_study};
+    let latex = render_study(&report, TableId::T15, Format::Latex).unwrap();
+    assert!(
+        latex.contains("VGenST & Fake & 63.3\\% & 32/29/34/50"),
+        "{latex}"
+    );
+    let csv = render_study(&report, TableId::T14, Format::Csv).unwrap();
+    assert!(csv.starts_with("source,axis,mean,std,n\n"), "{csv}");
+}
+
+#[tokio::test]
+async fn a_broken_sets_file_is_refused_whole_with_lines_and_fields() {
+    let app = spawn_app().await;
+    let src = app.source();
+    let good = write_sets(&src, 3);
+    let text = std::fs::read_to_string(&good).unwrap();
+    let mut lines: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    // Line 2: a clip with an unknown truth; line 3: a set without a VGenST clip and
+    // with a missing file; line 4: a duplicate set id.
+    lines[1]["clips"][0]["truth"] = json!("maybe");
+    lines[2]["clips"].as_array_mut().unwrap().pop();
+    lines[2]["clips"][1]["file"] = json!("study/nowhere.webm");
+    lines.push(lines[0].clone());
+    lines[3]["clips"] = json!([]);
+    let bad = write_manifest(&src, "bad.jsonl", &lines);
+    let before = app.dump().await;
+    let err = import_sets(&app, &bad).await.unwrap_err().to_string();
+    assert!(err.contains("nothing was stored"), "{err}");
+    assert!(
+        err.contains("line 2, field `clips[0].truth`: unknown truth value `maybe` (real or fake)"),
+        "{err}"
+    );
+    assert!(err.contains("line 3, field `clips[1].file`"), "{err}");
+    assert!(
+        err.contains("line 4, field `set_id`: duplicate set_id `S00` (first on line 1)"),
+        "{err}"
+    );
+    assert_eq!(before, app.dump().await);
+
+    // A set without one of the sources.
+    let mut lines: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    lines[1]["clips"].as_array_mut().unwrap().pop();
+    let bad = write_manifest(&src, "bad2.jsonl", &lines);
+    let err = import_sets(&app, &bad).await.unwrap_err().to_string();
+    assert!(
+        err.contains("line 2, field `clips`: set `S01` has no clip from source `VGenST`"),
+        "{err}"
+    );
+    // A duplicate clip id across sets.
+    let mut lines: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    lines[2]["clips"][0]["clip_id"] = json!("PerceptionTest_00");
+    let bad = write_manifest(&src, "bad3.jsonl", &lines);
+    let err = import_sets(&app, &bad).await.unwrap_err().to_string();
+    assert!(
+        err.contains("duplicate clip_id `PerceptionTest_00`"),
+        "{err}"
+    );
+    assert_eq!(before, app.dump().await);
+
+    // The good file imports; again, it changes nothing.
+    import_sets(&app, &good).await.unwrap();
+    let once = app.dump().await;
+    import_sets(&app, &good).await.unwrap();
+    assert_eq!(once, app.dump().await);
+}
+
+#[tokio::test]
+async fn broken_responses_are_refused_whole() {
+    let app = spawn_app().await;
+    let src = app.source();
+    import_sets(&app, &write_sets(&src, 2)).await.unwrap();
+    app.user("E1", Role::Participant, None).await;
+    app.user("writer", Role::Author, None).await;
+    let rank_rows = |set: &str, who: &str, ranks: [i64; 4]| -> String {
+        SOURCES
+            .iter()
+            .zip(ranks)
+            .map(|(s, r)| format!("{set},{who},{s}_{},photorealism,{r}\n", &set[1..]))
+            .collect()
+    };
+    let cases: Vec<(String, &str)> = vec![
+        (
+            rank_rows("S00", "E1", [1, 2, 2, 4]),
+            "rank 2 is given to EgoExoBench_00 and VSI-Bench_00",
+        ),
+        (
+            rank_rows("S00", "E1", [1, 2, 3, 5]),
+            "line 5, field `value`: rank 5 is outside 1-4",
+        ),
+        (
+            rank_rows("S07", "E1", [1, 2, 3, 4]),
+            "line 2, field `set_id`: no set `S07` in the study",
+        ),
+        (
+            rank_rows("S00", "nobody", [1, 2, 3, 4]),
+            "no participant named `nobody`",
+        ),
+        (
+            rank_rows("S00", "writer", [1, 2, 3, 4]),
+            "`writer` is not a study participant (the account's role is author)",
+        ),
+        (
+            "S00,E1,VGenST_01,real_fake,fake\n".to_string(),
+            "clip `VGenST_01` is not in set `S00`",
+        ),
+        (
+            "S00,E1,VGenST_00,real_fake,maybe\n".to_string(),
+            "`maybe` is not a real/fake label",
+        ),
+        (
+            "S00,E1,VGenST_00,beauty,1\n".to_string(),
+            "unknown axis `beauty`",
+        ),
+        (
+            "S00,E1,VGenST_00,real_fake,fake\n".to_string(),
+            "E1 labels only part of set `S00`",
+        ),
+    ];
+    let before = app.dump().await;
+    for (rows, want) in cases {
+        let path = src.join("r.csv");
+        std::fs::write(
+            &path,
+            format!("set_id,participant,clip_id,axis,value\n{rows}"),
+        )
+        .unwrap();
+        let err = import_responses(&app, &path).await.unwrap_err().to_string();
+        assert!(err.contains(want), "want `{want}` in: {err}");
+        assert!(err.contains("nothing was stored"), "{err}");
+        assert_eq!(before, app.dump().await);
+    }
+}
