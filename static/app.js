@@ -114,7 +114,8 @@
     var t = e.target;
     if (typing(t)) {
       if (e.key === "Escape") { t.blur(); e.preventDefault(); }
-      if (e.key === "Enter" && e.ctrlKey && t.form) {
+      var studyForm = t.form && t.form.id === "study-form";
+      if (e.key === "Enter" && (e.ctrlKey || studyForm) && t.form) {
         if (typeof t.form.requestSubmit === "function") t.form.requestSubmit(); else t.form.submit();
         e.preventDefault();
       }
@@ -144,7 +145,7 @@
         break;
       }
       case "Enter": {
-        handled = submit("verdict-form") || submit("resolve-form");
+        handled = submit("verdict-form") || submit("resolve-form") || submit("study-form");
         if (!handled) {
           var start = document.getElementById("start");
           if (start) { window.location.href = start.href; handled = true; }

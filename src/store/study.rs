@@ -1240,3 +1240,26 @@ impl Store {
         Ok(json)
     }
 }
+
+impl Store {
+    /// The study with this id.
+    pub async fn study_by_id(&self, id: i64) -> Result<Study> {
+        let row = sqlx::query(
+            "SELECT id, campaign_id, sources, display_mode, strip_frames, seed FROM studies WHERE id = $1",
+        )
+        .bind(id)
+        .fetch_optional(self.pool())
+        .await?;
+        row.as_ref()
+            .map(study_of)
+            .transpose()?
+            .ok_or_else(|| Error::NotFound(format!("there is no study {id}")))
+    }
+
+    /// Every study's id, oldest first: participants take part in all of them.
+    pub async fn study_ids(&self) -> Result<Vec<i64>> {
+        Ok(sqlx::query_scalar("SELECT id FROM studies ORDER BY id")
+            .fetch_all(self.pool())
+            .await?)
+    }
+}

@@ -287,6 +287,62 @@ pub async fn strip(
     serve_file(out, "image/jpeg", &headers).await
 }
 
+/// A study clip behind a participant's token: only its participant may fetch it, and
+/// nothing of the answer (no file name, date or hash) names where it came from.
+async fn study_grant(
+    state: &AppState,
+    session: &Session,
+    token: &str,
+) -> Result<crate::store::study::StudyMedia, Response> {
+    let not_found = || (StatusCode::NOT_FOUND, "no such clip").into_response();
+    if token.len() > 100 || !token.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(not_found());
+    }
+    match state.store.study_media(token).await {
+        Ok(Some(m)) if m.participant_id == session.user.id => Ok(m),
+        Ok(_) => Err(not_found()),
+        Err(e) => Err(crate::web::pages::PageError(e).into_response()),
+    }
+}
+
+pub async fn study_clip(
+    State(state): State<AppState>,
+    Extension(session): Extension<Session>,
+    Path(token): Path<String>,
+    headers: HeaderMap,
+) -> Response {
+    match study_grant(&state, &session, &token).await {
+        Ok(m) => {
+            serve_file(
+                media_path(&state.config.media_dir, &m.sha256),
+                &m.media_type,
+                &headers,
+            )
+            .await
+        }
+        Err(resp) => resp,
+    }
+}
+
+pub async fn study_frames(
+    State(state): State<AppState>,
+    Extension(session): Extension<Session>,
+    Path(token): Path<String>,
+    headers: HeaderMap,
+) -> Response {
+    match study_grant(&state, &session, &token).await {
+        Ok(m) => {
+            let path =
+                crate::store::study::strip_path(&state.config.media_dir, &m.sha256, m.frames);
+            if !path.exists() {
+                return (StatusCode::NOT_FOUND, "no frames for this clip").into_response();
+            }
+            serve_file(path, "image/jpeg", &headers).await
+        }
+        Err(resp) => resp,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

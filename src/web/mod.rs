@@ -64,6 +64,7 @@ pub const ADMIN: Access = Access::Roles(&[Role::Admin]);
 pub const VALIDATOR: Access = Access::Roles(&[Role::Validator]);
 pub const AUTHOR: Access = Access::Roles(&[Role::Author]);
 pub const AUTHOR_OR_ADMIN: Access = Access::Roles(&[Role::Author, Role::Admin]);
+pub const PARTICIPANT: Access = Access::Roles(&[Role::Participant]);
 
 /// One route: its method, path, who may use it and how it authenticates.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -260,6 +261,34 @@ pub fn routes() -> Vec<(RouteSpec, MethodRouter<AppState>)> {
             Api,
             get(api::audit),
         ),
+        r(
+            "GET",
+            "/api/v1/campaigns/{campaign}/study",
+            ADMIN,
+            Api,
+            get(pages::study::api_status),
+        ),
+        r(
+            "GET",
+            "/api/v1/studies",
+            PARTICIPANT,
+            Api,
+            get(pages::study::api_studies),
+        ),
+        r(
+            "GET",
+            "/api/v1/studies/{study}/sets/{position}",
+            PARTICIPANT,
+            Api,
+            get(pages::study::api_set),
+        ),
+        r(
+            "POST",
+            "/api/v1/studies/{study}/sets/{position}",
+            PARTICIPANT,
+            Api,
+            post(pages::study::api_answer),
+        ),
         // Signing in and out.
         r("GET", "/login", Public, Page, get(session::login_page)),
         r("POST", "/login", Public, Page, post(session::login)),
@@ -396,6 +425,49 @@ pub fn routes() -> Vec<(RouteSpec, MethodRouter<AppState>)> {
             Page,
             get(pages::stats::download),
         ),
+        // The blind study.
+        r(
+            "GET",
+            "/study/{study}",
+            PARTICIPANT,
+            Page,
+            get(pages::study::start),
+        ),
+        r(
+            "GET",
+            "/study/{study}/{position}",
+            PARTICIPANT,
+            Page,
+            get(pages::study::set),
+        ),
+        r(
+            "POST",
+            "/study/{study}/{position}",
+            PARTICIPANT,
+            Page,
+            post(pages::study::answer),
+        ),
+        r(
+            "GET",
+            "/c/{campaign}/admin/study",
+            ADMIN,
+            Page,
+            get(pages::study::admin),
+        ),
+        r(
+            "POST",
+            "/c/{campaign}/admin/study/display",
+            ADMIN,
+            Page,
+            post(pages::study::set_display),
+        ),
+        r(
+            "GET",
+            "/c/{campaign}/study/results",
+            AUTHOR_OR_ADMIN,
+            Page,
+            get(pages::study::results),
+        ),
         // Admins.
         r(
             "GET",
@@ -497,6 +569,20 @@ pub fn routes() -> Vec<(RouteSpec, MethodRouter<AppState>)> {
             SignedIn,
             Media,
             get(media::strip),
+        ),
+        r(
+            "GET",
+            "/study/m/{token}",
+            PARTICIPANT,
+            Media,
+            get(media::study_clip),
+        ),
+        r(
+            "GET",
+            "/study/m/{token}/frames",
+            PARTICIPANT,
+            Media,
+            get(media::study_frames),
         ),
     ]
 }

@@ -145,6 +145,26 @@ const MATRIX: &[(&str, &str, &str)] = &[
         "admin",
     ),
     ("GET", "/c/{campaign}/admin/exports/retained.zip", "admin"),
+    ("GET", "/api/v1/campaigns/{campaign}/study", "admin"),
+    ("GET", "/api/v1/studies", "participant"),
+    (
+        "GET",
+        "/api/v1/studies/{study}/sets/{position}",
+        "participant",
+    ),
+    (
+        "POST",
+        "/api/v1/studies/{study}/sets/{position}",
+        "participant",
+    ),
+    ("GET", "/study/{study}", "participant"),
+    ("GET", "/study/{study}/{position}", "participant"),
+    ("POST", "/study/{study}/{position}", "participant"),
+    ("GET", "/c/{campaign}/admin/study", "admin"),
+    ("POST", "/c/{campaign}/admin/study/display", "admin"),
+    ("GET", "/c/{campaign}/study/results", "author admin"),
+    ("GET", "/study/m/{token}", "participant"),
+    ("GET", "/study/m/{token}/frames", "participant"),
     ("GET", "/media/{token}", "signed_in"),
     ("GET", "/media/{token}/strip", "signed_in"),
     // Last, because it ends the session it is called with.
@@ -184,6 +204,9 @@ async fn every_route_refuses_the_roles_it_does_not_name() {
     let c = cast(&app).await;
     let ids = app.import_clips(&["MC_F_EGO_STA"], 1, &["OE"]).await;
     let clip = &ids[0];
+    crate::study::import_sets(&app, &crate::study::write_sets(&app.source(), 1))
+        .await
+        .unwrap();
     let roles = ["admin", "validator", "author", "participant"];
     let names = ["admin1", "val00", "author1", "part1"];
     let tokens = [&c.admin, &c.v0, &c.author, &c.participant];
@@ -220,6 +243,8 @@ async fn every_route_refuses_the_roles_it_does_not_name() {
                 .replace("{item}", clip)
                 .replace("{task}", "MC_F_EGO_STA")
                 .replace("{name}", "val01")
+                .replace("{study}", "1")
+                .replace("{position}", "1")
                 .replace("{file}", "t13.csv")
                 .replace("{file}", "t13.csv")
                 .replace("{token}", &media[who.min(roles.len() - 1)])

@@ -11,14 +11,14 @@ pub const SOURCES: [&str; 4] = ["PerceptionTest", "EgoExoBench", "VSI-Bench", "V
 /// A sets file of `n` sets, one clip per source (three real sources, one generated),
 /// clip ids and file names that name their source. Each source has its own video.
 pub fn write_sets(dir: &Path, n: usize) -> PathBuf {
-    std::fs::create_dir_all(dir.join("study")).unwrap();
+    std::fs::create_dir_all(dir.join("vids")).unwrap();
     let mut text = String::new();
     for s in 0..n {
         let clips: Vec<Value> = SOURCES
             .iter()
             .enumerate()
             .map(|(k, src)| {
-                let file = format!("study/{src}_{s:02}.webm");
+                let file = format!("vids/{src}_{s:02}.webm");
                 std::fs::write(dir.join(&file), tandem::demo::CLIPS[k]).unwrap();
                 json!({
                     "clip_id": format!("{src}_{s:02}"),
@@ -276,7 +276,7 @@ async fn a_broken_sets_file_is_refused_whole_with_lines_and_fields() {
     // with a missing file; line 4: a duplicate set id.
     lines[1]["clips"][0]["truth"] = json!("maybe");
     lines[2]["clips"].as_array_mut().unwrap().pop();
-    lines[2]["clips"][1]["file"] = json!("study/nowhere.webm");
+    lines[2]["clips"][1]["file"] = json!("vids/nowhere.webm");
     lines.push(lines[0].clone());
     lines[3]["clips"] = json!([]);
     let bad = write_manifest(&src, "bad.jsonl", &lines);
@@ -392,4 +392,343 @@ async fn broken_responses_are_refused_whole() {
         assert!(err.contains("nothing was stored"), "{err}");
         assert_eq!(before, app.dump().await);
     }
+}
+
+/// Everything a participant's browser received: bodies and header values.
+#[derive(Default)]
+struct Seen {
+    texts: Vec<(String, String)>,
+    bytes: Vec<(String, Vec<u8>)>,
+}
+
+impl Seen {
+    fn headers(&mut self, what: &str, h: &reqwest::header::HeaderMap) {
+        for (k, v) in h {
+            self.texts.push((
+                format!("{what} header {k}"),
+                String::from_utf8_lossy(v.as_bytes()).to_string(),
+            ));
+        }
+    }
+}
+
+/// URLs in `src="..."` and `href="..."` attributes of a page.
+fn links(html: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for attr in ["src=\"", "href=\""] {
+        let mut rest = html;
+        while let Some(at) = rest.find(attr) {
+            rest = &rest[at + attr.len()..];
+            if let Some(end) = rest.find('"') {
+                out.push(rest[..end].replace("&#x2f;", "/").replace("&#47;", "/"));
+            }
+        }
+    }
+    out
+}
+
+async fn fetch_all(app: &TestApp, web: &Web, html: &str, seen: &mut Seen) {
+    for url in links(html) {
+        // Files the page loads; the pages it links to are visited by the test itself.
+        if !(url.starts_with("/static/") || url.starts_with("/study/m/")) {
+            continue;
+        }
+        let r = app
+            .client
+            .get(format!("{}{url}", app.base))
+            .header("Cookie", &web.cookie)
+            .header("Range", "bytes=0-")
+            .send()
+            .await
+            .unwrap();
+        assert!(r.status().is_success(), "{url}: {}", r.status());
+        seen.headers(&url, r.headers());
+        let body = r.bytes().await.unwrap().to_vec();
+        seen.bytes.push((url.clone(), body));
+    }
+}
+
+/// One set answered by reading the page's own letters: clip A best, and so on.
+fn good_form(n: usize) -> Vec<(String, String)> {
+    let mut f = Vec::new();
+    for slot in 0..n {
+        for a in 0..3 {
+            f.push((format!("r{a}_{slot}"), (slot + 1).to_string()));
+        }
+        f.push((
+            format!("rf_{slot}"),
+            if slot == 0 { "fake" } else { "real" }.to_string(),
+        ));
+    }
+    f
+}
+
+#[tokio::test]
+async fn a_participants_whole_session_reveals_no_source_file_or_clip_id() {
+    let app = spawn_app().await;
+    let src = app.source();
+    let sets = write_sets(&src, 3);
+    // A clip that carries its source in its own metadata: the served copy must not.
+    let strip_possible = tandem::io::video::ffmpeg_available();
+    if strip_possible {
+        let file = src.join("vids/VSI-Bench_00.webm");
+        let tagged = src.join("vids/tagged.webm");
+        let ok = std::process::Command::new("ffmpeg")
+            .args(["-v", "error", "-y", "-i"])
+            .arg(&file)
+            .args([
+                "-c",
+                "copy",
+                "-metadata",
+                "title=VSI-Bench_00 from VSI-Bench",
+                "-metadata",
+                "comment=real",
+            ])
+            .arg(&tagged)
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok);
+        assert!(
+            std::fs::read(&tagged)
+                .unwrap()
+                .windows(9)
+                .any(|w| w == b"VSI-Bench")
+        );
+        std::fs::rename(&tagged, &file).unwrap();
+    }
+    import_sets(&app, &sets).await.unwrap();
+    let c = cast(&app).await;
+    app.user("part2", Role::Participant, None).await;
+
+    let forbidden: Vec<String> = {
+        let mut f: Vec<String> = SOURCES.iter().map(|s| s.to_string()).collect();
+        f.extend(SOURCES.iter().map(|s| s.to_lowercase()));
+        f.extend((0..3).flat_map(|i| SOURCES.iter().map(move |s| format!("{s}_{i:02}.webm"))));
+        f.push("vids/".into());
+        f.push(".webm".into());
+        f
+    };
+    let set_ids = ["S00", "S01", "S02"];
+
+    let mut seen = Seen::default();
+    let web = app.login("part1").await;
+    // The start page, then every set, following the links as a browser would.
+    let home = app.page(Some(&web), reqwest::Method::GET, "/", None).await;
+    assert_eq!(home.location().as_deref(), Some("/study/1"));
+    seen.headers("/", &home.headers);
+    let start = app
+        .page(Some(&web), reqwest::Method::GET, "/study/1", None)
+        .await;
+    assert!(
+        start
+            .text
+            .contains("either a real video or a generated one"),
+        "{}",
+        start.text
+    );
+    seen.texts.push(("/study/1".into(), start.text.clone()));
+    seen.headers("/study/1", &start.headers);
+    fetch_all(&app, &web, &start.text, &mut seen).await;
+
+    let mut next = "/study/1/1".to_string();
+    let mut answered = 0;
+    while next != "/study/1" {
+        let page = app
+            .page(Some(&web), reqwest::Method::GET, &next, None)
+            .await;
+        assert_eq!(
+            page.status,
+            reqwest::StatusCode::OK,
+            "{next}: {}",
+            page.text
+        );
+        seen.texts.push((next.clone(), page.text.clone()));
+        seen.headers(&next, &page.headers);
+        fetch_all(&app, &web, &page.text, &mut seen).await;
+        if answered == 0 {
+            // A tie is refused with a clear message, and the choices stay.
+            let mut tie = good_form(4);
+            assert_eq!(tie[4].0, "r0_1");
+            tie[4].1 = "1".into(); // like r0_0
+            let form: Vec<(&str, &str)> =
+                tie.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
+            let r = app
+                .page(Some(&web), reqwest::Method::POST, &next, Some(&form))
+                .await;
+            assert_eq!(
+                r.status,
+                reqwest::StatusCode::UNPROCESSABLE_ENTITY,
+                "{}",
+                r.text
+            );
+            assert!(
+                r.text
+                    .contains("Photorealism: rank 1 is given to A and B; ties are not allowed"),
+                "{}",
+                r.text
+            );
+            seen.texts.push((format!("{next} tie"), r.text.clone()));
+            seen.headers(&next, &r.headers);
+        }
+        let good = good_form(4);
+        let form: Vec<(&str, &str)> = good.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
+        let r = app
+            .page(Some(&web), reqwest::Method::POST, &next, Some(&form))
+            .await;
+        assert_eq!(r.status, reqwest::StatusCode::SEE_OTHER, "{}", r.text);
+        seen.headers(&next, &r.headers);
+        answered += 1;
+        next = r.location().unwrap();
+        assert!(answered <= 3, "the study does not end");
+    }
+    assert_eq!(answered, 3);
+    // An answered set shows the answer, final.
+    let again = app
+        .page(Some(&web), reqwest::Method::GET, "/study/1/2", None)
+        .await;
+    assert!(again.text.contains("answers are final"), "{}", again.text);
+    seen.texts
+        .push(("/study/1/2 again".into(), again.text.clone()));
+
+    // The API, as the same participant.
+    for path in ["/api/v1/studies", "/api/v1/studies/1/sets/1", "/api/v1/me"] {
+        let r = app.get(path, &c.participant).await;
+        assert_eq!(r.status, reqwest::StatusCode::OK, "{path}: {}", r.text);
+        seen.texts.push((path.into(), r.text.clone()));
+        seen.headers(path, &r.headers);
+    }
+
+    // The strip display: the frames come under the same opaque URLs.
+    if strip_possible {
+        let campaign = app.store.campaign(CAMPAIGN).await.unwrap();
+        app.store
+            .set_study_display(
+                &campaign,
+                tandem::domain::study::Display::Strip,
+                8,
+                &app.config.media_dir,
+            )
+            .await
+            .unwrap();
+        let page = app
+            .page(Some(&web), reqwest::Method::GET, "/study/1/1", None)
+            .await;
+        assert!(page.text.contains("/frames\""), "{}", page.text);
+        seen.texts
+            .push(("/study/1/1 strip".into(), page.text.clone()));
+        fetch_all(&app, &web, &page.text, &mut seen).await;
+        assert!(
+            seen.bytes
+                .iter()
+                .any(|(u, b)| u.ends_with("/frames") && b.starts_with(&[0xFF, 0xD8]))
+        );
+    }
+
+    // Nothing received names a source, a file or a clip; pages name no set id.
+    for (what, text) in &seen.texts {
+        for f in forbidden.iter().map(String::as_str).chain(set_ids) {
+            assert!(!text.contains(f), "`{f}` appears in {what}: {text}");
+        }
+    }
+    for (what, bytes) in &seen.bytes {
+        for f in &forbidden {
+            assert!(
+                !bytes.windows(f.len()).any(|w| w == f.as_bytes()),
+                "`{f}` appears in the bytes of {what}"
+            );
+        }
+    }
+    assert!(
+        seen.bytes
+            .iter()
+            .filter(|(u, _)| u.starts_with("/study/m/"))
+            .count()
+            >= 12
+    );
+
+    // Another participant cannot fetch these clips, and sees none of these answers.
+    let other = app.login("part2").await;
+    let mine = links(
+        &seen
+            .texts
+            .iter()
+            .find(|(w, _)| w == "/study/1/1")
+            .unwrap()
+            .1,
+    )
+    .into_iter()
+    .find(|u| u.starts_with("/study/m/"))
+    .unwrap();
+    let r = app
+        .page(Some(&other), reqwest::Method::GET, &mine, None)
+        .await;
+    assert_eq!(r.status, reqwest::StatusCode::NOT_FOUND);
+    let theirs = app
+        .page(Some(&other), reqwest::Method::GET, "/study/1/1", None)
+        .await;
+    assert!(!theirs.text.contains(" selected"), "{}", theirs.text);
+    assert!(!theirs.text.contains("answers are final"));
+}
+
+#[tokio::test]
+async fn the_api_answers_a_set_and_refuses_ties_and_changes() {
+    let app = spawn_app().await;
+    import_sets(&app, &write_sets(&app.source(), 2))
+        .await
+        .unwrap();
+    let c = cast(&app).await;
+    let r = app.get("/api/v1/studies", &c.participant).await;
+    assert_eq!(r.body["studies"][0]["next"], 1, "{}", r.text);
+    let set = app.get("/api/v1/studies/1/sets/1", &c.participant).await;
+    assert_eq!(set.body["clips"].as_array().unwrap().len(), 4);
+    let answer = |p: [i64; 4]| {
+        json!({
+            "photorealism": {"A": p[0], "B": p[1], "C": p[2], "D": p[3]},
+            "temporal_coherence": {"A": 1, "B": 2, "C": 3, "D": 4},
+            "comprehensibility": {"A": 4, "B": 3, "C": 2, "D": 1},
+            "real_fake": {"A": "real", "B": "fake", "C": "real", "D": "real"},
+        })
+    };
+    let post = |body: Value| {
+        app.call(
+            reqwest::Method::POST,
+            "/api/v1/studies/1/sets/1",
+            Some(&c.participant),
+            Some(body),
+        )
+    };
+    let r = post(answer([1, 1, 3, 4])).await;
+    assert_eq!(
+        r.status,
+        reqwest::StatusCode::UNPROCESSABLE_ENTITY,
+        "{}",
+        r.text
+    );
+    assert!(r.text.contains("rank 1 is given to A and B"), "{}", r.text);
+    let r = post(answer([2, 1, 3, 4])).await;
+    assert_eq!(r.status, reqwest::StatusCode::OK, "{}", r.text);
+    assert_eq!(r.body["next"], 2);
+    // The same answer again (a retry) records nothing more; another one is refused.
+    let before = app.dump().await;
+    assert_eq!(
+        post(answer([2, 1, 3, 4])).await.status,
+        reqwest::StatusCode::OK
+    );
+    assert_eq!(before, app.dump().await);
+    let r = post(answer([3, 1, 2, 4])).await;
+    assert_eq!(r.status, reqwest::StatusCode::CONFLICT, "{}", r.text);
+    assert!(r.text.contains("answers are final"));
+    let set = app.get("/api/v1/studies/1/sets/1", &c.participant).await;
+    assert_eq!(set.body["answer"]["photorealism"]["A"], 2, "{}", set.text);
+    // The admin sees the participant's progress; the tables count the answer.
+    let s = app.get("/api/v1/campaigns/default/study", &c.admin).await;
+    assert_eq!(s.body["participants"][0]["answered"], 1, "{}", s.text);
+    let stats = app.get("/api/v1/campaigns/default/stats", &c.admin).await;
+    let n: i64 = SOURCES
+        .iter()
+        .map(|s| stats.body["t14"][s]["photorealism"]["n"].as_i64().unwrap())
+        .sum();
+    assert_eq!(n, 4, "{}", stats.text);
+    assert_eq!(stats.body["t15"]["complete"], false);
 }

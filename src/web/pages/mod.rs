@@ -6,6 +6,7 @@ pub mod calibration;
 pub mod resolve;
 pub mod review;
 pub mod stats;
+pub mod study;
 
 use super::assets;
 use crate::AppState;
@@ -55,6 +56,7 @@ impl Chrome {
                     (format!("/c/{c}/splits/1"), "Splits, Stage 1".into()),
                     (format!("/c/{c}/splits/2"), "Splits, Stage 2".into()),
                     (format!("/c/{c}/stats"), "Statistics".into()),
+                    (format!("/c/{c}/study/results"), "Study".into()),
                 ],
                 Role::Admin => vec![
                     (format!("/c/{c}/admin"), "Overview".into()),
@@ -63,6 +65,7 @@ impl Chrome {
                     (format!("/c/{c}/admin/pairs"), "Pairs".into()),
                     (format!("/c/{c}/admin/calibration"), "Calibration".into()),
                     (format!("/c/{c}/admin/audit"), "Audit".into()),
+                    (format!("/c/{c}/admin/study"), "Study".into()),
                     ("/admin/users".into(), "Accounts".into()),
                     (format!("/c/{c}/admin/import"), "Import".into()),
                     (format!("/c/{c}/admin/exports"), "Exports".into()),
@@ -214,6 +217,9 @@ pub async fn home(
     State(state): State<AppState>,
     Extension(session): Extension<Session>,
 ) -> PageResult {
+    if session.user.role == Role::Participant {
+        return participant_home(&state, &session).await;
+    }
     let campaigns = campaigns_of(&state, &session.user).await?;
     if let [only] = campaigns.as_slice()
         && let Some(start) = start_of(session.user.role, only)
@@ -229,6 +235,25 @@ pub async fn home(
         chrome,
         links,
         admin: session.user.role == Role::Admin,
+    }))
+}
+
+/// A participant's start: the one study, or the list of studies (never a campaign's
+/// name: it could hint at the source of the clips).
+async fn participant_home(state: &AppState, session: &Session) -> PageResult {
+    let ids = state.store.study_ids().await?;
+    if let [only] = ids.as_slice() {
+        return Ok(super::see_other(&format!("/study/{only}")));
+    }
+    let links = ids
+        .iter()
+        .map(|id| (format!("/study/{id}"), format!("Study {id}")))
+        .collect();
+    let chrome = Chrome::new(state, session, None, "Tandem", "/").await?;
+    Ok(render(&HomePage {
+        chrome,
+        links,
+        admin: false,
     }))
 }
 

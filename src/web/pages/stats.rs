@@ -285,17 +285,28 @@ pub async fn download(
     Path((c, file)): Path<(String, String)>,
     Query(q): Query<ScopeQuery>,
 ) -> PageResult {
-    let (campaign, report) = report_for(&state, &c, &q).await?;
+    let campaign = state.store.campaign(&c).await?;
+    let scope = q.scope()?;
     let (name, ext) = file
         .rsplit_once('.')
         .ok_or_else(|| Error::NotFound(format!("no download `{file}`")))?;
     let format = Format::parse(ext).map_err(Error::NotFound)?;
     let body = if name == "all" && format == Format::Json {
-        serde_json::to_string_pretty(&report.json())
+        serde_json::to_string_pretty(&state.store.stats_json(&campaign, &scope).await?)
             .map_err(|e| Error::Internal(format!("cannot write JSON: {e}")))?
     } else {
         let table = TableId::parse(name).map_err(Error::NotFound)?;
-        render_table(&report, &campaign.taxonomy, table, format)?
+        if table.is_study() {
+            let report = state
+                .store
+                .study_report(&campaign)
+                .await?
+                .ok_or_else(|| Error::NotFound(format!("campaign `{c}` has no study")))?;
+            crate::report::format::render_study(&report, table, format)?
+        } else {
+            let report = state.store.qc_report(&campaign, &scope).await?;
+            render_table(&report, &campaign.taxonomy, table, format)?
+        }
     };
     Ok((
         [
@@ -317,6 +328,7 @@ pub async fn api(
     Path(c): Path<String>,
     Query(q): Query<ScopeQuery>,
 ) -> Result<Response, Error> {
-    let (_, report) = report_for(&state, &c, &q).await?;
-    Ok(axum::Json(report.json()).into_response())
+    let campaign = state.store.campaign(&c).await?;
+    let json = state.store.stats_json(&campaign, &q.scope()?).await?;
+    Ok(axum::Json(json).into_response())
 }

@@ -1,0 +1,670 @@
+//! The blind study in the browser: the participant's sets (and the same through the
+//! API), the admin's view of the study, and the results dashboard (Tables 14 and 15).
+//!
+//! Participants' URLs name the study by its number and a set by its place in their own
+//! order; clips are letters and random tokens. Nothing here puts a set id, clip id,
+//! source, truth, file name or campaign name in front of a participant.
+
+use super::{Chrome, FormFields, PageResult, render};
+use crate::AppState;
+use crate::domain::study::{Axis, Display, RANK_AXES, SetAnswer, Truth};
+use crate::error::Error;
+use crate::report::study::{self as report, StudyReport};
+use crate::store::accounts::User;
+use crate::store::sessions::Session;
+use crate::store::study::{ShownSet, Study};
+use askama::Template;
+use axum::extract::{Path, RawForm, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::{Extension, Json};
+use serde::Deserialize;
+use serde_json::json;
+use std::collections::HashMap;
+
+/// One clip on a participant's page.
+pub struct ClipView {
+    pub label: String,
+    pub video: Option<String>,
+    pub strip: Option<String>,
+}
+
+/// One row of the answer form: a clip's ranks and label as chosen (or stored).
+pub struct AnswerRow {
+    pub slot: usize,
+    pub label: String,
+    /// (axis, the chosen rank on it; 0 = none), axes in the order of `RANK_AXES`.
+    pub ranks: Vec<(usize, i64)>,
+    /// "real", "fake" or "".
+    pub truth: &'static str,
+}
+
+#[derive(Template)]
+#[template(path = "study/set.html")]
+struct SetPage {
+    chrome: Chrome,
+    study: i64,
+    position: i64,
+    total: i64,
+    answered_sets: i64,
+    percent: i64,
+    clips: Vec<ClipView>,
+    axes: Vec<(usize, &'static str)>,
+    ranks: Vec<i64>,
+    rows: Vec<AnswerRow>,
+    answered: bool,
+    errors: Vec<String>,
+    next: Option<i64>,
+}
+
+#[derive(Template)]
+#[template(path = "study/start.html")]
+struct StartPage {
+    chrome: Chrome,
+    study: i64,
+    total: i64,
+    answered: i64,
+    percent: i64,
+    n: usize,
+    next: Option<i64>,
+}
+
+fn percent(done: i64, total: i64) -> i64 {
+    super::review::percent(done, total)
+}
+
+fn clip_views(study: &Study, set: &ShownSet) -> Vec<ClipView> {
+    set.clips
+        .iter()
+        .map(|c| ClipView {
+            label: c.label.clone(),
+            video: (study.display == Display::Video).then(|| format!("/study/m/{}", c.token)),
+            strip: (study.display == Display::Strip)
+                .then(|| format!("/study/m/{}/frames", c.token)),
+        })
+        .collect()
+}
+
+fn rows_of(set: &ShownSet, answer: Option<&SetAnswer>) -> Vec<AnswerRow> {
+    let stored = set.answer.as_ref().map(|a| SetAnswer {
+        ranks: a.ranks.clone(),
+        labels: a.labels.clone(),
+    });
+    let answer = answer.or(stored.as_ref());
+    set.clips
+        .iter()
+        .enumerate()
+        .map(|(slot, c)| AnswerRow {
+            slot,
+            label: c.label.clone(),
+            ranks: (0..RANK_AXES.len())
+                .map(|a| {
+                    let chosen = answer
+                        .and_then(|x| x.ranks[a].get(slot).copied().flatten())
+                        .unwrap_or(0);
+                    (a, chosen)
+                })
+                .collect(),
+            truth: answer
+                .and_then(|x| x.labels.get(slot).copied().flatten())
+                .map_or("", Truth::as_str),
+        })
+        .collect()
+}
+
+async fn set_page(
+    state: &AppState,
+    session: &Session,
+    study: &Study,
+    position: i64,
+    typed: Option<&SetAnswer>,
+    errors: Vec<String>,
+) -> Result<Response, Error> {
+    let set = state
+        .store
+        .study_set(study, &session.user, position)
+        .await?;
+    let progress = state.store.study_progress(study, &session.user).await?;
+    let here = format!("/study/{}/{position}", study.id);
+    let chrome = Chrome::new(
+        state,
+        session,
+        None,
+        &format!("Set {position} of {}", set.total),
+        &here,
+    )
+    .await?;
+    let n = set.clips.len();
+    let page = SetPage {
+        chrome,
+        study: study.id,
+        position,
+        total: set.total,
+        answered_sets: set.answered_sets,
+        percent: percent(set.answered_sets, set.total),
+        clips: clip_views(study, &set),
+        axes: RANK_AXES
+            .iter()
+            .enumerate()
+            .map(|(i, a)| (i, a.title()))
+            .collect(),
+        ranks: (1..=n as i64).collect(),
+        rows: rows_of(&set, typed),
+        answered: set.answer.is_some(),
+        errors: errors.clone(),
+        next: progress.next,
+    };
+    let mut resp = render(&page);
+    if !errors.is_empty() {
+        *resp.status_mut() = StatusCode::UNPROCESSABLE_ENTITY;
+    }
+    Ok(resp)
+}
+
+/// `/study/{study}`: what the study asks, progress, and the way on.
+pub async fn start(
+    State(state): State<AppState>,
+    Extension(session): Extension<Session>,
+    Path(id): Path<i64>,
+) -> PageResult {
+    let study = state.store.study_by_id(id).await?;
+    let p = state.store.study_progress(&study, &session.user).await?;
+    let chrome = Chrome::new(&state, &session, None, "Study", &format!("/study/{id}")).await?;
+    Ok(render(&StartPage {
+        chrome,
+        study: id,
+        total: p.total,
+        answered: p.answered,
+        percent: percent(p.answered, p.total),
+        n: study.sources.len(),
+        next: p.next,
+    }))
+}
+
+/// `/study/{study}/{position}`: one set.
+pub async fn set(
+    State(state): State<AppState>,
+    Extension(session): Extension<Session>,
+    Path((id, position)): Path<(i64, i64)>,
+) -> PageResult {
+    let study = state.store.study_by_id(id).await?;
+    Ok(set_page(&state, &session, &study, position, None, Vec::new()).await?)
+}
+
+/// Reads the answer form: `r{axis}_{slot}` ranks and `rf_{slot}` labels.
+fn answer_of(form: &FormFields, n: usize) -> SetAnswer {
+    SetAnswer {
+        ranks: std::array::from_fn(|a| {
+            (0..n)
+                .map(|slot| form.get(&format!("r{a}_{slot}")).parse::<i64>().ok())
+                .collect()
+        }),
+        labels: (0..n)
+            .map(|slot| Truth::parse(&form.get(&format!("rf_{slot}"))).ok())
+            .collect(),
+    }
+}
+
+pub async fn answer(
+    State(state): State<AppState>,
+    Extension(session): Extension<Session>,
+    Path((id, position)): Path<(i64, i64)>,
+    RawForm(body): RawForm,
+) -> PageResult {
+    let study = state.store.study_by_id(id).await?;
+    let form = FormFields::parse(&body)?;
+    let answer = answer_of(&form, study.sources.len());
+    match state
+        .store
+        .answer_study_set(&study, &session.user, position, &answer)
+        .await
+    {
+        Ok(()) => {
+            let p = state.store.study_progress(&study, &session.user).await?;
+            Ok(super::super::see_other(&match p.next {
+                Some(n) => format!("/study/{id}/{n}"),
+                None => format!("/study/{id}"),
+            }))
+        }
+        Err(Error::Invalid(m)) => Ok(set_page(
+            &state,
+            &session,
+            &study,
+            position,
+            Some(&answer),
+            m.lines().map(str::to_string).collect(),
+        )
+        .await?),
+        Err(e) => Err(e.into()),
+    }
+}
+
+// ---- The same through the API --------------------------------------------------
+
+fn shown_json(study: &Study, set: &ShownSet) -> serde_json::Value {
+    json!({
+        "position": set.position,
+        "total": set.total,
+        "answered_sets": set.answered_sets,
+        "display": study.display.as_str(),
+        "clips": clip_views(study, set).iter().map(|c| json!({
+            "label": c.label, "video": c.video, "strip": c.strip,
+        })).collect::<Vec<_>>(),
+        "answer": set.answer.as_ref().map(|a| answer_json(&set.clips.iter().map(|c| c.label.clone()).collect::<Vec<_>>(), &a.ranks, &a.labels)),
+    })
+}
+
+fn answer_json(
+    labels: &[String],
+    ranks: &[Vec<Option<i64>>; 3],
+    truths: &[Option<Truth>],
+) -> serde_json::Value {
+    let mut out = serde_json::Map::new();
+    for (axis, r) in RANK_AXES.iter().zip(ranks) {
+        let m: serde_json::Map<String, serde_json::Value> = labels
+            .iter()
+            .zip(r)
+            .map(|(l, v)| (l.clone(), json!(v)))
+            .collect();
+        out.insert(axis.as_str().into(), serde_json::Value::Object(m));
+    }
+    let m: serde_json::Map<String, serde_json::Value> = labels
+        .iter()
+        .zip(truths)
+        .map(|(l, v)| (l.clone(), json!(v.map(Truth::as_str))))
+        .collect();
+    out.insert(Axis::RealFake.as_str().into(), serde_json::Value::Object(m));
+    serde_json::Value::Object(out)
+}
+
+/// `GET /api/v1/studies`: the studies a participant can take, with their progress.
+pub async fn api_studies(
+    State(state): State<AppState>,
+    Extension(user): Extension<User>,
+) -> Result<Response, Error> {
+    let mut out = Vec::new();
+    for id in state.store.study_ids().await? {
+        let study = state.store.study_by_id(id).await?;
+        let p = state.store.study_progress(&study, &user).await?;
+        out.push(json!({"study": id, "total": p.total, "answered": p.answered, "next": p.next}));
+    }
+    Ok(Json(json!({"studies": out})).into_response())
+}
+
+pub async fn api_set(
+    State(state): State<AppState>,
+    Extension(user): Extension<User>,
+    Path((id, position)): Path<(i64, i64)>,
+) -> Result<Response, Error> {
+    let study = state.store.study_by_id(id).await?;
+    let set = state.store.study_set(&study, &user, position).await?;
+    Ok(Json(shown_json(&study, &set)).into_response())
+}
+
+/// The body of an answer: per axis, each clip letter's rank; per clip, real or fake.
+#[derive(Debug, Deserialize)]
+pub struct AnswerBody {
+    pub photorealism: HashMap<String, i64>,
+    pub temporal_coherence: HashMap<String, i64>,
+    pub comprehensibility: HashMap<String, i64>,
+    pub real_fake: HashMap<String, String>,
+}
+
+pub async fn api_answer(
+    State(state): State<AppState>,
+    Extension(user): Extension<User>,
+    Path((id, position)): Path<(i64, i64)>,
+    super::super::api::ApiJson(body): super::super::api::ApiJson<AnswerBody>,
+) -> Result<Response, Error> {
+    let study = state.store.study_by_id(id).await?;
+    let n = study.sources.len();
+    let labels: Vec<String> = (0..n).map(crate::domain::study::label).collect();
+    for (axis, map) in [
+        ("photorealism", body.photorealism.keys().collect::<Vec<_>>()),
+        (
+            "temporal_coherence",
+            body.temporal_coherence.keys().collect(),
+        ),
+        ("comprehensibility", body.comprehensibility.keys().collect()),
+        ("real_fake", body.real_fake.keys().collect()),
+    ] {
+        if let Some(k) = map.iter().find(|k| !labels.contains(k)) {
+            return Err(Error::field(
+                axis,
+                format!("no clip `{k}` in the set (clips are {})", labels.join(", ")),
+            ));
+        }
+    }
+    let pick = |m: &HashMap<String, i64>| labels.iter().map(|l| m.get(l).copied()).collect();
+    let mut truths = Vec::new();
+    for l in &labels {
+        truths.push(match body.real_fake.get(l) {
+            None => None,
+            Some(v) => Some(Truth::parse(v).map_err(|m| Error::field("real_fake", m))?),
+        });
+    }
+    let answer = SetAnswer {
+        ranks: [
+            pick(&body.photorealism),
+            pick(&body.temporal_coherence),
+            pick(&body.comprehensibility),
+        ],
+        labels: truths,
+    };
+    state
+        .store
+        .answer_study_set(&study, &user, position, &answer)
+        .await?;
+    let p = state.store.study_progress(&study, &user).await?;
+    Ok(
+        Json(json!({"recorded": true, "answered": p.answered, "total": p.total, "next": p.next}))
+            .into_response(),
+    )
+}
+
+// ---- Admins and authors -----------------------------------------------------------
+
+pub struct ParticipantLine {
+    pub name: String,
+    pub answered: i64,
+    pub total: i64,
+    pub percent: i64,
+    pub imported: bool,
+}
+
+#[derive(Template)]
+#[template(path = "study/admin.html")]
+struct AdminPage {
+    chrome: Chrome,
+    campaign: String,
+    study: Option<i64>,
+    sets: i64,
+    clips: i64,
+    sources: Vec<String>,
+    display: &'static str,
+    frames: i64,
+    ffmpeg: bool,
+    participants: Vec<ParticipantLine>,
+}
+
+pub async fn admin(
+    State(state): State<AppState>,
+    Extension(session): Extension<Session>,
+    Path(c): Path<String>,
+) -> PageResult {
+    let campaign = state.store.campaign(&c).await?;
+    let here = format!("/c/{c}/admin/study");
+    let chrome = Chrome::new(&state, &session, Some(&c), "Study", &here).await?;
+    let mut page = AdminPage {
+        chrome,
+        campaign: c,
+        study: None,
+        sets: 0,
+        clips: 0,
+        sources: Vec::new(),
+        display: "video",
+        frames: 8,
+        ffmpeg: crate::io::video::ffmpeg_available(),
+        participants: Vec::new(),
+    };
+    if let Some(study) = state.store.study(&campaign).await? {
+        let (sets, clips) = state.store.study_size(&study).await?;
+        page.study = Some(study.id);
+        page.sets = sets;
+        page.clips = clips;
+        page.sources = study.sources.clone();
+        page.display = study.display.as_str();
+        page.frames = study.frames;
+        page.participants = state
+            .store
+            .study_participants(&study)
+            .await?
+            .into_iter()
+            .map(|p| ParticipantLine {
+                percent: percent(p.answered, p.total),
+                name: p.name,
+                answered: p.answered,
+                total: p.total,
+                imported: p.imported,
+            })
+            .collect();
+    }
+    Ok(render(&page))
+}
+
+pub async fn set_display(
+    State(state): State<AppState>,
+    Extension(session): Extension<Session>,
+    Path(c): Path<String>,
+    RawForm(body): RawForm,
+) -> PageResult {
+    let campaign = state.store.campaign(&c).await?;
+    let form = FormFields::parse(&body)?;
+    let display = Display::parse(&form.get("display")).map_err(|m| Error::field("display", m))?;
+    let frames: i64 = form
+        .get("frames")
+        .trim()
+        .parse()
+        .map_err(|_| Error::field("frames", "a whole number of frames"))?;
+    let message = match state
+        .store
+        .set_study_display(&campaign, display, frames, &state.config.media_dir)
+        .await
+    {
+        Ok(made) => match display {
+            Display::Video => "Participants now see the videos.".to_string(),
+            Display::Strip => {
+                format!("Participants now see strips of {frames} frames ({made} drawn now).")
+            }
+        },
+        Err(e @ (Error::Field { .. } | Error::Invalid(_))) => format!("Not changed: {e}"),
+        Err(e) => return Err(e.into()),
+    };
+    state.store.set_flash(&session, &message).await?;
+    Ok(super::super::see_other(&format!("/c/{c}/admin/study")))
+}
+
+pub struct RankRow {
+    pub source: String,
+    pub cells: Vec<String>,
+    pub n: String,
+}
+
+pub struct JudgmentRow {
+    pub source: String,
+    pub truth: &'static str,
+    pub judged_fake: String,
+    pub counts: String,
+    pub fleiss: String,
+    pub alpha: String,
+}
+
+pub struct DetectionRow {
+    pub participant: String,
+    pub hit: String,
+    pub false_alarm: String,
+    pub d_prime: String,
+}
+
+#[derive(Template)]
+#[template(path = "study/results.html")]
+struct ResultsPage {
+    chrome: Chrome,
+    campaign: String,
+    has_study: bool,
+    sets: usize,
+    responses: usize,
+    participants: String,
+    complete: bool,
+    t14: Vec<RankRow>,
+    tests: Vec<(String, String, String, String)>,
+    t15: Vec<JudgmentRow>,
+    pooled_fleiss: String,
+    pooled_alpha: String,
+    error_rate: String,
+    detection: Vec<DetectionRow>,
+    t14_svg: String,
+    t15_svg: String,
+}
+
+fn fixed(x: Option<f64>, places: usize) -> String {
+    x.map_or_else(|| "undefined".into(), |v| format!("{v:.places$}"))
+}
+
+fn share(x: Option<f64>) -> String {
+    x.map_or_else(|| "undefined".into(), |v| format!("{:.1}%", v * 100.0))
+}
+
+fn interval(x: Option<(f64, f64)>) -> String {
+    x.map_or_else(String::new, |(a, b)| {
+        format!(" [{:.1}%, {:.1}%]", a * 100.0, b * 100.0)
+    })
+}
+
+fn results_page(chrome: Chrome, campaign: String, r: Option<&StudyReport>) -> ResultsPage {
+    let Some(r) = r else {
+        return ResultsPage {
+            chrome,
+            campaign,
+            has_study: false,
+            sets: 0,
+            responses: 0,
+            participants: String::new(),
+            complete: false,
+            t14: Vec::new(),
+            tests: Vec::new(),
+            t15: Vec::new(),
+            pooled_fleiss: String::new(),
+            pooled_alpha: String::new(),
+            error_rate: String::new(),
+            detection: Vec::new(),
+            t14_svg: String::new(),
+            t15_svg: String::new(),
+        };
+    };
+    ResultsPage {
+        chrome,
+        campaign,
+        has_study: true,
+        sets: r.sets,
+        responses: r.responses,
+        participants: r.participants.join(", "),
+        complete: r.complete,
+        t14: r
+            .sources
+            .iter()
+            .zip(&r.t14)
+            .map(|(s, row)| RankRow {
+                source: s.clone(),
+                cells: row
+                    .iter()
+                    .map(|c| match (c.mean, c.std) {
+                        (Some(m), Some(sd)) => format!("{m:.2} ± {sd:.2}"),
+                        (Some(m), None) => format!("{m:.2}"),
+                        _ => "undefined".into(),
+                    })
+                    .collect(),
+                n: row.first().map_or(0, |c| c.n).to_string(),
+            })
+            .collect(),
+        tests: RANK_AXES
+            .iter()
+            .zip(&r.tests)
+            .map(|(a, t)| {
+                (
+                    a.title().to_string(),
+                    t.n_blocks.to_string(),
+                    fixed(t.kendall_w, 3),
+                    t.friedman.as_ref().map_or("undefined".into(), |f| {
+                        format!("χ² = {:.2} (df {}), p = {:.3e}", f.chi2, f.dof, f.p_value)
+                    }),
+                )
+            })
+            .collect(),
+        t15: r
+            .t15
+            .iter()
+            .map(|j| JudgmentRow {
+                source: j.source.clone(),
+                truth: j.truth.map_or("mixed", |t| match t {
+                    Truth::Real => "real",
+                    Truth::Fake => "generated",
+                }),
+                judged_fake: share(j.judged_fake),
+                counts: r
+                    .participants
+                    .iter()
+                    .map(|p| j.fake_counts.get(p).copied().unwrap_or(0).to_string())
+                    .collect::<Vec<_>>()
+                    .join(" / ")
+                    + &format!(" of {}", j.items),
+                fleiss: fixed(j.agreement.fleiss_kappa, 3),
+                alpha: fixed(j.agreement.krippendorff_alpha, 3),
+            })
+            .collect(),
+        pooled_fleiss: fixed(r.pooled.fleiss_kappa, 3),
+        pooled_alpha: fixed(r.pooled.krippendorff_alpha, 3),
+        error_rate: format!(
+            "{}{}",
+            share(r.human_error_rate),
+            interval(r.human_error_rate_ci95)
+        ),
+        detection: r
+            .detection
+            .iter()
+            .map(|d| DetectionRow {
+                participant: d.participant.clone(),
+                hit: format!(
+                    "{} of {} = {}{}",
+                    d.hits,
+                    d.fakes,
+                    share(d.hit_rate),
+                    interval(d.hit_rate_ci95)
+                ),
+                false_alarm: format!(
+                    "{} of {} = {}{}",
+                    d.false_alarms,
+                    d.reals,
+                    share(d.false_alarm_rate),
+                    interval(d.false_alarm_rate_ci95)
+                ),
+                d_prime: fixed(d.d_prime, 2),
+            })
+            .collect(),
+        t14_svg: report::t14_bars(r),
+        t15_svg: report::t15_bars(r),
+    }
+}
+
+pub async fn results(
+    State(state): State<AppState>,
+    Extension(session): Extension<Session>,
+    Path(c): Path<String>,
+) -> PageResult {
+    let campaign = state.store.campaign(&c).await?;
+    let r = state.store.study_report(&campaign).await?;
+    let here = format!("/c/{c}/study/results");
+    let chrome = Chrome::new(&state, &session, Some(&c), "Study results", &here).await?;
+    Ok(render(&results_page(chrome, c, r.as_ref())))
+}
+
+/// `GET /api/v1/campaigns/{c}/study`: the study's set-up and everyone's progress.
+pub async fn api_status(
+    State(state): State<AppState>,
+    Path(c): Path<String>,
+) -> Result<Response, Error> {
+    let campaign = state.store.campaign(&c).await?;
+    let study = state.store.require_study(&campaign).await?;
+    let (sets, clips) = state.store.study_size(&study).await?;
+    let participants = state.store.study_participants(&study).await?;
+    Ok(Json(json!({
+        "study": study.id,
+        "sources": study.sources,
+        "display": study.display.as_str(),
+        "frames": study.frames,
+        "sets": sets,
+        "clips": clips,
+        "participants": participants,
+    }))
+    .into_response())
+}
