@@ -329,3 +329,88 @@ async fn an_author_resolves_a_split_by_keyboard_only() {
         .unwrap();
     assert_eq!(note, "the flicker is the lamp, by design");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_participant_answers_two_sets_by_keyboard_and_a_tie_is_refused() {
+    let Some(d) = driver().await else { return };
+    let app = spawn_app().await;
+    crate::study::import_sets(&app, &crate::study::write_sets(&app.source(), 2))
+        .await
+        .unwrap();
+    app.user("p1", Role::Participant, None).await;
+
+    let at = sign_in_by_keyboard(&d, &app, "p1").await;
+    assert!(at.ends_with("/study/1"), "{at}");
+    assert!(d.source().await.contains("0 of 2 sets answered"));
+    d.keys(ENTER).await;
+    let set1 = d.moved_from(&at).await;
+    assert!(set1.ends_with("/study/1/1"), "{set1}");
+
+    // Focus starts on clip A's first rank; Tab walks A's three ranks and its label,
+    // then B's, and so on. A and B both get rank 1 for photorealism: a tie.
+    let row = |p: &str, t: &str, c: &str, rf: &str| format!("{p}{TAB}{t}{TAB}{c}{TAB}{rf}{TAB}");
+    let tie = [
+        row("1", "1", "1", "r"),
+        row("1", "2", "2", "r"),
+        row("3", "3", "3", "r"),
+        row("4", "4", "4", "g"),
+    ]
+    .concat();
+    d.keys(&tie).await;
+    d.keys(ENTER).await;
+    let mut page = String::new();
+    for _ in 0..100 {
+        page = d.source().await;
+        if page.contains("ties are not allowed") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(
+        page.contains("Photorealism: rank 1 is given to A and B; ties are not allowed"),
+        "{page}"
+    );
+    let stored: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM study_responses")
+        .fetch_one(app.store.pool())
+        .await
+        .unwrap();
+    assert_eq!(stored, 0, "a refused answer stores nothing");
+    // The choices are kept: move to B's photorealism, give it 2, and save.
+    d.wait_ready().await;
+    d.keys(&format!("{TAB}{TAB}{TAB}{TAB}2{ENTER}")).await;
+    let set2 = d.moved_from(&set1).await;
+    assert!(set2.ends_with("/study/1/2"), "{set2}");
+    d.keys(
+        &[
+            row("2", "1", "4", "g"),
+            row("1", "2", "3", "r"),
+            row("4", "3", "2", "r"),
+            row("3", "4", "1", "r"),
+        ]
+        .concat(),
+    )
+    .await;
+    d.keys(ENTER).await;
+    let end = d.moved_from(&set2).await;
+    assert!(end.ends_with("/study/1"), "{end}");
+    assert!(d.source().await.contains("You have answered every set"));
+
+    let rows: Vec<(String, String)> = sqlx::query_as(
+        "SELECT r.axis, r.value FROM study_responses r WHERE r.origin = 'web' ORDER BY r.id",
+    )
+    .fetch_all(app.store.pool())
+    .await
+    .unwrap();
+    assert_eq!(rows.len(), 2 * 4 * 4);
+    let fakes = rows
+        .iter()
+        .filter(|(a, v)| a == "real_fake" && v == "fake")
+        .count();
+    assert_eq!(fakes, 2);
+    let p1: Vec<&str> = rows
+        .iter()
+        .filter(|(a, _)| a == "photorealism")
+        .map(|(_, v)| v.as_str())
+        .collect();
+    assert_eq!(p1, ["1", "2", "3", "4", "2", "1", "4", "3"]);
+}
