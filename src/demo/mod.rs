@@ -234,14 +234,45 @@ pub fn write_calibration_manifest(dir: &Path, taxonomy: &Taxonomy) -> Result<std
     Ok(manifest)
 }
 
+/// A small blind study: three comparison sets of four clips, one per source (the
+/// sample videos stand in for the real benchmarks' clips).
+pub fn write_study_sets(dir: &Path) -> Result<std::path::PathBuf> {
+    let videos = dir.join("study");
+    std::fs::create_dir_all(&videos)
+        .map_err(|e| Error::io(format!("cannot create {}", videos.display()), e))?;
+    let sources = [
+        ("PerceptionTest", "real"),
+        ("EgoExoBench", "real"),
+        ("VSI-Bench", "real"),
+        ("VGenST", "fake"),
+    ];
+    let mut lines = String::new();
+    for set in 0..3 {
+        let mut clips = Vec::new();
+        for (k, (source, truth)) in sources.iter().enumerate() {
+            let file = format!("study/{source}_{set}.webm");
+            std::fs::write(dir.join(&file), CLIPS[(set * 4 + k) % CLIPS.len()])
+                .map_err(|e| Error::io(format!("cannot write {file}"), e))?;
+            clips.push(json!({"clip_id": format!("{source}_{set}"), "source": source, "truth": truth, "file": file}));
+        }
+        lines.push_str(&json!({"set_id": format!("S{set}"), "clips": clips}).to_string());
+        lines.push('\n');
+    }
+    let path = dir.join("study.jsonl");
+    std::fs::write(&path, lines)
+        .map_err(|e| Error::io(format!("cannot write {}", path.display()), e))?;
+    Ok(path)
+}
+
 /// The demo's accounts: (name, role, pool index).
-pub const ACCOUNTS: [(&str, Role, Option<i64>); 6] = [
+pub const ACCOUNTS: [(&str, Role, Option<i64>); 7] = [
     ("admin", Role::Admin, None),
     ("val00", Role::Validator, Some(0)),
     ("val01", Role::Validator, Some(1)),
     ("val02", Role::Validator, Some(2)),
     ("val03", Role::Validator, Some(3)),
     ("author", Role::Author, None),
+    ("part1", Role::Participant, None),
 ];
 
 /// Clears `data_dir` (which must be new, empty or an earlier demo's) and opens a fresh
@@ -284,6 +315,11 @@ pub async fn build(
     import_manifest(&store, &config, CAMPAIGN, &manifest).await?;
     let calibration = write_calibration_manifest(&source, &Taxonomy::vgenst())?;
     import_manifest(&store, &config, CAMPAIGN, &calibration).await?;
+    let sets = write_study_sets(&source)?;
+    let checked = crate::io::study::check_sets(&sets, None)?;
+    store
+        .import_study(CAMPAIGN, &checked, &config.media_dir, None)
+        .await?;
     let campaign = store.campaign(CAMPAIGN).await?;
     store
         .set_settings(
@@ -422,10 +458,14 @@ pub async fn run(
     println!("    N note, Enter saves and moves on; Space plays, arrows step one frame.");
     println!("    Stage 2 (questions) opens for the clips both validators pass.");
     println!("  as author: one split is waiting in Stage 1; A accept or R reject, a note, Enter.");
+    println!("  as part1 (participant): the blind study, three sets of four clips labelled A-D;");
+    println!(
+        "    Tab through the answers, digits rank (1 = best), r real, g generated, Enter saves."
+    );
     println!(
         "  as admin: the overview per task and stage, statistics, pairs, calibration, the audit"
     );
-    println!("    trail, accounts, import and exports.");
+    println!("    trail, the study and its results (Tables 14, 15), accounts, import and exports.");
     if let Some((_, _, _, token)) = accounts.iter().find(|a| a.0 == "val00") {
         println!();
         println!("The same through the API, as val00:");

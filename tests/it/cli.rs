@@ -327,3 +327,101 @@ fn the_campaign_life_commands_work_from_the_command_line() {
     let err = fails(&tandem(&data, &["export", "audit", "--clip", "NOPE"]));
     assert!(err.contains("no clip `NOPE`"), "{err}");
 }
+
+#[test]
+fn the_study_through_the_command_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let src = dir.path().join("src");
+    let sets = crate::study::write_sets(&src, 2);
+    // Without a study there is no T14 and no study status.
+    ok(&tandem(&data, &["migrate"]));
+    let err = fails(&tandem(&data, &["study", "status"]));
+    assert!(
+        err.contains("no campaign named") || err.contains("has no study"),
+        "{err}"
+    );
+
+    let out = ok(&tandem(&data, &["study", "import", sets.to_str().unwrap()]));
+    assert!(out.contains("2 new set(s) with 8 clip(s)"), "{out}");
+    let err = fails(&tandem(
+        &data,
+        &["study", "display", "strip", "--frames", "1"],
+    ));
+    assert!(err.contains("2 to 32 frames"), "{err}");
+    if tandem::io::video::ffmpeg_available() {
+        let out = ok(&tandem(
+            &data,
+            &["study", "display", "strip", "--frames", "6"],
+        ));
+        assert!(out.contains("strips of 6 frames (4 drawn now)"), "{out}");
+    }
+    for p in ["E1", "E2"] {
+        ok(&tandem(&data, &["user", "add", p, "--role", "participant"]));
+    }
+    let mut csv = String::from("set_id,participant,clip_id,axis,value\n");
+    for p in ["E1", "E2"] {
+        for s in 0..2 {
+            for (k, source) in crate::study::SOURCES.iter().enumerate() {
+                let label = if k == 3 { "fake" } else { "real" };
+                csv.push_str(&format!("S{s:02},{p},{source}_{s:02},real_fake,{label}\n"));
+                csv.push_str(&format!(
+                    "S{s:02},{p},{source}_{s:02},photorealism,{}\n",
+                    k + 1
+                ));
+            }
+        }
+    }
+    std::fs::write(src.join("r.csv"), &csv).unwrap();
+    let r = src.join("r.csv");
+    let out = ok(&tandem(
+        &data,
+        &["study", "responses", "import", r.to_str().unwrap()],
+    ));
+    assert!(
+        out.contains("32 response(s) added from 2 participant(s)"),
+        "{out}"
+    );
+    let out = ok(&tandem(&data, &["study", "status"]));
+    assert!(
+        out.contains("E1\t2 of 2 set(s) answered (imported)"),
+        "{out}"
+    );
+
+    let json: Value = serde_json::from_str(&ok(&tandem(&data, &["stats", "--json"]))).unwrap();
+    assert_eq!(json["t15"]["sources"]["VGenST"]["judged_fake"], 1.0);
+    assert_eq!(json["t15"]["human_error_rate"], 0.0);
+    assert_eq!(json["t14"]["VGenST"]["photorealism"]["mean"], 4.0);
+    let tex = ok(&tandem(
+        &data,
+        &["stats", "--table", "T15", "--format", "latex"],
+    ));
+    assert!(
+        tex.contains("\\toprule") && tex.contains("VGenST & Fake & 100.0\\%"),
+        "{tex}"
+    );
+    let csv = ok(&tandem(
+        &data,
+        &["stats", "--table", "t14", "--format", "csv"],
+    ));
+    assert!(csv.contains("VGenST,photorealism,4,0,4"), "{csv}");
+
+    // A broken sets file: one clear refusal with the line, nothing stored.
+    std::fs::write(
+        src.join("bad.jsonl"),
+        "{\"set_id\": \"S09\", \"clips\": 3}\n",
+    )
+    .unwrap();
+    let err = fails(&tandem(
+        &data,
+        &["study", "import", src.join("bad.jsonl").to_str().unwrap()],
+    ));
+    assert!(
+        err.contains("line 1, field `clips`: missing or not a list"),
+        "{err}"
+    );
+    // New sets once the study has begun are refused.
+    let more = crate::study::write_sets(&dir.path().join("more"), 3);
+    let err = fails(&tandem(&data, &["study", "import", more.to_str().unwrap()]));
+    assert!(err.contains("the study has begun"), "{err}");
+}

@@ -10,7 +10,9 @@ async fn the_demo_campaign_holds_what_the_readme_says() {
     let names: Vec<&str> = accounts.iter().map(|a| a.0.as_str()).collect();
     assert_eq!(
         names,
-        ["admin", "val00", "val01", "val02", "val03", "author"]
+        [
+            "admin", "val00", "val01", "val02", "val03", "author", "part1"
+        ]
     );
     let campaign = store.campaign(tandem::demo::CAMPAIGN).await.unwrap();
 
@@ -28,6 +30,13 @@ async fn the_demo_campaign_holds_what_the_readme_says() {
         matches!(closed, Err(tandem::Error::Forbidden(_))),
         "{closed:?}"
     );
+
+    // A study of three sets for part1.
+    let study = store.require_study(&campaign).await.unwrap();
+    assert_eq!(store.study_size(&study).await.unwrap(), (3, 12));
+    let part1 = store.user_by_name("part1").await.unwrap().unwrap();
+    let p = store.study_progress(&study, &part1).await.unwrap();
+    assert_eq!((p.total, p.answered, p.next), (3, 0, Some(1)));
 
     // A second run over the same folder starts afresh instead of failing.
     drop(store);
