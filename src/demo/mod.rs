@@ -444,7 +444,7 @@ pub async fn run(
     println!("Accounts (passwords and tokens are shown only now):");
     for (name, role, password, token) in &accounts {
         println!(
-            "  {name:<7} {:<10} password {password}  token {token}",
+            "  {name:<7} {:<11} password {password}  token {token}",
             role.as_str()
         );
     }

@@ -592,8 +592,10 @@ impl StudyReport {
     }
 }
 
+/// Colours of the sources in Table 14's plot: none of them the red that marks
+/// generated clips in Table 15's.
 const SOURCE_COLOURS: [&str; 8] = [
-    "#2b5fab", "#3f8f5a", "#b3361f", "#8a6100", "#6b4fa0", "#1f8a8a", "#a04f7a", "#5d6878",
+    "#2b5fab", "#3f8f5a", "#6b4fa0", "#8a6100", "#1f8a8a", "#a04f7a", "#5d6878", "#9aa3b0",
 ];
 
 /// Table 14 as bars: per axis, each source's mean rank with its std as error bars

@@ -495,6 +495,10 @@ struct ResultsPage {
     sets: usize,
     responses: usize,
     participants: String,
+    /// The same, in the order of the fake counts.
+    participants_slash: String,
+    /// Fewer than two participants: no agreement can be computed.
+    too_few: bool,
     complete: bool,
     t14: Vec<RankRow>,
     tests: Vec<(String, String, String, String)>,
@@ -509,6 +513,15 @@ struct ResultsPage {
 
 fn fixed(x: Option<f64>, places: usize) -> String {
     x.map_or_else(|| "undefined".into(), |v| format!("{v:.places$}"))
+}
+
+/// A p-value as a paper prints it: three decimals, or scientific when tiny.
+fn p_value(p: f64) -> String {
+    if p >= 0.001 {
+        format!("{p:.3}")
+    } else {
+        format!("{p:.2e}")
+    }
 }
 
 fn share(x: Option<f64>) -> String {
@@ -530,6 +543,8 @@ fn results_page(chrome: Chrome, campaign: String, r: Option<&StudyReport>) -> Re
             sets: 0,
             responses: 0,
             participants: String::new(),
+            participants_slash: String::new(),
+            too_few: true,
             complete: false,
             t14: Vec::new(),
             tests: Vec::new(),
@@ -549,6 +564,8 @@ fn results_page(chrome: Chrome, campaign: String, r: Option<&StudyReport>) -> Re
         sets: r.sets,
         responses: r.responses,
         participants: r.participants.join(", "),
+        participants_slash: r.participants.join(" / "),
+        too_few: r.participants.len() < 2,
         complete: r.complete,
         t14: r
             .sources
@@ -576,7 +593,12 @@ fn results_page(chrome: Chrome, campaign: String, r: Option<&StudyReport>) -> Re
                     t.n_blocks.to_string(),
                     fixed(t.kendall_w, 3),
                     t.friedman.as_ref().map_or("undefined".into(), |f| {
-                        format!("χ² = {:.2} (df {}), p = {:.3e}", f.chi2, f.dof, f.p_value)
+                        format!(
+                            "χ² = {:.2} (df {}), p = {}",
+                            f.chi2,
+                            f.dof,
+                            p_value(f.p_value)
+                        )
                     }),
                 )
             })
