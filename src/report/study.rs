@@ -337,6 +337,15 @@ pub fn build(data: &StudyData) -> StudyReport {
     }
 }
 
+/// A p-value as a paper prints it: three decimals, or scientific when tiny.
+pub fn p_text(p: f64) -> String {
+    if p >= 0.001 {
+        format!("{p:.3}")
+    } else {
+        format!("{p:.2e}")
+    }
+}
+
 fn pair(x: Option<(f64, f64)>) -> Value {
     x.map_or(Value::Null, |(a, b)| json!([a, b]))
 }
@@ -516,7 +525,7 @@ impl StudyReport {
                     dec(t.kendall_w),
                     t.friedman
                         .as_ref()
-                        .map_or("undefined".into(), |f| format!("{:.3e}", f.p_value))
+                        .map_or("undefined".into(), |f| p_text(f.p_value))
                 )
             })
             .collect();
@@ -532,10 +541,10 @@ impl StudyReport {
     /// Table 15 in booktabs.
     pub fn t15_latex(&self) -> String {
         let mut s = String::new();
-        s.push_str("% Table 15: real-vs-fake judgment\n\\begin{tabular}{llrcrr}\n\\toprule\n");
+        s.push_str("% Table 15: real-vs-fake judgment\n\\begin{tabular}{lrlrcrr}\n\\toprule\n");
         let _ = writeln!(
             s,
-            "Source & Ground truth & Judged fake & Fake labels ({}) & Fleiss' $\\kappa$ & Krippendorff's $\\alpha$ \\\\\n\\midrule",
+            "Source & Clips & Ground truth & Judged fake & Fake labels ({}) & Fleiss' $\\kappa$ & Krippendorff's $\\alpha$ \\\\\n\\midrule",
             self.participants
                 .iter()
                 .map(|p| tex(p))
@@ -550,20 +559,21 @@ impl StudyReport {
                 .collect();
             let _ = writeln!(
                 s,
-                "{} & {} & {} & {}/{} & {} & {} \\\\",
+                "{} & {} & {} & {} & {} & {} & {} \\\\",
                 tex(&j.source),
+                j.items,
                 j.truth
                     .map_or("mixed", |t| if t == Truth::Real { "Real" } else { "Fake" }),
                 pct(j.judged_fake),
                 counts.join("/"),
-                j.items,
                 dec(j.agreement.fleiss_kappa),
                 dec(j.agreement.krippendorff_alpha)
             );
         }
         let _ = writeln!(
             s,
-            "\\midrule\nPooled & & & & {} & {} \\\\\n\\bottomrule\n\\end{{tabular}}",
+            "\\midrule\nPooled & {} & & & & {} & {} \\\\\n\\bottomrule\n\\end{{tabular}}",
+            self.t15.iter().map(|j| j.items).sum::<usize>(),
             dec(self.pooled.fleiss_kappa),
             dec(self.pooled.krippendorff_alpha)
         );

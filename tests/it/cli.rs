@@ -397,7 +397,7 @@ fn the_study_through_the_command_line() {
         &["stats", "--table", "T15", "--format", "latex"],
     ));
     assert!(
-        tex.contains("\\toprule") && tex.contains("VGenST & Fake & 100.0\\%"),
+        tex.contains("\\toprule") && tex.contains("VGenST & 2 & Fake & 100.0\\% & 2/2"),
         "{tex}"
     );
     let csv = ok(&tandem(

@@ -515,15 +515,6 @@ fn fixed(x: Option<f64>, places: usize) -> String {
     x.map_or_else(|| "undefined".into(), |v| format!("{v:.places$}"))
 }
 
-/// A p-value as a paper prints it: three decimals, or scientific when tiny.
-fn p_value(p: f64) -> String {
-    if p >= 0.001 {
-        format!("{p:.3}")
-    } else {
-        format!("{p:.2e}")
-    }
-}
-
 fn share(x: Option<f64>) -> String {
     x.map_or_else(|| "undefined".into(), |v| format!("{:.1}%", v * 100.0))
 }
@@ -597,7 +588,7 @@ fn results_page(chrome: Chrome, campaign: String, r: Option<&StudyReport>) -> Re
                             "χ² = {:.2} (df {}), p = {}",
                             f.chi2,
                             f.dof,
-                            p_value(f.p_value)
+                            report::p_text(f.p_value)
                         )
                     }),
                 )
