@@ -190,16 +190,24 @@ pub async fn clip(
     headers: HeaderMap,
 ) -> Response {
     match granted(&state, &session, &token).await {
-        Ok(g) => {
-            serve_file(
-                media_path(&state.config.media_dir, &g.sha256),
-                &g.media_type,
-                &headers,
-            )
-            .await
-        }
+        Ok(g) => serve_stored(&state, &g.sha256, &g.media_type, &headers).await,
         Err(resp) => resp,
     }
+}
+
+/// Serves a stored video by its SHA-256.
+async fn serve_stored(
+    state: &AppState,
+    sha256: &str,
+    media_type: &str,
+    headers: &HeaderMap,
+) -> Response {
+    serve_file(
+        media_path(&state.config.media_dir, sha256),
+        media_type,
+        headers,
+    )
+    .await
 }
 
 /// At most this many ffmpeg runs at once, whoever asks (two cores).
@@ -312,14 +320,7 @@ pub async fn study_clip(
     headers: HeaderMap,
 ) -> Response {
     match study_grant(&state, &session, &token).await {
-        Ok(m) => {
-            serve_file(
-                media_path(&state.config.media_dir, &m.sha256),
-                &m.media_type,
-                &headers,
-            )
-            .await
-        }
+        Ok(m) => serve_stored(&state, &m.sha256, &m.media_type, &headers).await,
         Err(resp) => resp,
     }
 }

@@ -387,3 +387,33 @@ pub async fn cast(app: &TestApp) -> Cast {
         participant: app.user("part1", Role::Participant, None).await,
     }
 }
+
+/// LaTeX tables compile in a document with booktabs (and geometry), when pdflatex is
+/// installed; without it they were checked as text only, and this says so.
+pub fn latex_compiles(tables: &str) {
+    let Ok(probe) = std::process::Command::new("pdflatex")
+        .arg("--version")
+        .output()
+    else {
+        eprintln!("pdflatex is not installed: the LaTeX tables were checked as text only");
+        return;
+    };
+    if !probe.status.success() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let doc = format!(
+        "\\documentclass{{article}}\n\\usepackage[margin=1.5cm]{{geometry}}\n\\usepackage{{booktabs}}\n\\begin{{document}}\n{tables}\\end{{document}}\n"
+    );
+    std::fs::write(dir.path().join("tables.tex"), doc).unwrap();
+    let out = std::process::Command::new("pdflatex")
+        .args(["-interaction=nonstopmode", "-halt-on-error", "tables.tex"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "pdflatex failed:\n{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}

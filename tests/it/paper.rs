@@ -272,30 +272,9 @@ async fn dashboard_and_api_agree(data: &std::path::Path, cli_json: &Value, cli_t
 
 /// The three LaTeX tables compile in a document with booktabs, when pdflatex is here.
 fn compiles_if_latex_is_installed(data: &std::path::Path) {
-    let Ok(probe) = Command::new("pdflatex").arg("--version").output() else {
-        eprintln!("pdflatex is not installed: the LaTeX tables were checked as text only");
-        return;
-    };
-    if !probe.status.success() {
-        return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let mut doc = String::from(
-        "\\documentclass{article}\n\\usepackage[margin=1.5cm]{geometry}\n\\usepackage{booktabs}\n\\begin{document}\n",
-    );
-    for t in ["T11", "T12", "T13"] {
-        doc.push_str(&stats(data, &["--table", t, "--format", "latex"]));
-    }
-    doc.push_str("\\end{document}\n");
-    std::fs::write(dir.path().join("tables.tex"), doc).unwrap();
-    let out = Command::new("pdflatex")
-        .args(["-interaction=nonstopmode", "-halt-on-error", "tables.tex"])
-        .current_dir(dir.path())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "pdflatex failed:\n{}",
-        String::from_utf8_lossy(&out.stdout)
-    );
+    let tables: String = ["T11", "T12", "T13"]
+        .iter()
+        .map(|t| stats(data, &["--table", t, "--format", "latex"]))
+        .collect();
+    crate::helpers::latex_compiles(&tables);
 }
