@@ -694,8 +694,9 @@ impl Store {
     async fn answered_positions(&self, study: &Study, user: &User) -> Result<Vec<(i64, bool)>> {
         let rows = sqlx::query(
             "SELECT o.position,
-                    EXISTS (SELECT 1 FROM study_responses r JOIN study_clips c ON c.id = r.clip_id
-                            WHERE r.participant_id = o.participant_id AND c.set_id = o.set_id) AS done
+                    CASE WHEN EXISTS (SELECT 1 FROM study_responses r JOIN study_clips c ON c.id = r.clip_id
+                            WHERE r.participant_id = o.participant_id AND c.set_id = o.set_id)
+                    THEN 1 ELSE 0 END AS done
              FROM study_orders o WHERE o.study_id = $1 AND o.participant_id = $2
              ORDER BY o.position",
         )
