@@ -300,6 +300,12 @@ pub async fn fresh(data_dir: &Path, database_url: Option<String>) -> Result<(Con
     )
     .map_err(|e| Error::io("cannot mark the demo folder", e))?;
     let store = config.open_store().await?;
+    if store.backend() == crate::store::Backend::Postgres && !store.users().await?.is_empty() {
+        store.close().await;
+        return Err(Error::Invalid(
+            "the demo builds its campaign in an empty database, and this PostgreSQL database has accounts; give it a new one (for example `createdb tandem_demo`)".into(),
+        ));
+    }
     Ok((config, store))
 }
 

@@ -26,6 +26,7 @@ use std::time::Duration;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Backend {
     Sqlite,
+    Postgres,
 }
 
 /// A cheap-to-clone handle on the database.
@@ -36,6 +37,9 @@ pub struct Store {
 }
 
 pub type Tx = Transaction<'static, Any>;
+
+/// The PostgreSQL advisory lock every write transaction holds (any number; Tandem's own).
+const WRITE_LOCK: i64 = 0x007A_4DE3;
 
 /// Set on every SQLite connection: enforce foreign keys, let a writer wait up to 30 s
 /// for another writer's transaction instead of failing, and make each commit durable.
@@ -54,12 +58,10 @@ impl Store {
         let backend = if url.starts_with("sqlite:") {
             Backend::Sqlite
         } else if url.starts_with("postgres:") || url.starts_with("postgresql:") {
-            return Err(Error::Invalid(
-                "DATABASE_URL names a PostgreSQL server; this build of Tandem stores its data in SQLite only (unset DATABASE_URL or give a sqlite:// URL)".into(),
-            ));
+            Backend::Postgres
         } else {
             return Err(Error::Invalid(format!(
-                "DATABASE_URL must start with sqlite:// (got `{}`)",
+                "DATABASE_URL must start with sqlite:// or postgres:// (got `{}`)",
                 url.split(':').next().unwrap_or_default()
             )));
         };
@@ -91,6 +93,11 @@ impl Store {
     pub async fn migrate(&self) -> Result<()> {
         match self.backend {
             Backend::Sqlite => sqlx::migrate!("migrations/sqlite").run(&self.pool).await?,
+            Backend::Postgres => {
+                sqlx::migrate!("migrations/postgres")
+                    .run(&self.pool)
+                    .await?
+            }
         }
         Ok(())
     }
@@ -103,12 +110,22 @@ impl Store {
         &self.pool
     }
 
-    /// Starts a transaction that writes. On SQLite it takes the write lock at once
-    /// (`BEGIN IMMEDIATE`), so that two writers queue instead of one failing when it
-    /// upgrades a read lock; on other backends row locks do the same work.
+    /// Starts a transaction that writes, holding the database's one write lock until it
+    /// ends: on SQLite `BEGIN IMMEDIATE` (two writers queue instead of one failing when it
+    /// upgrades a read lock); on PostgreSQL a transaction-scoped advisory lock, so that
+    /// writers from any number of servers are serialised exactly as on SQLite and every
+    /// check-then-write in a store method sees the state it writes over.
     pub async fn begin_write(&self) -> Result<Tx> {
         Ok(match self.backend {
             Backend::Sqlite => self.pool.begin_with("BEGIN IMMEDIATE").await?,
+            Backend::Postgres => {
+                let mut tx = self.pool.begin().await?;
+                sqlx::query("SELECT pg_advisory_xact_lock($1)")
+                    .bind(WRITE_LOCK)
+                    .execute(&mut *tx)
+                    .await?;
+                tx
+            }
         })
     }
 
@@ -143,14 +160,20 @@ pub async fn dump(store: &Store) -> Result<String> {
     use sqlx::Row;
     let mut out = String::new();
     let mut c = conn(store).await?;
-    let tables: Vec<String> = sqlx::query(
-        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name <> '_sqlx_migrations' ORDER BY name",
-    )
-    .fetch_all(&mut *c)
-    .await?
-    .iter()
-    .map(|r| r.try_get::<String, _>("name"))
-    .collect::<std::result::Result<_, _>>()?;
+    let list = match store.backend {
+        Backend::Sqlite => {
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name <> '_sqlx_migrations' ORDER BY name"
+        }
+        Backend::Postgres => {
+            "SELECT CAST(table_name AS TEXT) AS name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' AND table_name <> '_sqlx_migrations' ORDER BY name"
+        }
+    };
+    let tables: Vec<String> = sqlx::query(list)
+        .fetch_all(&mut *c)
+        .await?
+        .iter()
+        .map(|r| r.try_get::<String, _>("name"))
+        .collect::<std::result::Result<_, _>>()?;
     for t in tables {
         out.push_str(&format!("== {t}\n"));
         let sql = format!("SELECT * FROM {t} ORDER BY 1");

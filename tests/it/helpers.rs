@@ -55,9 +55,36 @@ pub fn csrf_of(html: &str) -> Option<String> {
     Some(html[at..].split('"').next()?.to_string())
 }
 
+/// The database of one test: a fresh SQLite file in its data folder, or, when
+/// `TANDEM_TEST_POSTGRES` names a PostgreSQL server (a URL to its maintenance database,
+/// as `.ci/run` sets it), a fresh database created on that server for this test.
+pub async fn test_database_url() -> Option<String> {
+    let admin = std::env::var("TANDEM_TEST_POSTGRES")
+        .ok()
+        .filter(|u| !u.is_empty())?;
+    sqlx::any::install_default_drivers();
+    let name = format!(
+        "tandem_test_{}",
+        tandem::auth::random_id(8).expect("random")
+    );
+    let mut c = <sqlx::AnyConnection as sqlx::Connection>::connect(&admin)
+        .await
+        .expect("connect to TANDEM_TEST_POSTGRES");
+    sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
+        .execute(&mut c)
+        .await
+        .expect("create a test database");
+    let (base, _) = admin.rsplit_once('/').expect("a URL ending in /DATABASE");
+    let query = admin
+        .split_once('?')
+        .map(|(_, q)| format!("?{q}"))
+        .unwrap_or_default();
+    Some(format!("{base}/{name}{query}"))
+}
+
 pub async fn spawn_app() -> TestApp {
     let dir = tempfile::tempdir().expect("temp dir");
-    let config = Config::new(&dir.path().join("data"), None).expect("config");
+    let config = Config::new(&dir.path().join("data"), test_database_url().await).expect("config");
     let store = config.open_store().await.expect("store");
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await

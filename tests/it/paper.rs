@@ -10,7 +10,12 @@ use tandem::{Config, Store};
 async fn paper_campaign() -> (tempfile::TempDir, std::path::PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
-    let config = Config::new(&data, None).unwrap();
+    let url = crate::helpers::test_database_url().await;
+    std::fs::create_dir_all(&data).unwrap();
+    if let Some(u) = &url {
+        std::fs::write(data.join(DB_URL_FILE), u).unwrap();
+    }
+    let config = Config::new(&data, url).unwrap();
     let store: Store = config.open_store().await.unwrap();
     let src = dir.path().join("src");
     std::fs::create_dir_all(&src).unwrap();
@@ -22,13 +27,29 @@ async fn paper_campaign() -> (tempfile::TempDir, std::path::PathBuf) {
     (dir, data)
 }
 
+/// Where a test on PostgreSQL leaves its database's URL for the commands it runs.
+const DB_URL_FILE: &str = "test-database-url";
+
+fn db_url(data: &std::path::Path) -> Option<String> {
+    std::fs::read_to_string(data.join(DB_URL_FILE)).ok()
+}
+
+/// The command, on the test's database.
+fn tandem_on(data: &std::path::Path) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_tandem"));
+    match db_url(data) {
+        Some(u) => cmd.env("DATABASE_URL", u),
+        None => cmd.env_remove("DATABASE_URL"),
+    };
+    cmd
+}
+
 fn stats(data: &std::path::Path, args: &[&str]) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_tandem"))
+    let out = tandem_on(data)
         .arg("--data-dir")
         .arg(data)
         .arg("stats")
         .args(args)
-        .env_remove("DATABASE_URL")
         .output()
         .unwrap();
     assert!(
@@ -160,7 +181,7 @@ async fn stats_give_back_the_papers_tables_11_to_13() {
     // Every clip was retained in the end (the regenerated ones in their new version),
     // while the tables above still count the first reviews.
     let out = data.parent().unwrap().join("release");
-    let done = Command::new(env!("CARGO_BIN_EXE_tandem"))
+    let done = tandem_on(&data)
         .arg("--data-dir")
         .arg(&data)
         .args(["export", "retained", "--out"])
@@ -195,7 +216,7 @@ async fn stats_give_back_the_papers_tables_11_to_13() {
 
 /// The dashboard, its downloads and the API give the same figures as the CLI.
 async fn dashboard_and_api_agree(data: &std::path::Path, cli_json: &Value, cli_t13_latex: &str) {
-    let config = Config::new(data, None).unwrap();
+    let config = Config::new(data, db_url(data)).unwrap();
     let store = config.open_store().await.unwrap();
     let admin = store.user_by_name("admin").await.unwrap().unwrap();
     let token = store.create_token("admin", "test").await.unwrap();
