@@ -1,21 +1,32 @@
-# Build: docker build -t tandem .
-# Run:   docker run -p 8080:8080 -v tandem-data:/var/lib/tandem tandem
+# Build:  docker build -t tandem .
+# Run:    docker run -p 8080:8080 -v tandem-data:/var/lib/tandem tandem
+# Scale-out (several servers, one PostgreSQL, shared media): see docs/deploy.md.
+
+# ---- build: the release binary, with templates, static files and migrations inside it
 FROM rust:1.95-slim-bookworm AS build
 WORKDIR /src
 COPY Cargo.toml Cargo.lock clippy.toml ./
 COPY src src
 COPY migrations migrations
+COPY templates templates
+COPY static static
 COPY benches benches
 COPY tests tests
-RUN cargo build --release --locked
+RUN cargo build --release --locked --bin tandem
 
+# ---- runtime: the binary, ffmpeg (frame strips, clips without metadata), no root
 FROM debian:bookworm-slim
-RUN useradd --system --create-home --home-dir /var/lib/tandem tandem
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends ffmpeg ca-certificates \
+ && rm -rf /var/lib/apt/lists/* \
+ && useradd --system --create-home --home-dir /var/lib/tandem tandem
 COPY --from=build /src/target/release/tandem /usr/local/bin/tandem
 USER tandem
 ENV TANDEM_DATA_DIR=/var/lib/tandem \
     TANDEM_BIND=0.0.0.0:8080
 VOLUME /var/lib/tandem
 EXPOSE 8080
+HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
+  CMD ["tandem", "healthcheck"]
 ENTRYPOINT ["tandem"]
 CMD ["serve"]

@@ -63,6 +63,19 @@ pub enum Command {
     },
     /// Create or upgrade the database schema, then exit
     Migrate,
+    /// A consistent copy of the database, taken while the server runs (SQLite: one
+    /// file; PostgreSQL: pg_dump's custom format). The videos are the media folder.
+    Backup {
+        #[arg(long)]
+        out: PathBuf,
+    },
+    /// Ask the server on this machine whether it is healthy (for container health
+    /// checks): exits 0 when GET /healthz answers 200
+    Healthcheck {
+        /// The address the server listens on (0.0.0.0 is asked on 127.0.0.1)
+        #[arg(long, default_value = "127.0.0.1:8080", env = "TANDEM_BIND")]
+        bind: String,
+    },
     /// Import a clip manifest (JSON Lines); all or nothing
     Import {
         manifest: PathBuf,
@@ -380,6 +393,9 @@ pub async fn run(cli: Cli) -> Result<()> {
             "tandem-data"
         })
     });
+    if let Command::Healthcheck { bind } = &cli.command {
+        return healthcheck(bind).await;
+    }
     if let Command::Demo { bind, paper_scale } = &cli.command {
         return crate::demo::run(&data_dir, cli.database_url.clone(), bind, *paper_scale).await;
     }
@@ -392,7 +408,18 @@ pub async fn run(cli: Cli) -> Result<()> {
 
 async fn command(command: Command, config: &Config, store: &Store) -> Result<()> {
     match command {
-        Command::Demo { .. } => Err(Error::Internal("demo is dispatched earlier".into())),
+        Command::Demo { .. } | Command::Healthcheck { .. } => {
+            Err(Error::Internal("dispatched earlier".into()))
+        }
+        Command::Backup { out } => {
+            crate::store::backup::backup(store, &config.database_url, &out).await?;
+            println!("database copied to {}", out.display());
+            eprintln!(
+                "note: the videos are the files under {}; copy that folder too (files there are written once and never changed)",
+                config.media_dir.display()
+            );
+            Ok(())
+        }
         Command::Migrate => {
             println!("database is up to date");
             Ok(())
@@ -616,6 +643,37 @@ async fn command(command: Command, config: &Config, store: &Store) -> Result<()>
                 io::records::write_resolutions(w, &records)
             })
         }
+    }
+}
+
+/// `tandem healthcheck`: one plain HTTP/1.0 request to the local server's /healthz.
+async fn healthcheck(bind: &str) -> Result<()> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let addr = bind
+        .replacen("0.0.0.0", "127.0.0.1", 1)
+        .replacen("[::]", "[::1]", 1);
+    let ask = async {
+        let mut s = tokio::net::TcpStream::connect(&addr).await?;
+        s.write_all(format!("GET /healthz HTTP/1.0\r\nHost: {addr}\r\n\r\n").as_bytes())
+            .await?;
+        let mut head = vec![0u8; 64];
+        let n = s.read(&mut head).await?;
+        head.truncate(n);
+        Ok::<_, std::io::Error>(String::from_utf8_lossy(&head).to_string())
+    };
+    let head = tokio::time::timeout(std::time::Duration::from_secs(5), ask)
+        .await
+        .map_err(|_| Error::Invalid(format!("{addr} did not answer within 5 s")))?
+        .map_err(|e| Error::io(format!("cannot reach {addr}"), e))?;
+    match head.split_whitespace().nth(1) {
+        Some("200") => {
+            println!("healthy");
+            Ok(())
+        }
+        other => Err(Error::Invalid(format!(
+            "{addr}/healthz answered {}",
+            other.unwrap_or("nothing")
+        ))),
     }
 }
 

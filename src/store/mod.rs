@@ -7,6 +7,7 @@
 //! accept (`$n` parameters, `RETURNING`, `ON CONFLICT`, `CAST(.. AS BIGINT)`).
 
 pub mod accounts;
+pub mod backup;
 pub mod calibration;
 pub mod catalog;
 pub mod records;

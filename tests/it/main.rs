@@ -5,6 +5,7 @@
 mod helpers;
 
 mod access;
+mod backup;
 mod browser;
 mod cli;
 mod concurrency;
@@ -17,6 +18,7 @@ mod pages;
 mod paper;
 mod process;
 mod review;
+mod servers;
 mod study;
 
 /// Says which database the integration tests ran on, past the test harness's output

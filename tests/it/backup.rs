@@ -1,0 +1,73 @@
+//! `tandem backup` while the server runs, and a restore that gives back every record.
+
+use crate::helpers::*;
+use std::process::Command;
+use tandem::Config;
+
+#[tokio::test]
+async fn a_backup_taken_while_serving_restores_to_the_same_records() {
+    let app = spawn_app().await;
+    let c = cast(&app).await;
+    let ids = app.import_clips(&["MC_F_EGO_STA"], 3, &["OE"]).await;
+    app.pass(&c.v0, 1, &ids[0]).await;
+    app.reject(&c.v1, 1, &ids[0], "generation_artifact").await;
+    app.pass(&c.v0, 1, &ids[1]).await;
+    let before = app.dump().await;
+
+    let out = app.dir.path().join("tandem.backup");
+    let run = Command::new(env!("CARGO_BIN_EXE_tandem"))
+        .arg("--data-dir")
+        .arg(&app.config.data_dir)
+        .args(["backup", "--out"])
+        .arg(&out)
+        .env("DATABASE_URL", &app.config.database_url)
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    assert!(String::from_utf8_lossy(&run.stderr).contains("copy that folder too"));
+    // A second backup to the same file is refused rather than overwriting it.
+    let again = Command::new(env!("CARGO_BIN_EXE_tandem"))
+        .arg("--data-dir")
+        .arg(&app.config.data_dir)
+        .args(["backup", "--out"])
+        .arg(&out)
+        .env("DATABASE_URL", &app.config.database_url)
+        .output()
+        .unwrap();
+    assert!(!again.status.success());
+    assert!(String::from_utf8_lossy(&again.stderr).contains("exists; give a new file"));
+
+    // Restore into a new place, as the README says, and compare every row.
+    let restored = app.dir.path().join("restored");
+    std::fs::create_dir_all(&restored).unwrap();
+    let url = if app.config.database_url.starts_with("sqlite:") {
+        std::fs::copy(&out, restored.join("tandem.db")).unwrap();
+        None
+    } else {
+        let url = test_database_url().await.unwrap();
+        let r = Command::new("pg_restore")
+            .args(["--no-owner", "--dbname"])
+            .arg(&url)
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+        Some(url)
+    };
+    let config = Config::new(&restored, url).unwrap();
+    let store = config.open_store().await.unwrap();
+    assert_eq!(tandem::store::dump(&store).await.unwrap(), before);
+    // The restored database takes new work.
+    let stats = store
+        .qc_report(
+            &store.campaign(CAMPAIGN).await.unwrap(),
+            &Default::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(stats.stage1.split, 1);
+}

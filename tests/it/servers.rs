@@ -1,0 +1,196 @@
+//! Two `tandem serve` processes on one database (PostgreSQL under `.ci/run`, else one
+//! SQLite file), the two validators of each pair signed in to different servers,
+//! sending opposite and equal verdicts on the same items at the same moment.
+
+use crate::helpers::{PASSWORD, clip_line, test_database_url, write_manifest};
+use futures_util::StreamExt;
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use tandem::Config;
+use tandem::domain::Role;
+use tandem::store::accounts::PoolPlacement;
+
+struct Server {
+    child: Child,
+    base: String,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn serve(data: &Path, url: Option<&str>) -> Server {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_tandem"));
+    cmd.arg("--data-dir")
+        .arg(data)
+        .args(["serve", "--bind", "127.0.0.1:0"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    match url {
+        Some(u) => cmd.env("DATABASE_URL", u),
+        None => cmd.env_remove("DATABASE_URL"),
+    };
+    let mut child = cmd.spawn().unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let base = line
+        .trim()
+        .strip_prefix("Tandem is listening on ")
+        .unwrap_or_else(|| panic!("unexpected first line: {line}"))
+        .to_string();
+    Server { child, base }
+}
+
+/// What item `i` gets from (rater 1, rater 2), and the outcome that must follow.
+fn pattern(i: usize) -> (bool, bool, &'static str) {
+    match i % 4 {
+        0 => (true, true, "both_pass"),
+        1 => (false, false, "both_reject"),
+        2 => (true, false, "split"),
+        _ => (false, true, "split"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_servers_on_one_database_give_every_item_exactly_one_outcome() {
+    const TASKS: usize = 12;
+    const PER_TASK: usize = 167; // 2,004 items
+    const IN_FLIGHT: usize = 8; // items at once, two clients each: 16 concurrent clients
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let src = dir.path().join("src");
+    let url = test_database_url().await;
+    let config = Config::new(&data, url.clone()).unwrap();
+    let store = config.open_store().await.unwrap();
+    let tax = tandem::domain::taxonomy::Taxonomy::vgenst();
+    let mut lines = Vec::new();
+    let mut items = Vec::new();
+    for (t, task) in tax.tasks.iter().enumerate().take(TASKS) {
+        for k in 0..PER_TASK {
+            let id = format!("{}_{k:04}", task.code);
+            lines.push(clip_line(&src, &id, &task.code, &[]));
+            items.push((t, id));
+        }
+    }
+    let m = write_manifest(&src, "m.jsonl", &lines);
+    tandem::cli::import_manifest(&store, &config, "default", &m)
+        .await
+        .unwrap();
+    let hash = tandem::auth::hash_password(PASSWORD).unwrap();
+    let mut tokens = HashMap::new();
+    for v in 0..TASKS {
+        let name = format!("val{v:02}");
+        let placement = PoolPlacement {
+            campaign: "default".into(),
+            index: v as i64,
+        };
+        store
+            .add_user(&name, Role::Validator, &hash, Some(placement))
+            .await
+            .unwrap();
+        tokens.insert(v, store.create_token(&name, "test").await.unwrap());
+    }
+    store
+        .add_user("lead", Role::Author, &hash, None)
+        .await
+        .unwrap();
+    let author = store.create_token("lead", "test").await.unwrap();
+    store.close().await;
+
+    let a = serve(&data, url.as_deref());
+    let b = serve(&data, url.as_deref());
+    // The container health check asks a server on its own address.
+    let health = Command::new(env!("CARGO_BIN_EXE_tandem"))
+        .args(["healthcheck", "--bind"])
+        .arg(a.base.trim_start_matches("http://"))
+        .output()
+        .unwrap();
+    assert!(health.status.success(), "{health:?}");
+    let dead = Command::new(env!("CARGO_BIN_EXE_tandem"))
+        .args(["healthcheck", "--bind", "127.0.0.1:1"])
+        .output()
+        .unwrap();
+    assert!(!dead.status.success());
+    let client = reqwest::Client::new();
+    // Task t is reviewed by (t, t+1 mod 12); rater 1 of even tasks uses server A, of odd
+    // tasks server B, and rater 2 the other one.
+    let jobs = items.iter().enumerate().map(|(i, (t, id))| {
+        let (v1, v2, _) = pattern(i);
+        let (s1, s2) = if t % 2 == 0 { (&a, &b) } else { (&b, &a) };
+        let send = |server: &Server, who: usize, valid: bool| {
+            let body = if valid {
+                serde_json::json!({"verdict": "valid"})
+            } else {
+                serde_json::json!({"verdict": "reject", "reasons": ["generation_artifact"]})
+            };
+            client
+                .post(format!(
+                    "{}/api/v1/campaigns/default/items/1/{id}/verdict",
+                    server.base
+                ))
+                .bearer_auth(&tokens[&who])
+                .json(&body)
+                .send()
+        };
+        let r1 = send(s1, *t, v1);
+        let r2 = send(s2, (*t + 1) % TASKS, v2);
+        async move {
+            let (r1, r2) = tokio::join!(r1, r2);
+            (r1.unwrap().status().as_u16(), r2.unwrap().status().as_u16())
+        }
+    });
+    let statuses: Vec<(u16, u16)> = futures_util::stream::iter(jobs)
+        .buffer_unordered(IN_FLIGHT)
+        .collect()
+        .await;
+    assert!(
+        statuses.iter().all(|s| *s == (201, 201)),
+        "every verdict is acknowledged: {:?}",
+        statuses.iter().find(|s| **s != (201, 201))
+    );
+
+    // Afterwards: exactly one outcome per item, as the two verdicts say; every
+    // acknowledged decision stored once; the author's queue holds exactly the splits.
+    let store = config.open_store().await.unwrap();
+    let rows: Vec<(String, String, i64)> = sqlx::query_as(
+        "SELECT c.clip_key, i.outcome, (SELECT COUNT(*) FROM decisions d WHERE d.item_id = i.id) AS n
+         FROM items i JOIN clip_versions v ON v.id = i.clip_version_id JOIN clips c ON c.id = v.clip_id
+         WHERE i.stage = 1",
+    )
+    .fetch_all(store.pool())
+    .await
+    .unwrap();
+    assert_eq!(rows.len(), items.len());
+    let got: HashMap<String, (String, i64)> =
+        rows.into_iter().map(|(k, o, n)| (k, (o, n))).collect();
+    for (i, (_, id)) in items.iter().enumerate() {
+        let (outcome, n) = &got[id];
+        assert_eq!(outcome, pattern(i).2, "{id}");
+        assert_eq!(*n, 2, "{id} has both decisions, once each");
+    }
+    let splits = client
+        .get(format!("{}/api/v1/campaigns/default/splits/1", a.base))
+        .bearer_auth(&author)
+        .send()
+        .await
+        .unwrap()
+        .json::<serde_json::Value>()
+        .await
+        .unwrap();
+    let expected = (0..items.len())
+        .filter(|i| pattern(*i).2 == "split")
+        .count();
+    assert_eq!(
+        splits["splits"].as_array().map(Vec::len),
+        Some(expected),
+        "{splits}"
+    );
+    store.close().await;
+}
