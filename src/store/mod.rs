@@ -21,6 +21,7 @@ use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
 use sqlx::{Any, AnyConnection, AnyPool, Executor, Transaction};
 use std::path::Path;
 use std::str::FromStr;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// Which database the store runs on.
@@ -35,9 +36,36 @@ pub enum Backend {
 pub struct Store {
     pool: AnyPool,
     backend: Backend,
+    /// On SQLite, this process's writers queue here, in order, before `BEGIN IMMEDIATE`,
+    /// instead of in SQLite's busy handler, which sleeps in growing steps (long tails).
+    write_gate: Arc<tokio::sync::Mutex<()>>,
 }
 
-pub type Tx = Transaction<'static, Any>;
+/// A write transaction: dereferences to its connection; rolled back when dropped
+/// without `commit`, and the write gate is let go with it.
+pub struct Tx {
+    inner: Transaction<'static, Any>,
+    _gate: Option<tokio::sync::OwnedMutexGuard<()>>,
+}
+
+impl Tx {
+    pub async fn commit(self) -> std::result::Result<(), sqlx::Error> {
+        self.inner.commit().await
+    }
+}
+
+impl std::ops::Deref for Tx {
+    type Target = AnyConnection;
+    fn deref(&self) -> &AnyConnection {
+        &self.inner
+    }
+}
+
+impl std::ops::DerefMut for Tx {
+    fn deref_mut(&mut self) -> &mut AnyConnection {
+        &mut self.inner
+    }
+}
 
 /// The PostgreSQL advisory lock every write transaction holds (any number; Tandem's own).
 const WRITE_LOCK: i64 = 0x007A_4DE3;
@@ -85,7 +113,11 @@ impl Store {
             // WAL is a property of the file: readers never wait for the writer.
             pool.execute("PRAGMA journal_mode = WAL").await?;
         }
-        let store = Store { pool, backend };
+        let store = Store {
+            pool,
+            backend,
+            write_gate: Arc::new(tokio::sync::Mutex::new(())),
+        };
         store.migrate().await?;
         Ok(store)
     }
@@ -118,14 +150,23 @@ impl Store {
     /// check-then-write in a store method sees the state it writes over.
     pub async fn begin_write(&self) -> Result<Tx> {
         Ok(match self.backend {
-            Backend::Sqlite => self.pool.begin_with("BEGIN IMMEDIATE").await?,
+            Backend::Sqlite => {
+                let gate = self.write_gate.clone().lock_owned().await;
+                Tx {
+                    inner: self.pool.begin_with("BEGIN IMMEDIATE").await?,
+                    _gate: Some(gate),
+                }
+            }
             Backend::Postgres => {
                 let mut tx = self.pool.begin().await?;
                 sqlx::query("SELECT pg_advisory_xact_lock($1)")
                     .bind(WRITE_LOCK)
                     .execute(&mut *tx)
                     .await?;
-                tx
+                Tx {
+                    inner: tx,
+                    _gate: None,
+                }
             }
         })
     }
