@@ -64,7 +64,11 @@ async fn driver() -> Option<Driver> {
             !required,
             "TANDEM_REQUIRE_BROWSER=1 but chromium or chromedriver is missing"
         );
-        eprintln!("SKIPPED browser test: install Debian's chromium and chromium-driver to run it");
+        // Past the harness's output capture, so that the skip is seen.
+        use std::io::Write;
+        let _ = std::io::stderr().write_all(
+            b"note: a browser test was SKIPPED: install Debian's chromium and chromium-driver to run it\n",
+        );
         return None;
     };
     let port = {

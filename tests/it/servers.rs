@@ -158,6 +158,74 @@ async fn two_servers_on_one_database_give_every_item_exactly_one_outcome() {
 
     // Afterwards: exactly one outcome per item, as the two verdicts say; every
     // acknowledged decision stored once; the author's queue holds exactly the splits.
+    // A browser session and its CSRF tokens work on either server: sign in on A with
+    // the form B served, then post a form to B with the page A drew.
+    let no_redirect = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let page = no_redirect
+        .get(format!("{}/login", b.base))
+        .send()
+        .await
+        .unwrap();
+    let pre = page
+        .headers()
+        .get_all("set-cookie")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .find(|c| c.starts_with("tandem_prelogin="))
+        .and_then(|c| c.split(';').next())
+        .unwrap()
+        .to_string();
+    let csrf = crate::helpers::csrf_of(&page.text().await.unwrap()).unwrap();
+    let signed = no_redirect
+        .post(format!("{}/login", a.base))
+        .header("Cookie", &pre)
+        .form(&[
+            ("_csrf", csrf.as_str()),
+            ("name", "lead"),
+            ("password", PASSWORD),
+            ("next", "/"),
+        ])
+        .send()
+        .await
+        .unwrap();
+    let session = signed
+        .headers()
+        .get_all("set-cookie")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .find(|c| c.starts_with("tandem_session=") && !c.starts_with("tandem_session=;"))
+        .and_then(|c| c.split(';').next())
+        .unwrap_or_else(|| panic!("signed in on A with B's form: {}", signed.status()))
+        .to_string();
+    let on_a = no_redirect
+        .get(format!("{}/c/default/splits/1", a.base))
+        .header("Cookie", &session)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let form_token = crate::helpers::csrf_of(&on_a).unwrap();
+    let out = no_redirect
+        .post(format!("{}/logout", b.base))
+        .header("Cookie", &session)
+        .form(&[("_csrf", form_token.as_str())])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(out.status(), 303, "B takes the form A drew");
+    let after = no_redirect
+        .get(format!("{}/c/default/splits/1", a.base))
+        .header("Cookie", &session)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(after.status(), 303, "signed out on B is signed out on A");
+
     let store = config.open_store().await.unwrap();
     let rows: Vec<(String, String, i64)> = sqlx::query_as(
         "SELECT c.clip_key, i.outcome, (SELECT COUNT(*) FROM decisions d WHERE d.item_id = i.id) AS n
