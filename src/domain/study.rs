@@ -181,7 +181,7 @@ pub fn check_ranking(axis: Axis, names: &[String], ranks: &[Option<i64>]) -> Res
 
 /// A participant's answer to one set, clip by clip in the order shown (slot 0 is A):
 /// a rank on each of the three axes, and a real/fake label.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct SetAnswer {
     /// `ranks[axis][slot]`, axes in the order of [`RANK_AXES`].
     pub ranks: [Vec<Option<i64>>; 3],

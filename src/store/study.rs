@@ -94,17 +94,11 @@ pub struct ShownSet {
     pub position: i64,
     pub total: i64,
     pub answered_sets: i64,
+    /// The first set of this participant's order not answered yet.
+    pub next: Option<i64>,
     pub clips: Vec<ShownClip>,
     /// This participant's own answer, once given.
-    pub answer: Option<StoredAnswer>,
-}
-
-/// An answer as stored, slot by slot.
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
-pub struct StoredAnswer {
-    /// `ranks[axis][slot]` in the order of [`RANK_AXES`].
-    pub ranks: [Vec<Option<i64>>; 3],
-    pub labels: Vec<Option<Truth>>,
+    pub answer: Option<SetAnswer>,
 }
 
 /// A clip file behind a participant's token.
@@ -753,6 +747,7 @@ impl Store {
             position,
             total: progress.total,
             answered_sets: progress.answered,
+            next: progress.next,
             clips,
             answer,
         })
@@ -786,12 +781,8 @@ impl Store {
         if !problems.is_empty() {
             return Err(Error::Invalid(problems.join("\n")));
         }
-        let given = StoredAnswer {
-            ranks: answer.ranks.clone(),
-            labels: answer.labels.clone(),
-        };
         if let Some(before) = stored_answer(&mut tx, user.id, &clip_ids).await? {
-            if before == given {
+            if before == *answer {
                 return Ok(());
             }
             return Err(Error::Conflict(format!(
@@ -1169,43 +1160,51 @@ async fn insert_response(
     Ok(())
 }
 
-/// A participant's stored answer on these clips (in slot order), if any.
+/// A participant's stored answer on these clips (in slot order), if any: one query
+/// over the set's clips (the set's clips all share one `set_id`).
 async fn stored_answer(
     c: &mut Conn,
     participant_id: i64,
     clip_ids: &[i64],
-) -> Result<Option<StoredAnswer>> {
+) -> Result<Option<SetAnswer>> {
     let n = clip_ids.len();
-    let mut answer = StoredAnswer {
+    let Some(first) = clip_ids.first() else {
+        return Ok(None);
+    };
+    let rows = sqlx::query(
+        "SELECT r.clip_id, r.axis, r.value FROM study_responses r JOIN study_clips c ON c.id = r.clip_id
+         WHERE r.participant_id = $1 AND c.set_id = (SELECT set_id FROM study_clips WHERE id = $2)",
+    )
+    .bind(participant_id)
+    .bind(first)
+    .fetch_all(&mut *c)
+    .await?;
+    if rows.is_empty() {
+        return Ok(None);
+    }
+    let mut answer = SetAnswer {
         ranks: [vec![None; n], vec![None; n], vec![None; n]],
         labels: vec![None; n],
     };
-    let mut any = false;
-    for (slot, clip_id) in clip_ids.iter().enumerate() {
-        let rows = sqlx::query(
-            "SELECT axis, value FROM study_responses WHERE participant_id = $1 AND clip_id = $2",
-        )
-        .bind(participant_id)
-        .bind(clip_id)
-        .fetch_all(&mut *c)
-        .await?;
-        for r in &rows {
-            any = true;
-            let axis: String = col(r, "axis")?;
-            let value: String = col(r, "value")?;
-            match Axis::parse(&axis).map_err(Error::Internal)? {
-                Axis::RealFake => {
-                    answer.labels[slot] = Some(Truth::parse(&value).map_err(Error::Internal)?);
-                }
-                a => {
-                    if let Some(i) = RANK_AXES.iter().position(|x| *x == a) {
-                        answer.ranks[i][slot] = value.parse().ok();
-                    }
+    for r in &rows {
+        let clip: i64 = col(r, "clip_id")?;
+        let Some(slot) = clip_ids.iter().position(|c| *c == clip) else {
+            continue;
+        };
+        let axis: String = col(r, "axis")?;
+        let value: String = col(r, "value")?;
+        match Axis::parse(&axis).map_err(Error::Internal)? {
+            Axis::RealFake => {
+                answer.labels[slot] = Some(Truth::parse(&value).map_err(Error::Internal)?);
+            }
+            a => {
+                if let Some(i) = RANK_AXES.iter().position(|x| *x == a) {
+                    answer.ranks[i][slot] = value.parse().ok();
                 }
             }
         }
     }
-    Ok(any.then_some(answer))
+    Ok(Some(answer))
 }
 
 impl Store {

@@ -86,11 +86,7 @@ fn clip_views(study: &Study, set: &ShownSet) -> Vec<ClipView> {
 }
 
 fn rows_of(set: &ShownSet, answer: Option<&SetAnswer>) -> Vec<AnswerRow> {
-    let stored = set.answer.as_ref().map(|a| SetAnswer {
-        ranks: a.ranks.clone(),
-        labels: a.labels.clone(),
-    });
-    let answer = answer.or(stored.as_ref());
+    let answer = answer.or(set.answer.as_ref());
     set.clips
         .iter()
         .enumerate()
@@ -124,7 +120,6 @@ async fn set_page(
         .store
         .study_set(study, &session.user, position)
         .await?;
-    let progress = state.store.study_progress(study, &session.user).await?;
     let here = format!("/study/{}/{position}", study.id);
     let chrome = Chrome::new(
         state,
@@ -152,7 +147,7 @@ async fn set_page(
         rows: rows_of(&set, typed),
         answered: set.answer.is_some(),
         errors: errors.clone(),
-        next: progress.next,
+        next: set.next,
     };
     let mut resp = render(&page);
     if !errors.is_empty() {
