@@ -2,9 +2,8 @@
 //! SHA-256 digests) and random identifiers.
 
 use crate::error::{Error, Result};
-use argon2::Argon2;
-use argon2::password_hash::phc::PasswordHash;
-use argon2::password_hash::{PasswordHasher, PasswordVerifier};
+use argon2::password_hash::phc::{Output, ParamsString, PasswordHash, Salt};
+use argon2::{Algorithm, Argon2, Block, Params, Version};
 use sha2::{Digest, Sha256};
 
 /// Shortest password a person may choose.
@@ -63,22 +62,83 @@ pub fn check_password_strength(password: &str) -> Result<()> {
     Ok(())
 }
 
-/// An argon2id PHC string for `password`, with a random salt.
-pub fn hash_password(password: &str) -> Result<String> {
-    Argon2::default()
-        .hash_password(password.as_bytes())
-        .map(|h| h.to_string())
-        .map_err(|e| Error::Internal(format!("password hashing failed: {e}")))
+/// Runs `f` with this thread's argon2 working memory of at least `blocks` blocks.
+/// The memory is allocated once per thread and reused: allocating 19 MiB for every
+/// hash (as the crate's own helpers do) grew the process by that much per sign-in,
+/// because the allocator could not reuse the aligned blocks it was given back.
+fn with_memory<R>(blocks: usize, f: impl FnOnce(&mut [Block]) -> R) -> R {
+    thread_local! {
+        static MEMORY: std::cell::RefCell<Vec<Block>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+    MEMORY.with(|m| {
+        let mut m = m.borrow_mut();
+        if m.len() < blocks {
+            m.resize(blocks, Block::default());
+        }
+        f(&mut m[..blocks])
+    })
 }
 
-/// Whether `password` matches the stored PHC string.
-pub fn verify_password(password: &str, phc: &str) -> bool {
-    match PasswordHash::new(phc) {
-        Ok(parsed) => Argon2::default()
-            .verify_password(password.as_bytes(), &parsed)
-            .is_ok(),
-        Err(_) => false,
+/// The hash of `password` with `salt` under `argon`, into `out`.
+fn argon2_into(argon: &Argon2<'_>, password: &str, salt: &[u8], out: &mut [u8]) -> Result<()> {
+    with_memory(argon.params().block_count(), |memory| {
+        argon.hash_password_into_with_memory(password.as_bytes(), salt, out, memory)
+    })
+    .map_err(|e| Error::Internal(format!("password hashing failed: {e}")))
+}
+
+/// An argon2id PHC string for `password`, with a random salt.
+pub fn hash_password(password: &str) -> Result<String> {
+    let argon = Argon2::default();
+    let mut salt = [0u8; 16];
+    random_bytes(&mut salt)?;
+    let mut out = [0u8; Params::DEFAULT_OUTPUT_LEN];
+    argon2_into(&argon, password, &salt, &mut out)?;
+    fn bad(e: impl std::fmt::Display) -> Error {
+        Error::Internal(format!("password hashing failed: {e}"))
     }
+    let phc = PasswordHash {
+        algorithm: Algorithm::default().ident(),
+        version: Some(Version::default().into()),
+        params: ParamsString::try_from(argon.params()).map_err(bad)?,
+        salt: Some(Salt::new(&salt).map_err(bad)?),
+        hash: Some(Output::new(&out).map_err(bad)?),
+    }
+    .to_string();
+    Ok(phc)
+}
+
+/// Whether `password` matches the stored PHC string (compared in constant time).
+pub fn verify_password(password: &str, phc: &str) -> bool {
+    let Ok(parsed) = PasswordHash::new(phc) else {
+        return false;
+    };
+    let (Some(salt), Some(expected)) = (&parsed.salt, &parsed.hash) else {
+        return false;
+    };
+    let Ok(algorithm) = Algorithm::try_from(parsed.algorithm.as_str()) else {
+        return false;
+    };
+    let version = match parsed.version.map(Version::try_from) {
+        None => Version::default(),
+        Some(Ok(v)) => v,
+        Some(Err(_)) => return false,
+    };
+    let Ok(params) = Params::try_from(&parsed) else {
+        return false;
+    };
+    let argon = Argon2::new(algorithm, version, params);
+    let expected = expected.as_ref();
+    let mut out = vec![0u8; expected.len()];
+    if argon2_into(&argon, password, salt.as_ref(), &mut out).is_err() {
+        return false;
+    }
+    out.len() == expected.len()
+        && out
+            .iter()
+            .zip(expected)
+            .fold(0u8, |acc, (a, b)| acc | (a ^ b))
+            == 0
 }
 
 /// A new API token: what the user keeps (`tdm_` and 64 hex digits) and what is stored.
@@ -92,6 +152,83 @@ pub fn token_digest(token: &str) -> String {
     sha256_hex(token.as_bytes())
 }
 
+/// The threads that compute argon2, one per core, and the slots that admit work to
+/// them: each computation holds 19 MiB of working memory (kept per thread, see
+/// [`with_memory`]), so a fixed set of threads keeps the process's memory fixed
+/// however many sign-ins arrive at once.
+struct Hashers {
+    slots: tokio::sync::Semaphore,
+    jobs: std::sync::mpsc::SyncSender<Box<dyn FnOnce() + Send>>,
+}
+
+fn hashers() -> &'static Hashers {
+    static HASHERS: std::sync::OnceLock<Hashers> = std::sync::OnceLock::new();
+    HASHERS.get_or_init(|| {
+        let cores = std::thread::available_parallelism().map_or(2, std::num::NonZero::get);
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Box<dyn FnOnce() + Send>>(cores);
+        let rx = std::sync::Arc::new(std::sync::Mutex::new(rx));
+        for i in 0..cores {
+            let rx = rx.clone();
+            let spawned = std::thread::Builder::new()
+                .name(format!("tandem-argon2-{i}"))
+                .spawn(move || {
+                    loop {
+                        let job = match rx.lock() {
+                            Ok(r) => r.recv(),
+                            Err(_) => return,
+                        };
+                        match job {
+                            Ok(job) => job(),
+                            Err(_) => return,
+                        }
+                    }
+                });
+            if let Err(e) = spawned {
+                tracing::error!(error = %e, "cannot start a password thread");
+            }
+        }
+        Hashers {
+            slots: tokio::sync::Semaphore::new(cores),
+            jobs: tx,
+        }
+    })
+}
+
+/// How long a sign-in waits for a free hashing slot before it is told to retry: a
+/// room of participants signing in at once is served, a flood is not queued forever.
+pub const HASHING_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Runs one argon2 computation on the password threads, behind their slots; when
+/// none frees up within [`HASHING_WAIT`], answers 429 with a retry delay.
+pub async fn with_hashing_slot<T: Send + 'static>(
+    work: impl FnOnce() -> T + Send + 'static,
+) -> Result<T> {
+    let h = hashers();
+    let permit = tokio::time::timeout(HASHING_WAIT, h.slots.acquire())
+        .await
+        .map_err(|_| Error::TooMany {
+            message: "the server is busy checking other passwords; try again in a moment".into(),
+            retry_after: 2,
+        })?
+        .map_err(|_| Error::Internal("the password slots are closed".into()))?;
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    h.jobs
+        .send(Box::new(move || {
+            let _ = tx.send(work());
+        }))
+        .map_err(|_| Error::Internal("the password threads stopped".into()))?;
+    let out = rx
+        .await
+        .map_err(|_| Error::Internal("a password computation failed".into()))?;
+    drop(permit);
+    Ok(out)
+}
+
+/// Hashes a password on the password threads.
+pub async fn hash_password_limited(password: String) -> Result<String> {
+    with_hashing_slot(move || hash_password(&password)).await?
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -103,6 +240,17 @@ mod tests {
         assert!(verify_password("correct horse battery", &h));
         assert!(!verify_password("correct horse battery!", &h));
         assert!(!verify_password("x", "not a hash"));
+    }
+
+    #[test]
+    fn hashes_made_by_the_crate_itself_still_verify() {
+        use argon2::password_hash::PasswordHasher;
+        let h = Argon2::default()
+            .hash_password(b"an older account's password")
+            .unwrap()
+            .to_string();
+        assert!(verify_password("an older account's password", &h));
+        assert!(!verify_password("an older account's passwords", &h));
     }
 
     #[test]

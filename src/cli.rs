@@ -8,12 +8,11 @@ use crate::report::format::{Format, TableId};
 use crate::store::Store;
 use crate::store::accounts::PoolPlacement;
 use crate::store::stats::{Scope, Versions};
-use crate::{AppState, auth, io};
+use crate::{auth, io};
 use clap::{Args, Parser, Subcommand};
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::Arc;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -33,6 +32,84 @@ pub struct Cli {
     pub command: Command,
 }
 
+/// How the server treats its clients.
+#[derive(Args, Debug, Clone)]
+pub struct ServerArgs {
+    /// Open connections at most (further clients wait to be accepted) [default: 4096,
+    /// or fewer when the open-files limit is lower]
+    #[arg(long, env = "TANDEM_MAX_CONNECTIONS", value_name = "N")]
+    pub max_connections: Option<usize>,
+    /// Seconds a client has to send a request's head (also how long an idle
+    /// connection stays open)
+    #[arg(
+        long,
+        env = "TANDEM_HEADER_TIMEOUT",
+        default_value_t = 60,
+        value_name = "SECONDS"
+    )]
+    pub header_timeout: u64,
+    /// Seconds a request body may send nothing before it is cut
+    #[arg(
+        long,
+        env = "TANDEM_BODY_TIMEOUT",
+        default_value_t = 30,
+        value_name = "SECONDS"
+    )]
+    pub body_timeout: u64,
+    /// Seconds the requests in flight get to finish on shutdown
+    #[arg(
+        long,
+        env = "TANDEM_SHUTDOWN_GRACE",
+        default_value_t = 10,
+        value_name = "SECONDS"
+    )]
+    pub shutdown_grace: u64,
+    /// A reverse proxy (address or network, e.g. 10.0.0.0/8) whose X-Forwarded-For
+    /// names the client; repeat for several, or separate with commas. Without one, the
+    /// client is the peer of the connection.
+    #[arg(
+        long = "trusted-proxy",
+        env = "TANDEM_TRUSTED_PROXIES",
+        value_delimiter = ',',
+        value_name = "NET"
+    )]
+    pub trusted_proxies: Vec<String>,
+}
+
+impl ServerArgs {
+    /// Applies these settings to a configuration.
+    pub fn apply(&self, config: &mut Config) -> Result<()> {
+        let secs = |n: u64, what: &str| {
+            if n == 0 {
+                Err(Error::Invalid(format!("{what} must be at least 1 second")))
+            } else {
+                Ok(std::time::Duration::from_secs(n))
+            }
+        };
+        config.server.header_read_timeout = secs(self.header_timeout, "--header-timeout")?;
+        config.server.body_idle_timeout = secs(self.body_timeout, "--body-timeout")?;
+        config.server.shutdown_grace = std::time::Duration::from_secs(self.shutdown_grace);
+        if let Some(n) = self.max_connections {
+            if n == 0 {
+                return Err(Error::Invalid(
+                    "--max-connections must be at least 1".into(),
+                ));
+            }
+            config.server.max_connections = n;
+        }
+        config.trusted_proxies = self
+            .trusted_proxies
+            .iter()
+            .filter(|p| !p.trim().is_empty())
+            .map(|p| {
+                crate::config::IpNet::parse(p)
+                    .map_err(|m| Error::Invalid(format!("--trusted-proxy: {m}")))
+            })
+            .collect::<Result<_>>()?;
+        Ok(())
+    }
+}
+
 #[derive(Args, Debug, Clone)]
 pub struct CampaignArg {
     /// Campaign name
@@ -50,6 +127,8 @@ pub enum Command {
         /// Mark session cookies Secure (when users reach Tandem over HTTPS)
         #[arg(long, env = "TANDEM_SECURE_COOKIES")]
         secure_cookies: bool,
+        #[command(flatten)]
+        server: ServerArgs,
     },
     /// Make a demo campaign with sample clips and accounts, then serve it
     Demo {
@@ -63,6 +142,9 @@ pub enum Command {
     },
     /// Create or upgrade the database schema, then exit
     Migrate,
+    /// Check the stored records for text no field may hold (NUL and other control
+    /// characters, which versions before 0.2 stored on SQLite); exits 1 if any is found
+    Check,
     /// A consistent copy of the database, taken while the server runs (SQLite: one
     /// file; PostgreSQL: pg_dump's custom format). The videos are the media folder.
     Backup {
@@ -231,6 +313,11 @@ pub enum UserCommand {
     },
     /// List accounts
     List,
+    /// Disable an account: its sessions end and its API tokens are revoked at once;
+    /// a validator keeps their pool index (nothing is re-paired)
+    Disable { name: String },
+    /// Enable a disabled account again (it signs in anew and needs new API tokens)
+    Enable { name: String },
 }
 
 #[derive(Subcommand, Debug)]
@@ -424,12 +511,38 @@ async fn command(command: Command, config: &Config, store: &Store) -> Result<()>
             println!("database is up to date");
             Ok(())
         }
+        Command::Check => {
+            let found = crate::store::find_control_text(store).await?;
+            if found.is_empty() {
+                println!("no stored text holds a control character");
+                return Ok(());
+            }
+            for f in &found {
+                println!(
+                    "{}.{}: {} value(s) hold a control character, e.g. {}",
+                    f.table,
+                    f.column,
+                    f.rows,
+                    f.examples
+                        .iter()
+                        .map(|e| format!("\"{e}\""))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                );
+            }
+            Err(Error::Invalid(format!(
+                "{} column(s) hold text with control characters; they are kept as recorded, and new text with them is refused",
+                found.len()
+            )))
+        }
         Command::Serve {
             bind,
             secure_cookies,
+            server,
         } => {
             let mut config = config.clone();
             config.secure_cookies = secure_cookies;
+            server.apply(&mut config)?;
             serve(&config, store, &bind).await
         }
         Command::Import { manifest, campaign } => {
@@ -456,7 +569,7 @@ async fn command(command: Command, config: &Config, store: &Store) -> Result<()>
             } else {
                 (auth::generate_password()?, true)
             };
-            let hash = hash_blocking(password.clone()).await?;
+            let hash = auth::hash_password_limited(password.clone()).await?;
             let placement = index.map(|index| PoolPlacement { campaign, index });
             let user = store.add_user(&name, role, &hash, placement).await?;
             if generated {
@@ -471,8 +584,31 @@ async fn command(command: Command, config: &Config, store: &Store) -> Result<()>
             Ok(())
         }
         Command::User(UserCommand::List) => {
-            for u in store.users().await? {
-                println!("{}\t{}", u.name, u.role);
+            for a in store.accounts().await? {
+                println!(
+                    "{}\t{}{}",
+                    a.user.name,
+                    a.user.role,
+                    if a.disabled { "\tdisabled" } else { "" }
+                );
+            }
+            Ok(())
+        }
+        Command::User(UserCommand::Disable { name }) => {
+            if store.set_disabled(&name, true).await? {
+                println!(
+                    "{name} is disabled: their sessions ended and their API tokens are revoked"
+                );
+            } else {
+                println!("{name} was already disabled");
+            }
+            Ok(())
+        }
+        Command::User(UserCommand::Enable { name }) => {
+            if store.set_disabled(&name, false).await? {
+                println!("{name} is enabled: they sign in again, and need new API tokens");
+            } else {
+                println!("{name} was not disabled");
             }
             Ok(())
         }
@@ -582,7 +718,7 @@ async fn command(command: Command, config: &Config, store: &Store) -> Result<()>
         Command::Study(cmd) => study(store, config, cmd).await,
         Command::Decisions(ImportCommand::Import { file, campaign }) => {
             let campaign = store.campaign(&campaign.campaign).await?;
-            let f = open(&file)?;
+            let f = open_csv(config, &file, "the decisions file")?;
             let (rows, problems) = io::records::read_decisions(f);
             let what = format!("decisions file {}", file.display());
             let summary = store
@@ -593,7 +729,7 @@ async fn command(command: Command, config: &Config, store: &Store) -> Result<()>
         }
         Command::Resolutions(ImportCommand::Import { file, campaign }) => {
             let campaign = store.campaign(&campaign.campaign).await?;
-            let f = open(&file)?;
+            let f = open_csv(config, &file, "the resolutions file")?;
             let (rows, problems) = io::records::read_resolutions(f);
             let what = format!("resolutions file {}", file.display());
             let summary = store
@@ -745,8 +881,9 @@ async fn study(store: &Store, config: &Config, cmd: StudyCommand) -> Result<()> 
                 .transpose()?
                 .map(|d| (d, frames));
             let path = sets.clone();
+            let limits = config.limits.clone();
             let checked = tokio::task::spawn_blocking(move || {
-                io::study::check_sets(&path, sources.as_deref())
+                io::study::check_sets(&path, sources.as_deref(), &limits)
             })
             .await
             .map_err(|e| Error::Internal(format!("checking the sets failed: {e}")))??;
@@ -806,7 +943,7 @@ async fn study(store: &Store, config: &Config, cmd: StudyCommand) -> Result<()> 
         }
         StudyCommand::Responses(ImportCommand::Import { file, campaign }) => {
             let campaign = store.campaign(&campaign.campaign).await?;
-            let f = open(&file)?;
+            let f = open_csv(config, &file, "the responses file")?;
             let (rows, problems) = io::study::read_responses(f);
             let what = format!("responses file {}", file.display());
             let summary = store
@@ -853,8 +990,19 @@ async fn pair(store: &Store, cmd: PairCommand) -> Result<()> {
     Ok(())
 }
 
-fn open(path: &Path) -> Result<std::fs::File> {
-    std::fs::File::open(path).map_err(|e| Error::io(format!("cannot open {}", path.display()), e))
+/// A CSV file to import: a regular file within the size limit, read with every line
+/// within the line limit.
+fn open_csv(
+    config: &Config,
+    path: &Path,
+    what: &str,
+) -> Result<io::limits::LineBounded<std::io::BufReader<std::fs::File>>> {
+    let limits = &config.limits;
+    let f = io::limits::open_regular(path, what, limits.csv_bytes, "TANDEM_MAX_CSV_BYTES")?;
+    Ok(io::limits::LineBounded::new(
+        std::io::BufReader::new(f),
+        limits.line_bytes,
+    ))
 }
 
 fn write_out(out: Option<&Path>, f: impl FnOnce(&mut dyn Write) -> Result<()>) -> Result<()> {
@@ -874,13 +1022,6 @@ fn write_out(out: Option<&Path>, f: impl FnOnce(&mut dyn Write) -> Result<()>) -
     }
 }
 
-/// Hashes a password off the async threads (argon2 is deliberately slow).
-pub async fn hash_blocking(password: String) -> Result<String> {
-    tokio::task::spawn_blocking(move || auth::hash_password(&password))
-        .await
-        .map_err(|e| Error::Internal(format!("hashing task failed: {e}")))?
-}
-
 /// Checks a manifest against the campaign's taxonomy and stores it.
 pub async fn import_manifest(
     store: &Store,
@@ -890,45 +1031,32 @@ pub async fn import_manifest(
 ) -> Result<crate::store::catalog::ImportSummary> {
     let taxonomy = store.taxonomy_for(campaign).await?;
     let path = manifest.to_path_buf();
-    let checked =
-        tokio::task::spawn_blocking(move || io::manifest::check_manifest(&path, &taxonomy))
-            .await
-            .map_err(|e| Error::Internal(format!("manifest check failed: {e}")))??;
+    let limits = config.limits.clone();
+    let media_dir = config.media_dir.clone();
+    let data_dir = config.data_dir.clone();
+    let checked = tokio::task::spawn_blocking(move || -> Result<_> {
+        let checked = io::manifest::check_manifest(&path, &taxonomy, &limits)?;
+        // The videos not stored yet must fit on the disk, with room left for the
+        // database.
+        let needed: u64 = checked
+            .clips
+            .iter()
+            .filter(|c| !crate::store::catalog::media_path(&media_dir, &c.media.sha256).exists())
+            .map(|c| c.media.size)
+            .sum();
+        io::limits::require_space(&data_dir, needed, &limits, "the import's videos")?;
+        Ok(checked)
+    })
+    .await
+    .map_err(|e| Error::Internal(format!("manifest check failed: {e}")))??;
     store
         .import_manifest(campaign, &checked, &config.media_dir)
         .await
 }
 
 async fn serve(config: &Config, store: &Store, bind: &str) -> Result<()> {
-    let (listener, addr) = listen(bind).await?;
+    let (listener, addr) = crate::server::listen(bind).await?;
     tracing::info!(%addr, data_dir = %config.data_dir.display(), "Tandem is listening");
     println!("Tandem is listening on http://{addr}");
-    serve_until_stopped(listener, config.clone(), store.clone()).await
-}
-
-/// Binds the listening socket.
-pub async fn listen(bind: &str) -> Result<(tokio::net::TcpListener, std::net::SocketAddr)> {
-    let listener = tokio::net::TcpListener::bind(bind)
-        .await
-        .map_err(|e| Error::io(format!("cannot listen on {bind}"), e))?;
-    let addr = listener
-        .local_addr()
-        .map_err(|e| Error::io("cannot read the listening address", e))?;
-    Ok((listener, addr))
-}
-
-/// Serves until Ctrl-C or SIGTERM, drawing missing frame strips in the background.
-pub async fn serve_until_stopped(
-    listener: tokio::net::TcpListener,
-    config: Config,
-    store: Store,
-) -> Result<()> {
-    let state = AppState {
-        store,
-        config: Arc::new(config),
-    };
-    crate::web::media::warm_strips(&state);
-    crate::serve(listener, state, crate::shutdown_signal())
-        .await
-        .map_err(|e| Error::io("the server stopped", e))
+    crate::server::serve_until_stopped(listener, config.clone(), store.clone()).await
 }

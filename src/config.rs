@@ -1,22 +1,58 @@
 //! Where Tandem keeps its data: a data folder holding `tandem.db` and `media/`, and
 //! the database URL (the SQLite file in the data folder unless `DATABASE_URL` says
-//! otherwise).
+//! otherwise); and how the server treats its clients (time-outs, the connection cap,
+//! the reverse proxies it trusts).
 
 use crate::error::{Error, Result};
+use crate::server::ServerSettings;
 use crate::store::Store;
+use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Config {
     pub data_dir: PathBuf,
     pub media_dir: PathBuf,
     pub database_url: String,
     /// Mark cookies `Secure` (serve behind HTTPS).
     pub secure_cookies: bool,
+    pub server: ServerSettings,
+    /// Reverse proxies whose `X-Forwarded-For` names the client (none by default: the
+    /// client is the peer of the connection).
+    pub trusted_proxies: Vec<IpNet>,
+    /// Limits on what an import or upload may read.
+    pub limits: crate::io::limits::Limits,
+}
+
+impl std::fmt::Debug for Config {
+    // The database URL may hold a password: never print it.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Config")
+            .field("data_dir", &self.data_dir)
+            .field("database_url", &redact_url(&self.database_url))
+            .field("secure_cookies", &self.secure_cookies)
+            .field("server", &self.server)
+            .field("trusted_proxies", &self.trusted_proxies)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The URL with any password replaced by `***`.
+pub fn redact_url(url: &str) -> String {
+    match url.split_once("://") {
+        Some((scheme, rest)) => match rest.split_once('@') {
+            Some((userinfo, host)) => match userinfo.split_once(':') {
+                Some((user, _)) => format!("{scheme}://{user}:***@{host}"),
+                None => url.to_string(),
+            },
+            None => url.to_string(),
+        },
+        None => url.to_string(),
+    }
 }
 
 impl Config {
-    /// Creates the data folder if needed.
+    /// Creates the data folder if needed and checks that it can be written.
     pub fn new(data_dir: &Path, database_url: Option<String>) -> Result<Config> {
         std::fs::create_dir_all(data_dir).map_err(|e| {
             Error::io(
@@ -24,6 +60,7 @@ impl Config {
                 e,
             )
         })?;
+        check_writable(data_dir)?;
         let database_url = match database_url.filter(|u| !u.trim().is_empty()) {
             Some(u) => u,
             None => Store::sqlite_url(&data_dir.join("tandem.db")),
@@ -33,10 +70,141 @@ impl Config {
             media_dir: data_dir.join("media"),
             database_url,
             secure_cookies: false,
+            server: ServerSettings::default(),
+            trusted_proxies: Vec::new(),
+            limits: crate::io::limits::Limits::from_env()?,
         })
     }
 
     pub async fn open_store(&self) -> Result<Store> {
         Store::open(&self.database_url).await
+    }
+}
+
+/// Refuses a data folder (or a database file in it) that this process cannot write,
+/// with a message that says what to do, instead of a pool time-out a minute later.
+fn check_writable(data_dir: &Path) -> Result<()> {
+    let advice = "Tandem keeps its database and videos there: give the server's user write access, or choose another folder with --data-dir";
+    let probe = data_dir.join(format!(".tandem-write-check-{}", std::process::id()));
+    match std::fs::File::create(&probe) {
+        Ok(_) => {
+            let _ = std::fs::remove_file(&probe);
+        }
+        Err(e) => {
+            return Err(Error::Invalid(format!(
+                "the data folder {} is not writable ({e}); {advice}",
+                data_dir.display()
+            )));
+        }
+    }
+    for name in ["tandem.db", "tandem.db-wal", "tandem.db-shm"] {
+        let file = data_dir.join(name);
+        if file.exists()
+            && let Err(e) = std::fs::OpenOptions::new().append(true).open(&file)
+        {
+            return Err(Error::Invalid(format!(
+                "the database file {} is not writable ({e}); {advice}",
+                file.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// An address or a network (`10.0.0.0/8`, `::1`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IpNet {
+    addr: IpAddr,
+    prefix: u8,
+}
+
+impl IpNet {
+    pub fn parse(s: &str) -> std::result::Result<IpNet, String> {
+        let s = s.trim();
+        let (a, p) = match s.split_once('/') {
+            Some((a, p)) => (a, Some(p)),
+            None => (s, None),
+        };
+        let addr: IpAddr = a
+            .parse()
+            .map_err(|_| format!("`{s}` is not an IP address or network"))?;
+        let max = if addr.is_ipv4() { 32 } else { 128 };
+        let prefix = match p {
+            Some(p) => p
+                .parse::<u8>()
+                .ok()
+                .filter(|p| *p <= max)
+                .ok_or_else(|| format!("`{s}`: the prefix length must be 0 to {max}"))?,
+            None => max,
+        };
+        Ok(IpNet { addr, prefix })
+    }
+
+    pub fn contains(&self, ip: IpAddr) -> bool {
+        let ip = match (self.addr, ip) {
+            (IpAddr::V4(_), IpAddr::V6(v6)) => v6.to_ipv4_mapped().map_or(ip, IpAddr::V4),
+            _ => ip,
+        };
+        match (self.addr, ip) {
+            (IpAddr::V4(n), IpAddr::V4(a)) => {
+                let mask = u32::MAX
+                    .checked_shl(32 - u32::from(self.prefix))
+                    .unwrap_or(0);
+                u32::from(n) & mask == u32::from(a) & mask
+            }
+            (IpAddr::V6(n), IpAddr::V6(a)) => {
+                let mask = u128::MAX
+                    .checked_shl(128 - u32::from(self.prefix))
+                    .unwrap_or(0);
+                u128::from(n) & mask == u128::from(a) & mask
+            }
+            _ => false,
+        }
+    }
+}
+
+impl std::fmt::Display for IpNet {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.addr, self.prefix)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn networks_contain_their_addresses() {
+        let n = IpNet::parse("10.1.0.0/16").unwrap();
+        assert!(n.contains("10.1.200.3".parse().unwrap()));
+        assert!(!n.contains("10.2.0.1".parse().unwrap()));
+        assert!(n.contains("::ffff:10.1.0.9".parse().unwrap()));
+        let one = IpNet::parse("127.0.0.1").unwrap();
+        assert!(one.contains("127.0.0.1".parse().unwrap()));
+        assert!(!one.contains("127.0.0.2".parse().unwrap()));
+        assert!(
+            IpNet::parse("0.0.0.0/0")
+                .unwrap()
+                .contains("8.8.8.8".parse().unwrap())
+        );
+        assert!(
+            IpNet::parse("::1")
+                .unwrap()
+                .contains("::1".parse().unwrap())
+        );
+        assert!(IpNet::parse("10.0.0.0/33").is_err());
+        assert!(IpNet::parse("proxy").is_err());
+    }
+
+    #[test]
+    fn passwords_never_print() {
+        assert_eq!(
+            redact_url("postgres://tandem:secret@db:5432/tandem"),
+            "postgres://tandem:***@db:5432/tandem"
+        );
+        assert_eq!(
+            redact_url("sqlite:///data/tandem.db"),
+            "sqlite:///data/tandem.db"
+        );
     }
 }

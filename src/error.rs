@@ -73,8 +73,15 @@ pub enum Error {
     Conflict(String),
     #[error("{0}")]
     Rejected(Rejected),
+    /// The service cannot do it now (a full disk, a database that cannot write); the
+    /// message says what to do.
+    #[error("{0}")]
+    Unavailable(String),
+    /// Too many attempts: wait `retry_after` seconds.
+    #[error("{message}")]
+    TooMany { message: String, retry_after: u64 },
     #[error("database: {0}")]
-    Db(#[from] sqlx::Error),
+    Db(sqlx::Error),
     #[error("database migration: {0}")]
     Migrate(#[from] sqlx::migrate::MigrateError),
     #[error("{context}: {source}")]
@@ -112,6 +119,8 @@ impl Error {
                 StatusCode::UNPROCESSABLE_ENTITY
             }
             Error::Conflict(_) => StatusCode::CONFLICT,
+            Error::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            Error::TooMany { .. } => StatusCode::TOO_MANY_REQUESTS,
             Error::Db(_) | Error::Migrate(_) | Error::Io { .. } | Error::Internal(_) => {
                 StatusCode::INTERNAL_SERVER_ERROR
             }
@@ -126,8 +135,47 @@ impl Error {
             Error::Field { .. } | Error::Invalid(_) => "invalid",
             Error::Rejected(_) => "rejected",
             Error::Conflict(_) => "conflict",
+            Error::Unavailable(_) => "unavailable",
+            Error::TooMany { .. } => "too_many_requests",
             _ => "internal",
         }
+    }
+}
+
+impl From<sqlx::Error> for Error {
+    /// A unique violation is a conflict with what another request stored at the same
+    /// moment; a database that cannot write (a full disk) is unavailable, not broken.
+    fn from(e: sqlx::Error) -> Self {
+        if let Some(d) = e.as_database_error() {
+            if d.is_unique_violation() {
+                return Error::Conflict(
+                    "another request stored the same thing at the same moment; reload and try again"
+                        .into(),
+                );
+            }
+            if cannot_write(d.code().as_deref()) {
+                tracing::error!(error = %e, "the database cannot write");
+                return Error::Unavailable(
+                    "the database cannot write right now (the disk may be full); nothing was stored: try again later"
+                        .into(),
+                );
+            }
+        }
+        Error::Db(e)
+    }
+}
+
+/// Whether a database error code says the database cannot write: SQLite's
+/// SQLITE_FULL (13) and SQLITE_IOERR (10, with its extended codes), PostgreSQL's
+/// disk_full and out-of-memory classes (53xxx).
+pub fn cannot_write(code: Option<&str>) -> bool {
+    let Some(code) = code else { return false };
+    if code.starts_with("53") && code.len() == 5 {
+        return true;
+    }
+    match code.parse::<i64>() {
+        Ok(n) => n == 13 || n & 0xff == 10,
+        Err(_) => false,
     }
 }
 
@@ -171,6 +219,13 @@ impl IntoResponse for Error {
             field,
             problems,
         };
-        (status, axum::Json(body)).into_response()
+        let mut resp = (status, axum::Json(body)).into_response();
+        if let Error::TooMany { retry_after, .. } = &self {
+            resp.headers_mut().insert(
+                axum::http::header::RETRY_AFTER,
+                axum::http::HeaderValue::from(*retry_after),
+            );
+        }
+        resp
     }
 }

@@ -12,6 +12,7 @@ pub mod domain;
 pub mod error;
 pub mod io;
 pub mod report;
+pub mod server;
 pub mod stats;
 pub mod store;
 pub mod web;
@@ -23,51 +24,33 @@ pub use config::Config;
 pub use error::{Error, Result};
 pub use store::Store;
 
-/// What every request handler can reach: the store and the configuration.
+/// What every request handler can reach: the store, the configuration and the
+/// server's own state (whether it is shutting down, its last write probe).
 #[derive(Clone)]
 pub struct AppState {
     pub store: Store,
     pub config: Arc<Config>,
+    pub life: Arc<web::health::Life>,
+}
+
+impl AppState {
+    pub fn new(store: Store, config: Config) -> AppState {
+        AppState {
+            store,
+            config: Arc::new(config),
+            life: Arc::default(),
+        }
+    }
 }
 
 /// Serves the application on `listener` until `shutdown` completes, then finishes the
-/// requests in flight.
+/// requests in flight (up to the configured grace period).
 pub async fn serve(
     listener: tokio::net::TcpListener,
     state: AppState,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    let app = web::app(state).into_make_service_with_connect_info::<std::net::SocketAddr>();
-    axum::serve(listener, app)
-        .with_graceful_shutdown(shutdown)
-        .await
+    server::serve_with(listener, state, shutdown, None).await
 }
 
-/// Completes on Ctrl-C or SIGTERM.
-pub async fn shutdown_signal() {
-    let ctrl_c = async {
-        if let Err(e) = tokio::signal::ctrl_c().await {
-            tracing::error!(error = %e, "cannot listen for Ctrl-C");
-            std::future::pending::<()>().await;
-        }
-    };
-    #[cfg(unix)]
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
-            }
-            Err(e) => {
-                tracing::error!(error = %e, "cannot listen for SIGTERM");
-                std::future::pending::<()>().await;
-            }
-        }
-    };
-    #[cfg(not(unix))]
-    let term = std::future::pending::<()>();
-    tokio::select! {
-        () = ctrl_c => {},
-        () = term => {},
-    }
-    tracing::info!("shutting down: finishing the requests in flight");
-}
+pub use server::shutdown_signal;

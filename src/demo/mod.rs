@@ -3,7 +3,8 @@
 //! every role with a generated password printed once, a few decisions already made so
 //! that the author has a split to resolve, and the server running.
 
-use crate::cli::{hash_blocking, import_manifest};
+use crate::auth::hash_password_limited as hash_blocking;
+use crate::cli::import_manifest;
 use crate::config::Config;
 use crate::domain::taxonomy::Taxonomy;
 use crate::domain::{Level, Role, Stage, Verdict};
@@ -322,7 +323,7 @@ pub async fn build(
     let calibration = write_calibration_manifest(&source, &Taxonomy::vgenst())?;
     import_manifest(&store, &config, CAMPAIGN, &calibration).await?;
     let sets = write_study_sets(&source)?;
-    let checked = crate::io::study::check_sets(&sets, None)?;
+    let checked = crate::io::study::check_sets(&sets, None, &crate::io::limits::Limits::default())?;
     store
         .import_study(CAMPAIGN, &checked, &config.media_dir, None)
         .await?;
@@ -405,7 +406,7 @@ async fn run_paper_scale(data_dir: &Path, database_url: Option<String>, bind: &s
     let video = |t: usize, _: &str| CLIPS[t % CLIPS.len()].to_vec();
     let accounts = paper::build(&store, &config, CAMPAIGN, &source, &video).await?;
     println!("built in {:.1} s", started.elapsed().as_secs_f64());
-    let (listener, addr) = crate::cli::listen(bind).await?;
+    let (listener, addr) = crate::server::listen(bind).await?;
     let base = format!("http://{addr}");
     println!();
     println!("Tandem demo at paper scale: the decisions follow Tables 11-13 of VGenST-Bench");
@@ -426,7 +427,7 @@ async fn run_paper_scale(data_dir: &Path, database_url: Option<String>, bind: &s
     );
     println!();
     println!("Press Ctrl-C to stop.");
-    crate::cli::serve_until_stopped(listener, config, store).await
+    crate::server::serve_until_stopped(listener, config, store).await
 }
 
 /// `tandem demo`: build, print the logins, serve.
@@ -440,7 +441,7 @@ pub async fn run(
         return run_paper_scale(data_dir, database_url, bind).await;
     }
     let (config, store, accounts) = build(data_dir, database_url).await?;
-    let (listener, addr) = crate::cli::listen(bind).await?;
+    let (listener, addr) = crate::server::listen(bind).await?;
     let base = format!("http://{addr}");
     println!();
     println!("Tandem demo: 12 sample clips with their questions in campaign `{CAMPAIGN}`");
@@ -481,5 +482,5 @@ pub async fn run(
     }
     println!();
     println!("Press Ctrl-C to stop.");
-    crate::cli::serve_until_stopped(listener, config, store).await
+    crate::server::serve_until_stopped(listener, config, store).await
 }

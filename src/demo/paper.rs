@@ -308,7 +308,7 @@ pub async fn build(
         let campaign = campaign.to_string();
         async move {
             let password = crate::auth::generate_password()?;
-            let hash = crate::cli::hash_blocking(password.clone()).await?;
+            let hash = crate::auth::hash_password_limited(password.clone()).await?;
             let placement = index.map(|index| PoolPlacement { campaign, index });
             store.add_user(&name, role, &hash, placement).await?;
             Ok::<_, Error>((name, role, password))

@@ -6,6 +6,7 @@ pub mod pairing;
 pub mod rules;
 pub mod study;
 pub mod taxonomy;
+pub mod text;
 
 use serde::{Deserialize, Serialize};
 use std::fmt;

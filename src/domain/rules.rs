@@ -43,6 +43,7 @@ pub fn check_verdict(
     note: &str,
 ) -> Result<CheckedVerdict, FieldError> {
     let note = note.trim().to_string();
+    super::text::check(&note).map_err(|m| FieldError::new("note", m))?;
     if note.chars().count() > MAX_NOTE_CHARS {
         return Err(FieldError::new(
             "note",

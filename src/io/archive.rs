@@ -1,6 +1,7 @@
 //! Zip archives: unpacking an uploaded manifest with its clips (safely), and packing an
 //! export folder for download.
 
+use super::limits::{Limits, human_bytes};
 use crate::error::{Error, Result};
 use std::fs::File;
 use std::io::{Read, Write};
@@ -10,17 +11,18 @@ use zip::{CompressionMethod, ZipArchive, ZipWriter};
 
 /// Most entries an uploaded archive may hold.
 const MAX_ENTRIES: usize = 200_000;
-/// Most bytes an uploaded archive may unpack to (64 GiB).
-const MAX_UNPACKED: u64 = 64 * 1024 * 1024 * 1024;
 
 fn zip_error(e: zip::result::ZipError) -> Error {
     Error::Invalid(format!("the file is not a readable zip archive: {e}"))
 }
 
-/// Unpacks `archive` into `dest` (which must exist and be empty). Entries whose names
-/// would leave `dest` (absolute, `..`) are refused; so are archives that unpack to more
-/// than 64 GiB or hold more than 200,000 entries.
-pub fn unpack(archive: &Path, dest: &Path) -> Result<()> {
+/// Unpacks `archive` into `dest` (which must exist and be empty), within `limits`:
+/// entries whose names would leave `dest` (absolute, `..`) are refused; so are
+/// archives of more than 200,000 entries, archives that unpack to more than the
+/// unzip limit or than the free space of `data_dir` allows, and entries that compress
+/// better than the ratio limit (a bomb, not a video). The sizes an archive declares
+/// are checked first and the bytes actually unpacked again while unpacking.
+pub fn unpack(archive: &Path, dest: &Path, limits: &Limits, data_dir: &Path) -> Result<()> {
     let f = File::open(archive).map_err(|e| Error::io("cannot open the upload", e))?;
     let mut zip = ZipArchive::new(f).map_err(zip_error)?;
     if zip.len() > MAX_ENTRIES {
@@ -29,6 +31,37 @@ pub fn unpack(archive: &Path, dest: &Path) -> Result<()> {
             zip.len()
         )));
     }
+    let too_big = |n: u64| {
+        Error::Invalid(format!(
+            "the archive unpacks to {} or more, more than the limit of {} (set TANDEM_MAX_UNZIP_BYTES to raise it)",
+            human_bytes(n),
+            human_bytes(limits.unzip_bytes)
+        ))
+    };
+    let bomb = |name: &str, ratio: u64| {
+        Error::Invalid(format!(
+            "the archive entry `{name}` unpacks to {ratio} times its compressed size, more than the limit of {} (videos hardly compress; set TANDEM_MAX_ZIP_RATIO to raise it)",
+            limits.zip_ratio
+        ))
+    };
+    // What the archive says about itself.
+    let mut declared = 0u64;
+    for i in 0..zip.len() {
+        let entry = zip.by_index_raw(i).map_err(zip_error)?;
+        declared = declared.saturating_add(entry.size());
+        let compressed = entry.compressed_size().max(1);
+        if entry.size() > 1024 * 1024 && entry.size() / compressed > limits.zip_ratio {
+            return Err(bomb(
+                &entry.name().unwrap_or_default(),
+                entry.size() / compressed,
+            ));
+        }
+    }
+    if declared > limits.unzip_bytes {
+        return Err(too_big(declared));
+    }
+    super::limits::require_space(data_dir, declared, limits, "the unpacked archive")?;
+    // What it really holds.
     let mut total = 0u64;
     for i in 0..zip.len() {
         let mut entry = zip.by_index(i).map_err(zip_error)?;
@@ -46,8 +79,11 @@ pub fn unpack(archive: &Path, dest: &Path) -> Result<()> {
         if let Some(parent) = out.parent() {
             std::fs::create_dir_all(parent).map_err(|e| Error::io("cannot unpack", e))?;
         }
+        let compressed = entry.compressed_size().max(1);
+        let declared_size = entry.size();
         let mut file = File::create(&out).map_err(|e| Error::io("cannot unpack", e))?;
         let mut buf = vec![0u8; 64 * 1024];
+        let mut this = 0u64;
         loop {
             let n = entry.read(&mut buf).map_err(|e| {
                 Error::Invalid(format!(
@@ -58,11 +94,20 @@ pub fn unpack(archive: &Path, dest: &Path) -> Result<()> {
             if n == 0 {
                 break;
             }
+            this += n as u64;
             total += n as u64;
-            if total > MAX_UNPACKED {
-                return Err(Error::Invalid(
-                    "the archive unpacks to more than 64 GiB".into(),
-                ));
+            if this > declared_size {
+                return Err(Error::Invalid(format!(
+                    "the archive entry `{}` holds more than the {} it declares",
+                    name.display(),
+                    human_bytes(declared_size)
+                )));
+            }
+            if this > 1024 * 1024 && this / compressed > limits.zip_ratio {
+                return Err(bomb(&name.display().to_string(), this / compressed));
+            }
+            if total > limits.unzip_bytes {
+                return Err(too_big(total));
             }
             file.write_all(&buf[..n])
                 .map_err(|e| Error::io("cannot unpack", e))?;
@@ -158,7 +203,7 @@ mod tests {
         pack(&src, "bundle", &z).unwrap();
         let out = dir.path().join("out");
         std::fs::create_dir_all(&out).unwrap();
-        unpack(&z, &out).unwrap();
+        unpack(&z, &out, &Limits::default(), dir.path()).unwrap();
         assert_eq!(
             std::fs::read(out.join("bundle/videos/a.mp4")).unwrap(),
             b"abc"
@@ -180,7 +225,7 @@ mod tests {
         w.finish().unwrap();
         let out = dir.path().join("out");
         std::fs::create_dir_all(&out).unwrap();
-        let err = unpack(&z, &out).unwrap_err();
+        let err = unpack(&z, &out, &Limits::default(), dir.path()).unwrap_err();
         assert!(err.to_string().contains("outside"), "{err}");
         assert!(!dir.path().join("escape.txt").exists());
     }
@@ -192,6 +237,36 @@ mod tests {
         std::fs::write(&z, b"not a zip").unwrap();
         let out = dir.path().join("out");
         std::fs::create_dir_all(&out).unwrap();
-        assert!(unpack(&z, &out).is_err());
+        assert!(unpack(&z, &out, &Limits::default(), dir.path()).is_err());
+    }
+
+    #[test]
+    fn a_zip_bomb_is_refused_before_it_fills_the_disk() {
+        // 200 MB of zeros compress to about 200 KB.
+        let dir = tempfile::tempdir().unwrap();
+        let z = dir.path().join("bomb.zip");
+        let mut w = ZipWriter::new(File::create(&z).unwrap());
+        let opts = SimpleFileOptions::default().compression_method(CompressionMethod::Deflated);
+        w.start_file("manifest.jsonl", opts).unwrap();
+        let zeros = vec![0u8; 1024 * 1024];
+        for _ in 0..200 {
+            w.write_all(&zeros).unwrap();
+        }
+        w.finish().unwrap();
+        assert!(std::fs::metadata(&z).unwrap().len() < 1024 * 1024);
+        let out = dir.path().join("out");
+        std::fs::create_dir_all(&out).unwrap();
+        let err = unpack(&z, &out, &Limits::default(), dir.path()).unwrap_err();
+        assert!(err.to_string().contains("TANDEM_MAX_ZIP_RATIO"), "{err}");
+        let left: u64 = std::fs::read_dir(&out).unwrap().count() as u64;
+        assert_eq!(left, 0, "nothing was unpacked");
+        // With a lower total limit the size is what refuses it.
+        let small = Limits {
+            unzip_bytes: 1024,
+            zip_ratio: u64::MAX,
+            ..Limits::default()
+        };
+        let err = unpack(&z, &out, &small, dir.path()).unwrap_err();
+        assert!(err.to_string().contains("TANDEM_MAX_UNZIP_BYTES"), "{err}");
     }
 }

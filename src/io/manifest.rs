@@ -2,6 +2,7 @@
 //! the manifest's folder. The whole file is checked before anything is stored, and
 //! every problem is reported with its line and field.
 
+use super::limits::{self, Limits, Line};
 use crate::domain::rules::{CheckedVerdict, check_verdict};
 use crate::domain::taxonomy::Taxonomy;
 use crate::domain::{Level, Stage, Verdict, check_identifier};
@@ -10,7 +11,7 @@ use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 use std::fs::File;
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufReader, Read};
 use std::path::{Component, Path, PathBuf};
 
 /// A video file as found on disk.
@@ -57,14 +58,25 @@ pub struct CheckedManifest {
     pub clips: Vec<ManifestClip>,
 }
 
-/// Largest manifest line accepted (a clip with its scene graph and questions).
-const MAX_LINE_BYTES: usize = 4 * 1024 * 1024;
+/// Problems listed at most for one file (a file of a million bad lines is refused
+/// with the first ones).
+pub const MAX_PROBLEMS: usize = 1000;
 
-/// Reads and checks a manifest against a taxonomy. Problems in the file come back as
-/// one [`Error::Rejected`] listing every line at fault.
-pub fn check_manifest(path: &Path, taxonomy: &Taxonomy) -> Result<CheckedManifest> {
-    let file = File::open(path)
-        .map_err(|e| Error::io(format!("cannot open the manifest {}", path.display()), e))?;
+/// Reads and checks a manifest against a taxonomy, within `limits` (a regular file, its
+/// size, each line's length). Problems in the file come back as one
+/// [`Error::Rejected`] listing every line at fault.
+pub fn check_manifest(
+    path: &Path,
+    taxonomy: &Taxonomy,
+    limits: &Limits,
+) -> Result<CheckedManifest> {
+    let max_line = limits.line_bytes;
+    let file = limits::open_regular(
+        path,
+        "the manifest",
+        limits.manifest_bytes,
+        "TANDEM_MAX_MANIFEST_BYTES",
+    )?;
     let dir = path
         .parent()
         .map(|p| {
@@ -82,7 +94,7 @@ pub fn check_manifest(path: &Path, taxonomy: &Taxonomy) -> Result<CheckedManifes
         )
     })?;
 
-    let mut reader = BufReader::new(file);
+    let mut reader = BufReader::new(file.take(limits.manifest_bytes));
     let mut hasher = Sha256::new();
     let mut problems = Vec::new();
     let mut clips = Vec::new();
@@ -91,30 +103,30 @@ pub fn check_manifest(path: &Path, taxonomy: &Taxonomy) -> Result<CheckedManifes
     let mut buf = Vec::new();
     let mut line_no = 0usize;
     loop {
-        buf.clear();
-        let n = reader
-            .by_ref()
-            .take(MAX_LINE_BYTES as u64 + 1)
-            .read_until(b'\n', &mut buf)
+        let read = limits::read_line(&mut reader, &mut buf, max_line, |b| hasher.update(b))
             .map_err(|e| Error::io(format!("cannot read {}", path.display()), e))?;
-        if n == 0 {
+        if read == Line::End {
             break;
         }
         line_no += 1;
-        hasher.update(&buf);
-        if buf.len() > MAX_LINE_BYTES {
+        if read == Line::TooLong {
             problems.push(LineError::new(
                 line_no,
                 None,
-                format!("the line is longer than {MAX_LINE_BYTES} bytes"),
+                format!(
+                    "the line is longer than the limit of {} (set TANDEM_MAX_LINE_BYTES to raise it)",
+                    limits::human_bytes(max_line as u64)
+                ),
             ));
-            // Skip the rest of the over-long line.
-            let mut rest = Vec::new();
-            reader
-                .read_until(b'\n', &mut rest)
-                .map_err(|e| Error::io(format!("cannot read {}", path.display()), e))?;
-            hasher.update(&rest);
             continue;
+        }
+        if problems.len() >= MAX_PROBLEMS {
+            problems.push(LineError::new(
+                line_no,
+                None,
+                format!("more problems follow; only the first {MAX_PROBLEMS} are listed"),
+            ));
+            break;
         }
         let text = match std::str::from_utf8(&buf) {
             Ok(t) => t.trim(),
@@ -180,6 +192,10 @@ fn check_line(
             return None;
         }
     };
+    if let Err((field, message)) = crate::domain::text::check_json(&value) {
+        push(Some(&field), message);
+        return None;
+    }
     let Value::Object(obj) = value else {
         push(None, "a line must hold one JSON object".into());
         return None;

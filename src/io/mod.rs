@@ -3,6 +3,7 @@
 
 pub mod archive;
 pub mod export;
+pub mod limits;
 pub mod manifest;
 pub mod records;
 pub mod study;

@@ -96,13 +96,31 @@ pub(crate) fn read_table(
                     ));
                     continue;
                 }
+                if let Some((column, message)) =
+                    r.iter().zip(headers.iter()).find_map(|(cell, h)| {
+                        crate::domain::text::check(cell)
+                            .err()
+                            .map(|m| (h.to_string(), m))
+                    })
+                {
+                    problems.push(LineError::new(line, Some(&column), message));
+                    continue;
+                }
                 records.push((line, r));
             }
             Err(e) => {
                 let line = e
                     .position()
                     .map_or(0, |p| usize::try_from(p.line()).unwrap_or(usize::MAX));
+                if let csv::ErrorKind::Io(io) = e.kind() {
+                    // Reading stopped (a limit, a broken file): nothing after it is read.
+                    problems.push(LineError::new(line, None, io.to_string()));
+                    break;
+                }
                 problems.push(LineError::new(line, None, format!("unreadable row: {e}")));
+                if problems.len() >= super::manifest::MAX_PROBLEMS {
+                    break;
+                }
             }
         }
     }
@@ -187,7 +205,7 @@ pub fn read_decisions(input: impl Read) -> (Vec<DecisionRow>, Vec<LineError>) {
                 validator,
                 verdict,
                 reasons,
-                note: table.cell(rec, "note").to_string(),
+                note: crate::domain::text::from_spreadsheet(table.cell(rec, "note")).to_string(),
                 decided_at,
                 time_spent_ms,
                 clip_version,
@@ -225,7 +243,7 @@ pub fn read_resolutions(input: impl Read) -> (Vec<ResolutionRow>, Vec<LineError>
         let verdict = Resolution::parse(table.cell(rec, "verdict"))
             .map_err(|m| fail("verdict", m))
             .ok();
-        let note = table.cell(rec, "note").to_string();
+        let note = crate::domain::text::from_spreadsheet(table.cell(rec, "note")).to_string();
         if note.is_empty() {
             fail("note", "a resolution needs a note saying why".into());
         }
@@ -250,6 +268,12 @@ pub fn read_resolutions(input: impl Read) -> (Vec<ResolutionRow>, Vec<LineError>
     (rows, problems)
 }
 
+/// A free-text cell, written so that a spreadsheet shows it as text (a note typed as
+/// `=cmd|...` must not run as a formula); `decisions import` reads it back exactly.
+fn safe(s: &str) -> String {
+    crate::domain::text::spreadsheet_safe(s).into_owned()
+}
+
 fn csv_error(e: csv::Error) -> Error {
     Error::Internal(format!("cannot write CSV: {e}"))
 }
@@ -269,7 +293,7 @@ pub fn write_decisions(out: impl Write, records: &[DecisionRecord]) -> Result<()
             r.validator.clone(),
             r.verdict.clone(),
             r.reasons.clone(),
-            r.note.clone(),
+            safe(&r.note),
             to_rfc3339(r.decided_at),
             r.time_spent_ms.map(|t| t.to_string()).unwrap_or_default(),
             r.clip_version.to_string(),
@@ -292,7 +316,7 @@ pub fn write_resolutions(out: impl Write, records: &[ResolutionRecord]) -> Resul
             r.item_id.clone(),
             r.author.clone(),
             r.verdict.clone(),
-            r.note.clone(),
+            safe(&r.note),
             to_rfc3339(r.decided_at),
             r.clip_version.to_string(),
         ])
@@ -315,9 +339,9 @@ pub fn write_audit(out: impl Write, events: &[crate::store::records::AuditEvent]
             e.version.to_string(),
             e.stage.map(|s| s.to_string()).unwrap_or_default(),
             e.item_id.clone(),
-            e.event.clone(),
-            e.who.clone(),
-            e.detail.clone(),
+            safe(&e.event),
+            safe(&e.who),
+            safe(&e.detail),
         ])
         .map_err(csv_error)?;
     }

@@ -39,23 +39,29 @@ pub struct CheckedSets {
     pub sets: Vec<StudySet>,
 }
 
-/// Largest sets file accepted.
-const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
-
-/// Reads and checks a sets file. The declared sources are `sources` when given, else
-/// every source the file names, in the order they first appear; each set must hold
-/// exactly one clip of each.
-pub fn check_sets(path: &Path, sources: Option<&[String]>) -> Result<CheckedSets> {
+/// Reads and checks a sets file (a regular file within the manifest size limit). The
+/// declared sources are `sources` when given, else every source the file names, in
+/// the order they first appear; each set must hold exactly one clip of each.
+pub fn check_sets(
+    path: &Path,
+    sources: Option<&[String]>,
+    limits: &super::limits::Limits,
+) -> Result<CheckedSets> {
     let what = format!("study sets file {}", path.display());
-    let file = std::fs::File::open(path)
-        .map_err(|e| Error::io(format!("cannot open {}", path.display()), e))?;
+    let file = super::limits::open_regular(
+        path,
+        "the study sets file",
+        limits.manifest_bytes,
+        "TANDEM_MAX_MANIFEST_BYTES",
+    )?;
     let mut bytes = Vec::new();
-    file.take(MAX_FILE_BYTES + 1)
+    file.take(limits.manifest_bytes + 1)
         .read_to_end(&mut bytes)
         .map_err(|e| Error::io(format!("cannot read {}", path.display()), e))?;
-    if bytes.len() as u64 > MAX_FILE_BYTES {
+    if bytes.len() as u64 > limits.manifest_bytes {
         return Err(Error::Invalid(format!(
-            "{what} is larger than {MAX_FILE_BYTES} bytes"
+            "{what} is larger than the limit of {} (set TANDEM_MAX_MANIFEST_BYTES to raise it)",
+            super::limits::human_bytes(limits.manifest_bytes)
         )));
     }
     let dir = match path.parent() {
@@ -81,9 +87,27 @@ pub fn check_sets(path: &Path, sources: Option<&[String]>) -> Result<CheckedSets
         if text.is_empty() {
             continue;
         }
+        if text.len() > limits.line_bytes {
+            problems.push(LineError::new(
+                line,
+                None,
+                format!(
+                    "the line is longer than the limit of {} (set TANDEM_MAX_LINE_BYTES to raise it)",
+                    super::limits::human_bytes(limits.line_bytes as u64)
+                ),
+            ));
+            continue;
+        }
         let mut push =
             |field: Option<&str>, m: String| problems.push(LineError::new(line, field, m));
-        let obj = match serde_json::from_str::<Value>(text) {
+        let parsed = serde_json::from_str::<Value>(text);
+        if let Ok(v) = &parsed
+            && let Err((field, message)) = crate::domain::text::check_json(v)
+        {
+            push(Some(&field), message);
+            continue;
+        }
+        let obj = match parsed {
             Ok(Value::Object(o)) => o,
             Ok(_) => {
                 push(None, "a line must hold one JSON object".into());

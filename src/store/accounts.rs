@@ -23,6 +23,14 @@ fn user_of(row: &sqlx::any::AnyRow) -> Result<User> {
     })
 }
 
+/// An account as the accounts page lists it.
+#[derive(Debug, Clone, Serialize)]
+pub struct Account {
+    #[serde(flatten)]
+    pub user: User,
+    pub disabled: bool,
+}
+
 /// What `add_user` needs to place a validator in a campaign's pool.
 #[derive(Debug, Clone)]
 pub struct PoolPlacement {
@@ -157,16 +165,93 @@ impl Store {
         user_by_name_in(&mut *conn(self).await?, name).await
     }
 
-    /// The account and its password hash, for signing in.
-    pub async fn credentials(&self, name: &str) -> Result<Option<(User, String)>> {
-        let row = sqlx::query("SELECT id, name, role, password_hash FROM users WHERE name = $1")
-            .bind(name)
-            .fetch_optional(self.pool())
-            .await?;
+    /// The account, its password hash and whether it is disabled, for signing in.
+    pub async fn credentials(&self, name: &str) -> Result<Option<(User, String, bool)>> {
+        let row = sqlx::query(
+            "SELECT id, name, role, password_hash, disabled_at FROM users WHERE name = $1",
+        )
+        .bind(name)
+        .fetch_optional(self.pool())
+        .await?;
         match row {
-            Some(r) => Ok(Some((user_of(&r)?, col(&r, "password_hash")?))),
+            Some(r) => Ok(Some((
+                user_of(&r)?,
+                col(&r, "password_hash")?,
+                col::<Option<i64>>(&r, "disabled_at")?.is_some(),
+            ))),
             None => Ok(None),
         }
+    }
+
+    /// Every account with whether it is disabled, by name.
+    pub async fn accounts(&self) -> Result<Vec<Account>> {
+        let rows = sqlx::query("SELECT id, name, role, disabled_at FROM users ORDER BY name")
+            .fetch_all(self.pool())
+            .await?;
+        rows.iter()
+            .map(|r| {
+                Ok(Account {
+                    user: user_of(r)?,
+                    disabled: col::<Option<i64>>(r, "disabled_at")?.is_some(),
+                })
+            })
+            .collect()
+    }
+
+    /// Disables an account (its sessions end and its tokens are revoked at once; it
+    /// keeps its place in every pool, so nothing is re-paired) or enables it again
+    /// (it signs in anew and needs new tokens). Returns false when nothing changed.
+    pub async fn set_disabled(&self, name: &str, disabled: bool) -> Result<bool> {
+        let now = now_micros();
+        let mut tx = self.begin_write().await?;
+        let row = sqlx::query("SELECT id, name, role, disabled_at FROM users WHERE name = $1")
+            .bind(name)
+            .fetch_optional(&mut *tx)
+            .await?
+            .ok_or_else(|| Error::NotFound(format!("no user named `{name}`")))?;
+        let user = user_of(&row)?;
+        let was = col::<Option<i64>>(&row, "disabled_at")?.is_some();
+        if was == disabled {
+            return Ok(false);
+        }
+        if disabled {
+            if user.role == Role::Admin {
+                let others: i64 = sqlx::query_scalar(
+                    "SELECT COUNT(*) FROM users WHERE role = 'admin' AND disabled_at IS NULL AND id <> $1",
+                )
+                .bind(user.id)
+                .fetch_one(&mut *tx)
+                .await?;
+                if others == 0 {
+                    return Err(Error::Conflict(format!(
+                        "{name} is the last admin who can sign in; enable or create another admin first"
+                    )));
+                }
+            }
+            sqlx::query("UPDATE users SET disabled_at = $1 WHERE id = $2")
+                .bind(now)
+                .bind(user.id)
+                .execute(&mut *tx)
+                .await?;
+            sqlx::query("DELETE FROM sessions WHERE user_id = $1")
+                .bind(user.id)
+                .execute(&mut *tx)
+                .await?;
+            sqlx::query(
+                "UPDATE api_tokens SET revoked_at = $1 WHERE user_id = $2 AND revoked_at IS NULL",
+            )
+            .bind(now)
+            .bind(user.id)
+            .execute(&mut *tx)
+            .await?;
+        } else {
+            sqlx::query("UPDATE users SET disabled_at = NULL WHERE id = $1")
+                .bind(user.id)
+                .execute(&mut *tx)
+                .await?;
+        }
+        tx.commit().await?;
+        Ok(true)
     }
 
     pub async fn users(&self) -> Result<Vec<User>> {
@@ -183,6 +268,16 @@ impl Store {
         let user = user_by_name_in(&mut tx, name)
             .await?
             .ok_or_else(|| Error::NotFound(format!("no user named `{name}`")))?;
+        let disabled: Option<i64> =
+            sqlx::query_scalar("SELECT disabled_at FROM users WHERE id = $1")
+                .bind(user.id)
+                .fetch_one(&mut *tx)
+                .await?;
+        if disabled.is_some() {
+            return Err(Error::Conflict(format!(
+                "{name} is disabled; enable the account before issuing a token"
+            )));
+        }
         sqlx::query(
             "INSERT INTO api_tokens (user_id, token_hash, label, created_at) VALUES ($1, $2, $3, $4)",
         )
@@ -217,7 +312,7 @@ impl Store {
     pub async fn user_by_token(&self, token: &str) -> Result<Option<User>> {
         let row = sqlx::query(
             "SELECT u.id, u.name, u.role FROM api_tokens t JOIN users u ON u.id = t.user_id
-             WHERE t.token_hash = $1 AND t.revoked_at IS NULL",
+             WHERE t.token_hash = $1 AND t.revoked_at IS NULL AND u.disabled_at IS NULL",
         )
         .bind(auth::token_digest(token))
         .fetch_optional(self.pool())

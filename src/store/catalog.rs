@@ -264,6 +264,29 @@ impl Store {
         rows.iter().map(|r| col(r, "media_sha256")).collect()
     }
 
+    /// The campaigns a person works in: a validator's pools; participants none;
+    /// everyone else all of them.
+    pub async fn campaign_names_for(
+        &self,
+        user: &crate::store::accounts::User,
+    ) -> Result<Vec<String>> {
+        use crate::domain::Role;
+        match user.role {
+            Role::Participant => Ok(Vec::new()),
+            Role::Admin | Role::Author => self.campaign_names().await,
+            Role::Validator => {
+                let rows = sqlx::query(
+                    "SELECT c.name FROM campaigns c JOIN pool_members p ON p.campaign_id = c.id
+                     WHERE p.user_id = $1 ORDER BY c.name",
+                )
+                .bind(user.id)
+                .fetch_all(self.pool())
+                .await?;
+                rows.iter().map(|r| col(r, "name")).collect()
+            }
+        }
+    }
+
     pub async fn campaign_names(&self) -> Result<Vec<String>> {
         let rows = sqlx::query("SELECT name FROM campaigns ORDER BY name")
             .fetch_all(self.pool())

@@ -18,7 +18,7 @@ pub mod study;
 
 use crate::error::{Error, Result};
 use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
-use sqlx::{Any, AnyConnection, AnyPool, Executor, Transaction};
+use sqlx::{Any, AnyConnection, AnyPool, Executor};
 use std::path::Path;
 use std::str::FromStr;
 use std::sync::Arc;
@@ -41,29 +41,85 @@ pub struct Store {
     write_gate: Arc<tokio::sync::Mutex<()>>,
 }
 
-/// A write transaction: dereferences to its connection; rolled back when dropped
-/// without `commit`, and the write gate is let go with it.
+/// A write transaction on a connection of its own: dereferences to the connection.
+/// Committed by [`Tx::commit`]; dropped without it, it is rolled back in the
+/// background (the write gate held until then). A connection whose COMMIT or ROLLBACK
+/// failed (a full disk, a lost server) is closed, never given back to the pool: the
+/// next write gets a fresh connection and succeeds once the cause is gone.
 pub struct Tx {
-    inner: Transaction<'static, Any>,
-    _gate: Option<tokio::sync::OwnedMutexGuard<()>>,
+    conn: Option<sqlx::pool::PoolConnection<Any>>,
+    gate: Option<tokio::sync::OwnedMutexGuard<()>>,
 }
 
 impl Tx {
-    pub async fn commit(self) -> std::result::Result<(), sqlx::Error> {
-        self.inner.commit().await
+    async fn begin(
+        mut conn: sqlx::pool::PoolConnection<Any>,
+        sql: &'static str,
+        gate: Option<tokio::sync::OwnedMutexGuard<()>>,
+    ) -> Result<Tx> {
+        if let Err(e) = sqlx::query(sql).execute(&mut *conn).await {
+            // Whatever state the connection is in now, it is not reused.
+            conn.close_on_drop();
+            return Err(e.into());
+        }
+        Ok(Tx {
+            conn: Some(conn),
+            gate,
+        })
+    }
+
+    pub async fn commit(mut self) -> std::result::Result<(), sqlx::Error> {
+        let Some(mut conn) = self.conn.take() else {
+            return Err(sqlx::Error::WorkerCrashed);
+        };
+        match sqlx::query("COMMIT").execute(&mut *conn).await {
+            Ok(_) => Ok(()),
+            Err(e) => {
+                if sqlx::query("ROLLBACK").execute(&mut *conn).await.is_err() {
+                    tracing::warn!("a connection whose commit failed is closed");
+                }
+                conn.close_on_drop();
+                Err(e)
+            }
+        }
+    }
+}
+
+impl Drop for Tx {
+    fn drop(&mut self) {
+        let (Some(mut conn), gate) = (self.conn.take(), self.gate.take()) else {
+            return;
+        };
+        match tokio::runtime::Handle::try_current() {
+            Ok(rt) => {
+                rt.spawn(async move {
+                    if sqlx::query("ROLLBACK").execute(&mut *conn).await.is_err() {
+                        conn.close_on_drop();
+                    }
+                    drop(conn);
+                    drop(gate);
+                });
+            }
+            Err(_) => conn.close_on_drop(),
+        }
     }
 }
 
 impl std::ops::Deref for Tx {
     type Target = AnyConnection;
     fn deref(&self) -> &AnyConnection {
-        &self.inner
+        // Present until commit, which consumes the Tx.
+        self.conn
+            .as_deref()
+            .unwrap_or_else(|| unreachable!("a Tx always holds its connection"))
     }
 }
 
 impl std::ops::DerefMut for Tx {
     fn deref_mut(&mut self) -> &mut AnyConnection {
-        &mut self.inner
+        self.conn
+            .as_deref_mut()
+            .unwrap_or_else(|| unreachable!("a Tx always holds its connection"))
     }
 }
 
@@ -149,31 +205,42 @@ impl Store {
     /// writers from any number of servers are serialised exactly as on SQLite and every
     /// check-then-write in a store method sees the state it writes over.
     pub async fn begin_write(&self) -> Result<Tx> {
-        Ok(match self.backend {
+        match self.backend {
             Backend::Sqlite => {
                 let gate = self.write_gate.clone().lock_owned().await;
-                Tx {
-                    inner: self.pool.begin_with("BEGIN IMMEDIATE").await?,
-                    _gate: Some(gate),
-                }
+                let conn = self.pool.acquire().await?;
+                Tx::begin(conn, "BEGIN IMMEDIATE", Some(gate)).await
             }
             Backend::Postgres => {
-                let mut tx = self.pool.begin().await?;
+                let conn = self.pool.acquire().await?;
+                let mut tx = Tx::begin(conn, "BEGIN", None).await?;
                 sqlx::query("SELECT pg_advisory_xact_lock($1)")
                     .bind(WRITE_LOCK)
                     .execute(&mut *tx)
                     .await?;
-                Tx {
-                    inner: tx,
-                    _gate: None,
-                }
+                Ok(tx)
             }
-        })
+        }
     }
 
     /// Checks that the database answers.
     pub async fn ping(&self) -> Result<()> {
         sqlx::query("SELECT 1").execute(&self.pool).await?;
+        Ok(())
+    }
+
+    /// Writes one row and commits: whether the database can write now (a full disk
+    /// cannot).
+    pub async fn probe_write(&self) -> Result<()> {
+        let mut tx = self.begin_write().await?;
+        sqlx::query(
+            "INSERT INTO health (id, checked_at) VALUES (1, $1)
+             ON CONFLICT (id) DO UPDATE SET checked_at = $1",
+        )
+        .bind(crate::clock::now_micros())
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
         Ok(())
     }
 
@@ -241,6 +308,69 @@ pub async fn dump(store: &Store) -> Result<String> {
         }
     }
     Ok(out)
+}
+
+/// Text stored with characters no field may hold (older versions stored NUL and other
+/// control characters on SQLite): per table and column, how many values, and a few of
+/// them, escaped.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ControlText {
+    pub table: String,
+    pub column: String,
+    pub rows: u64,
+    pub examples: Vec<String>,
+}
+
+/// Finds every stored text value holding a control character (`tandem check`).
+pub async fn find_control_text(store: &Store) -> Result<Vec<ControlText>> {
+    use futures_util::TryStreamExt;
+    use sqlx::Row;
+    let mut c = conn(store).await?;
+    let columns_sql = match store.backend {
+        Backend::Sqlite => {
+            "SELECT m.name AS t, p.name AS c FROM sqlite_master m, pragma_table_info(m.name) p
+             WHERE m.type = 'table' AND m.name NOT LIKE 'sqlite_%' AND m.name <> '_sqlx_migrations'
+               AND upper(p.type) = 'TEXT' ORDER BY m.name, p.cid"
+        }
+        Backend::Postgres => {
+            "SELECT CAST(table_name AS TEXT) AS t, CAST(column_name AS TEXT) AS c
+             FROM information_schema.columns
+             WHERE table_schema = current_schema() AND data_type = 'text' AND table_name <> '_sqlx_migrations'
+             ORDER BY table_name, ordinal_position"
+        }
+    };
+    let columns: Vec<(String, String)> = sqlx::query(columns_sql)
+        .fetch_all(&mut *c)
+        .await?
+        .iter()
+        .map(|r| Ok((r.try_get::<String, _>("t")?, r.try_get::<String, _>("c")?)))
+        .collect::<std::result::Result<_, sqlx::Error>>()?;
+    let mut found = Vec::new();
+    for (table, column) in columns {
+        // Names come from the database's own catalogue, never from input.
+        let sql = format!("SELECT \"{column}\" FROM \"{table}\" WHERE \"{column}\" IS NOT NULL");
+        let mut rows = sqlx::query(sqlx::AssertSqlSafe(sql)).fetch(&mut *c);
+        let mut hit = ControlText {
+            table: table.clone(),
+            column: column.clone(),
+            rows: 0,
+            examples: Vec::new(),
+        };
+        while let Some(row) = rows.try_next().await? {
+            let v: String = row.try_get(0)?;
+            if crate::domain::text::forbidden_char(&v).is_some() {
+                hit.rows += 1;
+                if hit.examples.len() < 3 {
+                    let shown: String = v.chars().take(60).flat_map(char::escape_default).collect();
+                    hit.examples.push(shown);
+                }
+            }
+        }
+        if hit.rows > 0 {
+            found.push(hit);
+        }
+    }
+    Ok(found)
 }
 
 /// A database connection: from the pool, or the inside of a transaction.

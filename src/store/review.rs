@@ -437,6 +437,7 @@ pub(crate) async fn resolve_in(
         .execute(&mut *c)
         .await?;
     let note = note.trim();
+    crate::domain::text::check(note).map_err(|m| Error::field("note", m))?;
     if note.is_empty() {
         return Err(Error::field("note", "a resolution needs a note saying why"));
     }

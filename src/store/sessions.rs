@@ -15,6 +15,31 @@ pub const ABSOLUTE_MICROS: i64 = 7 * 24 * 3600 * 1_000_000;
 /// `last_seen_at` is written at most this often (one minute).
 const TOUCH_MICROS: i64 = 60 * 1_000_000;
 
+/// The window in which failed sign-ins are counted (15 minutes).
+pub const THROTTLE_WINDOW_MICROS: i64 = 15 * 60 * 1_000_000;
+/// The longest wait a key can be given (15 minutes).
+pub const MAX_DELAY_MICROS: i64 = 15 * 60 * 1_000_000;
+
+/// Whether a sign-in attempt may check its password.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Admission {
+    Admitted,
+    /// Refused: try again in this many seconds.
+    Wait(u64),
+}
+
+/// The wait after `over` failures beyond the allowed ones: 5 s, 10 s, 20 s, ...
+fn delay_micros(over: i64) -> i64 {
+    let over = u32::try_from(over.clamp(0, 30)).unwrap_or(30);
+    (5_000_000i64 << over).min(MAX_DELAY_MICROS)
+}
+
+fn retry_after_secs(micros: i64) -> u64 {
+    u64::try_from((micros + 999_999) / 1_000_000)
+        .unwrap_or(1)
+        .max(1)
+}
+
 /// A signed-in browser.
 #[derive(Debug, Clone)]
 pub struct Session {
@@ -68,7 +93,8 @@ impl Store {
         let id_hash = auth::sha256_hex(cookie_id.as_bytes());
         let row = sqlx::query(
             "SELECT s.csrf_token, s.created_at, s.last_seen_at, u.id, u.name, u.role
-             FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.id_hash = $1",
+             FROM sessions s JOIN users u ON u.id = s.user_id
+             WHERE s.id_hash = $1 AND u.disabled_at IS NULL",
         )
         .bind(&id_hash)
         .fetch_optional(self.pool())
@@ -134,41 +160,78 @@ impl Store {
         Ok(flash)
     }
 
-    /// Failed sign-ins under `key` since `since`.
-    pub async fn login_failures(&self, key: &str, since: i64) -> Result<i64> {
-        Ok(sqlx::query_scalar(
-            "SELECT COUNT(*) FROM login_failures WHERE key = $1 AND failed_at >= $2",
-        )
-        .bind(key)
-        .bind(since)
-        .fetch_one(self.pool())
-        .await?)
-    }
-
-    pub async fn record_login_failure(&self, keys: &[String]) -> Result<()> {
+    /// Counts one sign-in attempt under each key (an account name, a client address),
+    /// atomically, before its password is checked: refused while a key waits out its
+    /// delay; after a key's allowed failures in the window, each further attempt
+    /// doubles the delay (from five seconds, at most [`MAX_DELAY_MICROS`]).
+    pub async fn admit_login(&self, keys: &[(String, i64)]) -> Result<Admission> {
         let now = now_micros();
         let mut tx = self.begin_write().await?;
-        for k in keys {
-            sqlx::query("INSERT INTO login_failures (key, failed_at) VALUES ($1, $2)")
-                .bind(k)
-                .bind(now)
-                .execute(&mut *tx)
-                .await?;
+        let mut rows = Vec::with_capacity(keys.len());
+        let mut wait_until = 0i64;
+        for (key, allowed) in keys {
+            let row: Option<(i64, i64, i64)> = sqlx::query_as(
+                "SELECT failures, window_start, blocked_until FROM login_throttle WHERE key = $1",
+            )
+            .bind(key)
+            .fetch_optional(&mut *tx)
+            .await?;
+            let (failures, window_start, blocked_until) = match row {
+                Some((f, w, b)) if w >= now - THROTTLE_WINDOW_MICROS => (f, w, b),
+                Some((_, _, b)) => (0, now, b),
+                None => (0, now, 0),
+            };
+            wait_until = wait_until.max(blocked_until);
+            rows.push((key, *allowed, failures, window_start, blocked_until));
         }
-        // Keep the table small: a day of failures is plenty to throttle with.
-        sqlx::query("DELETE FROM login_failures WHERE failed_at < $1")
+        if wait_until > now {
+            return Ok(Admission::Wait(retry_after_secs(wait_until - now)));
+        }
+        for (key, allowed, failures, window_start, blocked_until) in rows {
+            let failures = failures + 1;
+            let blocked_until = if failures >= allowed {
+                now + delay_micros(failures - allowed)
+            } else {
+                blocked_until
+            };
+            sqlx::query(
+                "INSERT INTO login_throttle (key, failures, window_start, blocked_until) VALUES ($1, $2, $3, $4)
+                 ON CONFLICT (key) DO UPDATE SET failures = $2, window_start = $3, blocked_until = $4",
+            )
+            .bind(key)
+            .bind(failures)
+            .bind(window_start)
+            .bind(blocked_until)
+            .execute(&mut *tx)
+            .await?;
+        }
+        // Keep the table small: keys quiet for a day are forgotten.
+        sqlx::query("DELETE FROM login_throttle WHERE window_start < $1 AND blocked_until < $2")
             .bind(now - 24 * 3600 * 1_000_000)
+            .bind(now)
             .execute(&mut *tx)
             .await?;
         tx.commit().await?;
-        Ok(())
+        Ok(Admission::Admitted)
     }
 
-    pub async fn clear_login_failures(&self, key: &str) -> Result<()> {
-        sqlx::query("DELETE FROM login_failures WHERE key = $1")
-            .bind(key)
-            .execute(self.pool())
+    /// A sign-in succeeded: the account's name starts afresh, and the attempt counted
+    /// against the address is taken back.
+    pub async fn login_succeeded(&self, name_key: &str, addr_key: Option<&str>) -> Result<()> {
+        let mut tx = self.begin_write().await?;
+        sqlx::query("DELETE FROM login_throttle WHERE key = $1")
+            .bind(name_key)
+            .execute(&mut *tx)
             .await?;
+        if let Some(k) = addr_key {
+            sqlx::query(
+                "UPDATE login_throttle SET failures = failures - 1 WHERE key = $1 AND failures > 0",
+            )
+            .bind(k)
+            .execute(&mut *tx)
+            .await?;
+        }
+        tx.commit().await?;
         Ok(())
     }
 

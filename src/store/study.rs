@@ -714,6 +714,27 @@ impl Store {
         })
     }
 
+    /// A participant's progress without drawing their order: listing the studies has
+    /// no side effect (a drawn order marks the study begun and freezes its sets).
+    pub async fn study_overview(&self, study: &Study, user: &User) -> Result<StudyProgress> {
+        let drawn: i64 = sqlx::query_scalar(
+            "SELECT COUNT(*) FROM study_orders WHERE study_id = $1 AND participant_id = $2",
+        )
+        .bind(study.id)
+        .bind(user.id)
+        .fetch_one(self.pool())
+        .await?;
+        if drawn > 0 {
+            return self.study_progress(study, user).await;
+        }
+        let (sets, _) = self.study_size(study).await?;
+        Ok(StudyProgress {
+            total: sets,
+            answered: 0,
+            next: (sets > 0).then_some(1),
+        })
+    }
+
     /// The set at `position` of this participant's order, as they see it.
     pub async fn study_set(&self, study: &Study, user: &User, position: i64) -> Result<ShownSet> {
         let progress = self.study_progress(study, user).await?;

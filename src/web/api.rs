@@ -27,15 +27,24 @@ where
     type Rejection = Error;
 
     async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
-        match Json::<T>::from_request(req, state).await {
-            Ok(Json(v)) => Ok(ApiJson(v)),
-            Err(rejection) => Err(match rejection {
-                JsonRejection::MissingJsonContentType(_) => Error::Invalid(
-                    "send the body as JSON with `Content-Type: application/json`".into(),
-                ),
-                other => Error::Invalid(format!("invalid JSON body: {}", other.body_text())),
-            }),
-        }
+        // Read as plain JSON first, so that text no field may hold (NUL, control
+        // characters) is refused by name before anything is decoded or stored.
+        let value = match Json::<serde_json::Value>::from_request(req, state).await {
+            Ok(Json(v)) => v,
+            Err(rejection) => {
+                return Err(match rejection {
+                    JsonRejection::MissingJsonContentType(_) => Error::Invalid(
+                        "send the body as JSON with `Content-Type: application/json`".into(),
+                    ),
+                    other => Error::Invalid(format!("invalid JSON body: {}", other.body_text())),
+                });
+            }
+        };
+        crate::domain::text::check_json(&value)
+            .map_err(|(field, message)| Error::Field { field, message })?;
+        serde_json::from_value::<T>(value)
+            .map(ApiJson)
+            .map_err(|e| Error::Invalid(format!("invalid JSON body: {e}")))
     }
 }
 
@@ -57,8 +66,36 @@ pub async fn me(Extension(user): Extension<User>) -> Json<User> {
     Json(user)
 }
 
-pub async fn campaigns(State(state): State<AppState>) -> Result<Json<serde_json::Value>> {
-    let names = state.store.campaign_names().await?;
+/// Every account, with whether it is disabled.
+pub async fn users(State(state): State<AppState>) -> Result<Response> {
+    let accounts = state.store.accounts().await?;
+    Ok(Json(json!({ "users": accounts })).into_response())
+}
+
+/// Disables an account: its sessions end and its tokens are revoked at once.
+pub async fn disable_user(
+    State(state): State<AppState>,
+    Path(name): Path<String>,
+) -> Result<Response> {
+    let changed = state.store.set_disabled(&name, true).await?;
+    Ok(Json(json!({"user": name, "disabled": true, "changed": changed})).into_response())
+}
+
+/// Enables a disabled account again.
+pub async fn enable_user(
+    State(state): State<AppState>,
+    Path(name): Path<String>,
+) -> Result<Response> {
+    let changed = state.store.set_disabled(&name, false).await?;
+    Ok(Json(json!({"user": name, "disabled": false, "changed": changed})).into_response())
+}
+
+/// The campaigns the caller works in: a validator's pools; admins and authors see all.
+pub async fn campaigns(
+    State(state): State<AppState>,
+    Extension(user): Extension<User>,
+) -> Result<Json<serde_json::Value>> {
+    let names = state.store.campaign_names_for(&user).await?;
     Ok(Json(json!({ "campaigns": names })))
 }
 

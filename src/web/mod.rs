@@ -4,6 +4,7 @@
 
 pub mod api;
 pub mod assets;
+pub mod health;
 pub mod media;
 pub mod pages;
 pub mod session;
@@ -21,7 +22,7 @@ use axum::routing::MethodRouter;
 use std::time::Duration;
 use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::set_header::SetResponseHeaderLayer;
-use tower_http::timeout::TimeoutLayer;
+use tower_http::timeout::{RequestBodyTimeoutLayer, TimeoutLayer};
 use tower_http::trace::TraceLayer;
 
 /// Who may use a route.
@@ -65,6 +66,8 @@ pub const VALIDATOR: Access = Access::Roles(&[Role::Validator]);
 pub const AUTHOR: Access = Access::Roles(&[Role::Author]);
 pub const AUTHOR_OR_ADMIN: Access = Access::Roles(&[Role::Author, Role::Admin]);
 pub const PARTICIPANT: Access = Access::Roles(&[Role::Participant]);
+/// Everyone who works on campaigns: not study participants.
+pub const STAFF: Access = Access::Roles(&[Role::Admin, Role::Validator, Role::Author]);
 
 /// One route: its method, path, who may use it and how it authenticates.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -74,9 +77,6 @@ pub struct RouteSpec {
     pub access: Access,
     pub kind: Kind,
 }
-
-/// Largest upload accepted by the import page (a zip of clips).
-pub const MAX_UPLOAD_BYTES: usize = 8 * 1024 * 1024 * 1024;
 
 /// Every route of the service with its access rule. The router is built from this
 /// list, so the authorization matrix can be read off it (and a test walks it).
@@ -97,7 +97,8 @@ pub fn routes() -> Vec<(RouteSpec, MethodRouter<AppState>)> {
     };
     vec![
         // Health, documentation and static files.
-        r("GET", "/healthz", Public, Api, get(healthz)),
+        r("GET", "/healthz", Public, Api, get(health::healthz)),
+        r("GET", "/readyz", Public, Api, get(health::readyz)),
         r(
             "GET",
             "/api/v1/openapi.json",
@@ -114,13 +115,23 @@ pub fn routes() -> Vec<(RouteSpec, MethodRouter<AppState>)> {
         ),
         // The JSON API.
         r("GET", "/api/v1/me", SignedIn, Api, get(api::me)),
+        r("GET", "/api/v1/users", ADMIN, Api, get(api::users)),
         r(
-            "GET",
-            "/api/v1/campaigns",
-            SignedIn,
+            "POST",
+            "/api/v1/users/{name}/disable",
+            ADMIN,
             Api,
-            get(api::campaigns),
+            post(api::disable_user),
         ),
+        r(
+            "POST",
+            "/api/v1/users/{name}/enable",
+            ADMIN,
+            Api,
+            post(api::enable_user),
+        ),
+        // Participants never learn campaign names (they could hint at the sources).
+        r("GET", "/api/v1/campaigns", STAFF, Api, get(api::campaigns)),
         r(
             "GET",
             "/api/v1/campaigns/{campaign}/queue/{stage}",
@@ -513,6 +524,13 @@ pub fn routes() -> Vec<(RouteSpec, MethodRouter<AppState>)> {
             post(pages::admin::revoke_tokens),
         ),
         r(
+            "POST",
+            "/admin/users/{name}/{action}",
+            ADMIN,
+            Page,
+            post(pages::admin::set_disabled),
+        ),
+        r(
             "GET",
             "/c/{campaign}/admin/import",
             ADMIN,
@@ -524,7 +542,9 @@ pub fn routes() -> Vec<(RouteSpec, MethodRouter<AppState>)> {
             "/c/{campaign}/admin/import/upload",
             ADMIN,
             Page,
-            post(pages::admin::import_upload).layer(DefaultBodyLimit::max(MAX_UPLOAD_BYTES)),
+            // The upload's size limit (TANDEM_MAX_UPLOAD_BYTES) and the free space
+            // are enforced by the handler while it streams the body to disk.
+            post(pages::admin::import_upload).layer(DefaultBodyLimit::disable()),
         ),
         r(
             "POST",
@@ -617,6 +637,10 @@ pub fn app(state: AppState) -> Router {
         .layer(header(header::REFERRER_POLICY, "no-referrer"))
         .layer(header(header::X_FRAME_OPTIONS, "DENY"))
         .layer(CatchPanicLayer::new())
+        // A body that sends nothing for this long is cut (a stalled upload or form).
+        .layer(RequestBodyTimeoutLayer::new(
+            state.config.server.body_idle_timeout,
+        ))
         .layer(TraceLayer::new_for_http())
         .with_state(state)
 }
@@ -737,20 +761,6 @@ async fn guard(
                 req.extensions_mut().insert(s);
             }
             next.run(req).await
-        }
-    }
-}
-
-async fn healthz(State(state): State<AppState>) -> Response {
-    match state.store.ping().await {
-        Ok(()) => axum::Json(serde_json::json!({"status": "ok"})).into_response(),
-        Err(e) => {
-            tracing::error!(error = %e, "health check failed");
-            (
-                StatusCode::SERVICE_UNAVAILABLE,
-                axum::Json(serde_json::json!({"status": "database unavailable"})),
-            )
-                .into_response()
         }
     }
 }

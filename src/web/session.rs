@@ -3,9 +3,8 @@
 use super::pages::{self, PageError, render};
 use crate::AppState;
 use crate::auth;
-use crate::clock::now_micros;
 use crate::error::Error;
-use crate::store::sessions::Session;
+use crate::store::sessions::{Admission, Session};
 use askama::Template;
 use axum::body::Body;
 use axum::extract::{ConnectInfo, FromRequestParts, Query, RawForm, Request, State};
@@ -19,11 +18,11 @@ use std::sync::OnceLock;
 
 pub const SESSION_COOKIE: &str = "tandem_session";
 pub const PRELOGIN_COOKIE: &str = "tandem_prelogin";
-/// Failed sign-ins allowed per account name in [`THROTTLE_WINDOW_MICROS`].
+/// Failed sign-ins allowed per account name in the throttle's window before each
+/// further attempt doubles the wait.
 pub const MAX_FAILURES_PER_NAME: i64 = 10;
 /// ... and per client address (higher: a lab behind one proxy shares an address).
 pub const MAX_FAILURES_PER_ADDRESS: i64 = 50;
-pub const THROTTLE_WINDOW_MICROS: i64 = 15 * 60 * 1_000_000;
 /// Largest form body the CSRF check reads.
 const MAX_FORM_BYTES: usize = 1024 * 1024;
 
@@ -146,20 +145,54 @@ fn set_cookie(resp: &mut Response, value: String) {
     }
 }
 
-/// The client's address, when the server knows it.
+/// The client's address, when the server knows it: the connection's peer, or, when
+/// the peer is a configured trusted proxy, the last address in `X-Forwarded-For` that
+/// is not itself a trusted proxy.
 pub struct ClientAddr(pub Option<IpAddr>);
 
-impl<S: Send + Sync> FromRequestParts<S> for ClientAddr {
+impl FromRequestParts<AppState> for ClientAddr {
     type Rejection = std::convert::Infallible;
 
-    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
-        Ok(ClientAddr(
-            parts
-                .extensions
-                .get::<ConnectInfo<SocketAddr>>()
-                .map(|c| c.0.ip()),
-        ))
+    async fn from_request_parts(
+        parts: &mut Parts,
+        state: &AppState,
+    ) -> Result<Self, Self::Rejection> {
+        let peer = parts
+            .extensions
+            .get::<ConnectInfo<SocketAddr>>()
+            .map(|c| c.0.ip());
+        Ok(ClientAddr(client_addr(
+            peer,
+            &parts.headers,
+            &state.config.trusted_proxies,
+        )))
     }
+}
+
+fn client_addr(
+    peer: Option<IpAddr>,
+    headers: &HeaderMap,
+    trusted: &[crate::config::IpNet],
+) -> Option<IpAddr> {
+    let is_trusted = |ip: IpAddr| trusted.iter().any(|n| n.contains(ip));
+    let peer = peer?;
+    if !is_trusted(peer) {
+        return Some(peer);
+    }
+    let forwarded: Vec<IpAddr> = headers
+        .get_all("x-forwarded-for")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .filter_map(|a| a.trim().parse::<IpAddr>().ok())
+        .collect();
+    Some(
+        forwarded
+            .into_iter()
+            .rev()
+            .find(|ip| !is_trusted(*ip))
+            .unwrap_or(peer),
+    )
 }
 
 #[derive(Template)]
@@ -235,55 +268,103 @@ pub async fn login(
 ) -> Result<Response, PageError> {
     let name = form.name.trim().to_string();
     let next = safe_next(form.next.as_deref());
-    let mut keys = vec![format!("user:{name}")];
-    if let Some(a) = addr {
-        keys.push(format!("addr:{a}"));
-    }
     let token = prelogin_token(&headers).unwrap_or_default();
-    let page = |error: &str| LoginPage {
+    let page = |name: &str, error: &str| LoginPage {
         css: super::assets::url("app.css"),
         js: super::assets::url("app.js"),
         csrf: token.clone(),
         next: next.clone(),
-        name: name.clone(),
+        name: name.to_string(),
         error: Some(error.to_string()),
     };
-    let since = now_micros() - THROTTLE_WINDOW_MICROS;
-    let by_name = state.store.login_failures(&keys[0], since).await?;
-    let by_addr = match keys.get(1) {
-        Some(k) => state.store.login_failures(k, since).await?,
-        None => 0,
-    };
-    if by_name >= MAX_FAILURES_PER_NAME || by_addr >= MAX_FAILURES_PER_ADDRESS {
+    if crate::domain::text::check(&name).is_err() || name.contains(['\n', '\r', '\t']) {
         return Ok(login_response(
             &state,
-            StatusCode::TOO_MANY_REQUESTS,
-            page("Too many failed sign-ins. Wait 15 minutes and try again."),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            page("", "The name holds a character that no account name has."),
             &token,
         ));
     }
+    let name_key = format!("user:{name}");
+    let addr_key = addr.map(|a| format!("addr:{a}"));
+    let mut keys = vec![(name_key.clone(), MAX_FAILURES_PER_NAME)];
+    if let Some(k) = &addr_key {
+        keys.push((k.clone(), MAX_FAILURES_PER_ADDRESS));
+    }
+    let wait = |secs: u64| {
+        let mut resp = login_response(
+            &state,
+            StatusCode::TOO_MANY_REQUESTS,
+            page(
+                &name,
+                &format!(
+                    "Too many failed sign-ins. Wait {secs} second{} and try again.",
+                    if secs == 1 { "" } else { "s" }
+                ),
+            ),
+            &token,
+        );
+        resp.headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from(secs));
+        resp
+    };
+    // The attempt is counted before the password is checked, in one transaction: a
+    // burst of parallel attempts cannot slip past the limit.
+    if let Admission::Wait(secs) = state.store.admit_login(&keys).await? {
+        return Ok(wait(secs));
+    }
     let found = state.store.credentials(&name).await?;
-    let (user, hash) = match found {
-        Some((u, h)) => (Some(u), h),
-        None => (None, dummy_hash().to_string()),
+    let (user, hash, disabled) = match found {
+        Some((u, h, d)) => (Some(u), Some(h), d),
+        None => (None, None, false),
     };
     let password = form.password;
-    let ok = tokio::task::spawn_blocking(move || auth::verify_password(&password, &hash))
-        .await
-        .map_err(|e| Error::Internal(format!("password check failed: {e}")))?;
+    // An unknown name is checked against a dummy hash: the same work, the same time.
+    let check = move || auth::verify_password(&password, hash.as_deref().unwrap_or(dummy_hash()));
+    let ok = match auth::with_hashing_slot(check).await {
+        Ok(ok) => ok,
+        Err(Error::TooMany { retry_after, .. }) => {
+            let mut resp = login_response(
+                &state,
+                StatusCode::TOO_MANY_REQUESTS,
+                page(
+                    &name,
+                    "The server is busy checking other sign-ins. Try again in a moment.",
+                ),
+                &token,
+            );
+            resp.headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from(retry_after));
+            return Ok(resp);
+        }
+        Err(e) => return Err(e.into()),
+    };
     let user = match (user, ok) {
-        (Some(u), true) => u,
+        (Some(u), true) if !disabled => u,
+        (Some(_), true) => {
+            return Ok(login_response(
+                &state,
+                StatusCode::FORBIDDEN,
+                page(
+                    &name,
+                    "This account is disabled. Ask an admin to enable it.",
+                ),
+                &token,
+            ));
+        }
         _ => {
-            state.store.record_login_failure(&keys).await?;
             return Ok(login_response(
                 &state,
                 StatusCode::UNAUTHORIZED,
-                page("Wrong name or password."),
+                page(&name, "Wrong name or password."),
                 &token,
             ));
         }
     };
-    state.store.clear_login_failures(&keys[0]).await?;
+    state
+        .store
+        .login_succeeded(&name_key, addr_key.as_deref())
+        .await?;
     let id = state.store.create_session(&user).await?;
     tracing::info!(user = %user.name, role = %user.role, "signed in");
     let mut resp = super::see_other(&next);
@@ -336,6 +417,37 @@ mod tests {
         );
         assert_eq!(safe_next(Some("/ /evil")), "/");
         assert_eq!(safe_next(None), "/");
+    }
+
+    #[test]
+    fn the_client_is_the_peer_unless_a_trusted_proxy_names_it() {
+        let mut h = HeaderMap::new();
+        h.insert(
+            "x-forwarded-for",
+            HeaderValue::from_static("203.0.113.9, 10.0.0.7"),
+        );
+        let peer: IpAddr = "10.0.0.2".parse().unwrap();
+        assert_eq!(
+            client_addr(Some(peer), &h, &[]),
+            Some(peer),
+            "no proxy trusted"
+        );
+        let trusted = [crate::config::IpNet::parse("10.0.0.0/8").unwrap()];
+        assert_eq!(
+            client_addr(Some(peer), &h, &trusted),
+            Some("203.0.113.9".parse().unwrap()),
+            "the last untrusted hop"
+        );
+        let stranger: IpAddr = "198.51.100.1".parse().unwrap();
+        assert_eq!(
+            client_addr(Some(stranger), &h, &trusted),
+            Some(stranger),
+            "a client cannot name itself by sending the header"
+        );
+        assert_eq!(
+            client_addr(Some(peer), &HeaderMap::new(), &trusted),
+            Some(peer)
+        );
     }
 
     #[test]

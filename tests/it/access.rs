@@ -10,10 +10,14 @@ use tandem::web::{Kind, route_table};
 /// `every_route_is_in_the_matrix` fails.
 const MATRIX: &[(&str, &str, &str)] = &[
     ("GET", "/healthz", "public"),
+    ("GET", "/readyz", "public"),
     ("GET", "/api/v1/openapi.json", "public"),
     ("GET", "/static/{hash}/{file}", "public"),
     ("GET", "/api/v1/me", "signed_in"),
-    ("GET", "/api/v1/campaigns", "signed_in"),
+    ("GET", "/api/v1/users", "admin"),
+    ("POST", "/api/v1/users/{name}/disable", "admin"),
+    ("POST", "/api/v1/users/{name}/enable", "admin"),
+    ("GET", "/api/v1/campaigns", "admin validator author"),
     (
         "GET",
         "/api/v1/campaigns/{campaign}/queue/{stage}",
@@ -134,6 +138,7 @@ const MATRIX: &[(&str, &str, &str)] = &[
     ("POST", "/admin/users", "admin"),
     ("POST", "/admin/users/{name}/token", "admin"),
     ("POST", "/admin/users/{name}/revoke-tokens", "admin"),
+    ("POST", "/admin/users/{name}/{action}", "admin"),
     ("GET", "/c/{campaign}/admin/import", "admin"),
     ("POST", "/c/{campaign}/admin/import/upload", "admin"),
     ("POST", "/c/{campaign}/admin/import/folder", "admin"),
@@ -243,6 +248,7 @@ async fn every_route_refuses_the_roles_it_does_not_name() {
                 .replace("{item}", clip)
                 .replace("{task}", "MC_F_EGO_STA")
                 .replace("{name}", "val01")
+                .replace("{action}", "enable")
                 .replace("{study}", "1")
                 .replace("{position}", "1")
                 .replace("{file}", "t13.csv")

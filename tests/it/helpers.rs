@@ -4,7 +4,6 @@
 use reqwest::{Client, Method, StatusCode};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use tandem::domain::Role;
 use tandem::store::accounts::PoolPlacement;
 use tandem::{AppState, Config, Store};
@@ -90,10 +89,7 @@ pub async fn spawn_app() -> TestApp {
         .await
         .expect("bind");
     let addr = listener.local_addr().expect("addr");
-    let state = AppState {
-        store: store.clone(),
-        config: Arc::new(config.clone()),
-    };
+    let state = AppState::new(store.clone(), config.clone());
     let (stop, stopped) = oneshot::channel::<()>();
     tokio::spawn(async move {
         let _ = tandem::serve(listener, state, async {
@@ -216,7 +212,7 @@ impl TestApp {
         Self::reply(req).await
     }
 
-    async fn reply(req: reqwest::RequestBuilder) -> Reply {
+    pub async fn reply(req: reqwest::RequestBuilder) -> Reply {
         let resp = req.send().await.expect("request");
         let status = resp.status();
         let headers = resp.headers().clone();
@@ -260,56 +256,7 @@ impl TestApp {
     }
 
     pub async fn try_login(&self, name: &str, password: &str) -> Result<Web, Reply> {
-        let page = self.page(None, Method::GET, "/login", None).await;
-        let pre = page
-            .headers
-            .get_all("set-cookie")
-            .iter()
-            .filter_map(|v| v.to_str().ok())
-            .find(|c| c.starts_with("tandem_prelogin="))
-            .and_then(|c| c.split(';').next())
-            .expect("prelogin cookie")
-            .to_string();
-        let token = csrf_of(&page.text).expect("csrf on the login page");
-        let req = self
-            .client
-            .post(format!("{}/login", self.base))
-            .header("Cookie", &pre)
-            .form(&[
-                ("_csrf", token.as_str()),
-                ("name", name),
-                ("password", password),
-                ("next", "/"),
-            ]);
-        let r = Self::reply(req).await;
-        let Some(cookie) = r
-            .headers
-            .get_all("set-cookie")
-            .iter()
-            .filter_map(|v| v.to_str().ok())
-            .find(|c| c.starts_with("tandem_session=") && !c.starts_with("tandem_session=;"))
-            .and_then(|c| c.split(';').next())
-            .map(str::to_string)
-        else {
-            return Err(r);
-        };
-        // Follow the start page to a page that carries the CSRF token.
-        let mut web = Web {
-            cookie,
-            csrf: String::new(),
-        };
-        let mut path = "/".to_string();
-        for _ in 0..4 {
-            let r = self.page(Some(&web), Method::GET, &path, None).await;
-            match r.location() {
-                Some(next) => path = next,
-                None => {
-                    web.csrf = csrf_of(&r.text).expect("csrf on the start page");
-                    return Ok(web);
-                }
-            }
-        }
-        panic!("too many redirects from /");
+        web_login(&self.client, &self.base, name, password).await
     }
 
     pub async fn get(&self, path: &str, token: &str) -> Reply {
@@ -443,4 +390,159 @@ pub fn latex_compiles(tables: &str) {
         "pdflatex failed:\n{}",
         String::from_utf8_lossy(&out.stdout)
     );
+}
+
+/// A `tandem serve` child process on a free port; killed when dropped.
+pub struct ServerProcess {
+    pub child: std::process::Child,
+    pub base: String,
+}
+
+impl Drop for ServerProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl ServerProcess {
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// The most memory the process has held so far (VmHWM), in bytes.
+    pub fn peak_rss(&self) -> u64 {
+        peak_rss_of(self.pid())
+    }
+}
+
+/// VmHWM of a live process, in bytes.
+pub fn peak_rss_of(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("proc status");
+    let kb: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .expect("VmHWM");
+    kb * 1024
+}
+
+/// The `tandem` binary with a data folder (and the test's database when it is
+/// PostgreSQL).
+pub fn tandem_command(data: &Path, url: Option<&str>) -> std::process::Command {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_tandem"));
+    cmd.arg("--data-dir").arg(data);
+    match url {
+        Some(u) => cmd.env("DATABASE_URL", u),
+        None => cmd.env_remove("DATABASE_URL"),
+    };
+    cmd
+}
+
+/// Runs a `tandem` command to completion; panics with its stderr on failure.
+pub fn tandem_ok(data: &Path, url: Option<&str>, args: &[&str]) -> String {
+    let out = tandem_command(data, url)
+        .args(args)
+        .output()
+        .expect("run tandem");
+    assert!(
+        out.status.success(),
+        "tandem {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// Starts `tandem serve` with `extra` arguments and waits until it listens.
+pub fn start_server(data: &Path, url: Option<&str>, extra: &[&str]) -> ServerProcess {
+    use std::io::BufRead;
+    let mut child = tandem_command(data, url)
+        .args(["serve", "--bind", "127.0.0.1:0"])
+        .args(extra)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("start tandem serve");
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().expect("stdout"))
+        .read_line(&mut line)
+        .expect("first line");
+    let base = line
+        .trim()
+        .strip_prefix("Tandem is listening on ")
+        .unwrap_or_else(|| panic!("unexpected first line: {line}"))
+        .to_string();
+    ServerProcess { child, base }
+}
+
+/// Signs in through the login page of the server at `base`, as a browser would, and
+/// follows the start page to a page that carries the CSRF token.
+pub async fn web_login(
+    client: &Client,
+    base: &str,
+    name: &str,
+    password: &str,
+) -> Result<Web, Reply> {
+    let page = TestApp::reply(client.get(format!("{base}/login"))).await;
+    let pre = page
+        .headers
+        .get_all("set-cookie")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .find(|c| c.starts_with("tandem_prelogin="))
+        .and_then(|c| c.split(';').next())
+        .expect("prelogin cookie")
+        .to_string();
+    let token = csrf_of(&page.text).expect("csrf on the login page");
+    let req = client
+        .post(format!("{base}/login"))
+        .header("Cookie", &pre)
+        .form(&[
+            ("_csrf", token.as_str()),
+            ("name", name),
+            ("password", password),
+            ("next", "/"),
+        ]);
+    let r = TestApp::reply(req).await;
+    let Some(cookie) = r
+        .headers
+        .get_all("set-cookie")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .find(|c| c.starts_with("tandem_session=") && !c.starts_with("tandem_session=;"))
+        .and_then(|c| c.split(';').next())
+        .map(str::to_string)
+    else {
+        return Err(r);
+    };
+    let mut web = Web {
+        cookie,
+        csrf: String::new(),
+    };
+    let mut path = "/".to_string();
+    for _ in 0..4 {
+        let r = TestApp::reply(
+            client
+                .get(format!("{base}{path}"))
+                .header("Cookie", &web.cookie),
+        )
+        .await;
+        match r.location() {
+            Some(next) => path = next,
+            None => {
+                web.csrf = csrf_of(&r.text).expect("csrf on the start page");
+                return Ok(web);
+            }
+        }
+    }
+    panic!("too many redirects from /");
+}
+
+/// A client that follows no redirects (so that tests see the 303s).
+pub fn http_client() -> Client {
+    Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .expect("client")
 }

@@ -10,6 +10,7 @@ mod browser;
 mod cli;
 mod concurrency;
 mod demo;
+mod hardening;
 mod imports;
 mod life;
 mod media;

@@ -226,10 +226,7 @@ async fn dashboard_and_api_agree(data: &std::path::Path, cli_json: &Value, cli_t
     );
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
-    let state = tandem::AppState {
-        store,
-        config: std::sync::Arc::new(config),
-    };
+    let state = tandem::AppState::new(store, config);
     tokio::spawn(tandem::serve(listener, state, std::future::pending()));
     let http = reqwest::Client::new();
 

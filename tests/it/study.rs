@@ -37,7 +37,8 @@ pub fn write_sets(dir: &Path, n: usize) -> PathBuf {
 }
 
 pub async fn import_sets(app: &TestApp, path: &Path) -> tandem::Result<()> {
-    let checked = tandem::io::study::check_sets(path, None)?;
+    let checked =
+        tandem::io::study::check_sets(path, None, &tandem::io::limits::Limits::default())?;
     app.store
         .import_study(CAMPAIGN, &checked, &app.config.media_dir, None)
         .await

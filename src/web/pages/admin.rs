@@ -238,6 +238,7 @@ pub struct UserRow {
     pub name: String,
     pub role: &'static str,
     pub pools: String,
+    pub disabled: bool,
 }
 
 #[derive(Template)]
@@ -253,18 +254,19 @@ async fn users_page(state: &AppState, session: &Session, error: Option<String>) 
     let entries = state.store.pool_entries().await?;
     let users = state
         .store
-        .users()
+        .accounts()
         .await?
         .into_iter()
-        .map(|u| UserRow {
+        .map(|a| UserRow {
             pools: entries
                 .iter()
-                .filter(|e| e.user == u.name)
+                .filter(|e| e.user == a.user.name)
                 .map(|e| format!("{} #{}", e.campaign, e.index))
                 .collect::<Vec<_>>()
                 .join(", "),
-            name: u.name,
-            role: u.role.as_str(),
+            name: a.user.name,
+            role: a.user.role.as_str(),
+            disabled: a.disabled,
         })
         .collect();
     let mut campaigns = state.store.campaign_names().await?;
@@ -370,7 +372,7 @@ pub async fn create_user(
         }
         (typed, false)
     };
-    let hash = crate::cli::hash_blocking(password.clone()).await?;
+    let hash = crate::auth::hash_password_limited(password.clone()).await?;
     match state.store.add_user(&name, role, &hash, placement).await {
         Ok(user) => {
             if generated {
@@ -408,6 +410,35 @@ pub async fn revoke_tokens(
         .set_flash(&session, &format!("Revoked {n} API token(s) of {name}."))
         .await?;
     Ok(crate::web::see_other("/admin/users"))
+}
+
+/// Disables an account (sessions and tokens end at once) or enables it again.
+pub async fn set_disabled(
+    State(state): State<AppState>,
+    Extension(session): Extension<Session>,
+    Path((name, action)): Path<(String, String)>,
+    _form: RawForm,
+) -> PageResult {
+    let disable = match action.as_str() {
+        "disable" => true,
+        "enable" => false,
+        _ => return Err(Error::NotFound("no such action".into()).into()),
+    };
+    match state.store.set_disabled(&name, disable).await {
+        Ok(_) => {
+            let msg = if disable {
+                format!("Disabled {name}: their sessions ended and their API tokens are revoked.")
+            } else {
+                format!("Enabled {name}: they can sign in again and need new API tokens.")
+            };
+            state.store.set_flash(&session, &msg).await?;
+            Ok(crate::web::see_other("/admin/users"))
+        }
+        Err(e @ (Error::Conflict(_) | Error::NotFound(_))) => {
+            users_page(&state, &session, Some(e.to_string())).await
+        }
+        Err(e) => Err(e.into()),
+    }
 }
 
 pub async fn create_token(
@@ -546,9 +577,17 @@ pub async fn import_upload(
     mut multipart: Multipart,
 ) -> PageResult {
     use tokio::io::AsyncWriteExt;
+    let limits = state.config.limits.clone();
+    let data_dir = state.config.data_dir.clone();
+    // Refuse early when the disk cannot hold even a small upload.
+    if let Err(e) = io::limits::require_space(&data_dir, 0, &limits, "an upload") {
+        return import_page_with(&state, &session, &c, String::new(), Some(e)).await;
+    }
     let scratch = Scratch::new(&state, "upload")?;
     let zip_path = scratch.0.join("upload.zip");
     let mut got = false;
+    let mut written = 0u64;
+    let mut checked_at = 0u64;
     while let Some(mut f) = multipart
         .next_field()
         .await
@@ -565,6 +604,21 @@ pub async fn import_upload(
             .await
             .map_err(|e| Error::Invalid(format!("the upload broke off: {e}")))?
         {
+            written += chunk.len() as u64;
+            if written > limits.upload_bytes {
+                let e = Error::Invalid(format!(
+                    "the upload is larger than the limit of {} (set TANDEM_MAX_UPLOAD_BYTES to raise it)",
+                    io::limits::human_bytes(limits.upload_bytes)
+                ));
+                return import_page_with(&state, &session, &c, String::new(), Some(e)).await;
+            }
+            // Every 32 MiB: stop before the upload eats the room the database needs.
+            if written - checked_at > 32 * 1024 * 1024 {
+                checked_at = written;
+                if let Err(e) = io::limits::require_space(&data_dir, 0, &limits, "the upload") {
+                    return import_page_with(&state, &session, &c, String::new(), Some(e)).await;
+                }
+            }
             out.write_all(&chunk)
                 .await
                 .map_err(|e| Error::io("cannot store the upload", e))?;
@@ -588,7 +642,7 @@ pub async fn import_upload(
     let dest = unpacked.clone();
     let found = tokio::task::spawn_blocking(move || {
         std::fs::create_dir_all(&dest).map_err(|e| Error::io("cannot unpack", e))?;
-        io::archive::unpack(&zip_path, &dest)?;
+        io::archive::unpack(&zip_path, &dest, &limits, &data_dir)?;
         io::archive::find_manifest(&dest)
     })
     .await

@@ -12,7 +12,6 @@ use super::assets;
 use crate::AppState;
 use crate::domain::{Role, Stage};
 use crate::error::Error;
-use crate::store::accounts::User;
 use crate::store::sessions::Session;
 use askama::Template;
 use axum::Extension;
@@ -178,22 +177,6 @@ pub fn stage(s: &str) -> Result<Stage, Error> {
     Stage::parse(s).map_err(|m| Error::NotFound(format!("no such stage: {m}")))
 }
 
-/// The campaigns a person works in: a validator's pools; everyone else sees all.
-async fn campaigns_of(state: &AppState, user: &User) -> Result<Vec<String>, Error> {
-    let all = state.store.campaign_names().await?;
-    if user.role != Role::Validator {
-        return Ok(all);
-    }
-    let mut mine = Vec::new();
-    for c in all {
-        let campaign = state.store.campaign(&c).await?;
-        if state.store.in_pool(&campaign, user).await? {
-            mine.push(c);
-        }
-    }
-    Ok(mine)
-}
-
 /// Where each role starts in a campaign.
 fn start_of(role: Role, campaign: &str) -> Option<String> {
     match role {
@@ -220,7 +203,7 @@ pub async fn home(
     if session.user.role == Role::Participant {
         return participant_home(&state, &session).await;
     }
-    let campaigns = campaigns_of(&state, &session.user).await?;
+    let campaigns = state.store.campaign_names_for(&session.user).await?;
     if let [only] = campaigns.as_slice()
         && let Some(start) = start_of(session.user.role, only)
     {
@@ -261,10 +244,15 @@ async fn participant_home(state: &AppState, session: &Session) -> PageResult {
 pub struct FormFields(Vec<(String, String)>);
 
 impl FormFields {
+    /// Parses a form; a field holding a control character (NUL, ...) is refused by
+    /// name before anything reads it.
     pub fn parse(body: &[u8]) -> Result<FormFields, Error> {
-        serde_urlencoded::from_bytes(body)
-            .map(FormFields)
-            .map_err(|e| Error::Invalid(format!("unreadable form: {e}")))
+        let fields: Vec<(String, String)> = serde_urlencoded::from_bytes(body)
+            .map_err(|e| Error::Invalid(format!("unreadable form: {e}")))?;
+        for (k, v) in &fields {
+            crate::domain::text::check(v).map_err(|m| Error::field(k, m))?;
+        }
+        Ok(FormFields(fields))
     }
 
     /// The first value of a field, as sent; empty when absent.

@@ -280,7 +280,7 @@ pub async fn api_studies(
     let mut out = Vec::new();
     for id in state.store.study_ids().await? {
         let study = state.store.study_by_id(id).await?;
-        let p = state.store.study_progress(&study, &user).await?;
+        let p = state.store.study_overview(&study, &user).await?;
         out.push(json!({"study": id, "total": p.total, "answered": p.answered, "next": p.next}));
     }
     Ok(Json(json!({"studies": out})).into_response())

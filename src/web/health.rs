@@ -1,0 +1,90 @@
+//! Whether this server can do its work: `/healthz` (the process answers, the database
+//! reads and writes) and `/readyz` (the same, and not shutting down: a load balancer
+//! stops sending requests as soon as shutdown starts). A write is probed at most once
+//! a second, so frequent checks cost almost nothing.
+
+use crate::AppState;
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// How long a write probe's result is reused.
+const PROBE_EVERY: Duration = Duration::from_secs(1);
+
+/// The server's own state, shared by its handlers.
+#[derive(Default)]
+pub struct Life {
+    draining: AtomicBool,
+    last_probe: Mutex<Option<(Instant, Result<(), String>)>>,
+}
+
+impl Life {
+    pub fn start_draining(&self) {
+        self.draining.store(true, Ordering::SeqCst);
+    }
+
+    pub fn draining(&self) -> bool {
+        self.draining.load(Ordering::SeqCst)
+    }
+}
+
+/// Reads and writes the database (the write at most once a second).
+async fn check(state: &AppState) -> Result<(), String> {
+    state
+        .store
+        .ping()
+        .await
+        .map_err(|e| format!("the database does not answer: {e}"))?;
+    let cached = state
+        .life
+        .last_probe
+        .lock()
+        .ok()
+        .and_then(|g| g.clone())
+        .filter(|(at, _)| at.elapsed() < PROBE_EVERY);
+    if let Some((_, result)) = cached {
+        return result;
+    }
+    let result = state
+        .store
+        .probe_write()
+        .await
+        .map_err(|e| format!("the database cannot write: {e}"));
+    if let Ok(mut g) = state.life.last_probe.lock() {
+        *g = Some((Instant::now(), result.clone()));
+    }
+    result
+}
+
+fn answer(status: StatusCode, body: serde_json::Value) -> Response {
+    (status, axum::Json(body)).into_response()
+}
+
+pub async fn healthz(State(state): State<AppState>) -> Response {
+    match check(&state).await {
+        Ok(()) => answer(
+            StatusCode::OK,
+            serde_json::json!({"status": "ok", "database": "reads and writes"}),
+        ),
+        Err(e) => {
+            tracing::error!(error = %e, "health check failed");
+            answer(
+                StatusCode::SERVICE_UNAVAILABLE,
+                serde_json::json!({"status": "failing", "problem": e}),
+            )
+        }
+    }
+}
+
+pub async fn readyz(State(state): State<AppState>) -> Response {
+    if state.life.draining() {
+        return answer(
+            StatusCode::SERVICE_UNAVAILABLE,
+            serde_json::json!({"status": "shutting down"}),
+        );
+    }
+    healthz(State(state)).await
+}

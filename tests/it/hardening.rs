@@ -1,0 +1,641 @@
+//! Tandem tried as an attacker and as an operator would: a full disk, sign-in races and
+//! floods, endless and explosive inputs, half-sent requests, control characters,
+//! spreadsheet formulas, disabled accounts, side effects of listing, a read-only data
+//! folder. Where memory or signals are measured, the server is a child process.
+
+use crate::helpers::*;
+use futures_util::future::join_all;
+use reqwest::{Method, StatusCode};
+use serde_json::json;
+use std::io::{Read, Write};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+const MIB: u64 = 1024 * 1024;
+
+/// A data folder with `n` clips of one task, two validators and a token for val00;
+/// always on SQLite (the tests here measure a file, a process or its memory).
+fn campaign_on_disk(dir: &Path, n: usize) -> (std::path::PathBuf, String) {
+    let data = dir.join("data");
+    let src = dir.join("src");
+    std::fs::create_dir_all(&src).unwrap();
+    let lines: Vec<_> = (0..n)
+        .map(|i| clip_line(&src, &format!("K{i:03}"), "MC_F_EGO_STA", &[]))
+        .collect();
+    let m = write_manifest(&src, "m.jsonl", &lines);
+    tandem_ok(&data, None, &["import", m.to_str().unwrap()]);
+    for (name, index) in [("val00", "0"), ("val01", "1")] {
+        tandem_ok(
+            &data,
+            None,
+            &["user", "add", name, "--role", "validator", "--index", index],
+        );
+    }
+    let token = tandem_ok(&data, None, &["token", "create", "val00"]);
+    (data, token)
+}
+
+async fn pass_at(client: &reqwest::Client, base: &str, token: &str, clip: &str) -> StatusCode {
+    client
+        .post(format!(
+            "{base}/api/v1/campaigns/default/items/1/{clip}/verdict"
+        ))
+        .bearer_auth(token)
+        .json(&json!({"verdict": "valid"}))
+        .send()
+        .await
+        .unwrap()
+        .status()
+}
+
+fn set_file_size_limit(pid: u32, limit: Option<u64>) {
+    use rustix::process::{Pid, Resource, Rlimit, prlimit};
+    let pid = Pid::from_raw(i32::try_from(pid).unwrap()).unwrap();
+    prlimit(
+        Some(pid),
+        Resource::Fsize,
+        Rlimit {
+            current: limit,
+            maximum: None,
+        },
+    )
+    .unwrap();
+}
+
+/// A full disk, made deterministic with a file-size limit on the server process (a
+/// full PostgreSQL disk cannot be made here: this runs on SQLite).
+#[tokio::test]
+async fn writes_fail_while_the_disk_is_full_and_recover_by_themselves_once_it_is_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let (data, token) = campaign_on_disk(dir.path(), 60);
+    let server = start_server(&data, None, &[]);
+    let client = http_client();
+    let base = &server.base;
+    for i in 0..5 {
+        assert_eq!(
+            pass_at(&client, base, &token, &format!("K{i:03}")).await,
+            StatusCode::CREATED
+        );
+    }
+    // From now on, no file of the server may grow: the next commit cannot be written.
+    let size = |name: &str| std::fs::metadata(data.join(name)).map_or(0, |m| m.len());
+    set_file_size_limit(server.pid(), Some(size("tandem.db-wal")));
+    for i in 5..15 {
+        let status = pass_at(&client, base, &token, &format!("K{i:03}")).await;
+        assert!(
+            status.is_server_error(),
+            "a write on a full disk fails: {status}"
+        );
+    }
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    let health = client.get(format!("{base}/healthz")).send().await.unwrap();
+    assert_eq!(health.status(), StatusCode::SERVICE_UNAVAILABLE);
+
+    // Space again: every write succeeds, without a restart.
+    set_file_size_limit(server.pid(), None);
+    for i in 15..55 {
+        assert_eq!(
+            pass_at(&client, base, &token, &format!("K{i:03}")).await,
+            StatusCode::CREATED,
+            "K{i:03} after the disk has room again"
+        );
+    }
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    let health = client.get(format!("{base}/healthz")).send().await.unwrap();
+    assert_eq!(health.status(), StatusCode::OK);
+    drop(server);
+    let csv = tandem_ok(&data, None, &["export", "decisions"]);
+    assert_eq!(
+        csv.lines().count(),
+        1 + 5 + 40,
+        "the acknowledged decisions, and none of the refused ones:\n{csv}"
+    );
+}
+
+#[tokio::test]
+async fn parallel_wrong_passwords_cannot_slip_past_the_limit_and_the_wait_grows_instead_of_locking()
+{
+    let app = spawn_app().await;
+    cast(&app).await;
+    let attempts = (0..40).map(|i| {
+        let app = &app;
+        async move {
+            match app.try_login("val00", &format!("wrong password {i}")).await {
+                Ok(_) => StatusCode::OK,
+                Err(r) => r.status,
+            }
+        }
+    });
+    let statuses = join_all(attempts).await;
+    let count = |s: StatusCode| statuses.iter().filter(|x| **x == s).count();
+    assert_eq!(
+        count(StatusCode::UNAUTHORIZED),
+        tandem::web::session::MAX_FAILURES_PER_NAME as usize,
+        "{statuses:?}"
+    );
+    assert_eq!(count(StatusCode::TOO_MANY_REQUESTS), 30, "{statuses:?}");
+    // The right password too must wait now.
+    let r = app.try_login("val00", PASSWORD).await.unwrap_err();
+    assert_eq!(r.status, StatusCode::TOO_MANY_REQUESTS);
+    let wait: u64 = r.headers["retry-after"].to_str().unwrap().parse().unwrap();
+    assert!((1..=900).contains(&wait), "Retry-After {wait}");
+    // ... but only that long: no fixed lock.
+    tokio::time::sleep(Duration::from_secs(wait)).await;
+    app.try_login("val00", PASSWORD)
+        .await
+        .expect("signed in after the wait");
+    // Another name from the same address is not held up.
+    app.try_login("val01", PASSWORD)
+        .await
+        .expect("val01 signs in");
+}
+
+#[tokio::test]
+async fn two_hundred_parallel_sign_ins_keep_the_servers_memory_bounded() {
+    let dir = tempfile::tempdir().unwrap();
+    let (data, _) = campaign_on_disk(dir.path(), 1);
+    // Behind a trusted proxy, every attempt comes from its own address: none is
+    // turned away by the address limit, so every one reaches the password check.
+    let server = start_server(&data, None, &["--trusted-proxy", "127.0.0.1"]);
+    let client = http_client();
+    let base = server.base.clone();
+    let page = TestApp::reply(client.get(format!("{base}/login"))).await;
+    let pre = page.headers["set-cookie"]
+        .to_str()
+        .unwrap()
+        .split(';')
+        .next()
+        .unwrap()
+        .to_string();
+    let csrf = csrf_of(&page.text).unwrap();
+    let before = server.peak_rss();
+    let attempts = (0..200).map(|i| {
+        let (client, base, pre, csrf) = (client.clone(), base.clone(), pre.clone(), csrf.clone());
+        async move {
+            client
+                .post(format!("{base}/login"))
+                .header("Cookie", pre)
+                .header("X-Forwarded-For", format!("10.1.{}.{}", i / 200, i % 200))
+                .form(&[
+                    ("_csrf", csrf.as_str()),
+                    ("name", &format!("nobody{i}")),
+                    ("password", "not the password at all"),
+                ])
+                .send()
+                .await
+                .unwrap()
+                .status()
+        }
+    });
+    let statuses = join_all(attempts).await;
+    assert!(
+        statuses
+            .iter()
+            .all(|s| *s == StatusCode::UNAUTHORIZED || *s == StatusCode::TOO_MANY_REQUESTS),
+        "{statuses:?}"
+    );
+    let peak = server.peak_rss();
+    assert!(
+        peak < 400 * MIB,
+        "peak memory {} MiB (before: {} MiB)",
+        peak / MIB,
+        before / MIB
+    );
+}
+
+/// Signs in an admin of a child server, through its pages.
+async fn admin_web(data: &Path, base: &str) -> Web {
+    let out = tandem_command(data, None)
+        .args([
+            "user",
+            "add",
+            "admin1",
+            "--role",
+            "admin",
+            "--password-stdin",
+        ])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .and_then(|mut c| {
+            c.stdin.take().unwrap().write_all(PASSWORD.as_bytes())?;
+            c.wait()
+        })
+        .unwrap();
+    assert!(out.success());
+    web_login(&http_client(), base, "admin1", PASSWORD)
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn endless_lines_devices_and_zip_bombs_are_refused_within_bounded_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    // 200 MB of zeros in a zip of about 200 KB.
+    let bomb = dir.path().join("bomb.zip");
+    {
+        use zip::write::SimpleFileOptions;
+        let mut w = zip::ZipWriter::new(std::fs::File::create(&bomb).unwrap());
+        w.start_file("manifest.jsonl", SimpleFileOptions::default())
+            .unwrap();
+        let zeros = vec![0u8; MIB as usize];
+        for _ in 0..200 {
+            w.write_all(&zeros).unwrap();
+        }
+        w.finish().unwrap();
+    }
+    let (data, _) = campaign_on_disk(dir.path(), 1);
+    let server = start_server(&data, None, &[]);
+    let base = server.base.clone();
+    let web = admin_web(&data, &base).await;
+    let client = http_client();
+    let folder = |manifest: String| {
+        client
+            .post(format!("{base}/c/default/admin/import/folder"))
+            .header("Cookie", &web.cookie)
+            .form(&[("_csrf", web.csrf.as_str()), ("manifest", &manifest)])
+            .send()
+    };
+
+    // A device that never ends.
+    let r = folder("/dev/zero".into()).await.unwrap();
+    assert_eq!(r.status(), StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(r.text().await.unwrap().contains("not a regular file"));
+
+    // One line of 300 MB without an end (a sparse file: no disk used).
+    let endless = dir.path().join("endless.jsonl");
+    std::fs::File::create(&endless)
+        .unwrap()
+        .set_len(300 * MIB)
+        .unwrap();
+    let r = folder(endless.display().to_string()).await.unwrap();
+    assert_eq!(r.status(), StatusCode::UNPROCESSABLE_ENTITY);
+    let text = r.text().await.unwrap();
+    assert!(text.contains("TANDEM_MAX_LINE_BYTES"), "{text}");
+
+    let bytes = std::fs::read(&bomb).unwrap();
+    assert!(bytes.len() < 2 * MIB as usize);
+    let form = reqwest::multipart::Form::new().part(
+        "archive",
+        reqwest::multipart::Part::bytes(bytes).file_name("bomb.zip"),
+    );
+    let r = client
+        .post(format!(
+            "{base}/c/default/admin/import/upload?_csrf={}",
+            web.csrf
+        ))
+        .header("Cookie", &web.cookie)
+        .multipart(form)
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("upload: {e:?}"));
+    assert_eq!(r.status(), StatusCode::UNPROCESSABLE_ENTITY);
+    let text = r.text().await.unwrap();
+    assert!(text.contains("TANDEM_MAX_ZIP_RATIO"), "{text}");
+    let tmp_left: usize = std::fs::read_dir(data.join("tmp"))
+        .map(|d| d.count())
+        .unwrap_or(0);
+    assert_eq!(tmp_left, 0, "nothing of the upload is left on disk");
+
+    let peak = server.peak_rss();
+    assert!(peak < 200 * MIB, "peak memory {} MiB", peak / MIB);
+}
+
+#[tokio::test]
+async fn a_half_sent_request_is_closed_and_shutdown_keeps_its_deadline() {
+    let dir = tempfile::tempdir().unwrap();
+    let (data, _) = campaign_on_disk(dir.path(), 1);
+    let mut server = start_server(
+        &data,
+        None,
+        &["--header-timeout", "1", "--shutdown-grace", "2"],
+    );
+    let addr = server.base.trim_start_matches("http://").to_string();
+    let half_sent = || {
+        let mut s = std::net::TcpStream::connect(&addr).unwrap();
+        s.write_all(b"GET /healthz HTTP/1.1\r\nHost: tandem\r\nX-Slow: ")
+            .unwrap();
+        s
+    };
+    let mut s = half_sent();
+    s.set_read_timeout(Some(Duration::from_secs(15))).unwrap();
+    let start = Instant::now();
+    let mut buf = [0u8; 512];
+    let n = s.read(&mut buf).unwrap_or(0);
+    let answer = String::from_utf8_lossy(&buf[..n]).to_string();
+    assert!(
+        n == 0 || answer.starts_with("HTTP/1.1 408"),
+        "the half-sent request is closed: {answer:?}"
+    );
+    assert!(
+        start.elapsed() < Duration::from_secs(10),
+        "closed after {:?}",
+        start.elapsed()
+    );
+
+    // With a half-sent request open, SIGTERM still ends the server.
+    let _open = half_sent();
+    let status = std::process::Command::new("kill")
+        .args(["-TERM", &server.pid().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let start = Instant::now();
+    let exit = loop {
+        if let Some(e) = server.child.try_wait().unwrap() {
+            break e;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(15),
+            "SIGTERM did not end the server"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(exit.success(), "{exit:?}");
+}
+
+#[tokio::test]
+async fn accepted_connections_have_tcp_nodelay() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = tandem::Config::new(&dir.path().join("data"), test_database_url().await).unwrap();
+    let store = config.open_store().await.unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let tap_seen = seen.clone();
+    let tap: tandem::server::AcceptTap = std::sync::Arc::new(move |s: &tokio::net::TcpStream| {
+        tap_seen.lock().unwrap().push(s.nodelay().unwrap());
+    });
+    tokio::spawn(tandem::server::serve_with(
+        listener,
+        tandem::AppState::new(store, config),
+        std::future::pending(),
+        Some(tap),
+    ));
+    let r = reqwest::get(format!("{base}/healthz")).await.unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    assert_eq!(*seen.lock().unwrap(), vec![true]);
+}
+
+#[tokio::test]
+async fn text_with_nul_or_control_characters_is_refused_by_field_everywhere() {
+    let app = spawn_app().await;
+    let c = cast(&app).await;
+    let ids = app.import_clips(&["MC_F_EGO_STA"], 2, &["OE"]).await;
+    let before = app.dump().await;
+
+    // The API.
+    let r = app
+        .verdict(
+            &c.v0,
+            1,
+            &ids[0],
+            json!({"verdict": "reject", "reasons": ["other"], "note": "see\u{0}here"}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.text);
+    assert_eq!(r.body["field"], "note");
+    let r = app
+        .verdict(&c.v0, 1, &ids[0], json!({"verdict": "valid\u{7}"}))
+        .await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert_eq!(r.body["field"], "verdict");
+
+    // A form.
+    let web = app.login("val00").await;
+    let r = app
+        .page(
+            Some(&web),
+            Method::POST,
+            &format!("/c/{CAMPAIGN}/review/1/{}", ids[0]),
+            Some(&[
+                ("verdict", "reject"),
+                ("reasons", "other"),
+                ("note", "a\u{0}b"),
+            ]),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.text);
+
+    // Signing in, before any account is looked up.
+    let r = app.try_login("val\u{0}00", PASSWORD).await.unwrap_err();
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY);
+
+    // A manifest line.
+    let src = app.source();
+    let mut line = clip_line(&src, "NUL_CLIP", "MC_F_EGO_STA", &[]);
+    line["theme"] = json!("altar\u{0}");
+    let m = write_manifest(&src, "nul.jsonl", &[line]);
+    let e = app.import(&m).await.unwrap_err();
+    assert!(e.to_string().contains("line 1, field `theme`"), "{e}");
+    // Sign-in throttling is the one thing the refused sign-in may have written.
+    let strip = |d: String| {
+        d.split("== ")
+            .filter(|t| !t.starts_with("login_throttle") && !t.starts_with("sessions"))
+            .collect::<Vec<_>>()
+            .join("== ")
+    };
+    assert_eq!(strip(app.dump().await), strip(before), "nothing was stored");
+}
+
+#[tokio::test]
+async fn notes_that_look_like_formulas_are_exported_as_text_and_import_back_unchanged() {
+    let app = spawn_app().await;
+    let c = cast(&app).await;
+    let ids = app.import_clips(&["MC_F_EGO_STA"], 1, &[]).await;
+    let formula = "=cmd|' /C calc'!A0";
+    let r = app
+        .verdict(
+            &c.v0,
+            1,
+            &ids[0],
+            json!({"verdict": "reject", "reasons": ["other"], "note": formula, "time_spent_ms": 1200}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    let r = app
+        .get(
+            &format!("/api/v1/campaigns/{CAMPAIGN}/export/decisions"),
+            &c.admin,
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    let mut reader = csv::Reader::from_reader(r.text.as_bytes());
+    let headers = reader.headers().unwrap().clone();
+    let col = |name: &str| headers.iter().position(|h| h == name).unwrap();
+    let row = reader.records().next().unwrap().unwrap();
+    assert_eq!(&row[col("note")], "'=cmd|' /C calc'!A0", "shown as text");
+    assert_eq!(
+        &row[col("time_spent_ms")],
+        "1200",
+        "numbers are never touched"
+    );
+    // Importing the export again finds every decision already stored.
+    let (rows, problems) = tandem::io::records::read_decisions(r.text.as_bytes());
+    assert!(problems.is_empty(), "{problems:?}");
+    assert_eq!(rows[0].note, formula);
+    let campaign = app.store.campaign(CAMPAIGN).await.unwrap();
+    let summary = app
+        .store
+        .import_decisions(&campaign, &rows, problems, "the export")
+        .await
+        .unwrap();
+    assert_eq!(summary.recorded, 0, "{summary}");
+}
+
+#[tokio::test]
+async fn a_disabled_account_loses_its_session_and_tokens_at_once_and_keeps_its_place() {
+    let app = spawn_app().await;
+    let c = cast(&app).await;
+    let web = app.login("val00").await;
+    let pairs_before = app
+        .get(&format!("/api/v1/campaigns/{CAMPAIGN}/tasks"), &c.admin)
+        .await
+        .body;
+    let r = app
+        .call(
+            Method::POST,
+            "/api/v1/users/val00/disable",
+            Some(&c.admin),
+            None,
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+
+    let r = app.get("/api/v1/me", &c.v0).await;
+    assert_eq!(
+        r.status,
+        StatusCode::UNAUTHORIZED,
+        "the token stopped working"
+    );
+    let r = app
+        .page(
+            Some(&web),
+            Method::GET,
+            &format!("/c/{CAMPAIGN}/review/1"),
+            None,
+        )
+        .await;
+    assert!(
+        r.location().is_some_and(|l| l.starts_with("/login")),
+        "the session ended: {} {:?}",
+        r.status,
+        r.location()
+    );
+    let r = app.try_login("val00", PASSWORD).await.unwrap_err();
+    assert_eq!(r.status, StatusCode::FORBIDDEN);
+    assert!(r.text.contains("disabled"));
+    let pairs_after = app
+        .get(&format!("/api/v1/campaigns/{CAMPAIGN}/tasks"), &c.admin)
+        .await
+        .body;
+    assert_eq!(pairs_before, pairs_after, "nothing was re-paired");
+    let users = app.get("/api/v1/users", &c.admin).await.body;
+    let me = users["users"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|u| u["name"] == "val00")
+        .unwrap()
+        .clone();
+    assert_eq!(me["disabled"], true);
+
+    // The last admin cannot be disabled; a disabled account gets no token.
+    let r = app
+        .call(
+            Method::POST,
+            "/api/v1/users/admin1/disable",
+            Some(&c.admin),
+            None,
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CONFLICT, "{}", r.text);
+    assert!(app.store.create_token("val00", "x").await.is_err());
+
+    // Enabled again: signing in works; the old token stays revoked.
+    let r = app
+        .call(
+            Method::POST,
+            "/api/v1/users/val00/enable",
+            Some(&c.admin),
+            None,
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK);
+    app.try_login("val00", PASSWORD)
+        .await
+        .expect("signs in again");
+    assert_eq!(
+        app.get("/api/v1/me", &c.v0).await.status,
+        StatusCode::UNAUTHORIZED
+    );
+}
+
+#[tokio::test]
+async fn listing_studies_changes_nothing_and_participants_see_no_campaign_names() {
+    let app = spawn_app().await;
+    let c = cast(&app).await;
+    crate::study::import_sets(&app, &crate::study::write_sets(&app.source(), 2))
+        .await
+        .unwrap();
+    let before = app.dump().await;
+    let r = app.get("/api/v1/studies", &c.participant).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    assert_eq!(r.body["studies"][0]["answered"], 0);
+    assert_eq!(r.body["studies"][0]["total"], 2);
+    assert_eq!(app.dump().await, before, "listing drew no order");
+    let r = app.get("/api/v1/campaigns", &c.participant).await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN);
+    assert!(!r.text.contains(CAMPAIGN));
+}
+
+#[test]
+fn a_read_only_data_folder_is_refused_at_start_with_a_clear_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let ro = dir.path().join("ro");
+    std::fs::create_dir_all(&ro).unwrap();
+    let mut perms = std::fs::metadata(&ro).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o555);
+    std::fs::set_permissions(&ro, perms).unwrap();
+    // Root writes anywhere it may: then take a folder no one can write to.
+    let folder = if std::fs::File::create(ro.join("probe")).is_ok() {
+        std::path::PathBuf::from("/sys")
+    } else {
+        ro
+    };
+    let start = Instant::now();
+    let out = tandem_command(&folder, None)
+        .args(["serve", "--bind", "127.0.0.1:0"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("is not writable"), "{err}");
+    assert!(err.contains("--data-dir"), "{err}");
+    assert!(
+        start.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        start.elapsed()
+    );
+}
+
+#[tokio::test]
+async fn stored_text_with_control_characters_is_found_by_the_check_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let (data, _) = campaign_on_disk(dir.path(), 1);
+    assert!(tandem_ok(&data, None, &["check"]).contains("no stored text"));
+    // As an earlier version could store it on SQLite.
+    let url = tandem::Store::sqlite_url(&data.join("tandem.db"));
+    sqlx::any::install_default_drivers();
+    let mut conn = <sqlx::AnyConnection as sqlx::Connection>::connect(&url)
+        .await
+        .unwrap();
+    sqlx::query("UPDATE tasks SET name = 'spatial' || char(0) || 'scale' WHERE position = 0")
+        .execute(&mut conn)
+        .await
+        .unwrap();
+    let out = tandem_command(&data, None).arg("check").output().unwrap();
+    assert!(!out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("tasks.name: 1 value"), "{text}");
+}
