@@ -7,6 +7,7 @@ pub mod rules;
 pub mod study;
 pub mod taxonomy;
 pub mod text;
+pub mod verdict;
 
 use serde::{Deserialize, Serialize};
 use std::fmt;

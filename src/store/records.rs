@@ -5,8 +5,8 @@
 use super::accounts::{User, user_by_name_in};
 use super::catalog::Campaign;
 use super::review::{
-    Dedupe, VerdictRequest, VersionRule, record_verdict_in, resolve_in, resolve_item_in,
-    resolve_item_version_in,
+    Dedupe, Path, Target, VerdictRequest, VersionRule, record_verdict_in, resolve_in,
+    resolve_item_in,
 };
 use super::{Store, col};
 use crate::domain::{Origin, Outcome, Resolution, Role, Stage, Verdict};
@@ -151,29 +151,6 @@ impl Store {
                     continue;
                 }
             };
-            let found = match row.clip_version {
-                Some(v) => {
-                    resolve_item_version_in(&mut tx, campaign.id, row.stage, &row.item_id, v)
-                        .await?
-                }
-                None => resolve_item_in(&mut tx, campaign.id, row.stage, &row.item_id).await?,
-            };
-            let Some(item) = found else {
-                problems.push(LineError::new(
-                    row.line,
-                    Some("item_id"),
-                    format!(
-                        "no {} `{}`{} in campaign `{}`",
-                        row.stage.item_noun(),
-                        row.item_id,
-                        row.clip_version
-                            .map(|v| format!(" in version {v} of its clip"))
-                            .unwrap_or_default(),
-                        campaign.name
-                    ),
-                ));
-                continue;
-            };
             let req = VerdictRequest {
                 verdict: row.verdict,
                 reasons: row.reasons.clone(),
@@ -185,9 +162,16 @@ impl Store {
                     VersionRule::Newest
                 },
             };
+            let target = Target {
+                campaign_id: campaign.id,
+                stage: row.stage,
+                key: &row.item_id,
+                version: row.clip_version,
+                path: Path::Records,
+            };
             match record_verdict_in(
                 &mut tx,
-                item,
+                &target,
                 &validator,
                 &req,
                 row.decided_at,

@@ -8,7 +8,10 @@ use super::accounts::{User, user_by_id_in};
 use super::catalog::Campaign;
 use super::{Conn, Store, col, conn};
 use crate::clock::now_micros;
-use crate::domain::rules::{check_time_spent, check_verdict, outcome_of, resolve};
+use crate::domain::rules::resolve;
+use crate::domain::verdict::{
+    DecisionFact, ItemFacts, Plan, Refusal, VerdictInput, decide_verdict,
+};
 use crate::domain::{Level, Origin, Outcome, Reason, Resolution, Stage, Verdict};
 use crate::error::{Error, Result};
 use serde::Serialize;
@@ -24,34 +27,13 @@ pub struct VerdictRequest {
     pub version: VersionRule,
 }
 
-/// Which version of a clip a verdict is for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum VersionRule {
-    /// The newest one (a request that does not say).
-    Newest,
-    /// The version the validator was shown: refused if a newer one arrived since.
-    Shown(i64),
-    /// The item exactly as a decisions file names it, even of an older version
-    /// (records of what happened).
-    Named,
-}
+pub use crate::domain::verdict::{Dedupe, Path, VersionRule};
 
 /// An author's resolution as sent.
 #[derive(Debug, Clone)]
 pub struct ResolutionRequest {
     pub verdict: Resolution,
     pub note: String,
-}
-
-/// When a repeated request is the same decision.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Dedupe {
-    /// Same verdict, reasons and note as the validator's latest decision on the item
-    /// (a double click, a retried request).
-    SameAsLatest,
-    /// Same verdict, reasons, note and time of decision as any stored decision of the
-    /// validator on the item (importing the same file twice).
-    SameRecord,
 }
 
 /// One of the validator's own decisions on an item.
@@ -137,285 +119,281 @@ pub(crate) async fn resolve_item_in(
         .await?)
 }
 
-/// The item of `stage` named `key` in version `version` of its clip.
-pub(crate) async fn resolve_item_version_in(
-    c: &mut Conn,
-    campaign_id: i64,
-    stage: Stage,
-    key: &str,
-    version: i64,
-) -> Result<Option<i64>> {
-    let sql = match stage {
-        Stage::Clip => {
-            "SELECT i.id FROM clips c
-             JOIN clip_versions v ON v.clip_id = c.id AND v.version = $3
-             JOIN items i ON i.clip_version_id = v.id AND i.stage = 1
-             WHERE c.campaign_id = $1 AND c.clip_key = $2"
-        }
-        Stage::Question => {
-            "SELECT i.id FROM questions q
-             CROSS JOIN clip_versions v CROSS JOIN clips c CROSS JOIN items i
-             WHERE q.question_key = $2 AND v.id = q.clip_version_id AND v.version = $3
-               AND c.id = v.clip_id AND c.campaign_id = $1
-               AND i.question_id = q.id AND i.stage = 2"
-        }
-    };
-    Ok(sqlx::query_scalar(sql)
-        .bind(campaign_id)
-        .bind(key)
-        .bind(version)
-        .fetch_optional(&mut *c)
-        .await?)
-}
-
 async fn user_name_in(c: &mut Conn, id: i64) -> Result<String> {
     Ok(user_by_id_in(c, id)
         .await?
         .map_or_else(|| format!("user #{id}"), |u| u.name))
 }
 
-/// Stores one verdict and, when it completes the pair, applies the intersection
-/// rule. Must run inside a write transaction; the first statement locks the item.
-pub(crate) async fn record_verdict_in(
-    c: &mut Conn,
-    item_id: i64,
-    validator: &User,
-    req: &VerdictRequest,
-    decided_at: i64,
-    origin: Origin,
-    dedupe: Dedupe,
-) -> Result<Recorded> {
-    // Lock the item: concurrent verdicts on it queue here, so exactly one of them
-    // sees the other and decides the outcome.
-    sqlx::query("UPDATE items SET revision = revision + 1 WHERE id = $1")
-        .bind(item_id)
-        .execute(&mut *c)
-        .await?;
-    let row = sqlx::query(
-        "SELECT i.stage, i.campaign_id, i.outcome, i.rater1_id, i.rater2_id, i.clip_version_id, i.clip_version, i.calibration,
-                c.current_version_id, c.clip_key, t.code AS task,
-                t.rater1_id AS task_rater1, t.rater2_id AS task_rater2, t.pair_problem,
-                q.level, q.question_key, p.outcome AS parent_outcome,
+/// The columns [`load_item_in`] reads.
+macro_rules! facts_columns {
+    () => {
+        "SELECT i.id, i.stage, i.outcome, i.rater1_id, i.rater2_id, i.clip_version, i.calibration,
+                CASE WHEN c.current_version_id = i.clip_version_id THEN 1 ELSE 0 END AS is_current,
+                c.clip_key, t.code AS task, t.rater1_id AS task_rater1, t.rater2_id AS task_rater2,
+                t.pair_problem, q.level, q.question_key, p.outcome AS parent_outcome,
                 p.rater1_id AS parent_rater1, p.rater2_id AS parent_rater2
          FROM items i
          JOIN tasks t ON t.id = i.task_id
          JOIN clip_versions v ON v.id = i.clip_version_id
          JOIN clips c ON c.id = v.clip_id
          LEFT JOIN questions q ON q.id = i.question_id
-         LEFT JOIN items p ON p.id = i.parent_item_id
-         WHERE i.id = $1",
+         LEFT JOIN items p ON p.id = i.parent_item_id "
+    };
+}
+
+fn pair(a: Option<i64>, b: Option<i64>) -> Option<(i64, i64)> {
+    a.zip(b)
+}
+
+/// Everything the verdict rules need about the item of `stage` named `key` (in the
+/// clip's newest version, or in `version`), in one statement.
+pub(crate) async fn load_item_in(
+    c: &mut Conn,
+    campaign_id: i64,
+    stage: Stage,
+    key: &str,
+    version: Option<i64>,
+) -> Result<Option<ItemFacts>> {
+    let sql = match (stage, version.is_some()) {
+        (Stage::Clip, false) => concat!(
+            facts_columns!(),
+            "WHERE i.stage = 1 AND c.campaign_id = $1 AND c.clip_key = $2 AND i.clip_version_id = c.current_version_id AND $3 = 0"
+        ),
+        (Stage::Clip, true) => concat!(
+            facts_columns!(),
+            "WHERE i.stage = 1 AND c.campaign_id = $1 AND c.clip_key = $2 AND v.version = $3"
+        ),
+        (Stage::Question, false) => concat!(
+            facts_columns!(),
+            "WHERE i.stage = 2 AND q.question_key = $2 AND c.campaign_id = $1 AND i.clip_version_id = c.current_version_id AND $3 = 0"
+        ),
+        (Stage::Question, true) => concat!(
+            facts_columns!(),
+            "WHERE i.stage = 2 AND q.question_key = $2 AND c.campaign_id = $1 AND v.version = $3"
+        ),
+    };
+    let Some(row) = sqlx::query(sql)
+        .bind(campaign_id)
+        .bind(key)
+        .bind(version.unwrap_or(0))
+        .fetch_optional(&mut *c)
+        .await?
+    else {
+        return Ok(None);
+    };
+    let outcome: String = col(&row, "outcome")?;
+    let parent: Option<String> = col(&row, "parent_outcome")?;
+    Ok(Some(ItemFacts {
+        id: col(&row, "id")?,
+        stage,
+        key: key.to_string(),
+        clip_key: col(&row, "clip_key")?,
+        task: col(&row, "task")?,
+        version: col(&row, "clip_version")?,
+        is_current: col::<i64>(&row, "is_current")? == 1,
+        calibration: col::<i64>(&row, "calibration")? != 0,
+        level: col::<Option<String>>(&row, "level")?
+            .as_deref()
+            .and_then(|l| Level::parse(l).ok()),
+        outcome: Outcome::parse(&outcome)
+            .ok_or_else(|| Error::Internal(format!("stored outcome `{outcome}`")))?,
+        raters: pair(col(&row, "rater1_id")?, col(&row, "rater2_id")?),
+        inherited: pair(col(&row, "parent_rater1")?, col(&row, "parent_rater2")?),
+        in_force: pair(col(&row, "task_rater1")?, col(&row, "task_rater2")?),
+        pair_problem: col(&row, "pair_problem")?,
+        parent_retained: match stage {
+            Stage::Clip => None,
+            Stage::Question => Some(
+                parent
+                    .as_deref()
+                    .and_then(Outcome::parse)
+                    .is_some_and(Outcome::is_retained),
+            ),
+        },
+    }))
+}
+
+/// Every decision on an item, in one statement.
+async fn decisions_in(c: &mut Conn, item_id: i64) -> Result<Vec<DecisionFact>> {
+    sqlx::query(
+        "SELECT id, validator_id, seq, verdict, reasons, note, decided_at, time_spent_ms
+         FROM decisions WHERE item_id = $1 ORDER BY seq",
     )
     .bind(item_id)
-    .fetch_optional(&mut *c)
+    .fetch_all(&mut *c)
     .await?
-    .ok_or_else(|| Error::NotFound(format!("no item #{item_id}")))?;
-    let stage = Stage::from_number(col(&row, "stage")?)
-        .ok_or_else(|| Error::Internal("stored item has no stage".into()))?;
-    let campaign_id: i64 = col(&row, "campaign_id")?;
-    let outcome_s: String = col(&row, "outcome")?;
-    let outcome = Outcome::parse(&outcome_s)
-        .ok_or_else(|| Error::Internal(format!("stored outcome `{outcome_s}`")))?;
-    let clip_key: String = col(&row, "clip_key")?;
-    let task: String = col(&row, "task")?;
-    let key = match stage {
-        Stage::Clip => clip_key.clone(),
-        Stage::Question => col::<Option<String>>(&row, "question_key")?.unwrap_or_default(),
-    };
-    let noun = stage.item_noun();
-    let version: i64 = col(&row, "clip_version")?;
-    if col::<i64>(&row, "calibration")? != 0 {
-        return Err(Error::Conflict(format!(
-            "{noun} `{key}` is a calibration item: calibration verdicts are given in calibration and never count in the QC"
-        )));
-    }
+    .iter()
+    .map(|r| {
+        Ok(DecisionFact {
+            id: col(r, "id")?,
+            validator: col(r, "validator_id")?,
+            seq: col(r, "seq")?,
+            verdict: Verdict::parse(&col::<String>(r, "verdict")?).map_err(Error::Internal)?,
+            reasons: col(r, "reasons")?,
+            note: col(r, "note")?,
+            decided_at: col(r, "decided_at")?,
+            time_spent_ms: col(r, "time_spent_ms")?,
+        })
+    })
+    .collect()
+}
 
-    // The verdict itself first: a malformed one is refused whatever the item's state.
-    let level = col::<Option<String>>(&row, "level")?
-        .as_deref()
-        .map(Level::parse)
-        .transpose()
-        .map_err(Error::Internal)?;
-    let checked = check_verdict(stage, level, req.verdict, &req.reasons, &req.note)?;
-    let time_spent = check_time_spent(req.time_spent_ms)?;
-    let reasons = Reason::join(&checked.reasons);
+/// Where a verdict is sent: the item named by stage and key (and version), as seen
+/// from a validator's queue or from a file of records.
+pub(crate) struct Target<'a> {
+    pub campaign_id: i64,
+    pub stage: Stage,
+    pub key: &'a str,
+    pub version: Option<i64>,
+    pub path: Path,
+}
 
-    // A repeat of a stored decision adds nothing, whatever happened since.
-    let mine = own_decisions_in(c, item_id, validator.id).await?;
-    let same = |d: &OwnDecision| {
-        d.verdict == checked.verdict
-            && Reason::join(&d.reasons) == reasons
-            && d.note == checked.note
+/// Stores one verdict and, when it completes the pair, applies the intersection rule:
+/// load the item (one statement) and its decisions (one), decide with
+/// [`decide_verdict`], then write the decision (one) and the item's new state (one,
+/// when the pair is fixed or completes). Must run inside a write transaction, which
+/// holds the database's write lock.
+pub(crate) async fn record_verdict_in(
+    c: &mut Conn,
+    target: &Target<'_>,
+    validator: &User,
+    req: &VerdictRequest,
+    decided_at: i64,
+    origin: Origin,
+    dedupe: Dedupe,
+) -> Result<Recorded> {
+    let stage = target.stage;
+    let key = target.key;
+    let not_found = || match target.path {
+        Path::Queue => Error::NotFound(format!(
+            "no {} `{key}` in your Stage {stage} queue",
+            stage.item_noun()
+        )),
+        Path::Records => Error::NotFound(format!(
+            "no {} `{key}`{}",
+            stage.item_noun(),
+            target
+                .version
+                .map(|v| format!(" in version {v} of its clip"))
+                .unwrap_or_default()
+        )),
     };
-    let repeat = match dedupe {
-        Dedupe::SameAsLatest => mine.last().filter(|d| same(d)),
-        Dedupe::SameRecord => mine.iter().find(|d| same(d) && d.decided_at == decided_at),
+    let item = load_item_in(c, target.campaign_id, stage, key, target.version)
+        .await?
+        .ok_or_else(not_found)?;
+    let decisions = decisions_in(c, item.id).await?;
+    let input = VerdictInput {
+        validator: validator.id,
+        verdict: req.verdict,
+        reasons: &req.reasons,
+        note: &req.note,
+        time_spent_ms: req.time_spent_ms,
+        version: req.version,
+        decided_at,
+        dedupe,
+        path: target.path,
     };
-    if let Some(d) = repeat {
-        return Ok(Recorded {
-            decision: d.clone(),
-            recorded: false,
-        });
-    }
-
-    // The pair: fixed at the item's first verdict; before that, for a question, the
-    // pair that reviewed its clip; else the task's pair in force.
-    let snapshot: (Option<i64>, Option<i64>) = (col(&row, "rater1_id")?, col(&row, "rater2_id")?);
-    let inherited: (Option<i64>, Option<i64>) =
-        (col(&row, "parent_rater1")?, col(&row, "parent_rater2")?);
-    let in_force: (Option<i64>, Option<i64>) =
-        (col(&row, "task_rater1")?, col(&row, "task_rater2")?);
-    let pair = match (snapshot, inherited, in_force) {
-        ((Some(a), Some(b)), _, _) => (a, b),
-        (_, (Some(a), Some(b)), _) if stage == Stage::Question => (a, b),
-        (_, _, (Some(a), Some(b))) => (a, b),
-        _ => {
-            let problem: Option<String> = col(&row, "pair_problem")?;
+    let plan = match decide_verdict(&item, &decisions, &input) {
+        Ok(p) => p,
+        Err(Refusal::NotInQueue) => return Err(not_found()),
+        Err(Refusal::NotInPair((a, b))) => {
+            let (a, b) = (user_name_in(c, a).await?, user_name_in(c, b).await?);
             return Err(Error::Forbidden(format!(
-                "task {task} has no validator pair yet ({})",
-                problem.unwrap_or_else(|| "no pair set".into())
+                "{} is not in the pair of {} `{key}` (it is reviewed by {a} and {b})",
+                validator.name,
+                stage.item_noun()
             )));
         }
+        Err(Refusal::NoPair(problem)) => {
+            return Err(Error::Forbidden(format!(
+                "task {} has no validator pair yet ({problem})",
+                item.task
+            )));
+        }
+        Err(Refusal::Conflict(m)) => return Err(Error::Conflict(m)),
+        Err(Refusal::Field(e)) => return Err(e.into()),
     };
-    if validator.id != pair.0 && validator.id != pair.1 {
-        let (a, b) = (
-            user_name_in(c, pair.0).await?,
-            user_name_in(c, pair.1).await?,
-        );
-        return Err(Error::Forbidden(format!(
-            "{} is not in the pair of {noun} `{key}` (it is reviewed by {a} and {b})",
-            validator.name
-        )));
-    }
-    let current: Option<i64> = col(&row, "current_version_id")?;
-    let is_current = current == Some(col::<i64>(&row, "clip_version_id")?);
-    match req.version {
-        VersionRule::Newest if !is_current => {
-            return Err(Error::Conflict(format!(
-                "clip `{clip_key}` has a newer version; verdicts go to the newest one"
-            )));
+    let record = match plan {
+        Plan::Repeat(d) => {
+            return Ok(Recorded {
+                decision: OwnDecision {
+                    change: d.seq,
+                    verdict: d.verdict,
+                    reasons: Reason::split_stored(&d.reasons),
+                    note: d.note,
+                    decided_at: d.decided_at,
+                    time_spent_ms: d.time_spent_ms,
+                },
+                recorded: false,
+            });
         }
-        VersionRule::Shown(shown) if shown != version || !is_current => {
-            return Err(Error::Conflict(format!(
-                "a new version of clip `{clip_key}` arrived since the page was opened; nothing was recorded: reload to review it"
-            )));
-        }
-        _ => {}
-    }
-    if stage == Stage::Question {
-        let parent: Option<String> = col(&row, "parent_outcome")?;
-        let retained = parent
-            .as_deref()
-            .and_then(Outcome::parse)
-            .is_some_and(Outcome::is_retained);
-        if !retained {
-            return Err(Error::Conflict(format!(
-                "question `{key}` is not open: its clip `{clip_key}` has not been retained in Stage 1"
-            )));
-        }
-    }
-    if outcome != Outcome::Pending {
-        return Err(Error::Conflict(format!(
-            "the verdict of {} on {noun} `{key}` is final: both validators have decided",
-            validator.name
-        )));
-    }
-
-    let seq = i64::try_from(mine.len()).unwrap_or(i64::MAX) + 1;
+        Plan::Record(r) => r,
+    };
     let decision_id: i64 = sqlx::query_scalar(
         "INSERT INTO decisions (item_id, validator_id, seq, verdict, reasons, note, time_spent_ms, decided_at, recorded_at, origin, campaign_id, stage)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING id",
     )
-    .bind(item_id)
+    .bind(item.id)
     .bind(validator.id)
-    .bind(seq)
-    .bind(checked.verdict.as_str())
-    .bind(&reasons)
-    .bind(&checked.note)
-    .bind(time_spent)
+    .bind(record.seq)
+    .bind(record.checked.verdict.as_str())
+    .bind(&record.reasons)
+    .bind(&record.checked.note)
+    .bind(record.time_spent_ms)
     .bind(decided_at)
     .bind(now_micros())
     .bind(origin.as_str())
-    .bind(campaign_id)
+    .bind(target.campaign_id)
     .bind(stage.number())
     .fetch_one(&mut *c)
     .await?;
-    if snapshot.0.is_none() {
-        sqlx::query("UPDATE items SET rater1_id = $1, rater2_id = $2 WHERE id = $3")
-            .bind(pair.0)
-            .bind(pair.1)
-            .bind(item_id)
-            .execute(&mut *c)
-            .await?;
-    }
-
-    // The intersection rule, when this verdict completes the pair.
-    let partner = if validator.id == pair.0 {
-        pair.1
-    } else {
-        pair.0
-    };
-    let partner_latest = sqlx::query(
-        "SELECT id, verdict, reasons FROM decisions WHERE item_id = $1 AND validator_id = $2 ORDER BY seq DESC LIMIT 1",
-    )
-    .bind(item_id)
-    .bind(partner)
-    .fetch_optional(&mut *c)
-    .await?;
-    if let Some(p) = partner_latest {
-        let partner_id: i64 = col(&p, "id")?;
-        let partner_verdict =
-            Verdict::parse(&col::<String>(&p, "verdict")?).map_err(Error::Internal)?;
-        let partner_reasons: String = col(&p, "reasons")?;
-        let (v1, v2, f1, f2, r1, r2) = if validator.id == pair.0 {
-            (
-                checked.verdict,
-                partner_verdict,
-                decision_id,
-                partner_id,
-                reasons.clone(),
-                partner_reasons,
-            )
+    if let Some(done) = &record.completes {
+        let (f1, f2) = if done.mine_is_first {
+            (decision_id, done.partner_decision)
         } else {
-            (
-                partner_verdict,
-                checked.verdict,
-                partner_id,
-                decision_id,
-                partner_reasons,
-                reasons.clone(),
-            )
+            (done.partner_decision, decision_id)
         };
-        let outcome = outcome_of(v1, v2);
         let updated = sqlx::query(
-            "UPDATE items SET outcome = $1, verdict1 = $2, verdict2 = $3, final1_id = $4, final2_id = $5,
-                              reasons1 = $6, reasons2 = $7, completed_at = $8
-             WHERE id = $9 AND outcome = 'pending'",
+            "UPDATE items SET rater1_id = $1, rater2_id = $2, outcome = $3, verdict1 = $4, verdict2 = $5,
+                              final1_id = $6, final2_id = $7, reasons1 = $8, reasons2 = $9, completed_at = $10
+             WHERE id = $11 AND outcome = 'pending'",
         )
-        .bind(outcome.as_str())
-        .bind(v1.as_str())
-        .bind(v2.as_str())
+        .bind(record.pair.0)
+        .bind(record.pair.1)
+        .bind(done.outcome.as_str())
+        .bind(done.verdict1.as_str())
+        .bind(done.verdict2.as_str())
         .bind(f1)
         .bind(f2)
-        .bind(r1)
-        .bind(r2)
+        .bind(&done.reasons1)
+        .bind(&done.reasons2)
         .bind(now_micros())
-        .bind(item_id)
+        .bind(item.id)
         .execute(&mut *c)
         .await?;
         if updated.rows_affected() != 1 {
             return Err(Error::Internal(format!(
-                "item #{item_id} changed under its lock"
+                "item #{} changed under its lock",
+                item.id
             )));
         }
+    } else if record.fix_pair {
+        sqlx::query("UPDATE items SET rater1_id = $1, rater2_id = $2 WHERE id = $3")
+            .bind(record.pair.0)
+            .bind(record.pair.1)
+            .bind(item.id)
+            .execute(&mut *c)
+            .await?;
     }
     Ok(Recorded {
         decision: OwnDecision {
-            change: seq,
-            verdict: checked.verdict,
-            reasons: checked.reasons,
-            note: checked.note,
+            change: record.seq,
+            verdict: record.checked.verdict,
+            reasons: record.checked.reasons,
+            note: record.checked.note,
             decided_at,
-            time_spent_ms: time_spent,
+            time_spent_ms: record.time_spent_ms,
         },
         recorded: true,
     })
@@ -929,12 +907,16 @@ impl Store {
     ) -> Result<Recorded> {
         self.require_pool_member(campaign, validator).await?;
         let mut tx = self.begin_write().await?;
-        let id = self
-            .scoped_item_id(&mut tx, campaign, validator, stage, key)
-            .await?;
+        let target = Target {
+            campaign_id: campaign.id,
+            stage,
+            key,
+            version: None,
+            path: Path::Queue,
+        };
         let recorded = record_verdict_in(
             &mut tx,
-            id,
+            &target,
             validator,
             req,
             now_micros(),
