@@ -4,7 +4,7 @@
 //! a seeded bootstrap interval over clips, and each participant's hit and false-alarm
 //! rates with exact intervals and d'. Pure: no database, no HTTP.
 
-use super::format::{csv_out, dec, num, pct, pretty, tex};
+use super::format::{Col, CsvTable, TableId, dec, num, pct, pretty, tex};
 use super::svg::{esc, open};
 use crate::domain::study::{Axis, RANK_AXES, Truth};
 use crate::error::Result;
@@ -58,12 +58,18 @@ pub struct SourceJudgment {
     pub source: String,
     /// `None` when the source's clips do not share one truth.
     pub truth: Option<Truth>,
+    /// The source's clips in the study (declared, whether labelled or not).
     pub items: usize,
+    /// Of those, the clips nobody has labelled yet (left out of the agreement figures).
+    pub items_unlabelled: usize,
     pub judgments: usize,
     pub fake: usize,
     pub judged_fake: Option<f64>,
     /// Each participant's count of fake labels on this source.
     pub fake_counts: BTreeMap<String, usize>,
+    /// Each participant's count of labels given on this source (the denominator of
+    /// their fake count).
+    pub labels: BTreeMap<String, usize>,
     pub agreement: LabelAgreement,
 }
 
@@ -91,6 +97,9 @@ pub struct StudyReport {
     pub participants: Vec<String>,
     pub sets: usize,
     pub responses: usize,
+    /// Each participant's sets answered completely (every clip ranked on every axis and
+    /// labelled real or fake).
+    pub complete_sets: BTreeMap<String, usize>,
     /// `t14[source][axis]`, axes in the order of [`RANK_AXES`].
     pub t14: Vec<[RankCell; 3]>,
     pub tests: [AxisTest; 3],
@@ -230,11 +239,14 @@ pub fn build(data: &StudyData) -> StudyReport {
             };
             let mut fake_counts: BTreeMap<String, usize> =
                 participants.iter().map(|p| (p.clone(), 0)).collect();
+            let mut given: BTreeMap<String, usize> =
+                participants.iter().map(|p| (p.clone(), 0)).collect();
             let (mut judgments, mut fake) = (0, 0);
             for &i in &idx {
                 for (p, l) in labels[i].iter().enumerate() {
                     if let Some(l) = l {
                         judgments += 1;
+                        *given.entry(participants[p].clone()).or_default() += 1;
                         if *l == 1 {
                             fake += 1;
                             *fake_counts.entry(participants[p].clone()).or_default() += 1;
@@ -246,10 +258,15 @@ pub fn build(data: &StudyData) -> StudyReport {
                 source: s.clone(),
                 truth,
                 items: idx.len(),
+                items_unlabelled: idx
+                    .iter()
+                    .filter(|&&i| labels[i].iter().all(Option::is_none))
+                    .count(),
                 judgments,
                 fake,
                 judged_fake: (judgments > 0).then(|| fake as f64 / judgments as f64),
                 fake_counts,
+                labels: given,
                 agreement: label_agreement(idx.iter().map(|&i| labels[i].clone()).collect()),
             }
         })
@@ -316,7 +333,35 @@ pub fn build(data: &StudyData) -> StudyReport {
         })
         .collect();
 
+    // A (participant, set) is complete when every clip of the set has all four answers.
+    let mut answers: HashMap<(usize, i64), usize> = HashMap::new();
+    for r in &data.responses {
+        if let (Some(&ci), Some(&pi)) =
+            (clip_index.get(&r.clip_id), who.get(r.participant.as_str()))
+        {
+            *answers.entry((pi, data.clips[ci].set_id)).or_default() += 1;
+        }
+    }
+    let mut set_size: HashMap<i64, usize> = HashMap::new();
+    for c in &data.clips {
+        *set_size.entry(c.set_id).or_default() += 1;
+    }
+    let complete_sets: BTreeMap<String, usize> = participants
+        .iter()
+        .enumerate()
+        .map(|(pi, p)| {
+            let n = set_size
+                .iter()
+                .filter(|(set, size)| {
+                    answers.get(&(pi, **set)).copied().unwrap_or(0)
+                        >= **size * (RANK_AXES.len() + 1)
+                })
+                .count();
+            (p.clone(), n)
+        })
+        .collect();
     StudyReport {
+        complete_sets,
         sets: data
             .clips
             .iter()
@@ -334,6 +379,44 @@ pub fn build(data: &StudyData) -> StudyReport {
         human_error_rate,
         human_error_rate_ci95,
         detection,
+    }
+}
+
+impl StudyReport {
+    /// Complete set answers over all participants.
+    pub fn complete_answers(&self) -> usize {
+        self.complete_sets.values().sum()
+    }
+
+    /// Plain words on figures that rest on too little data to mean much.
+    pub fn thin_data_notes(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for (axis, t) in RANK_AXES.iter().zip(&self.tests) {
+            match t.n_blocks {
+                0 => {}
+                1 => out.push(format!(
+                    "{}: Kendall's W and the Friedman test rest on one block (one set answered by one participant); W is 1 by construction and says nothing yet.",
+                    axis.title()
+                )),
+                n if n < 5 => out.push(format!(
+                    "{}: Kendall's W and the Friedman test rest on {n} blocks only.",
+                    axis.title()
+                )),
+                _ => {}
+            }
+        }
+        match self.participants.len() {
+            0 => {}
+            1 => out.push(
+                "One participant so far: agreement between participants (Fleiss' kappa, Krippendorff's alpha) is undefined, and every rate is one person's."
+                    .into(),
+            ),
+            n if n < 3 => out.push(format!(
+                "{n} participants: the agreement figures rest on very few raters."
+            )),
+            _ => {}
+        }
+        out
     }
 }
 
@@ -392,9 +475,14 @@ impl StudyReport {
                 json!({
                     "truth": j.truth.map(Truth::as_str),
                     "items": j.items,
+                    "items_unlabelled": j.items_unlabelled,
                     "judgments": j.judgments,
                     "judged_fake": j.judged_fake,
-                    "fake_counts": j.fake_counts,
+                    "fake_counts": j.fake_counts.iter().map(|(p, n)| {
+                        let given = j.labels.get(p).copied().unwrap_or(0);
+                        (p.clone(), if given > 0 { json!(n) } else { Value::Null })
+                    }).collect::<Map<String, Value>>(),
+                    "labels": j.labels,
                     "fleiss_kappa": j.agreement.fleiss_kappa,
                     "fleiss_kappa_missing_data": j.agreement.fleiss_kappa_missing_data,
                     "krippendorff_alpha": j.agreement.krippendorff_alpha,
@@ -420,11 +508,33 @@ impl StudyReport {
         })
     }
 
+    /// T14 or T15 as a [`CsvTable`].
+    pub fn csv_table(&self, table: TableId) -> Result<CsvTable> {
+        match table {
+            TableId::T14 => Ok(self.t14_table()),
+            TableId::T15 => Ok(self.t15_table()),
+            _ => Err(crate::error::Error::Internal(
+                "Tables 11 to 13 are drawn from the QC report".into(),
+            )),
+        }
+    }
+
     pub fn t14_csv(&self) -> Result<String> {
-        let mut rows = Vec::new();
+        self.t14_table().to_csv()
+    }
+
+    fn t14_table(&self) -> CsvTable {
+        use Col::{Num, Text};
+        let mut t = CsvTable::new(&[
+            ("source", Text),
+            ("axis", Text),
+            ("mean", Num),
+            ("std", Num),
+            ("n", Num),
+        ]);
         for (s, row) in self.sources.iter().zip(&self.t14) {
             for (axis, c) in RANK_AXES.iter().zip(row) {
-                rows.push(vec![
+                t.rows.push(vec![
                     s.clone(),
                     axis.as_str().into(),
                     num(c.mean),
@@ -433,44 +543,63 @@ impl StudyReport {
                 ]);
             }
         }
-        csv_out(&["source", "axis", "mean", "std", "n"], rows)
+        t
     }
 
     pub fn t15_csv(&self) -> Result<String> {
-        let mut header: Vec<String> = ["source", "truth", "items", "judgments", "judged_fake"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
-        header.extend(self.participants.iter().map(|p| format!("fake_{p}")));
-        header.extend(
-            [
-                "fleiss_kappa",
-                "fleiss_kappa_missing_data",
-                "krippendorff_alpha",
-            ]
-            .iter()
-            .map(|s| s.to_string()),
-        );
-        let mut rows = Vec::new();
+        self.t15_table().to_csv()
+    }
+
+    fn t15_table(&self) -> CsvTable {
+        use Col::{Num, Text};
+        let mut columns: Vec<(String, Col)> = vec![
+            ("source".into(), Text),
+            ("truth".into(), Text),
+            ("items".into(), Num),
+            ("items_unlabelled".into(), Num),
+            ("judgments".into(), Num),
+            ("judged_fake".into(), Num),
+        ];
+        for p in &self.participants {
+            columns.push((format!("fake_{p}"), Num));
+            columns.push((format!("labels_{p}"), Num));
+        }
+        for c in [
+            "fleiss_kappa",
+            "fleiss_kappa_missing_data",
+            "krippendorff_alpha",
+        ] {
+            columns.push((c.into(), Num));
+        }
+        let mut t = CsvTable {
+            columns,
+            rows: Vec::new(),
+        };
         for j in &self.t15 {
             let mut r = vec![
                 j.source.clone(),
                 j.truth.map_or("mixed", Truth::as_str).to_string(),
                 j.items.to_string(),
+                j.items_unlabelled.to_string(),
                 j.judgments.to_string(),
                 num(j.judged_fake),
             ];
-            r.extend(
-                self.participants
-                    .iter()
-                    .map(|p| j.fake_counts.get(p).copied().unwrap_or(0).to_string()),
-            );
+            for p in &self.participants {
+                let given = j.labels.get(p).copied().unwrap_or(0);
+                // A participant who labelled none of this source's clips has no count.
+                r.push(if given > 0 {
+                    j.fake_counts.get(p).copied().unwrap_or(0).to_string()
+                } else {
+                    String::new()
+                });
+                r.push(given.to_string());
+            }
             r.extend([
                 num(j.agreement.fleiss_kappa),
                 num(j.agreement.fleiss_kappa_missing_data),
                 num(j.agreement.krippendorff_alpha),
             ]);
-            rows.push(r);
+            t.rows.push(r);
         }
         let mut pooled = vec![
             "pooled".to_string(),
@@ -478,20 +607,28 @@ impl StudyReport {
             self.t15.iter().map(|j| j.items).sum::<usize>().to_string(),
             self.t15
                 .iter()
+                .map(|j| j.items_unlabelled)
+                .sum::<usize>()
+                .to_string(),
+            self.t15
+                .iter()
                 .map(|j| j.judgments)
                 .sum::<usize>()
                 .to_string(),
             String::new(),
         ];
-        pooled.extend(self.participants.iter().map(|_| String::new()));
+        pooled.extend(
+            self.participants
+                .iter()
+                .flat_map(|_| [String::new(), String::new()]),
+        );
         pooled.extend([
             num(self.pooled.fleiss_kappa),
             num(self.pooled.fleiss_kappa_missing_data),
             num(self.pooled.krippendorff_alpha),
         ]);
-        rows.push(pooled);
-        let header: Vec<&str> = header.iter().map(String::as_str).collect();
-        csv_out(&header, rows)
+        t.rows.push(pooled);
+        t
     }
 
     /// Table 14 in booktabs: mean rank +- std per source and axis.

@@ -4,6 +4,7 @@
 use super::format::{column_label, grid, task_prefix};
 use super::{QcReport, StageSummary};
 use crate::domain::taxonomy::Taxonomy;
+use crate::stats::agreement::KAPPA_CI95_BOUNDED_NOTE;
 use std::fmt::Write;
 
 /// Escapes text for XML.
@@ -90,18 +91,21 @@ pub fn t11_grid(report: &QcReport, tax: &Taxonomy) -> String {
                 .map(|t| task_prefix(t))
                 .collect::<Vec<_>>()
                 .join(", ");
-            let value = if rev > 0 {
-                format!("{ret}/{rev}")
+            if rev > 0 {
+                let _ = write!(
+                    s,
+                    "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" font-size=\"15\" font-weight=\"700\" fill=\"{ink}\">{ret}/{rev}</text>",
+                    x + cw / 2,
+                    y + 24,
+                );
             } else {
-                "none reviewed".into()
-            };
-            let _ = write!(
-                s,
-                "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" font-size=\"15\" font-weight=\"700\" fill=\"{ink}\">{}</text>",
-                x + cw / 2,
-                y + 24,
-                esc(&value)
-            );
+                let _ = write!(
+                    s,
+                    "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" fill=\"#5d6878\">not reviewed</text>",
+                    x + cw / 2,
+                    y + 24,
+                );
+            }
             let _ = write!(
                 s,
                 "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" fill=\"{ink}\">{}</text>",
@@ -161,6 +165,22 @@ pub fn t12_heatmap(report: &QcReport, tax: &Taxonomy) -> String {
                         y + 16
                     );
                 }
+                Some((_, c)) if c.reviewed == 0 => {
+                    let _ = write!(
+                        s,
+                        "<rect x=\"{x}\" y=\"{y}\" width=\"{}\" height=\"{}\" fill=\"#ffffff\" stroke=\"#9aa3b0\" stroke-dasharray=\"3 2\"><title>{} x {}: not reviewed</title></rect>",
+                        cw - 2,
+                        ch - 2,
+                        esc(task),
+                        esc(&qa.code),
+                    );
+                    let _ = write!(
+                        s,
+                        "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" fill=\"#5d6878\">n/r</text>",
+                        x + cw / 2,
+                        y + 16
+                    );
+                }
                 Some((_, c)) => {
                     let fill = shade(c.rejected as f64 / max as f64, (179, 54, 31));
                     let ink = if c.rejected as f64 / max as f64 > 0.6 {
@@ -197,9 +217,9 @@ pub fn t12_heatmap(report: &QcReport, tax: &Taxonomy) -> String {
 pub fn kappa_bars(stage: &StageSummary, title: &str) -> String {
     let (left, right, row, top) = (250u32, 60u32, 22u32, 30u32);
     let plot = 360u32;
-    let n = stage.per_pair.len() as u32 + 1;
+    let n = (stage.per_rater_pair.len() + stage.per_pair.len()) as u32 + 1;
     let w = left + plot + right;
-    let h = top + row * n + 26;
+    let h = top + row * n + 44;
     let x_of = |k: f64| f64::from(left) + (k.clamp(-1.0, 1.0) + 1.0) / 2.0 * f64::from(plot);
     let mut s = open(w, h, title);
     let _ = write!(
@@ -221,16 +241,17 @@ pub fn kappa_bars(stage: &StageSummary, title: &str) -> String {
             top + row * n + 16
         );
     }
+    // Each pair over all its tasks first, then each task and pair.
     let mut rows: Vec<(String, &super::Agreement, bool)> = stage
-        .per_pair
+        .per_rater_pair
         .iter()
         .map(|p| {
             (
                 format!(
-                    "{} {}+{} (n={})",
-                    task_prefix(&p.task),
+                    "pair {}+{}, {} task(s) (n={})",
                     p.rater1,
                     p.rater2,
+                    p.tasks.len(),
                     p.items
                 ),
                 &p.agreement,
@@ -238,6 +259,19 @@ pub fn kappa_bars(stage: &StageSummary, title: &str) -> String {
             )
         })
         .collect();
+    rows.extend(stage.per_pair.iter().map(|p| {
+        (
+            format!(
+                "task {}, {}+{} (n={})",
+                task_prefix(&p.task),
+                p.rater1,
+                p.rater2,
+                p.items
+            ),
+            &p.agreement,
+            false,
+        )
+    }));
     rows.push((
         format!("pooled (n={})", stage.items_reviewed),
         &stage.pooled,
@@ -272,7 +306,7 @@ pub fn kappa_bars(stage: &StageSummary, title: &str) -> String {
                     y + 5,
                     (a1 - a0).max(1.0)
                 );
-                if let Some([lo, hi]) = a.cohen_kappa_ci95 {
+                if let Some([lo, hi]) = a.cohen_kappa_ci95_bounded {
                     let (l, r) = (x_of(lo), x_of(hi));
                     let cy = y + 11;
                     let _ = write!(
@@ -297,6 +331,12 @@ pub fn kappa_bars(stage: &StageSummary, title: &str) -> String {
             }
         }
     }
+    let _ = write!(
+        s,
+        "<text x=\"4\" y=\"{}\" fill=\"#5d6878\">Whiskers: {}.</text>",
+        top + row * n + 36,
+        esc(KAPPA_CI95_BOUNDED_NOTE)
+    );
     s.push_str("</svg>");
     s
 }

@@ -14,6 +14,7 @@ mod imports;
 mod life;
 mod media;
 mod migrations;
+mod outputs;
 mod pages;
 mod paper;
 mod process;

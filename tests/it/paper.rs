@@ -115,6 +115,9 @@ async fn stats_give_back_the_papers_tables_11_to_13() {
     assert_eq!(s2["table"], serde_json::json!([[9677, 22], [21, 80]]));
     let ci = s1["cohen_kappa_ci95"].as_array().unwrap();
     assert!(ci[0].as_f64().unwrap() < 0.58 && ci[1].as_f64().unwrap() > 0.58);
+    // Inside [-1, 1], the bounded interval is the Wald interval itself.
+    assert_eq!(s1["cohen_kappa_ci95_bounded"], s1["cohen_kappa_ci95"]);
+    assert_eq!(s1["cohen_kappa_ci95_method"], "wald_truncated");
     // One pair per task, 100 clips each.
     let pairs = s1["per_pair"].as_array().unwrap();
     assert_eq!(pairs.len(), 12);

@@ -76,9 +76,11 @@ fn count_pct(n: i64, of: i64) -> String {
 
 fn t13_rows(a: &StageSummary, b: &StageSummary) -> Vec<T13Row> {
     let ci = |s: &StageSummary| {
-        s.pooled.cohen_kappa_ci95.map_or("undefined".into(), |c| {
-            format!("{:.3} to {:.3}", c[0], c[1])
-        })
+        s.pooled
+            .cohen_kappa_ci95_bounded
+            .map_or("undefined".into(), |c| {
+                format!("{:.3} to {:.3}", c[0], c[1])
+            })
     };
     let row = |label, x: String, y: String| T13Row {
         label,
@@ -131,7 +133,7 @@ fn t13_rows(a: &StageSummary, b: &StageSummary) -> Vec<T13Row> {
             dec(a.pooled.cohen_kappa),
             dec(b.pooled.cohen_kappa),
         ),
-        row("κ 95% CI", ci(a), ci(b)),
+        row("κ 95% CI (Wald, truncated to [−1, 1])", ci(a), ci(b)),
         row("Gwet's AC1", dec(a.pooled.gwet_ac1), dec(b.pooled.gwet_ac1)),
         row("PABAK", dec(a.pooled.pabak), dec(b.pooled.pabak)),
         row(
@@ -174,6 +176,7 @@ struct StatsPage {
     pair: String,
     all_versions: bool,
     t13: Vec<T13Row>,
+    ci_note: &'static str,
     t11_svg: String,
     t12_svg: String,
     kappa1_svg: String,
@@ -233,15 +236,16 @@ pub async fn dashboard(
         pair: q.pair.clone().unwrap_or_default(),
         all_versions: report.versions == Versions::All,
         t13: t13_rows(&report.stage1, &report.stage2),
+        ci_note: crate::stats::agreement::KAPPA_CI95_BOUNDED_NOTE,
         t11_svg: svg::t11_grid(&report, tax),
         t12_svg: svg::t12_heatmap(&report, tax),
         kappa1_svg: svg::kappa_bars(
             &report.stage1,
-            "Stage 1 (clips): Cohen's kappa per pair, with 95% CI",
+            "Stage 1 (clips): Cohen's kappa per pair, per task and pair, and pooled",
         ),
         kappa2_svg: svg::kappa_bars(
             &report.stage2,
-            "Stage 2 (questions): Cohen's kappa per pair, with 95% CI",
+            "Stage 2 (questions): Cohen's kappa per pair, per task and pair, and pooled",
         ),
         reasons1_svg: svg::reason_bars(&report, 1, "Stage 1: reasons given with counted rejects"),
         reasons2_svg: svg::reason_bars(&report, 2, "Stage 2: reasons given with counted rejects"),
