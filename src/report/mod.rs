@@ -3,6 +3,7 @@
 //! and SVG plots. Pure: no database, no HTTP.
 
 pub mod format;
+pub mod render;
 pub mod study;
 pub mod svg;
 
@@ -452,6 +453,34 @@ fn stage_json(s: &StageSummary) -> Value {
 }
 
 impl QcReport {
+    /// The scope in words, for captions and the paper bundle's README.
+    pub fn scope_text(&self) -> String {
+        format!(
+            "Stage 1 over {}; {}; {}; Stage 2 over every question of a retained clip",
+            match self.versions {
+                Versions::First => "the first version of every clip",
+                Versions::All => "every version of every clip",
+            },
+            self.task
+                .as_deref()
+                .map_or("all tasks".to_string(), |t| format!("task {t}")),
+            self.pair
+                .as_ref()
+                .map_or("all pairs".to_string(), |(a, b)| {
+                    format!("pair {a} (rater 1) + {b} (rater 2)")
+                }),
+        )
+    }
+
+    /// The caption of this report's figures, computed at `computed` (µs since the epoch).
+    pub fn caption(&self, computed: i64) -> svg::Caption {
+        svg::Caption {
+            campaign: self.campaign.clone(),
+            scope: self.scope_text(),
+            computed: crate::clock::to_rfc3339(computed),
+        }
+    }
+
     /// `t11` as SPEC section 7 gives it: `{ TASK: {"reviewed", "retained"} }`.
     pub fn t11_json(&self) -> Value {
         let mut m = Map::new();
@@ -692,7 +721,7 @@ mod tests {
         );
         let csv = format::render(&r, &tax, format::TableId::T13, format::Format::Csv).unwrap();
         assert!(csv.contains("cohen_kappa_ci95_bounded_high") && csv.contains("wald_truncated"));
-        let plot = svg::kappa_bars(&r.stage1, "x");
+        let plot = svg::kappa_bars(&r.stage1, "x", &r.caption(0));
         assert!(plot.contains("truncated to [-1, 1]"), "{plot}");
         assert!(format::summary(&r).contains("Wald truncated to [-1, 1]"));
     }

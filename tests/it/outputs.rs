@@ -206,3 +206,108 @@ async fn a_pair_over_its_tasks_is_its_own_row_beside_the_rows_per_task_and_pair(
     // val00 as rater 1 throughout: 3 both pass, 1 val00 valid / val01 reject.
     assert_eq!(pairs[0]["table"], serde_json::json!([[3, 1], [0, 0]]));
 }
+
+#[tokio::test]
+async fn every_figure_downloads_as_svg_pdf_and_png() {
+    let app = spawn_app().await;
+    half_way(&app).await;
+    let web = app.login("admin1").await;
+    for name in [
+        "t11-retained",
+        "t12-rejected",
+        "t13-kappa-stage1",
+        "t13-kappa-stage2",
+        "reasons-stage1",
+        "reasons-stage2",
+        "t14-ranks",
+        "t15-judged-fake",
+    ] {
+        let path = format!("/c/{CAMPAIGN}/stats/fig-{name}");
+        let r = app
+            .client
+            .get(format!("{}{path}.svg", app.base))
+            .header("Cookie", &web.cookie)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 200, "{name}");
+        assert_eq!(r.headers()["content-type"], "image/svg+xml");
+        let svg = r.text().await.unwrap();
+        assert!(
+            svg.contains(&format!("Campaign {CAMPAIGN} · computed ")) && svg.contains("Scope: "),
+            "{name}: the caption names the campaign, the scope and the time"
+        );
+        for (ext, magic, kind) in [
+            ("pdf", &b"%PDF-"[..], "application/pdf"),
+            ("png", &b"\x89PNG"[..], "image/png"),
+        ] {
+            let r = app
+                .client
+                .get(format!("{}{path}.{ext}", app.base))
+                .header("Cookie", &web.cookie)
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(r.status(), 200, "{name}.{ext}");
+            assert_eq!(r.headers()["content-type"], kind);
+            let bytes = r.bytes().await.unwrap();
+            assert!(bytes.starts_with(magic), "{name}.{ext}");
+        }
+    }
+    let r = app
+        .page(
+            Some(&web),
+            Method::GET,
+            &format!("/c/{CAMPAIGN}/stats/fig-nothing.svg"),
+            None,
+        )
+        .await;
+    assert_eq!(r.status, 404);
+    // An author may download them too; a validator may not.
+    let author = app.login("author1").await;
+    let r = app
+        .page(
+            Some(&author),
+            Method::GET,
+            &format!("/c/{CAMPAIGN}/stats/fig-t14-ranks.svg"),
+            None,
+        )
+        .await;
+    assert_eq!(r.status, 200);
+    let v = app.login("val00").await;
+    let r = app
+        .page(
+            Some(&v),
+            Method::GET,
+            &format!("/c/{CAMPAIGN}/stats/fig-t11-retained.png"),
+            None,
+        )
+        .await;
+    assert_eq!(r.status, 403);
+}
+
+#[tokio::test]
+async fn the_study_results_count_complete_sets_and_say_when_data_is_thin() {
+    let app = spawn_app().await;
+    half_way(&app).await;
+    let web = app.login("admin1").await;
+    let html = app
+        .page(
+            Some(&web),
+            Method::GET,
+            &format!("/c/{CAMPAIGN}/study/results"),
+            None,
+        )
+        .await
+        .text;
+    assert!(
+        html.contains("1 complete set answer(s) from 1 participant(s) (part1 1 of 2), of 2 sets"),
+        "{html}"
+    );
+    assert!(
+        html.contains("1 of 1 (1 of 2 clips unlabelled)"),
+        "fake labels over labels given"
+    );
+    assert!(html.contains("W is 1 by construction"), "one block");
+    assert!(html.contains("One participant so far"));
+}

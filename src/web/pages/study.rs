@@ -553,6 +553,7 @@ fn results_page(chrome: Chrome, campaign: String, r: Option<&StudyReport>) -> Re
             t15_svg: String::new(),
         };
     };
+    let caption = r.caption(&campaign, super::stats::now_seconds());
     ResultsPage {
         chrome,
         campaign,
@@ -667,8 +668,8 @@ fn results_page(chrome: Chrome, campaign: String, r: Option<&StudyReport>) -> Re
                 d_prime: fixed(d.d_prime, 2),
             })
             .collect(),
-        t14_svg: report::t14_bars(r),
-        t15_svg: report::t15_bars(r),
+        t14_svg: report::t14_ranks(r, &caption),
+        t15_svg: report::t15_bars(r, &caption),
     }
 }
 
