@@ -491,6 +491,14 @@ pub fn kappa_bars(stage: &StageSummary, stage_name: &str, caption: &Caption) -> 
                     esc(label)
                 );
                 match a.cohen_kappa {
+                    None if a.items() == 0 => {
+                        let _ = write!(
+                            s,
+                            "<text x=\"{}\" y=\"{}\" fill=\"{MUTED}\">not reviewed</text>",
+                            left + plot + 8,
+                            y + 15
+                        );
+                    }
                     None => {
                         let _ = write!(
                             s,

@@ -311,3 +311,93 @@ async fn the_study_results_count_complete_sets_and_say_when_data_is_thin() {
     assert!(html.contains("W is 1 by construction"), "one block");
     assert!(html.contains("One participant so far"));
 }
+
+#[tokio::test]
+async fn the_paper_bundle_downloads_as_one_zip_that_compiles() {
+    let app = spawn_app().await;
+    half_way(&app).await;
+    let web = app.login("admin1").await;
+    let exports = app
+        .page(
+            Some(&web),
+            Method::GET,
+            &format!("/c/{CAMPAIGN}/admin/exports"),
+            None,
+        )
+        .await;
+    assert!(exports.text.contains("/admin/exports/paper.zip"));
+    assert!(exports.text.contains("/admin/exports/study-responses.csv"));
+    let r = app
+        .client
+        .get(format!("{}/c/{CAMPAIGN}/admin/exports/paper.zip", app.base))
+        .header("Cookie", &web.cookie)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    assert_eq!(r.headers()["content-type"], "application/zip");
+    let bytes = r.bytes().await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut zip = zip::ZipArchive::new(std::io::Cursor::new(bytes.to_vec())).unwrap();
+    zip.extract(dir.path()).unwrap();
+    let root = dir.path().join(format!("{CAMPAIGN}-paper"));
+    let read = |p: &str| std::fs::read_to_string(root.join(p)).unwrap();
+    // All five tables, each a complete table environment with caption and label.
+    for t in ["t11", "t12", "t13", "t14", "t15"] {
+        let tex = read(&format!("tables/{t}.tex"));
+        for needle in [
+            "\\begin{table}",
+            "\\caption{",
+            "\\label{",
+            "\\toprule",
+            "\\end{table}",
+        ] {
+            assert!(tex.contains(needle), "{t}.tex lacks {needle}:\n{tex}");
+        }
+        read(&format!("tables/{t}.csv"));
+        read(&format!("tables/{t}.json"));
+    }
+    assert!(read("tables/t13.tex").contains("Krippendorff's $\\alpha$"));
+    let t15 = read("tables/t15.tex");
+    assert!(
+        t15.contains("VGenST & 2 & Fake & 100.0\\% & 1 & undefined & undefined \\\\"),
+        "one participant: no agreement\n{t15}"
+    );
+    for f in ["t14-ranks", "t15-judged-fake", "t11-retained"] {
+        for ext in ["svg", "pdf", "png"] {
+            assert!(
+                root.join(format!("figures/{f}.{ext}")).is_file(),
+                "{f}.{ext}"
+            );
+        }
+    }
+    let readme = read("README.txt");
+    assert!(readme.contains("records/study-responses.csv"), "{readme}");
+    assert!(
+        readme.contains("Study: blind study: 2 sets, 1 participant(s), 1 complete set answer(s)")
+    );
+    // The study's raw answers: 12 ranks and 4 labels of part1 on the first set.
+    let responses = read("records/study-responses.csv");
+    let mut lines = responses.lines();
+    assert_eq!(
+        lines.next(),
+        Some("set,source,truth,participant,axis,value")
+    );
+    let rows: Vec<&str> = lines.collect();
+    assert_eq!(rows.len(), 16, "{responses}");
+    assert!(rows.contains(&"1,VGenST,fake,part1,real_fake,fake"));
+    assert!(rows.contains(&"1,PerceptionTest,real,part1,photorealism,1"));
+    let alone = app
+        .page(
+            Some(&web),
+            Method::GET,
+            &format!("/c/{CAMPAIGN}/admin/exports/study-responses.csv"),
+            None,
+        )
+        .await;
+    assert_eq!(alone.text, responses);
+    if pdflatex_available() {
+        let pdf = pdflatex(&root, "paper.tex");
+        assert!(std::fs::read(pdf).unwrap().starts_with(b"%PDF-"));
+    }
+}

@@ -607,6 +607,7 @@ struct ExportsPage {
     decisions: usize,
     resolutions: usize,
     retained: usize,
+    has_study: bool,
 }
 
 pub async fn exports(
@@ -626,6 +627,7 @@ pub async fn exports(
         decisions,
         resolutions,
         retained: counts.clips_retained,
+        has_study: state.store.study(&campaign).await?.is_some(),
     }))
 }
 
@@ -702,6 +704,49 @@ pub async fn export_retained(State(state): State<AppState>, Path(c): Path<String
         &format!("{c}-retained.zip"),
         "application/zip",
         body,
+    ))
+}
+
+/// Everything a paper needs (as `tandem export paper` makes it) in one zip.
+pub async fn export_paper(State(state): State<AppState>, Path(c): Path<String>) -> PageResult {
+    let campaign = state.store.campaign(&c).await?;
+    let now = super::stats::now_seconds();
+    let files = crate::report::bundle::collect(&state.store, &campaign, now).await?;
+    let scratch = Scratch::new(&state, "paper")?;
+    let folder = scratch.0.join("paper");
+    let zip_path = scratch.0.join("paper.zip");
+    let prefix = format!("{c}-paper");
+    let (f2, z2) = (folder.clone(), zip_path.clone());
+    tokio::task::spawn_blocking(move || -> Result<(), Error> {
+        crate::report::bundle::write(&f2, &files)?;
+        io::archive::pack(&f2, &prefix, &z2)
+    })
+    .await
+    .map_err(|e| Error::Internal(format!("export failed: {e}")))??;
+    let body = tokio::fs::read(&zip_path)
+        .await
+        .map_err(|e| Error::io("cannot read the archive", e))?;
+    Ok(download(
+        &format!("{c}-paper.zip"),
+        "application/zip",
+        Body::from(body),
+    ))
+}
+
+/// The blind study's answers as CSV.
+pub async fn export_study_responses(
+    State(state): State<AppState>,
+    Path(c): Path<String>,
+) -> PageResult {
+    let campaign = state.store.campaign(&c).await?;
+    let study = state.store.require_study(&campaign).await?;
+    let data = state.store.study_data(&study).await?;
+    let mut body = Vec::new();
+    io::study::write_responses(&mut body, &data)?;
+    Ok(download(
+        &format!("{c}-study-responses.csv"),
+        "text/csv; charset=utf-8",
+        Body::from(body),
     ))
 }
 
