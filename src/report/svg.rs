@@ -638,6 +638,115 @@ pub fn reason_bars(report: &QcReport, stage: i64, caption: &Caption) -> String {
     figure_close(s, h, &notes, caption)
 }
 
+/// One series of a stacked bar chart: its name and colour.
+pub struct Series {
+    pub name: &'static str,
+    pub colour: &'static str,
+}
+
+/// Horizontal stacked bars, one row per label, for the admin's overview: each row's
+/// counts in the order of `series`, an optional target drawn as a tick on every row,
+/// and a legend naming only the series that have a count somewhere.
+pub fn stacked_bars(
+    title: &str,
+    series: &[Series],
+    rows: &[(String, Vec<i64>)],
+    target: Option<i64>,
+) -> String {
+    let (left, plot, right, row, top) = (130u32, 520u32, 110u32, 20u32, 30u32);
+    let max = rows
+        .iter()
+        .map(|(_, v)| v.iter().sum::<i64>())
+        .chain(target)
+        .max()
+        .unwrap_or(1)
+        .max(1);
+    let used: Vec<usize> = (0..series.len())
+        .filter(|&i| rows.iter().any(|(_, v)| v.get(i).copied().unwrap_or(0) > 0))
+        .collect();
+    let legend_y = top + row * rows.len() as u32 + 22;
+    let w = left + plot + right;
+    let h = legend_y + 14;
+    let x_of = |n: i64| f64::from(left) + n as f64 / max as f64 * f64::from(plot);
+    let mut s = open(w, h, title);
+    let _ = write!(
+        s,
+        "<text x=\"8\" y=\"18\" font-weight=\"700\">{}</text>",
+        esc(title)
+    );
+    for (r, (label, values)) in rows.iter().enumerate() {
+        let y = top + row * r as u32;
+        let _ = write!(
+            s,
+            "<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text><rect x=\"{left}\" y=\"{}\" width=\"{plot}\" height=\"14\" fill=\"#f3f4f7\"/>",
+            left - 8,
+            y + 13,
+            esc(label),
+            y + 2
+        );
+        let mut at = 0i64;
+        for (i, n) in values.iter().enumerate() {
+            if *n <= 0 {
+                continue;
+            }
+            let Some(sr) = series.get(i) else { continue };
+            let (x0, x1) = (x_of(at), x_of(at + n));
+            let _ = write!(
+                s,
+                "<rect x=\"{x0:.1}\" y=\"{}\" width=\"{:.1}\" height=\"14\" fill=\"{}\"><title>{}: {} {n}</title></rect>",
+                y + 2,
+                (x1 - x0).max(1.0),
+                sr.colour,
+                esc(label),
+                sr.name
+            );
+            at += n;
+        }
+        if let Some(t) = target {
+            let x = x_of(t);
+            let _ = write!(
+                s,
+                "<line x1=\"{x:.1}\" y1=\"{}\" x2=\"{x:.1}\" y2=\"{}\" stroke=\"{INK}\" stroke-width=\"2\"/>",
+                y,
+                y + 18
+            );
+        }
+        let first = values.first().copied().unwrap_or(0);
+        let _ = write!(
+            s,
+            "<text x=\"{}\" y=\"{}\" fill=\"{MUTED}\">{}</text>",
+            left + plot + 8,
+            y + 13,
+            esc(&match target {
+                Some(t) => format!("{first} / {t}"),
+                None => format!("{first} of {}", values.iter().sum::<i64>()),
+            })
+        );
+    }
+    let mut x = 8;
+    for &i in &used {
+        x = swatch(
+            &mut s,
+            x,
+            legend_y,
+            series[i].colour,
+            series[i].colour,
+            series[i].name,
+        );
+    }
+    if target.is_some() {
+        let _ = write!(
+            s,
+            "<line x1=\"{x}\" y1=\"{}\" x2=\"{x}\" y2=\"{}\" stroke=\"{INK}\" stroke-width=\"2\"/><text x=\"{}\" y=\"{legend_y}\">target</text>",
+            legend_y - 12,
+            legend_y + 2,
+            x + 6
+        );
+    }
+    s.push_str("</svg>");
+    s
+}
+
 /// One figure, ready to show or to download.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Figure {

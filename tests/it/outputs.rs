@@ -401,3 +401,37 @@ async fn the_paper_bundle_downloads_as_one_zip_that_compiles() {
         assert!(std::fs::read(pdf).unwrap().starts_with(b"%PDF-"));
     }
 }
+
+#[tokio::test]
+async fn the_overview_draws_progress_hides_empty_columns_and_names_reasons_in_words() {
+    let app = spawn_app().await;
+    half_way(&app).await;
+    let web = app.login("admin1").await;
+    let get = |path: String| {
+        let (app, web) = (&app, &web);
+        async move {
+            let r = app.page(Some(web), Method::GET, &path, None).await;
+            assert_eq!(r.status, 200, "{path}");
+            r.text
+        }
+    };
+    let html = get(format!("/c/{CAMPAIGN}/admin")).await;
+    assert!(html.contains("Stage 1: clips per task (newest versions), against the target"));
+    assert!(
+        html.contains("<title>MC_F_EGO_STA: retained 2</title>"),
+        "a bar per task"
+    );
+    assert!(html.contains("<title>MC_F_EGO_STA: waiting for an author 1</title>"));
+    // One split waits, none was resolved: the resolved columns are all zeros.
+    assert!(html.contains("<th>Split waiting</th>"));
+    assert!(!html.contains("<th>Split accepted</th>") && !html.contains("<th>Split rejected</th>"));
+    assert!(!html.contains("<th>Both reject</th>"));
+    assert!(!html.contains("style=\""), "no inline styles under the CSP");
+    // Reasons in words on the admin's pages.
+    let clip = "MC_F_EGO_STA_0002";
+    let audit = get(format!("/c/{CAMPAIGN}/admin/audit?clip={clip}")).await;
+    assert!(audit.contains("reject (Prompt drift)"), "{audit}");
+    assert!(!audit.contains("prompt_drift"));
+    let stats = get(format!("/c/{CAMPAIGN}/stats")).await;
+    assert!(stats.contains("<td>Prompt drift</td>") && !stats.contains("prompt_drift"));
+}
