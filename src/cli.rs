@@ -410,6 +410,24 @@ pub enum ExportCommand {
         #[command(flatten)]
         campaign: CampaignArg,
     },
+    /// Everything a paper needs in one folder: Tables 11-15 as LaTeX, CSV and JSON,
+    /// every figure as SVG, PDF and PNG, a LaTeX document with them all, the records
+    /// behind them and a README
+    Paper {
+        /// A new or empty folder
+        #[arg(long)]
+        out: PathBuf,
+        #[command(flatten)]
+        campaign: CampaignArg,
+    },
+    /// The blind study's answers as CSV: set,source,truth,participant,axis,value
+    StudyResponses {
+        /// File to write [default: standard output]
+        #[arg(long)]
+        out: Option<PathBuf>,
+        #[command(flatten)]
+        campaign: CampaignArg,
+    },
     /// Every event of every clip (or of one), in order, as CSV
     Audit {
         /// Only this clip
@@ -645,6 +663,20 @@ async fn command(command: Command, config: &Config, store: &Store) -> Result<()>
         }
         Command::Pair(cmd) => pair(store, cmd).await,
         Command::Stats(args) => stats(store, args).await,
+        Command::Export(ExportCommand::Paper { out, campaign }) => {
+            let campaign = store.campaign(&campaign.campaign).await?;
+            let now = crate::clock::now_micros() / 1_000_000 * 1_000_000;
+            let files = crate::report::bundle::collect(store, &campaign, now).await?;
+            crate::report::bundle::write(&out, &files)?;
+            println!("wrote {} file(s) to {}", files.len(), out.display());
+            Ok(())
+        }
+        Command::Export(ExportCommand::StudyResponses { out, campaign }) => {
+            let campaign = store.campaign(&campaign.campaign).await?;
+            let study = store.require_study(&campaign).await?;
+            let data = store.study_data(&study).await?;
+            write_out(out.as_deref(), |w| io::study::write_responses(w, &data))
+        }
         Command::Export(ExportCommand::Regeneration { out, campaign }) => {
             let campaign = store.campaign(&campaign.campaign).await?;
             let items = store.regeneration_list(&campaign).await?;

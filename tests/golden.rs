@@ -324,6 +324,8 @@ fn multi_block(categories: &[Value], rows: &[&Vec<Value>]) -> Result<Map<String,
         .collect();
     let mut m = Map::new();
     m.insert("n_items".into(), json!(s.n_items));
+    m.insert("n_items_declared".into(), json!(s.n_items_declared));
+    m.insert("n_items_unrated".into(), json!(s.n_items_unrated));
     m.insert("n_raters".into(), json!(s.n_raters));
     m.insert("complete".into(), json!(s.complete));
     m.insert("n_ratings".into(), json!(s.n_ratings));

@@ -388,3 +388,45 @@ pub fn read_responses(input: impl Read) -> (Vec<ResponseRow>, Vec<LineError>) {
     }
     (rows, problems)
 }
+
+/// Writes the study's raw responses as CSV, one answer a row, in the order stored:
+/// `set,source,truth,participant,axis,value`. `set` is the set's place in the import
+/// order (1-based); a set holds one clip per source, so (set, source) names the clip.
+/// `axis` and `value` are as in the responses import (a rank 1 = best, or `real` /
+/// `fake`).
+pub fn write_responses(
+    out: impl std::io::Write,
+    data: &crate::store::study::StudyData,
+) -> Result<()> {
+    let csv_error = |e: csv::Error| Error::Internal(format!("cannot write CSV: {e}"));
+    // Clips come in import order of their sets.
+    let mut set_number: HashMap<i64, usize> = HashMap::new();
+    for c in &data.clips {
+        let next = set_number.len() + 1;
+        set_number.entry(c.set_id).or_insert(next);
+    }
+    let clips: HashMap<i64, &crate::store::study::StudyClipFact> =
+        data.clips.iter().map(|c| (c.id, c)).collect();
+    let mut w = csv::Writer::from_writer(out);
+    w.write_record(["set", "source", "truth", "participant", "axis", "value"])
+        .map_err(csv_error)?;
+    for r in &data.responses {
+        let clip = clips.get(&r.clip_id).ok_or_else(|| {
+            Error::Internal(format!("a response names clip {} of no set", r.clip_id))
+        })?;
+        w.write_record([
+            set_number
+                .get(&clip.set_id)
+                .copied()
+                .unwrap_or(0)
+                .to_string(),
+            crate::domain::text::spreadsheet_safe(&clip.source).into_owned(),
+            clip.truth.as_str().to_string(),
+            crate::domain::text::spreadsheet_safe(&r.participant).into_owned(),
+            r.axis.as_str().to_string(),
+            r.value.clone(),
+        ])
+        .map_err(csv_error)?;
+    }
+    w.flush().map_err(|e| Error::io("cannot write CSV", e))
+}

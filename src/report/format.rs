@@ -1,9 +1,12 @@
 //! The QC tables as CSV (one header row, one record a row) and as LaTeX in the paper's
-//! layout (booktabs). Undefined figures are written `undefined`, never 0, 1 or NaN.
+//! layout (booktabs). Undefined figures are never 0, 1 or NaN: an empty cell in CSV
+//! (each CSV table declares its numeric columns, which hold numbers or nothing),
+//! `undefined` in LaTeX, and a count of nothing reviewed is marked "not reviewed".
 
 use super::{QcReport, StageSummary};
 use crate::domain::taxonomy::Taxonomy;
 use crate::error::{Error, Result};
+use crate::stats::agreement::KAPPA_CI95_BOUNDED_METHOD;
 
 /// Which table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -91,9 +94,9 @@ pub fn render(
         (TableId::T11, Format::Json) => pretty(&report.t11_json()),
         (TableId::T12, Format::Json) => pretty(&report.t12_json()),
         (TableId::T13, Format::Json) => pretty(&report.t13_json()),
-        (TableId::T11, Format::Csv) => t11_csv(report, taxonomy),
-        (TableId::T12, Format::Csv) => t12_csv(report, taxonomy),
-        (TableId::T13, Format::Csv) => t13_csv(report),
+        (TableId::T11 | TableId::T12 | TableId::T13, Format::Csv) => {
+            csv_table(report, taxonomy, table)?.to_csv()
+        }
         (TableId::T11, Format::Latex) => Ok(t11_latex(report, taxonomy)),
         (TableId::T12, Format::Latex) => Ok(t12_latex(report, taxonomy)),
         (TableId::T13, Format::Latex) => Ok(t13_latex(report)),
@@ -128,26 +131,104 @@ pub(crate) fn pretty(v: &serde_json::Value) -> Result<String> {
         .map_err(|e| Error::Internal(format!("cannot write JSON: {e}")))
 }
 
-/// A number for CSV: full precision, or `undefined`.
+/// A number for CSV: full precision, or an empty cell when it is undefined (so that
+/// pandas, R and spreadsheets read the column as numbers, with the cell missing).
 pub(crate) fn num(x: Option<f64>) -> String {
-    x.map_or_else(|| "undefined".to_string(), |v| format!("{v}"))
+    x.map_or_else(String::new, |v| format!("{v}"))
 }
 
-pub(crate) fn csv_out(header: &[&str], rows: Vec<Vec<String>>) -> Result<String> {
-    let mut w = csv::Writer::from_writer(Vec::new());
-    let err = |e: csv::Error| Error::Internal(format!("cannot write CSV: {e}"));
-    w.write_record(header).map_err(err)?;
-    for r in rows {
-        w.write_record(&r).map_err(err)?;
+/// What a CSV column holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Col {
+    /// A number, or an empty cell when undefined or not applicable.
+    Num,
+    Text,
+}
+
+/// One CSV table: its columns, which of them are numeric, and its rows.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CsvTable {
+    pub columns: Vec<(String, Col)>,
+    pub rows: Vec<Vec<String>>,
+}
+
+impl CsvTable {
+    pub fn new(columns: &[(&str, Col)]) -> CsvTable {
+        CsvTable {
+            columns: columns.iter().map(|(n, c)| (n.to_string(), *c)).collect(),
+            rows: Vec::new(),
+        }
     }
-    let bytes = w
-        .into_inner()
-        .map_err(|e| Error::Internal(format!("cannot write CSV: {e}")))?;
-    String::from_utf8(bytes).map_err(|e| Error::Internal(format!("CSV is not UTF-8: {e}")))
+
+    /// The names of the numeric columns.
+    pub fn numeric(&self) -> Vec<&str> {
+        self.columns
+            .iter()
+            .filter(|(_, c)| *c == Col::Num)
+            .map(|(n, _)| n.as_str())
+            .collect()
+    }
+
+    /// The table as CSV text: one header row, one record a row.
+    pub fn to_csv(&self) -> Result<String> {
+        let mut w = csv::Writer::from_writer(Vec::new());
+        let err = |e: csv::Error| Error::Internal(format!("cannot write CSV: {e}"));
+        w.write_record(self.columns.iter().map(|(n, _)| n.as_str()))
+            .map_err(err)?;
+        for r in &self.rows {
+            if r.len() != self.columns.len() {
+                return Err(Error::Internal(format!(
+                    "a CSV row has {} cells for {} columns",
+                    r.len(),
+                    self.columns.len()
+                )));
+            }
+            // Text cells (source, task, participant names) are written so that a
+            // spreadsheet shows them as text; numbers are never touched.
+            let cells = r
+                .iter()
+                .zip(&self.columns)
+                .map(|(cell, (_, col))| match col {
+                    Col::Num => cell.clone(),
+                    Col::Text => crate::domain::text::spreadsheet_safe(cell).into_owned(),
+                });
+            w.write_record(cells).map_err(err)?;
+        }
+        let bytes = w
+            .into_inner()
+            .map_err(|e| Error::Internal(format!("cannot write CSV: {e}")))?;
+        String::from_utf8(bytes).map_err(|e| Error::Internal(format!("CSV is not UTF-8: {e}")))
+    }
 }
 
-fn t11_csv(report: &QcReport, tax: &Taxonomy) -> Result<String> {
-    let rows = report
+/// One QC table (T11, T12, T13) as a [`CsvTable`].
+pub fn csv_table(report: &QcReport, tax: &Taxonomy, table: TableId) -> Result<CsvTable> {
+    match table {
+        TableId::T11 => Ok(t11_csv(report, tax)),
+        TableId::T12 => Ok(t12_csv(report, tax)),
+        TableId::T13 => Ok(t13_csv(report)),
+        TableId::T14 | TableId::T15 => Err(Error::Internal(
+            "Tables 14 and 15 are drawn from the study report".into(),
+        )),
+    }
+}
+
+fn ratio(n: i64, of: i64) -> Option<f64> {
+    (of > 0).then(|| n as f64 / of as f64)
+}
+
+fn t11_csv(report: &QcReport, tax: &Taxonomy) -> CsvTable {
+    use Col::{Num, Text};
+    let mut t = CsvTable::new(&[
+        ("task", Text),
+        ("scale", Text),
+        ("perspective", Text),
+        ("dynamics", Text),
+        ("reviewed", Num),
+        ("retained", Num),
+        ("retained_fraction", Num),
+    ]);
+    t.rows = report
         .t11
         .iter()
         .map(|(task, c)| {
@@ -159,50 +240,100 @@ fn t11_csv(report: &QcReport, tax: &Taxonomy) -> Result<String> {
                 def.map(|d| d.dynamics.clone()).unwrap_or_default(),
                 c.reviewed.to_string(),
                 c.retained.to_string(),
-                num((c.reviewed > 0).then(|| c.retained as f64 / c.reviewed as f64)),
+                num(ratio(c.retained, c.reviewed)),
             ]
         })
         .collect();
-    csv_out(
-        &[
-            "task",
-            "scale",
-            "perspective",
-            "dynamics",
-            "reviewed",
-            "retained",
-            "retained_fraction",
-        ],
-        rows,
-    )
+    t
 }
 
-fn t12_csv(report: &QcReport, tax: &Taxonomy) -> Result<String> {
-    let mut rows = Vec::new();
+fn t12_csv(report: &QcReport, tax: &Taxonomy) -> CsvTable {
+    use Col::{Num, Text};
+    let mut t = CsvTable::new(&[
+        ("task", Text),
+        ("qa_type", Text),
+        ("level", Text),
+        ("reviewed", Num),
+        ("rejected", Num),
+        ("rejected_fraction", Num),
+    ]);
     for (task, row) in &report.t12 {
         for (qa, c) in row {
             let level = tax
                 .qa_type(qa)
                 .map(|d| d.level.as_str())
                 .unwrap_or_default();
-            rows.push(vec![
+            t.rows.push(vec![
                 task.clone(),
                 qa.clone(),
                 level.to_string(),
                 c.reviewed.to_string(),
                 c.rejected.to_string(),
+                num(ratio(c.rejected, c.reviewed)),
             ]);
         }
     }
-    csv_out(&["task", "qa_type", "level", "reviewed", "rejected"], rows)
+    t
 }
 
-fn t13_csv(report: &QcReport) -> Result<String> {
-    let mut rows = Vec::new();
+/// The agreement cells of one T13 CSV row.
+fn agreement_cells(a: &super::Agreement) -> Vec<String> {
+    let ci = a.cohen_kappa_ci95;
+    let bounded = a.cohen_kappa_ci95_bounded;
+    vec![
+        num(a.raw_agreement),
+        num(a.cohen_kappa),
+        num(ci.map(|c| c[0])),
+        num(ci.map(|c| c[1])),
+        num(bounded.map(|c| c[0])),
+        num(bounded.map(|c| c[1])),
+        KAPPA_CI95_BOUNDED_METHOD.into(),
+        num(a.gwet_ac1),
+        num(a.pabak),
+        num(a.krippendorff_alpha),
+    ]
+}
+
+fn t13_csv(report: &QcReport) -> CsvTable {
+    use Col::{Num, Text};
+    let mut t = CsvTable::new(&[
+        ("stage", Num),
+        ("scope", Text),
+        ("task", Text),
+        ("rater1", Text),
+        ("rater2", Text),
+        ("items_reviewed", Num),
+        ("both_pass", Num),
+        ("both_reject", Num),
+        ("split", Num),
+        ("split_accepted", Num),
+        ("split_rejected", Num),
+        ("split_pending", Num),
+        ("pending", Num),
+        ("raw_agreement", Num),
+        ("cohen_kappa", Num),
+        ("cohen_kappa_ci95_low", Num),
+        ("cohen_kappa_ci95_high", Num),
+        ("cohen_kappa_ci95_bounded_low", Num),
+        ("cohen_kappa_ci95_bounded_high", Num),
+        ("cohen_kappa_ci95_method", Text),
+        ("gwet_ac1", Num),
+        ("pabak", Num),
+        ("krippendorff_alpha", Num),
+    ]);
+    let table_counts = |t: [[i64; 2]; 2]| {
+        vec![
+            t[0][0].to_string(),
+            t[1][1].to_string(),
+            (t[0][1] + t[1][0]).to_string(),
+            String::new(),
+            String::new(),
+            String::new(),
+            String::new(),
+        ]
+    };
     for (stage, s) in [(1, &report.stage1), (2, &report.stage2)] {
-        let a = &s.pooled;
-        let ci = a.cohen_kappa_ci95;
-        rows.push(vec![
+        let mut row = vec![
             stage.to_string(),
             "pooled".into(),
             String::new(),
@@ -216,67 +347,37 @@ fn t13_csv(report: &QcReport) -> Result<String> {
             s.split_rejected.to_string(),
             s.split_pending.to_string(),
             s.pending.to_string(),
-            num(a.raw_agreement),
-            num(a.cohen_kappa),
-            num(ci.map(|c| c[0])),
-            num(ci.map(|c| c[1])),
-            num(a.gwet_ac1),
-            num(a.pabak),
-            num(a.krippendorff_alpha),
-        ]);
-        for p in &s.per_pair {
-            let a = &p.agreement;
-            let ci = a.cohen_kappa_ci95;
-            let t = a.table;
-            rows.push(vec![
+        ];
+        row.extend(agreement_cells(&s.pooled));
+        t.rows.push(row);
+        for p in &s.per_rater_pair {
+            let mut row = vec![
                 stage.to_string(),
-                "pair".into(),
+                "pair_over_tasks".into(),
+                p.tasks.join(";"),
+                p.rater1.clone(),
+                p.rater2.clone(),
+                p.items.to_string(),
+            ];
+            row.extend(table_counts(p.agreement.table));
+            row.extend(agreement_cells(&p.agreement));
+            t.rows.push(row);
+        }
+        for p in &s.per_pair {
+            let mut row = vec![
+                stage.to_string(),
+                "task_and_pair".into(),
                 p.task.clone(),
                 p.rater1.clone(),
                 p.rater2.clone(),
                 p.items.to_string(),
-                t[0][0].to_string(),
-                t[1][1].to_string(),
-                (t[0][1] + t[1][0]).to_string(),
-                String::new(),
-                String::new(),
-                String::new(),
-                String::new(),
-                num(a.raw_agreement),
-                num(a.cohen_kappa),
-                num(ci.map(|c| c[0])),
-                num(ci.map(|c| c[1])),
-                num(a.gwet_ac1),
-                num(a.pabak),
-                num(a.krippendorff_alpha),
-            ]);
+            ];
+            row.extend(table_counts(p.agreement.table));
+            row.extend(agreement_cells(&p.agreement));
+            t.rows.push(row);
         }
     }
-    csv_out(
-        &[
-            "stage",
-            "scope",
-            "task",
-            "rater1",
-            "rater2",
-            "items_reviewed",
-            "both_pass",
-            "both_reject",
-            "split",
-            "split_accepted",
-            "split_rejected",
-            "split_pending",
-            "pending",
-            "raw_agreement",
-            "cohen_kappa",
-            "cohen_kappa_ci95_low",
-            "cohen_kappa_ci95_high",
-            "gwet_ac1",
-            "pabak",
-            "krippendorff_alpha",
-        ],
-        rows,
-    )
+    t
 }
 
 /// Escapes text for LaTeX.
@@ -379,10 +480,12 @@ fn t11_latex(report: &QcReport, tax: &Taxonomy) -> String {
     let uniform = reviewed
         .first()
         .copied()
-        .filter(|n| reviewed.iter().all(|x| x == n));
+        .filter(|n| *n > 0 && reviewed.iter().all(|x| x == n));
+    let not_reviewed = reviewed.contains(&0);
     let cell = |task: &str| -> Option<String> {
         let (_, c) = report.t11.iter().find(|(t, _)| t == task)?;
         Some(match uniform {
+            _ if c.reviewed == 0 => format!("n/r ({})", tex(task_prefix(task))),
             Some(_) => format!("{} ({})", c.retained, tex(task_prefix(task))),
             None => format!("{}/{} ({})", c.retained, c.reviewed, tex(task_prefix(task))),
         })
@@ -392,8 +495,9 @@ fn t11_latex(report: &QcReport, tax: &Taxonomy) -> String {
     out.push_str("% Needs \\usepackage{booktabs}.\n");
     out.push_str("\\begin{table}[t]\n\\centering\n");
     out.push_str(&format!(
-        "\\caption{{Stage 1 -- Video Quality Control. Cells report the number of videos retained{}.}}\n",
-        uniform.map_or(" (of those reviewed)".to_string(), |n| format!(" (out of {})", thousands(n)))
+        "\\caption{{Stage 1 -- Video Quality Control. Cells report the number of videos retained{}.{}}}\n",
+        uniform.map_or(" (of those reviewed)".to_string(), |n| format!(" (out of {})", thousands(n))),
+        if not_reviewed { " n/r: no video of the task reviewed yet." } else { "" }
     ));
     out.push_str("\\label{tab:qc-stage1}\n");
     out.push_str(&format!(
@@ -432,7 +536,12 @@ fn t12_latex(report: &QcReport, tax: &Taxonomy) -> String {
     out.push_str("% Table 12: Stage 2, QA quality control reject matrix. Generated by Tandem.\n");
     out.push_str("% Needs \\usepackage{booktabs}.\n");
     out.push_str("\\begin{table}[t]\n\\centering\n");
-    out.push_str("\\caption{Stage 2 -- QA Quality Control: Reject Matrix. Each cell shows the number of base MCQs rejected during QA validation. Dashes (-) mark task--QA combinations outside the applicability matrix.}\n");
+    let not_reviewed = report
+        .t12
+        .iter()
+        .any(|(_, row)| row.iter().any(|(_, c)| c.reviewed == 0));
+    out.push_str(&format!("\\caption{{Stage 2 -- QA Quality Control: Reject Matrix. Each cell shows the number of base MCQs rejected during QA validation. Dashes (-) mark task--QA combinations outside the applicability matrix.{}}}\n",
+        if not_reviewed { " n/r: no question of the cell reviewed yet (not the same as 0 rejected)." } else { "" }));
     out.push_str("\\label{tab:qc-stage2}\n");
     let q = tax.qa_types.len();
     out.push_str(&format!(
@@ -469,6 +578,7 @@ fn t12_latex(report: &QcReport, tax: &Taxonomy) -> String {
         out.push_str(&tex(task));
         for qa in &tax.qa_types {
             match row.iter().find(|(code, _)| *code == qa.code) {
+                Some((_, c)) if c.reviewed == 0 => out.push_str(" & n/r"),
                 Some((_, c)) => out.push_str(&format!(" & {}", c.rejected)),
                 None => out.push_str(" & -"),
             }
@@ -490,9 +600,11 @@ fn count_pct(n: i64, of: i64) -> String {
 fn t13_latex(report: &QcReport) -> String {
     let (a, b): (&StageSummary, &StageSummary) = (&report.stage1, &report.stage2);
     let ci = |s: &StageSummary| {
-        s.pooled.cohen_kappa_ci95.map_or("undefined".into(), |c| {
-            format!("[{:.2}, {:.2}]", c[0], c[1])
-        })
+        s.pooled
+            .cohen_kappa_ci95_bounded
+            .map_or("undefined".into(), |c| {
+                format!("[{:.2}, {:.2}]", c[0], c[1])
+            })
     };
     let mut rows: Vec<(String, String, String)> = vec![
         (
@@ -551,12 +663,17 @@ fn t13_latex(report: &QcReport) -> String {
             dec(b.pooled.gwet_ac1),
         ),
         ("PABAK".into(), dec(a.pooled.pabak), dec(b.pooled.pabak)),
+        (
+            "Krippendorff's $\\alpha$".into(),
+            dec(a.pooled.krippendorff_alpha),
+            dec(b.pooled.krippendorff_alpha),
+        ),
     ]);
     let mut out = String::new();
     out.push_str("% Table 13: inter-annotator agreement. Generated by Tandem.\n");
     out.push_str("% Needs \\usepackage{booktabs}.\n");
     out.push_str("\\begin{table}[t]\n\\centering\n");
-    out.push_str("\\caption{Inter-Annotator Agreement Statistics. Cohen's $\\kappa$ is pooled over all validator pairs (one $2\\times2$ table, rater 1 being the first member of each pair), with its large-sample 95\\% confidence interval.}\n");
+    out.push_str("\\caption{Inter-Annotator Agreement Statistics. Cohen's $\\kappa$ is pooled over all validator pairs (one $2\\times2$ table, rater 1 being the first member of each pair); its 95\\% confidence interval is the Wald interval (Fleiss--Cohen--Everitt large-sample standard error) truncated to $[-1, 1]$.}\n");
     out.push_str("\\label{tab:qc-agreement}\n");
     out.push_str("\\begin{tabular}{lrr}\n\\toprule\n & Video QC & QA QC \\\\\n\\midrule\n");
     for (label, x, y) in rows {
@@ -583,10 +700,11 @@ pub fn summary(report: &QcReport) -> String {
             s.pending,
             f(a.raw_agreement),
             f(a.cohen_kappa),
-            a.cohen_kappa_ci95.map_or("undefined".into(), |c| format!(
-                "{:.3} to {:.3}",
-                c[0], c[1]
-            )),
+            a.cohen_kappa_ci95_bounded
+                .map_or("undefined".into(), |c| format!(
+                    "{:.3} to {:.3}, Wald truncated to [-1, 1]",
+                    c[0], c[1]
+                )),
             f(a.gwet_ac1),
             f(a.pabak),
         )
@@ -606,6 +724,19 @@ pub fn summary(report: &QcReport) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn text_cells_that_look_like_formulas_are_text_and_numbers_are_untouched() {
+        let mut t = CsvTable::new(&[("source", Col::Text), ("kappa", Col::Num)]);
+        t.rows
+            .push(vec!["=HYPERLINK(\"x\")".into(), "-0.41".into()]);
+        t.rows.push(vec!["+real".into(), "".into()]);
+        let csv = t.to_csv().unwrap();
+        assert_eq!(
+            csv,
+            "source,kappa\n\"'=HYPERLINK(\"\"x\"\")\",-0.41\n'+real,\n"
+        );
+    }
 
     #[test]
     fn counts_are_written_as_the_paper_writes_them() {

@@ -2,13 +2,16 @@
 //! from the counts the store aggregates, and written as JSON, CSV, LaTeX (booktabs)
 //! and SVG plots. Pure: no database, no HTTP.
 
+pub mod bundle;
 pub mod format;
+pub mod render;
 pub mod study;
 pub mod svg;
 
 use crate::domain::taxonomy::Taxonomy;
 use crate::stats::agreement::{
-    Table, cohen_kappa, gwet_ac1_table, krippendorff_alpha_table, pabak, percent_agreement,
+    KAPPA_CI95_BOUNDED_METHOD, Table, cohen_kappa, gwet_ac1_table, kappa_ci95_bounded,
+    krippendorff_alpha_table, pabak, percent_agreement,
 };
 use crate::store::stats::{OutcomeCount, Scope, ValidatorActivity, Versions};
 use serde::Serialize;
@@ -40,7 +43,11 @@ pub struct Agreement {
     pub raw_agreement: Option<f64>,
     pub cohen_kappa: Option<f64>,
     pub cohen_kappa_se: Option<f64>,
+    /// The large-sample Wald interval as statsmodels computes it, not clipped.
     pub cohen_kappa_ci95: Option<[f64; 2]>,
+    /// The same interval truncated to [-1, 1] ([`KAPPA_CI95_BOUNDED_METHOD`]): what
+    /// tables and plots show.
+    pub cohen_kappa_ci95_bounded: Option<[f64; 2]>,
     pub gwet_ac1: Option<f64>,
     pub pabak: Option<f64>,
     pub krippendorff_alpha: Option<f64>,
@@ -60,6 +67,7 @@ impl Agreement {
             cohen_kappa: k.kappa,
             cohen_kappa_se: k.std_kappa,
             cohen_kappa_ci95: k.ci95_low.zip(k.ci95_high).map(|(a, b)| [a, b]),
+            cohen_kappa_ci95_bounded: kappa_ci95_bounded(k.ci95_low, k.ci95_high),
             gwet_ac1: gwet_ac1_table(&t).map(|g| g.value),
             pabak: pabak(&t),
             krippendorff_alpha: krippendorff_alpha_table(&t),
@@ -77,6 +85,20 @@ pub struct PairAgreement {
     pub task: String,
     pub rater1: String,
     pub rater2: String,
+    pub items: i64,
+    #[serde(flatten)]
+    pub agreement: Agreement,
+}
+
+/// T13: one pair over every task it reviewed: the 2x2 tables of its tasks summed (a
+/// pair listed the other way round on some task has that table transposed first, so
+/// `rater1` is always the same person; kappa does not depend on the orientation).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RaterPairAgreement {
+    pub rater1: String,
+    pub rater2: String,
+    /// The tasks pooled, in taxonomy order.
+    pub tasks: Vec<String>,
     pub items: i64,
     #[serde(flatten)]
     pub agreement: Agreement,
@@ -100,7 +122,10 @@ pub struct StageSummary {
     /// each pair's first member.
     #[serde(flatten)]
     pub pooled: Agreement,
+    /// One row per task and pair (`per_pair` in the JSON: each row carries its task).
     pub per_pair: Vec<PairAgreement>,
+    /// One row per pair, its tasks pooled (`per_rater_pair` in the JSON).
+    pub per_rater_pair: Vec<RaterPairAgreement>,
 }
 
 /// The reasons given with counted rejects.
@@ -144,6 +169,7 @@ fn stage_summary(counts: &[OutcomeCount], stage: i64) -> StageSummary {
         pending: 0,
         pooled: Agreement::of([[0, 0], [0, 0]]),
         per_pair: Vec::new(),
+        per_rater_pair: Vec::new(),
     };
     let mut pooled = [[0i64; 2]; 2];
     // (task, rater1, rater2) in first-seen order (the store sorts by task position).
@@ -177,6 +203,7 @@ fn stage_summary(counts: &[OutcomeCount], stage: i64) -> StageSummary {
     }
     s.split = s.split_pending + s.split_accepted + s.split_rejected;
     s.pooled = Agreement::of(pooled);
+    s.per_rater_pair = pool_over_tasks(&pairs);
     s.per_pair = pairs
         .into_iter()
         .map(|((task, rater1, rater2), t)| {
@@ -191,6 +218,46 @@ fn stage_summary(counts: &[OutcomeCount], stage: i64) -> StageSummary {
         })
         .collect();
     s
+}
+
+/// Sums each pair's tables over its tasks, in the order pairs first appear.
+fn pool_over_tasks(pairs: &[(PairKey, [[i64; 2]; 2])]) -> Vec<RaterPairAgreement> {
+    // (rater 1, rater 2, tasks, summed table)
+    type Pooled = (String, String, Vec<String>, [[i64; 2]; 2]);
+    let mut out: Vec<Pooled> = Vec::new();
+    for ((task, r1, r2), t) in pairs {
+        let same = out.iter().position(|(a, b, _, _)| a == r1 && b == r2);
+        let swapped = out.iter().position(|(a, b, _, _)| a == r2 && b == r1);
+        let (at, table) = match (same, swapped) {
+            (Some(i), _) => (i, *t),
+            (None, Some(i)) => (i, [[t[0][0], t[1][0]], [t[0][1], t[1][1]]]),
+            (None, None) => {
+                out.push((r1.clone(), r2.clone(), Vec::new(), [[0; 2]; 2]));
+                (out.len() - 1, *t)
+            }
+        };
+        let entry = &mut out[at];
+        if !entry.2.contains(task) {
+            entry.2.push(task.clone());
+        }
+        for (i, row) in table.iter().enumerate() {
+            for (j, n) in row.iter().enumerate() {
+                entry.3[i][j] += n;
+            }
+        }
+    }
+    out.into_iter()
+        .map(|(rater1, rater2, tasks, t)| {
+            let agreement = Agreement::of(t);
+            RaterPairAgreement {
+                rater1,
+                rater2,
+                tasks,
+                items: agreement.items(),
+                agreement,
+            }
+        })
+        .collect()
 }
 
 /// Builds the report from the store's counts (see [`Store::outcome_counts`]) and the
@@ -314,22 +381,52 @@ pub fn build(
     }
 }
 
+/// The agreement keys of one table, added to `m`.
+fn agreement_json(m: &mut Map<String, Value>, a: &Agreement) {
+    for (k, v) in [
+        ("table", json!(a.table)),
+        ("raw_agreement", json!(a.raw_agreement)),
+        ("cohen_kappa", json!(a.cohen_kappa)),
+        ("cohen_kappa_se", json!(a.cohen_kappa_se)),
+        ("cohen_kappa_ci95", json!(a.cohen_kappa_ci95)),
+        (
+            "cohen_kappa_ci95_bounded",
+            json!(a.cohen_kappa_ci95_bounded),
+        ),
+        ("cohen_kappa_ci95_method", json!(KAPPA_CI95_BOUNDED_METHOD)),
+        ("gwet_ac1", json!(a.gwet_ac1)),
+        ("pabak", json!(a.pabak)),
+        ("krippendorff_alpha", json!(a.krippendorff_alpha)),
+    ] {
+        m.insert(k.into(), v);
+    }
+}
+
 fn stage_json(s: &StageSummary) -> Value {
     let per_pair: Vec<Value> = s
         .per_pair
         .iter()
         .map(|p| {
-            json!({
-                "task": p.task, "rater1": p.rater1, "rater2": p.rater2, "items": p.items,
-                "table": p.agreement.table,
-                "raw_agreement": p.agreement.raw_agreement,
-                "cohen_kappa": p.agreement.cohen_kappa,
-                "cohen_kappa_se": p.agreement.cohen_kappa_se,
-                "cohen_kappa_ci95": p.agreement.cohen_kappa_ci95,
-                "gwet_ac1": p.agreement.gwet_ac1,
-                "pabak": p.agreement.pabak,
-                "krippendorff_alpha": p.agreement.krippendorff_alpha,
-            })
+            let mut m = Map::new();
+            m.insert("task".into(), json!(p.task));
+            m.insert("rater1".into(), json!(p.rater1));
+            m.insert("rater2".into(), json!(p.rater2));
+            m.insert("items".into(), json!(p.items));
+            agreement_json(&mut m, &p.agreement);
+            Value::Object(m)
+        })
+        .collect();
+    let per_rater_pair: Vec<Value> = s
+        .per_rater_pair
+        .iter()
+        .map(|p| {
+            let mut m = Map::new();
+            m.insert("rater1".into(), json!(p.rater1));
+            m.insert("rater2".into(), json!(p.rater2));
+            m.insert("tasks".into(), json!(p.tasks));
+            m.insert("items".into(), json!(p.items));
+            agreement_json(&mut m, &p.agreement);
+            Value::Object(m)
         })
         .collect();
     json!({
@@ -346,14 +443,45 @@ fn stage_json(s: &StageSummary) -> Value {
         "cohen_kappa": s.pooled.cohen_kappa,
         "cohen_kappa_se": s.pooled.cohen_kappa_se,
         "cohen_kappa_ci95": s.pooled.cohen_kappa_ci95,
+        "cohen_kappa_ci95_bounded": s.pooled.cohen_kappa_ci95_bounded,
+        "cohen_kappa_ci95_method": KAPPA_CI95_BOUNDED_METHOD,
         "gwet_ac1": s.pooled.gwet_ac1,
         "pabak": s.pooled.pabak,
         "krippendorff_alpha": s.pooled.krippendorff_alpha,
         "per_pair": per_pair,
+        "per_rater_pair": per_rater_pair,
     })
 }
 
 impl QcReport {
+    /// The scope in words, for captions and the paper bundle's README.
+    pub fn scope_text(&self) -> String {
+        format!(
+            "Stage 1 over {}; {}; {}; Stage 2 over every question of a retained clip",
+            match self.versions {
+                Versions::First => "the first version of every clip",
+                Versions::All => "every version of every clip",
+            },
+            self.task
+                .as_deref()
+                .map_or("all tasks".to_string(), |t| format!("task {t}")),
+            self.pair
+                .as_ref()
+                .map_or("all pairs".to_string(), |(a, b)| {
+                    format!("pair {a} (rater 1) + {b} (rater 2)")
+                }),
+        )
+    }
+
+    /// The caption of this report's figures, computed at `computed` (µs since the epoch).
+    pub fn caption(&self, computed: i64) -> svg::Caption {
+        svg::Caption {
+            campaign: self.campaign.clone(),
+            scope: self.scope_text(),
+            computed: crate::clock::to_rfc3339(computed),
+        }
+    }
+
     /// `t11` as SPEC section 7 gives it: `{ TASK: {"reviewed", "retained"} }`.
     pub fn t11_json(&self) -> Value {
         let mut m = Map::new();
@@ -538,6 +666,137 @@ mod tests {
         assert!(reasons.contains(&("prompt_drift", 7)), "{reasons:?}");
         let a = r.validators.iter().find(|v| v.validator == "a").unwrap();
         assert_eq!((a.verdicts, a.valid), (100, 93));
+    }
+
+    #[test]
+    fn every_output_shows_the_bounded_interval_and_names_its_method() {
+        // 3 both pass, 1 split, 1 both reject: the Wald interval passes 1.
+        let counts = vec![
+            oc(
+                1,
+                "MC_F_EGO_STA",
+                ("a", "b"),
+                "both_pass",
+                ("valid", "valid"),
+                3,
+            ),
+            oc(
+                1,
+                "MC_F_EGO_STA",
+                ("a", "b"),
+                "split_accepted",
+                ("reject", "valid"),
+                1,
+            ),
+            oc(
+                1,
+                "MC_F_EGO_STA",
+                ("a", "b"),
+                "both_reject",
+                ("reject", "reject"),
+                1,
+            ),
+        ];
+        let tax = Taxonomy::vgenst();
+        let r = build("c", &tax, &Scope::default(), &counts, &HashMap::new());
+        let j = r.t13_json();
+        let s1 = &j["stage1"];
+        let wald = s1["cohen_kappa_ci95"].as_array().unwrap();
+        assert!(
+            wald[1].as_f64().unwrap() > 1.0,
+            "statsmodels' interval, unclipped"
+        );
+        let bounded = s1["cohen_kappa_ci95_bounded"].as_array().unwrap();
+        assert_eq!(bounded[1], json!(1.0));
+        assert_eq!(bounded[0], wald[0]);
+        assert_eq!(s1["cohen_kappa_ci95_method"], "wald_truncated");
+        assert_eq!(
+            s1["per_pair"][0]["cohen_kappa_ci95_bounded"],
+            s1["cohen_kappa_ci95_bounded"]
+        );
+        let latex = format::render(&r, &tax, format::TableId::T13, format::Format::Latex).unwrap();
+        let lo = wald[0].as_f64().unwrap();
+        assert!(
+            latex.contains(&format!("[{lo:.2}, 1.00]")) && latex.contains("truncated to $[-1, 1]$"),
+            "{latex}"
+        );
+        let csv = format::render(&r, &tax, format::TableId::T13, format::Format::Csv).unwrap();
+        assert!(csv.contains("cohen_kappa_ci95_bounded_high") && csv.contains("wald_truncated"));
+        let plot = svg::kappa_bars(&r.stage1, "x", &r.caption(0));
+        assert!(plot.contains("truncated to [-1, 1]"), "{plot}");
+        assert!(format::summary(&r).contains("Wald truncated to [-1, 1]"));
+    }
+
+    #[test]
+    fn a_pair_over_its_tasks_sums_their_tables_with_the_same_rater_1() {
+        let counts = vec![
+            oc(
+                1,
+                "MC_F_EGO_STA",
+                ("a", "b"),
+                "both_pass",
+                ("valid", "valid"),
+                8,
+            ),
+            oc(
+                1,
+                "MC_F_EGO_STA",
+                ("a", "b"),
+                "split",
+                ("valid", "reject"),
+                2,
+            ),
+            oc(
+                1,
+                "QC_F_EGO_DYN",
+                ("b", "c"),
+                "both_pass",
+                ("valid", "valid"),
+                5,
+            ),
+            oc(
+                1,
+                "CI_F_EXO_STA",
+                ("a", "b"),
+                "both_reject",
+                ("reject", "reject"),
+                3,
+            ),
+            // The same two people the other way round: transposed before pooling.
+            oc(
+                1,
+                "CM_F_EXO_DYN",
+                ("b", "a"),
+                "split",
+                ("valid", "reject"),
+                4,
+            ),
+        ];
+        let r = build(
+            "c",
+            &Taxonomy::vgenst(),
+            &Scope::default(),
+            &counts,
+            &HashMap::new(),
+        );
+        let s = &r.stage1;
+        assert_eq!(s.per_pair.len(), 4, "one row per task and pair");
+        assert_eq!(s.per_rater_pair.len(), 2, "one row per pair");
+        let ab = &s.per_rater_pair[0];
+        assert_eq!((ab.rater1.as_str(), ab.rater2.as_str()), ("a", "b"));
+        assert_eq!(
+            ab.tasks,
+            vec!["MC_F_EGO_STA", "CI_F_EXO_STA", "CM_F_EXO_DYN"]
+        );
+        assert_eq!(ab.agreement.table, [[8, 2], [4, 3]]);
+        assert_eq!(ab.items, 17);
+        let j = r.t13_json();
+        assert_eq!(
+            j["stage1"]["per_rater_pair"][1]["tasks"],
+            json!(["QC_F_EGO_DYN"])
+        );
+        assert_eq!(j["stage1"]["per_pair"].as_array().unwrap().len(), 4);
+        assert_eq!(j["stage1"]["per_pair"][3]["task"], "CM_F_EXO_DYN");
     }
 
     #[test]

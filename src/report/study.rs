@@ -4,8 +4,10 @@
 //! a seeded bootstrap interval over clips, and each participant's hit and false-alarm
 //! rates with exact intervals and d'. Pure: no database, no HTTP.
 
-use super::format::{csv_out, dec, num, pct, pretty, tex};
-use super::svg::{esc, open};
+use super::format::{Col, CsvTable, TableId, dec, num, pct, pretty, tex};
+use super::svg::{
+    Caption, Figure, GRID, MIN_WIDTH, MUTED, esc, figure_close, figure_open, footer_height, swatch,
+};
 use crate::domain::study::{Axis, RANK_AXES, Truth};
 use crate::error::Result;
 use crate::stats::binomial::clopper_pearson;
@@ -58,12 +60,18 @@ pub struct SourceJudgment {
     pub source: String,
     /// `None` when the source's clips do not share one truth.
     pub truth: Option<Truth>,
+    /// The source's clips in the study (declared, whether labelled or not).
     pub items: usize,
+    /// Of those, the clips nobody has labelled yet (left out of the agreement figures).
+    pub items_unlabelled: usize,
     pub judgments: usize,
     pub fake: usize,
     pub judged_fake: Option<f64>,
     /// Each participant's count of fake labels on this source.
     pub fake_counts: BTreeMap<String, usize>,
+    /// Each participant's count of labels given on this source (the denominator of
+    /// their fake count).
+    pub labels: BTreeMap<String, usize>,
     pub agreement: LabelAgreement,
 }
 
@@ -91,6 +99,9 @@ pub struct StudyReport {
     pub participants: Vec<String>,
     pub sets: usize,
     pub responses: usize,
+    /// Each participant's sets answered completely (every clip ranked on every axis and
+    /// labelled real or fake).
+    pub complete_sets: BTreeMap<String, usize>,
     /// `t14[source][axis]`, axes in the order of [`RANK_AXES`].
     pub t14: Vec<[RankCell; 3]>,
     pub tests: [AxisTest; 3],
@@ -230,11 +241,14 @@ pub fn build(data: &StudyData) -> StudyReport {
             };
             let mut fake_counts: BTreeMap<String, usize> =
                 participants.iter().map(|p| (p.clone(), 0)).collect();
+            let mut given: BTreeMap<String, usize> =
+                participants.iter().map(|p| (p.clone(), 0)).collect();
             let (mut judgments, mut fake) = (0, 0);
             for &i in &idx {
                 for (p, l) in labels[i].iter().enumerate() {
                     if let Some(l) = l {
                         judgments += 1;
+                        *given.entry(participants[p].clone()).or_default() += 1;
                         if *l == 1 {
                             fake += 1;
                             *fake_counts.entry(participants[p].clone()).or_default() += 1;
@@ -246,10 +260,15 @@ pub fn build(data: &StudyData) -> StudyReport {
                 source: s.clone(),
                 truth,
                 items: idx.len(),
+                items_unlabelled: idx
+                    .iter()
+                    .filter(|&&i| labels[i].iter().all(Option::is_none))
+                    .count(),
                 judgments,
                 fake,
                 judged_fake: (judgments > 0).then(|| fake as f64 / judgments as f64),
                 fake_counts,
+                labels: given,
                 agreement: label_agreement(idx.iter().map(|&i| labels[i].clone()).collect()),
             }
         })
@@ -316,7 +335,35 @@ pub fn build(data: &StudyData) -> StudyReport {
         })
         .collect();
 
+    // A (participant, set) is complete when every clip of the set has all four answers.
+    let mut answers: HashMap<(usize, i64), usize> = HashMap::new();
+    for r in &data.responses {
+        if let (Some(&ci), Some(&pi)) =
+            (clip_index.get(&r.clip_id), who.get(r.participant.as_str()))
+        {
+            *answers.entry((pi, data.clips[ci].set_id)).or_default() += 1;
+        }
+    }
+    let mut set_size: HashMap<i64, usize> = HashMap::new();
+    for c in &data.clips {
+        *set_size.entry(c.set_id).or_default() += 1;
+    }
+    let complete_sets: BTreeMap<String, usize> = participants
+        .iter()
+        .enumerate()
+        .map(|(pi, p)| {
+            let n = set_size
+                .iter()
+                .filter(|(set, size)| {
+                    answers.get(&(pi, **set)).copied().unwrap_or(0)
+                        >= **size * (RANK_AXES.len() + 1)
+                })
+                .count();
+            (p.clone(), n)
+        })
+        .collect();
     StudyReport {
+        complete_sets,
         sets: data
             .clips
             .iter()
@@ -334,6 +381,71 @@ pub fn build(data: &StudyData) -> StudyReport {
         human_error_rate,
         human_error_rate_ci95,
         detection,
+    }
+}
+
+impl StudyReport {
+    /// The scope of the study's figures in words.
+    pub fn scope_text(&self) -> String {
+        format!(
+            "blind study: {} sets, {} participant(s), {} complete set answer(s)",
+            self.sets,
+            self.participants.len(),
+            self.complete_answers()
+        )
+    }
+
+    /// The caption of the study's figures for `campaign`, computed at `computed`.
+    pub fn caption(&self, campaign: &str, computed: i64) -> Caption {
+        Caption {
+            campaign: campaign.to_string(),
+            scope: self.scope_text(),
+            computed: crate::clock::to_rfc3339(computed),
+        }
+    }
+
+    /// Complete set answers over all participants.
+    pub fn complete_answers(&self) -> usize {
+        self.complete_sets.values().sum()
+    }
+
+    /// Plain words on figures that rest on too little data to mean much.
+    pub fn thin_data_notes(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        let blocks: Vec<usize> = self.tests.iter().map(|t| t.n_blocks).collect();
+        let same = blocks.windows(2).all(|w| w[0] == w[1]);
+        for (axis, t) in RANK_AXES.iter().zip(&self.tests) {
+            let which = if same {
+                "On every axis".to_string()
+            } else {
+                axis.title().to_string()
+            };
+            match t.n_blocks {
+                0 => {}
+                1 => out.push(format!(
+                    "{which}, Kendall's W and the Friedman test rest on one block (one set answered by one participant): W is 1 by construction and says nothing yet."
+                )),
+                n if n < 5 => out.push(format!(
+                    "{which}, Kendall's W and the Friedman test rest on {n} blocks only."
+                )),
+                _ => {}
+            }
+            if same {
+                break;
+            }
+        }
+        match self.participants.len() {
+            0 => {}
+            1 => out.push(
+                "One participant so far: agreement between participants (Fleiss' kappa, Krippendorff's alpha) is undefined, and every rate is one person's."
+                    .into(),
+            ),
+            n if n < 3 => out.push(format!(
+                "{n} participants: the agreement figures rest on very few raters."
+            )),
+            _ => {}
+        }
+        out
     }
 }
 
@@ -392,9 +504,14 @@ impl StudyReport {
                 json!({
                     "truth": j.truth.map(Truth::as_str),
                     "items": j.items,
+                    "items_unlabelled": j.items_unlabelled,
                     "judgments": j.judgments,
                     "judged_fake": j.judged_fake,
-                    "fake_counts": j.fake_counts,
+                    "fake_counts": j.fake_counts.iter().map(|(p, n)| {
+                        let given = j.labels.get(p).copied().unwrap_or(0);
+                        (p.clone(), if given > 0 { json!(n) } else { Value::Null })
+                    }).collect::<Map<String, Value>>(),
+                    "labels": j.labels,
                     "fleiss_kappa": j.agreement.fleiss_kappa,
                     "fleiss_kappa_missing_data": j.agreement.fleiss_kappa_missing_data,
                     "krippendorff_alpha": j.agreement.krippendorff_alpha,
@@ -420,11 +537,33 @@ impl StudyReport {
         })
     }
 
+    /// T14 or T15 as a [`CsvTable`].
+    pub fn csv_table(&self, table: TableId) -> Result<CsvTable> {
+        match table {
+            TableId::T14 => Ok(self.t14_table()),
+            TableId::T15 => Ok(self.t15_table()),
+            _ => Err(crate::error::Error::Internal(
+                "Tables 11 to 13 are drawn from the QC report".into(),
+            )),
+        }
+    }
+
     pub fn t14_csv(&self) -> Result<String> {
-        let mut rows = Vec::new();
+        self.t14_table().to_csv()
+    }
+
+    fn t14_table(&self) -> CsvTable {
+        use Col::{Num, Text};
+        let mut t = CsvTable::new(&[
+            ("source", Text),
+            ("axis", Text),
+            ("mean", Num),
+            ("std", Num),
+            ("n", Num),
+        ]);
         for (s, row) in self.sources.iter().zip(&self.t14) {
             for (axis, c) in RANK_AXES.iter().zip(row) {
-                rows.push(vec![
+                t.rows.push(vec![
                     s.clone(),
                     axis.as_str().into(),
                     num(c.mean),
@@ -433,44 +572,63 @@ impl StudyReport {
                 ]);
             }
         }
-        csv_out(&["source", "axis", "mean", "std", "n"], rows)
+        t
     }
 
     pub fn t15_csv(&self) -> Result<String> {
-        let mut header: Vec<String> = ["source", "truth", "items", "judgments", "judged_fake"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
-        header.extend(self.participants.iter().map(|p| format!("fake_{p}")));
-        header.extend(
-            [
-                "fleiss_kappa",
-                "fleiss_kappa_missing_data",
-                "krippendorff_alpha",
-            ]
-            .iter()
-            .map(|s| s.to_string()),
-        );
-        let mut rows = Vec::new();
+        self.t15_table().to_csv()
+    }
+
+    fn t15_table(&self) -> CsvTable {
+        use Col::{Num, Text};
+        let mut columns: Vec<(String, Col)> = vec![
+            ("source".into(), Text),
+            ("truth".into(), Text),
+            ("items".into(), Num),
+            ("items_unlabelled".into(), Num),
+            ("judgments".into(), Num),
+            ("judged_fake".into(), Num),
+        ];
+        for p in &self.participants {
+            columns.push((format!("fake_{p}"), Num));
+            columns.push((format!("labels_{p}"), Num));
+        }
+        for c in [
+            "fleiss_kappa",
+            "fleiss_kappa_missing_data",
+            "krippendorff_alpha",
+        ] {
+            columns.push((c.into(), Num));
+        }
+        let mut t = CsvTable {
+            columns,
+            rows: Vec::new(),
+        };
         for j in &self.t15 {
             let mut r = vec![
                 j.source.clone(),
                 j.truth.map_or("mixed", Truth::as_str).to_string(),
                 j.items.to_string(),
+                j.items_unlabelled.to_string(),
                 j.judgments.to_string(),
                 num(j.judged_fake),
             ];
-            r.extend(
-                self.participants
-                    .iter()
-                    .map(|p| j.fake_counts.get(p).copied().unwrap_or(0).to_string()),
-            );
+            for p in &self.participants {
+                let given = j.labels.get(p).copied().unwrap_or(0);
+                // A participant who labelled none of this source's clips has no count.
+                r.push(if given > 0 {
+                    j.fake_counts.get(p).copied().unwrap_or(0).to_string()
+                } else {
+                    String::new()
+                });
+                r.push(given.to_string());
+            }
             r.extend([
                 num(j.agreement.fleiss_kappa),
                 num(j.agreement.fleiss_kappa_missing_data),
                 num(j.agreement.krippendorff_alpha),
             ]);
-            rows.push(r);
+            t.rows.push(r);
         }
         let mut pooled = vec![
             "pooled".to_string(),
@@ -478,26 +636,52 @@ impl StudyReport {
             self.t15.iter().map(|j| j.items).sum::<usize>().to_string(),
             self.t15
                 .iter()
+                .map(|j| j.items_unlabelled)
+                .sum::<usize>()
+                .to_string(),
+            self.t15
+                .iter()
                 .map(|j| j.judgments)
                 .sum::<usize>()
                 .to_string(),
             String::new(),
         ];
-        pooled.extend(self.participants.iter().map(|_| String::new()));
+        pooled.extend(
+            self.participants
+                .iter()
+                .flat_map(|_| [String::new(), String::new()]),
+        );
         pooled.extend([
             num(self.pooled.fleiss_kappa),
             num(self.pooled.fleiss_kappa_missing_data),
             num(self.pooled.krippendorff_alpha),
         ]);
-        rows.push(pooled);
-        let header: Vec<&str> = header.iter().map(String::as_str).collect();
-        csv_out(&header, rows)
+        t.rows.push(pooled);
+        t
     }
 
-    /// Table 14 in booktabs: mean rank +- std per source and axis.
+    /// Table 14 in booktabs, a complete `table` with caption and label: mean rank
+    /// +- std per source and axis, with n, Kendall's W and the Friedman test per axis.
     pub fn t14_latex(&self) -> String {
         let mut s = String::new();
-        let _ = writeln!(s, "% Table 14: mean rank (1 = best) \\pm{{}} sample std");
+        s.push_str("% Table 14: the blind study's mean ranks. Generated by Tandem.\n");
+        s.push_str("% Needs \\usepackage{booktabs}.\n");
+        s.push_str("\\begin{table}[t]\n\\centering\n");
+        let n: Vec<String> = self
+            .t14
+            .first()
+            .map_or(Vec::new(), |r| r.iter().map(|c| c.n.to_string()).collect());
+        let _ = writeln!(
+            s,
+            "\\caption{{Blind video-quality study: mean rank $\\pm$ sample standard deviation per source and axis (1 = best, {} = worst; lower is better), over every (set, participant) observation (n = {} per axis). The last rows give Kendall's $W$ and the Friedman test per axis, each (set, participant) a block.}}",
+            self.sources.len(),
+            if n.is_empty() {
+                "0".to_string()
+            } else {
+                n.join(", ")
+            }
+        );
+        s.push_str("\\label{tab:study-ranks}\n");
         s.push_str("\\begin{tabular}{lccc}\n\\toprule\n");
         s.push_str("Source & Photorealism & Temporal coherence & Scene comprehensibility \\\\\n\\midrule\n");
         for (src, row) in self.sources.iter().zip(&self.t14) {
@@ -511,51 +695,82 @@ impl StudyReport {
                 .collect();
             let _ = writeln!(s, "{} & {} \\\\", tex(src), cells.join(" & "));
         }
-        s.push_str("\\bottomrule\n\\end{tabular}\n");
-        let n: Vec<String> = self
-            .t14
-            .first()
-            .map_or(Vec::new(), |r| r.iter().map(|c| c.n.to_string()).collect());
-        let w: Vec<String> = self
+        s.push_str("\\midrule\n");
+        let w: Vec<String> = self.tests.iter().map(|t| dec(t.kendall_w)).collect();
+        let _ = writeln!(s, "Kendall's $W$ & {} \\\\", w.join(" & "));
+        let p: Vec<String> = self
             .tests
             .iter()
             .map(|t| {
-                format!(
-                    "W = {}, p = {}",
-                    dec(t.kendall_w),
-                    t.friedman
-                        .as_ref()
-                        .map_or("undefined".into(), |f| p_text(f.p_value))
-                )
+                t.friedman.as_ref().map_or("undefined".into(), |f| {
+                    format!(
+                        "$\\chi^2_{{{}}} = {:.2}$, $p = {}$",
+                        f.dof,
+                        f.chi2,
+                        p_text(f.p_value)
+                    )
+                })
             })
             .collect();
-        let _ = writeln!(
-            s,
-            "% n per source and axis: {}; Kendall's W and Friedman p per axis: {}",
-            n.join(", "),
-            w.join("; ")
-        );
+        let _ = writeln!(s, "Friedman & {} \\\\", p.join(" & "));
+        let b: Vec<String> = self.tests.iter().map(|t| t.n_blocks.to_string()).collect();
+        let _ = writeln!(s, "Blocks & {} \\\\", b.join(" & "));
+        s.push_str("\\bottomrule\n\\end{tabular}\n\\end{table}\n");
         s
     }
 
-    /// Table 15 in booktabs.
+    /// Table 15 in booktabs, a complete `table` with caption and label.
     pub fn t15_latex(&self) -> String {
         let mut s = String::new();
-        s.push_str("% Table 15: real-vs-fake judgment\n\\begin{tabular}{lrlrcrr}\n\\toprule\n");
-        let _ = writeln!(
-            s,
-            "Source & Clips & Ground truth & Judged fake & Fake labels ({}) & Fleiss' $\\kappa$ & Krippendorff's $\\alpha$ \\\\\n\\midrule",
+        s.push_str("% Table 15: the blind study's real-vs-fake judgments. Generated by Tandem.\n");
+        s.push_str("% Needs \\usepackage{booktabs}.\n");
+        s.push_str("\\begin{table}[t]\n\\centering\n");
+        let unlabelled = self.t15.iter().any(|j| {
             self.participants
                 .iter()
-                .map(|p| tex(p))
-                .collect::<Vec<_>>()
-                .join("/")
+                .any(|p| j.labels.get(p).copied().unwrap_or(0) == 0)
+        });
+        let _ = writeln!(
+            s,
+            "\\caption{{Blind study: real-vs-fake judgments per source. Judged fake is the share of the labels given that say fake; fake labels are each participant's count{}{}. Agreement between participants: Fleiss' $\\kappa$ (complete data only) and Krippendorff's $\\alpha$ (nominal). Human error rate {} (95\\% percentile bootstrap over clips, {} resamples, seed {}: {}).}}",
+            if self.participants.is_empty() {
+                " (no participant yet)".to_string()
+            } else {
+                format!(
+                    " ({})",
+                    self.participants
+                        .iter()
+                        .map(|p| tex(p))
+                        .collect::<Vec<_>>()
+                        .join("/")
+                )
+            },
+            if unlabelled {
+                "; n/l: no label given on that source"
+            } else {
+                ""
+            },
+            pct(self.human_error_rate),
+            BOOTSTRAP_RESAMPLES,
+            BOOTSTRAP_SEED,
+            self.human_error_rate_ci95
+                .map_or("undefined".into(), |(a, b)| format!(
+                    "{:.1}--{:.1}\\%",
+                    a * 100.0,
+                    b * 100.0
+                ))
         );
+        s.push_str("\\label{tab:study-real-fake}\n");
+        s.push_str("\\begin{tabular}{lrlrcrr}\n\\toprule\n");
+        s.push_str("Source & Clips & Ground truth & Judged fake & Fake labels & Fleiss' $\\kappa$ & Krippendorff's $\\alpha$ \\\\\n\\midrule\n");
         for j in &self.t15 {
             let counts: Vec<String> = self
                 .participants
                 .iter()
-                .map(|p| j.fake_counts.get(p).copied().unwrap_or(0).to_string())
+                .map(|p| match j.labels.get(p).copied().unwrap_or(0) {
+                    0 => "n/l".to_string(),
+                    _ => j.fake_counts.get(p).copied().unwrap_or(0).to_string(),
+                })
                 .collect();
             let _ = writeln!(
                 s,
@@ -572,23 +787,10 @@ impl StudyReport {
         }
         let _ = writeln!(
             s,
-            "\\midrule\nPooled & {} & & & & {} & {} \\\\\n\\bottomrule\n\\end{{tabular}}",
+            "\\midrule\nPooled & {} & & & & {} & {} \\\\\n\\bottomrule\n\\end{{tabular}}\n\\end{{table}}",
             self.t15.iter().map(|j| j.items).sum::<usize>(),
             dec(self.pooled.fleiss_kappa),
             dec(self.pooled.krippendorff_alpha)
-        );
-        let _ = writeln!(
-            s,
-            "% human error rate {} (95% bootstrap CI over clips, {} resamples, seed {}: {})",
-            pct(self.human_error_rate),
-            BOOTSTRAP_RESAMPLES,
-            BOOTSTRAP_SEED,
-            self.human_error_rate_ci95
-                .map_or("undefined".into(), |(a, b)| format!(
-                    "{:.1}--{:.1}\\%",
-                    a * 100.0,
-                    b * 100.0
-                ))
         );
         s
     }
@@ -608,104 +810,149 @@ const SOURCE_COLOURS: [&str; 8] = [
     "#2b5fab", "#3f8f5a", "#6b4fa0", "#8a6100", "#1f8a8a", "#a04f7a", "#5d6878", "#9aa3b0",
 ];
 
-/// Table 14 as bars: per axis, each source's mean rank with its std as error bars
-/// (lower is better).
-pub fn t14_bars(r: &StudyReport) -> String {
-    let n = r.sources.len().max(1) as u32;
-    let (left, top, group, bar, plot_h) = (40u32, 30u32, 40 + 26 * n, 22u32, 200u32);
-    let legend_h = 18 * n;
-    let w = left + group * 3 + 20;
-    let h = top + plot_h + 40 + legend_h;
-    let max = n as f64 + 0.5;
-    let y_of = |v: f64| f64::from(top + plot_h) - v.clamp(0.0, max) / max * f64::from(plot_h);
-    let mut s = open(w, h, "Table 14: mean rank per source and axis");
-    let _ = write!(
-        s,
-        "<text x=\"4\" y=\"16\" font-weight=\"600\">Mean rank ± std (1 = best)</text>"
+/// Table 14 as points with error bars: per axis, each source's mean rank (a point) and
+/// one sample standard deviation either side, on an axis from 1 (best, drawn "better")
+/// to the number of sources (worst).
+pub fn t14_ranks(r: &StudyReport, caption: &Caption) -> String {
+    let k = r.sources.len().max(2);
+    let (left, plot, right, row) = (200u32, 360u32, 120u32, 20u32);
+    let top = 40u32;
+    let group = 24 + row * r.sources.len() as u32;
+    let axis_y = top + group * RANK_AXES.len() as u32;
+    let legend_y = axis_y + 52;
+    let legend_rows = r.sources.len().div_ceil(4).max(1) as u32;
+    let notes = vec![format!(
+        "Point: mean rank over every (set, participant); whiskers: ±1 sample SD (ddof 1), cut at 1 and {k}. Lower is better."
+    )];
+    let w = (left + plot + right).max(MIN_WIDTH);
+    let h = legend_y + 18 * legend_rows + footer_height(&notes);
+    let x_of = |v: f64| {
+        f64::from(left) + (v.clamp(1.0, k as f64) - 1.0) / (k as f64 - 1.0) * f64::from(plot)
+    };
+    let mut s = figure_open(
+        w,
+        h,
+        "Table 14 · Blind study: mean rank per source and axis (1 = best)",
     );
-    for tick in 1..=n {
-        let y = y_of(f64::from(tick));
+    for tick in 1..=k {
+        let x = x_of(tick as f64);
         let _ = write!(
             s,
-            "<line x1=\"{left}\" y1=\"{y:.1}\" x2=\"{}\" y2=\"{y:.1}\" stroke=\"#e3e7ee\"/><text x=\"{}\" y=\"{:.1}\" text-anchor=\"end\" fill=\"#5d6878\">{tick}</text>",
-            w - 10,
-            left - 6,
-            y + 4.0
+            "<line x1=\"{x:.1}\" y1=\"{top}\" x2=\"{x:.1}\" y2=\"{axis_y}\" stroke=\"{GRID}\"/><text x=\"{x:.1}\" y=\"{}\" text-anchor=\"middle\" fill=\"{MUTED}\">{tick}</text>",
+            axis_y + 16
         );
     }
+    let _ = write!(
+        s,
+        "<text x=\"{left}\" y=\"{}\" font-weight=\"700\" fill=\"#1f7a4d\">better</text><text x=\"{}\" y=\"{}\" text-anchor=\"end\" fill=\"{MUTED}\">worse</text><text x=\"{:.1}\" y=\"{}\" text-anchor=\"middle\" fill=\"{MUTED}\">mean rank (1 = best, {k} = worst)</text>",
+        axis_y + 32,
+        left + plot,
+        axis_y + 32,
+        f64::from(left) + f64::from(plot) / 2.0,
+        axis_y + 32
+    );
     for (a, axis) in RANK_AXES.iter().enumerate() {
-        let gx = left + group * a as u32 + 20;
-        for (i, row) in r.t14.iter().enumerate() {
-            let c = &row[a];
-            let Some(m) = c.mean else { continue };
-            let x = gx + bar * i as u32 + 4 * i as u32;
-            let y = y_of(m);
+        let gy = top + group * a as u32;
+        let _ = write!(
+            s,
+            "<text x=\"8\" y=\"{}\" font-weight=\"700\">{}</text>",
+            gy + 16,
+            esc(axis.title())
+        );
+        for (i, row_cells) in r.t14.iter().enumerate() {
+            let c = &row_cells[a];
+            let y = gy + 24 + row * i as u32;
+            let cy = f64::from(y) + 6.0;
             let colour = SOURCE_COLOURS[i % SOURCE_COLOURS.len()];
             let _ = write!(
                 s,
-                "<rect x=\"{x}\" y=\"{y:.1}\" width=\"{bar}\" height=\"{:.1}\" fill=\"{colour}\"><title>{} {}: {m:.2}</title></rect>",
-                f64::from(top + plot_h) - y,
+                "<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>",
+                left - 10,
+                y + 10,
+                esc(&r.sources[i])
+            );
+            let Some(m) = c.mean else {
+                let _ = write!(
+                    s,
+                    "<text x=\"{}\" y=\"{}\" fill=\"{MUTED}\">no ranks yet</text>",
+                    left + 6,
+                    y + 10
+                );
+                continue;
+            };
+            if let Some(sd) = c.std {
+                let (x1, x2) = (x_of(m - sd), x_of(m + sd));
+                let _ = write!(
+                    s,
+                    "<line x1=\"{x1:.1}\" y1=\"{cy:.1}\" x2=\"{x2:.1}\" y2=\"{cy:.1}\" stroke=\"{colour}\" stroke-width=\"1.5\"/><line x1=\"{x1:.1}\" y1=\"{:.1}\" x2=\"{x1:.1}\" y2=\"{:.1}\" stroke=\"{colour}\"/><line x1=\"{x2:.1}\" y1=\"{:.1}\" x2=\"{x2:.1}\" y2=\"{:.1}\" stroke=\"{colour}\"/>",
+                    cy - 4.0,
+                    cy + 4.0,
+                    cy - 4.0,
+                    cy + 4.0
+                );
+            }
+            let _ = write!(
+                s,
+                "<circle cx=\"{:.1}\" cy=\"{cy:.1}\" r=\"5\" fill=\"{colour}\"><title>{} {}: {m:.2}</title></circle>",
+                x_of(m),
                 esc(&r.sources[i]),
                 axis.as_str()
             );
-            if let Some(sd) = c.std {
-                let cx = f64::from(x) + f64::from(bar) / 2.0;
-                let (y1, y2) = (y_of(m - sd), y_of(m + sd));
-                let _ = write!(
-                    s,
-                    "<line x1=\"{cx:.1}\" y1=\"{y1:.1}\" x2=\"{cx:.1}\" y2=\"{y2:.1}\" stroke=\"#1d2430\" stroke-width=\"1.5\"/><line x1=\"{:.1}\" y1=\"{y1:.1}\" x2=\"{:.1}\" y2=\"{y1:.1}\" stroke=\"#1d2430\"/><line x1=\"{:.1}\" y1=\"{y2:.1}\" x2=\"{:.1}\" y2=\"{y2:.1}\" stroke=\"#1d2430\"/>",
-                    cx - 5.0,
-                    cx + 5.0,
-                    cx - 5.0,
-                    cx + 5.0
-                );
-            }
+            let text = match c.std {
+                Some(sd) => format!("{m:.2} ± {sd:.2} (n={})", c.n),
+                None => format!("{m:.2} (n={})", c.n),
+            };
+            let _ = write!(
+                s,
+                "<text x=\"{}\" y=\"{}\">{}</text>",
+                left + plot + 10,
+                y + 10,
+                esc(&text)
+            );
         }
-        let _ = write!(
-            s,
-            "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>",
-            gx + (bar + 4) * n / 2,
-            top + plot_h + 18,
-            esc(axis.title())
-        );
     }
+    // Legend: the sources' colours, and what a point and its whiskers are.
+    let mut x = 8;
+    let mut y = legend_y;
     for (i, src) in r.sources.iter().enumerate() {
-        let y = top + plot_h + 34 + 18 * i as u32;
-        let _ = write!(
-            s,
-            "<rect x=\"{left}\" y=\"{}\" width=\"12\" height=\"12\" fill=\"{}\"/><text x=\"{}\" y=\"{}\">{}</text>",
-            y - 10,
-            SOURCE_COLOURS[i % SOURCE_COLOURS.len()],
-            left + 18,
-            y,
-            esc(src)
-        );
+        if i > 0 && i % 4 == 0 {
+            x = 8;
+            y += 18;
+        }
+        let colour = SOURCE_COLOURS[i % SOURCE_COLOURS.len()];
+        x = swatch(&mut s, x, y, colour, colour, src);
     }
-    s.push_str("</svg>");
-    s
+    figure_close(s, h, &notes, caption)
 }
 
 /// Table 15 as bars: the share of judgments "fake" per source, coloured by the truth.
-pub fn t15_bars(r: &StudyReport) -> String {
-    let (left, plot, row, top) = (160u32, 360u32, 26u32, 30u32);
-    let n = r.t15.len() as u32;
-    let w = left + plot + 80;
-    let h = top + row * n + 30;
-    let mut s = open(w, h, "Table 15: share of judgments fake per source");
-    let _ = write!(
-        s,
-        "<text x=\"4\" y=\"16\" font-weight=\"600\">Judged fake (red: generated, blue: real)</text>"
-    );
+pub fn t15_bars(r: &StudyReport, caption: &Caption) -> String {
+    let (left, plot, row, top) = (170u32, 360u32, 26u32, 36u32);
+    let n = r.t15.len().max(1) as u32;
+    let axis_y = top + row * n;
+    let legend_y = axis_y + 48;
+    let notes = vec![
+        "Share of the real/fake labels given on a source's clips that say fake (generated)."
+            .to_string(),
+    ];
+    let w = (left + plot + 110).max(MIN_WIDTH);
+    let h = legend_y + 8 + footer_height(&notes);
+    let mut s = figure_open(w, h, "Table 15 · Blind study: judged fake per source");
     for tick in [0.0, 0.25, 0.5, 0.75, 1.0] {
         let x = f64::from(left) + tick * f64::from(plot);
         let _ = write!(
             s,
-            "<line x1=\"{x:.1}\" y1=\"{top}\" x2=\"{x:.1}\" y2=\"{}\" stroke=\"#e3e7ee\"/><text x=\"{x:.1}\" y=\"{}\" text-anchor=\"middle\" fill=\"#5d6878\">{:.0}%</text>",
-            top + row * n,
-            top + row * n + 16,
+            "<line x1=\"{x:.1}\" y1=\"{top}\" x2=\"{x:.1}\" y2=\"{axis_y}\" stroke=\"{GRID}\"/><text x=\"{x:.1}\" y=\"{}\" text-anchor=\"middle\" fill=\"{MUTED}\">{:.0}%</text>",
+            axis_y + 16,
             tick * 100.0
         );
     }
+    let _ = write!(
+        s,
+        "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" fill=\"{MUTED}\">judged fake (% of labels given)</text>",
+        left + plot / 2,
+        axis_y + 32
+    );
     for (i, j) in r.t15.iter().enumerate() {
         let y = top + row * i as u32;
         let _ = write!(
@@ -715,23 +962,63 @@ pub fn t15_bars(r: &StudyReport) -> String {
             y + 17,
             esc(&j.source)
         );
-        let Some(f) = j.judged_fake else { continue };
+        let Some(f) = j.judged_fake else {
+            let _ = write!(
+                s,
+                "<text x=\"{}\" y=\"{}\" fill=\"{MUTED}\">no labels yet</text>",
+                left + 6,
+                y + 17
+            );
+            continue;
+        };
         let colour = match j.truth {
             Some(Truth::Fake) => "#b3361f",
             Some(Truth::Real) => "#2b5fab",
-            None => "#5d6878",
+            None => MUTED,
         };
         let _ = write!(
             s,
-            "<rect x=\"{left}\" y=\"{}\" width=\"{:.1}\" height=\"16\" fill=\"{colour}\"><title>{:.1}%</title></rect><text x=\"{:.1}\" y=\"{}\">{:.1}%</text>",
+            "<rect x=\"{left}\" y=\"{}\" width=\"{:.1}\" height=\"16\" fill=\"{colour}\"><title>{:.1}%</title></rect><text x=\"{:.1}\" y=\"{}\">{:.1}% of {}</text>",
             y + 5,
             (f * f64::from(plot)).max(1.0),
             f * 100.0,
             f64::from(left) + f * f64::from(plot) + 6.0,
             y + 17,
-            f * 100.0
+            f * 100.0,
+            j.judgments
         );
     }
-    s.push_str("</svg>");
-    s
+    let mut x = 8;
+    x = swatch(
+        &mut s,
+        x,
+        legend_y,
+        "#b3361f",
+        "#b3361f",
+        "generated (truth: fake)",
+    );
+    x = swatch(
+        &mut s,
+        x,
+        legend_y,
+        "#2b5fab",
+        "#2b5fab",
+        "real (truth: real)",
+    );
+    swatch(&mut s, x, legend_y, MUTED, MUTED, "mixed truth");
+    figure_close(s, h, &notes, caption)
+}
+
+/// The study's figures: Tables 14 and 15.
+pub fn figures(r: &StudyReport, caption: &Caption) -> Vec<Figure> {
+    vec![
+        Figure {
+            name: "t14-ranks",
+            svg: t14_ranks(r, caption),
+        },
+        Figure {
+            name: "t15-judged-fake",
+            svg: t15_bars(r, caption),
+        },
+    ]
 }

@@ -296,6 +296,25 @@ impl CohenKappa {
     }
 }
 
+/// The method of [`kappa_ci95_bounded`], as the JSON names it (`cohen_kappa_ci95_method`).
+pub const KAPPA_CI95_BOUNDED_METHOD: &str = "wald_truncated";
+
+/// The same, in words for a table's note or a plot's caption.
+pub const KAPPA_CI95_BOUNDED_NOTE: &str =
+    "95% CI: Wald interval (Fleiss-Cohen-Everitt large-sample SE) truncated to [-1, 1]";
+
+/// Kappa's 95% Wald interval cut to the range kappa can take, [-1, 1] (the truncated
+/// Wald interval). The unclipped interval (`ci95_low`, `ci95_high` of [`CohenKappa`])
+/// is what statsmodels reports; this one is what a reader should see, since kappa can
+/// exceed neither bound. `None` when either end is undefined or not a number.
+pub fn kappa_ci95_bounded(low: Option<f64>, high: Option<f64>) -> Option<[f64; 2]> {
+    let (lo, hi) = (low?, high?);
+    if !lo.is_finite() || !hi.is_finite() || lo > hi {
+        return None;
+    }
+    Some([lo.clamp(-1.0, 1.0), hi.clamp(-1.0, 1.0)])
+}
+
 /// Cohen's kappa, matching `statsmodels.stats.inter_rater.cohens_kappa(table)`:
 ///
 /// * `kappa = (p_o - p_e)/(1 - p_e)`, `p_e = sum_i p_i. p_.i`;
@@ -682,6 +701,55 @@ mod tests {
 
     fn close(a: Option<f64>, b: f64) -> bool {
         a.is_some_and(|a| (a - b).abs() < 1e-12)
+    }
+
+    #[test]
+    fn the_bounded_interval_stays_within_minus_one_and_one() {
+        // A small table whose Wald interval passes 1 (the demo's [-0.41, 1.07] kind).
+        let t = Table::from_rows(&[[3.0, 0.0], [1.0, 1.0]]).unwrap();
+        let c = cohen_kappa(&t);
+        let (lo, hi) = (c.ci95_low.unwrap(), c.ci95_high.unwrap());
+        assert!(hi > 1.0, "the unclipped interval passes 1: {hi}");
+        let [blo, bhi] = kappa_ci95_bounded(c.ci95_low, c.ci95_high).unwrap();
+        assert_eq!((blo, bhi), (lo.max(-1.0), 1.0));
+        assert!(blo <= c.kappa.unwrap() && c.kappa.unwrap() <= bhi);
+        // Both ends out of range, an interval inside, and undefined ends.
+        assert_eq!(kappa_ci95_bounded(Some(-1.4), Some(1.2)), Some([-1.0, 1.0]));
+        assert_eq!(kappa_ci95_bounded(Some(0.2), Some(0.6)), Some([0.2, 0.6]));
+        assert_eq!(kappa_ci95_bounded(None, Some(0.6)), None);
+        assert_eq!(kappa_ci95_bounded(Some(f64::NAN), Some(0.6)), None);
+        assert_eq!(kappa_ci95_bounded(Some(0.7), Some(0.6)), None);
+    }
+
+    #[test]
+    fn the_bounded_interval_holds_for_every_small_table() {
+        // Every 2x2 table with up to 6 items in each cell.
+        for a in 0..=6 {
+            for b in 0..=6 {
+                for c in 0..=6 {
+                    for d in 0..=6 {
+                        let t = Table::from_rows(&[[a as f64, b as f64], [c as f64, d as f64]])
+                            .unwrap();
+                        let k = cohen_kappa(&t);
+                        let Some([lo, hi]) = kappa_ci95_bounded(k.ci95_low, k.ci95_high) else {
+                            assert!(k.ci95_low.is_none() || k.ci95_high.is_none());
+                            continue;
+                        };
+                        assert!((-1.0..=1.0).contains(&lo) && (-1.0..=1.0).contains(&hi));
+                        assert!(lo <= hi);
+                        let kappa = k.kappa.unwrap();
+                        assert!(
+                            lo <= kappa + 1e-12 && kappa <= hi + 1e-12,
+                            "{a} {b} {c} {d}"
+                        );
+                        // Where the Wald interval is inside the range, it is unchanged.
+                        if k.ci95_low.unwrap() >= -1.0 && k.ci95_high.unwrap() <= 1.0 {
+                            assert_eq!((lo, hi), (k.ci95_low.unwrap(), k.ci95_high.unwrap()));
+                        }
+                    }
+                }
+            }
+        }
     }
 
     #[test]

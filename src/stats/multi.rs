@@ -586,7 +586,12 @@ pub fn krippendorff_alpha(r: &Ratings, level: AlphaLevel) -> Option<f64> {
 /// Everything the multi-rater report shows for one set of items.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct MultiRaterSummary {
+    /// Items with at least one rating: the `n` every figure is over (irrCAC's n).
     pub n_items: usize,
+    /// Items declared, rated or not (the rows given).
+    pub n_items_declared: usize,
+    /// Declared items nobody rated, left out of every figure.
+    pub n_items_unrated: usize,
     pub n_raters: usize,
     pub complete: bool,
     pub n_ratings: usize,
@@ -608,6 +613,8 @@ pub struct MultiRaterSummary {
 pub fn multi_rater_summary(r: &Ratings) -> MultiRaterSummary {
     MultiRaterSummary {
         n_items: r.n_items(),
+        n_items_declared: r.n_items() + r.unrated_items(),
+        n_items_unrated: r.unrated_items(),
         n_raters: r.n_raters(),
         complete: r.is_complete(),
         n_ratings: r.n_ratings(),
@@ -661,6 +668,39 @@ mod tests {
         assert_eq!(pairwise_cohen_kappa(&r), None);
         let g = gwet_ac1(&r).unwrap();
         assert!((g.value - 0.775444068126995).abs() < 1e-12);
+    }
+
+    #[test]
+    fn the_summary_reports_the_declared_items_and_those_nobody_rated() {
+        // 15 declared items, 3 raters; items 4 and 11 have no rating at all.
+        let rows: Vec<Vec<Option<usize>>> = (0..15)
+            .map(|i| {
+                if i == 4 || i == 11 {
+                    vec![None, None, None]
+                } else {
+                    vec![Some(i % 2), Some(i % 2), Some((i / 3) % 2)]
+                }
+            })
+            .collect();
+        let all_rated: Vec<Vec<Option<usize>>> = rows
+            .iter()
+            .filter(|r| r.iter().any(Option::is_some))
+            .cloned()
+            .collect();
+        let s = multi_rater_summary(&Ratings::new(2, rows).unwrap());
+        assert_eq!(
+            (s.n_items, s.n_items_declared, s.n_items_unrated),
+            (13, 15, 2)
+        );
+        // Every figure is over the 13 rated items, exactly as without the empty rows.
+        let rated = multi_rater_summary(&Ratings::new(2, all_rated).unwrap());
+        assert_eq!(rated.n_items_declared, 13);
+        assert_eq!(s.fleiss, rated.fleiss);
+        assert_eq!(
+            s.krippendorff_alpha_nominal,
+            rated.krippendorff_alpha_nominal
+        );
+        assert_eq!(s.gwet_ac1, rated.gwet_ac1);
     }
 
     #[test]

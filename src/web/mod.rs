@@ -581,6 +581,20 @@ pub fn routes() -> Vec<(RouteSpec, MethodRouter<AppState>)> {
             Page,
             get(pages::admin::export_retained),
         ),
+        r(
+            "GET",
+            "/c/{campaign}/admin/exports/paper.zip",
+            ADMIN,
+            Page,
+            get(pages::admin::export_paper),
+        ),
+        r(
+            "GET",
+            "/c/{campaign}/admin/exports/study-responses.csv",
+            ADMIN,
+            Page,
+            get(pages::admin::export_study_responses),
+        ),
         // Clip files, under opaque per-person URLs.
         r("GET", "/media/{token}", SignedIn, Media, get(media::clip)),
         r(
@@ -651,7 +665,10 @@ pub fn app(state: AppState) -> Router {
 fn time_limit(path: &str) -> Duration {
     if path.ends_with("/import/upload") {
         Duration::from_secs(2 * 3600)
-    } else if path.ends_with("/import/folder") || path.ends_with("/retained.zip") {
+    } else if path.ends_with("/import/folder")
+        || path.ends_with("/retained.zip")
+        || path.ends_with("/paper.zip")
+    {
         Duration::from_secs(30 * 60)
     } else {
         Duration::from_secs(120)

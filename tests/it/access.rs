@@ -150,6 +150,12 @@ const MATRIX: &[(&str, &str, &str)] = &[
         "admin",
     ),
     ("GET", "/c/{campaign}/admin/exports/retained.zip", "admin"),
+    ("GET", "/c/{campaign}/admin/exports/paper.zip", "admin"),
+    (
+        "GET",
+        "/c/{campaign}/admin/exports/study-responses.csv",
+        "admin",
+    ),
     ("GET", "/api/v1/campaigns/{campaign}/study", "admin"),
     ("GET", "/api/v1/studies", "participant"),
     (

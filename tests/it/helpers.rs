@@ -362,17 +362,47 @@ pub async fn cast(app: &TestApp) -> Cast {
     }
 }
 
+/// Whether pdflatex is here; under `TANDEM_REQUIRE_LATEX` (set by `.ci/run`) its
+/// absence fails the test, elsewhere the LaTeX checks are skipped with a message.
+pub fn pdflatex_available() -> bool {
+    let found = std::process::Command::new("pdflatex")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !found {
+        assert!(
+            std::env::var_os("TANDEM_REQUIRE_LATEX").is_none(),
+            "TANDEM_REQUIRE_LATEX is set but pdflatex is not installed"
+        );
+        eprintln!(
+            "note: pdflatex is not installed: the LaTeX was checked as text only, not compiled (SKIPPED)"
+        );
+    }
+    found
+}
+
+/// Compiles `file` (a whole document) in `dir` with pdflatex, twice (for references);
+/// returns the PDF's path.
+pub fn pdflatex(dir: &Path, file: &str) -> PathBuf {
+    for _ in 0..2 {
+        let out = std::process::Command::new("pdflatex")
+            .args(["-interaction=nonstopmode", "-halt-on-error", file])
+            .current_dir(dir)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "pdflatex {file} failed:\n{}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+    }
+    dir.join(file.replace(".tex", ".pdf"))
+}
+
 /// LaTeX tables compile in a document with booktabs (and geometry), when pdflatex is
 /// installed; without it they were checked as text only, and this says so.
 pub fn latex_compiles(tables: &str) {
-    let Ok(probe) = std::process::Command::new("pdflatex")
-        .arg("--version")
-        .output()
-    else {
-        eprintln!("pdflatex is not installed: the LaTeX tables were checked as text only");
-        return;
-    };
-    if !probe.status.success() {
+    if !pdflatex_available() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -380,16 +410,7 @@ pub fn latex_compiles(tables: &str) {
         "\\documentclass{{article}}\n\\usepackage[margin=1.5cm]{{geometry}}\n\\usepackage{{booktabs}}\n\\begin{{document}}\n{tables}\\end{{document}}\n"
     );
     std::fs::write(dir.path().join("tables.tex"), doc).unwrap();
-    let out = std::process::Command::new("pdflatex")
-        .args(["-interaction=nonstopmode", "-halt-on-error", "tables.tex"])
-        .current_dir(dir.path())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "pdflatex failed:\n{}",
-        String::from_utf8_lossy(&out.stdout)
-    );
+    pdflatex(dir.path(), "tables.tex");
 }
 
 /// A `tandem serve` child process on a free port; killed when dropped.

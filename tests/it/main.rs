@@ -15,6 +15,7 @@ mod imports;
 mod life;
 mod media;
 mod migrations;
+mod outputs;
 mod pages;
 mod paper;
 mod process;

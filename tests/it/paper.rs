@@ -115,6 +115,9 @@ async fn stats_give_back_the_papers_tables_11_to_13() {
     assert_eq!(s2["table"], serde_json::json!([[9677, 22], [21, 80]]));
     let ci = s1["cohen_kappa_ci95"].as_array().unwrap();
     assert!(ci[0].as_f64().unwrap() < 0.58 && ci[1].as_f64().unwrap() > 0.58);
+    // Inside [-1, 1], the bounded interval is the Wald interval itself.
+    assert_eq!(s1["cohen_kappa_ci95_bounded"], s1["cohen_kappa_ci95"]);
+    assert_eq!(s1["cohen_kappa_ci95_method"], "wald_truncated");
     // One pair per task, 100 clips each.
     let pairs = s1["per_pair"].as_array().unwrap();
     assert_eq!(pairs.len(), 12);
@@ -177,6 +180,7 @@ async fn stats_give_back_the_papers_tables_11_to_13() {
     );
     dashboard_and_api_agree(&data, &j, &latex).await;
     compiles_if_latex_is_installed(&data);
+    the_paper_bundle_compiles_and_agrees_with_stats(&data, &j);
 
     // Every clip was retained in the end (the regenerated ones in their new version),
     // while the tables above still count the first reviews.
@@ -295,4 +299,93 @@ fn compiles_if_latex_is_installed(data: &std::path::Path) {
         .map(|t| stats(data, &["--table", t, "--format", "latex"]))
         .collect();
     crate::helpers::latex_compiles(&tables);
+}
+
+/// `tandem export paper`: the bundle's numbers are `tandem stats --json`'s, every file
+/// is named in its README, and its LaTeX document compiles to a PDF (when pdflatex is
+/// here; required under `.ci/run`).
+fn the_paper_bundle_compiles_and_agrees_with_stats(data: &std::path::Path, cli_json: &Value) {
+    let out = data.parent().unwrap().join("paper");
+    let done = tandem_on(data)
+        .arg("--data-dir")
+        .arg(data)
+        .args(["export", "paper", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(
+        done.status.success(),
+        "{}",
+        String::from_utf8_lossy(&done.stderr)
+    );
+    let read = |p: &str| std::fs::read_to_string(out.join(p)).unwrap();
+    let stats: Value = serde_json::from_str(&read("stats.json")).unwrap();
+    assert_eq!(&stats, cli_json, "stats.json is `tandem stats --json`");
+    for t in ["t11", "t12", "t13"] {
+        let table: Value = serde_json::from_str(&read(&format!("tables/{t}.json"))).unwrap();
+        assert_eq!(table, cli_json[t], "{t}");
+        assert_eq!(
+            read(&format!("tables/{t}.tex")),
+            stats_of(data, t, "latex"),
+            "{t}.tex"
+        );
+        assert_eq!(read(&format!("tables/{t}.csv")), stats_of(data, t, "csv"));
+    }
+    // Table 13 in LaTeX has the alpha the page shows, from the same JSON.
+    let t13 = read("tables/t13.tex");
+    let alpha = |s: &str| {
+        format!(
+            "{:.2}",
+            cli_json["t13"][s]["krippendorff_alpha"].as_f64().unwrap()
+        )
+    };
+    assert!(
+        t13.contains(&format!(
+            "Krippendorff's $\\alpha$ & {} & {} \\\\",
+            alpha("stage1"),
+            alpha("stage2")
+        )),
+        "{t13}"
+    );
+    let readme = read("README.txt");
+    assert!(
+        readme
+            .contains("Scope: Stage 1 over the first version of every clip; all tasks; all pairs")
+    );
+    let mut n = 0;
+    for entry in walk(&out) {
+        let rel = entry
+            .strip_prefix(&out)
+            .unwrap()
+            .to_string_lossy()
+            .to_string();
+        assert!(readme.contains(&rel), "README.txt does not name {rel}");
+        n += 1;
+    }
+    // 3 tables x 3 formats, stats.json, 6 figures x 3 formats, paper.tex, 2 records,
+    // README.txt (no study in this campaign).
+    assert_eq!(n, 3 * 3 + 1 + 6 * 3 + 1 + 2 + 1, "files in the bundle");
+    if crate::helpers::pdflatex_available() {
+        let pdf = crate::helpers::pdflatex(&out, "paper.tex");
+        let bytes = std::fs::read(pdf).unwrap();
+        assert!(bytes.starts_with(b"%PDF-") && bytes.len() > 10_000);
+    }
+}
+
+fn stats_of(data: &std::path::Path, table: &str, format: &str) -> String {
+    stats(data, &["--table", table, "--format", format])
+}
+
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out.sort();
+    out
 }

@@ -126,7 +126,7 @@ fn paper_responses(path: &Path) {
     std::fs::write(path, csv).unwrap();
 }
 
-async fn import_responses(app: &TestApp, path: &Path) -> tandem::Result<()> {
+pub async fn import_responses(app: &TestApp, path: &Path) -> tandem::Result<()> {
     let campaign = app.store.campaign(CAMPAIGN).await?;
     let (rows, problems) = tandem::io::study::read_responses(std::fs::File::open(path).unwrap());
     app.store

@@ -64,6 +64,143 @@ fn add(a: &mut StageProgress, b: &StageProgress) {
     a.not_open += b.not_open;
 }
 
+/// Which columns of the overview's tables have a count somewhere: the others are
+/// all zeros and are left out.
+#[derive(Default)]
+pub struct Shown {
+    pub unstarted1: bool,
+    pub half1: bool,
+    pub both_pass1: bool,
+    pub both_reject1: bool,
+    pub split1: bool,
+    pub split_accepted1: bool,
+    pub split_rejected1: bool,
+    pub new_version: bool,
+    pub not_open2: bool,
+    pub unstarted2: bool,
+    pub half2: bool,
+    pub both_pass2: bool,
+    pub both_reject2: bool,
+    pub split2: bool,
+    pub dropped2: bool,
+}
+
+impl Shown {
+    fn of(total: &OverviewRow) -> Shown {
+        let (a, b) = (&total.s1, &total.s2);
+        Shown {
+            unstarted1: a.unstarted > 0,
+            half1: a.half_decided > 0,
+            both_pass1: a.both_pass > 0,
+            both_reject1: a.both_reject > 0,
+            split1: a.split > 0,
+            split_accepted1: a.split_accepted > 0,
+            split_rejected1: a.split_rejected > 0,
+            new_version: total.new_version > 0,
+            not_open2: b.not_open > 0,
+            unstarted2: b.unstarted > 0,
+            half2: b.half_decided > 0,
+            both_pass2: b.both_pass > 0,
+            both_reject2: b.both_reject > 0,
+            split2: b.split > 0,
+            dropped2: total.s2_rejected > 0,
+        }
+    }
+}
+
+/// The overview's two charts: per task, Stage 1 against the target and Stage 2.
+fn progress_charts(rows: &[OverviewRow], target: i64) -> (String, String) {
+    use crate::report::svg::{Series, stacked_bars};
+    let s1 = [
+        Series {
+            name: "retained",
+            colour: "#1f7a4d",
+        },
+        Series {
+            name: "waiting for an author",
+            colour: "#d49a00",
+        },
+        Series {
+            name: "one verdict in",
+            colour: "#7aa2d6",
+        },
+        Series {
+            name: "not started",
+            colour: "#c9ced8",
+        },
+        Series {
+            name: "rejected, waiting for a new version",
+            colour: "#b3361f",
+        },
+    ];
+    let s2 = [
+        Series {
+            name: "retained",
+            colour: "#1f7a4d",
+        },
+        Series {
+            name: "waiting for an author",
+            colour: "#d49a00",
+        },
+        Series {
+            name: "one verdict in",
+            colour: "#7aa2d6",
+        },
+        Series {
+            name: "not started",
+            colour: "#c9ced8",
+        },
+        Series {
+            name: "dropped (rejected)",
+            colour: "#b3361f",
+        },
+    ];
+    let r1: Vec<(String, Vec<i64>)> = rows
+        .iter()
+        .map(|r| {
+            (
+                r.task.clone(),
+                vec![
+                    r.retained,
+                    r.s1.split,
+                    r.s1.half_decided,
+                    r.s1.unstarted,
+                    r.new_version,
+                ],
+            )
+        })
+        .collect();
+    let r2: Vec<(String, Vec<i64>)> = rows
+        .iter()
+        .map(|r| {
+            (
+                r.task.clone(),
+                vec![
+                    r.s2_retained,
+                    r.s2.split,
+                    r.s2.half_decided,
+                    r.s2.unstarted,
+                    r.s2_rejected,
+                ],
+            )
+        })
+        .collect();
+    (
+        stacked_bars(
+            "Stage 1: clips per task (newest versions), against the target",
+            &s1,
+            &r1,
+            Some(target),
+        ),
+        stacked_bars(
+            "Stage 2: the open questions of retained clips, per task",
+            &s2,
+            &r2,
+            None,
+        ),
+    )
+}
+
 #[derive(Template)]
 #[template(path = "admin/overview.html")]
 struct OverviewPage {
@@ -72,6 +209,9 @@ struct OverviewPage {
     exists: bool,
     rows: Vec<OverviewRow>,
     total: OverviewRow,
+    shown: Shown,
+    chart1: String,
+    chart2: String,
     splits_waiting: i64,
     target: i64,
     tasks_reached: usize,
@@ -99,6 +239,9 @@ pub async fn overview(
                 exists: false,
                 rows: vec![],
                 total: row("Total".into(), String::new(), &empty, 0),
+                shown: Shown::default(),
+                chart1: String::new(),
+                chart2: String::new(),
                 splits_waiting: 0,
                 target: 0,
                 tasks_reached: 0,
@@ -136,16 +279,29 @@ pub async fn overview(
     let splits_waiting = total.stage1.split + total.stage2.split;
     let target = campaign.settings.target_per_task;
     let tasks = i64::try_from(rows.len()).unwrap_or(0);
+    let total = row("Total".into(), String::new(), &total, target * tasks);
+    let (chart1, chart2) = progress_charts(&rows, target);
+    let mut regeneration = state.store.regeneration_list(&campaign).await?;
+    for g in &mut regeneration {
+        g.reasons = g
+            .reasons
+            .iter()
+            .map(|r| crate::report::svg::reason_label(1, r))
+            .collect();
+    }
     Ok(render(&OverviewPage {
         chrome,
         campaign: c,
         exists: true,
         tasks_reached: rows.iter().filter(|r| r.reached).count(),
-        total: row("Total".into(), String::new(), &total, target * tasks),
+        shown: Shown::of(&total),
+        total,
+        chart1,
+        chart2,
         rows,
         splits_waiting,
         target,
-        regeneration: state.store.regeneration_list(&campaign).await?,
+        regeneration,
     }))
 }
 
@@ -661,6 +817,7 @@ struct ExportsPage {
     decisions: usize,
     resolutions: usize,
     retained: usize,
+    has_study: bool,
 }
 
 pub async fn exports(
@@ -680,6 +837,7 @@ pub async fn exports(
         decisions,
         resolutions,
         retained: counts.clips_retained,
+        has_study: state.store.study(&campaign).await?.is_some(),
     }))
 }
 
@@ -759,6 +917,49 @@ pub async fn export_retained(State(state): State<AppState>, Path(c): Path<String
     ))
 }
 
+/// Everything a paper needs (as `tandem export paper` makes it) in one zip.
+pub async fn export_paper(State(state): State<AppState>, Path(c): Path<String>) -> PageResult {
+    let campaign = state.store.campaign(&c).await?;
+    let now = super::stats::now_seconds();
+    let files = crate::report::bundle::collect(&state.store, &campaign, now).await?;
+    let scratch = Scratch::new(&state, "paper")?;
+    let folder = scratch.0.join("paper");
+    let zip_path = scratch.0.join("paper.zip");
+    let prefix = format!("{c}-paper");
+    let (f2, z2) = (folder.clone(), zip_path.clone());
+    tokio::task::spawn_blocking(move || -> Result<(), Error> {
+        crate::report::bundle::write(&f2, &files)?;
+        io::archive::pack(&f2, &prefix, &z2)
+    })
+    .await
+    .map_err(|e| Error::Internal(format!("export failed: {e}")))??;
+    let body = tokio::fs::read(&zip_path)
+        .await
+        .map_err(|e| Error::io("cannot read the archive", e))?;
+    Ok(download(
+        &format!("{c}-paper.zip"),
+        "application/zip",
+        Body::from(body),
+    ))
+}
+
+/// The blind study's answers as CSV.
+pub async fn export_study_responses(
+    State(state): State<AppState>,
+    Path(c): Path<String>,
+) -> PageResult {
+    let campaign = state.store.campaign(&c).await?;
+    let study = state.store.require_study(&campaign).await?;
+    let data = state.store.study_data(&study).await?;
+    let mut body = Vec::new();
+    io::study::write_responses(&mut body, &data)?;
+    Ok(download(
+        &format!("{c}-study-responses.csv"),
+        "text/csv; charset=utf-8",
+        Body::from(body),
+    ))
+}
+
 #[derive(serde::Deserialize)]
 pub struct AuditQuery {
     clip: Option<String>,
@@ -777,6 +978,28 @@ impl AuditPage {
     fn time(&self, at: &i64) -> String {
         crate::clock::to_rfc3339(*at)
     }
+
+    /// The event's detail with its reasons in words ("reject (Generation artifact): ...").
+    fn detail(&self, e: &crate::store::records::AuditEvent) -> String {
+        reasons_in_words(e.stage.unwrap_or(1), &e.detail)
+    }
+}
+
+/// "reject (generation_artifact;other): note" -> "reject (Generation artifact, Other): note".
+fn reasons_in_words(stage: i64, detail: &str) -> String {
+    let Some(rest) = detail.strip_prefix("reject (") else {
+        return detail.to_string();
+    };
+    let Some((list, after)) = rest.split_once(')') else {
+        return detail.to_string();
+    };
+    let words: Vec<String> = list
+        .split([';', ','])
+        .map(str::trim)
+        .filter(|r| !r.is_empty())
+        .map(|r| crate::report::svg::reason_label(stage, r))
+        .collect();
+    format!("reject ({}){after}", words.join(", "))
 }
 
 /// Every event of one clip, in order.

@@ -76,9 +76,11 @@ fn count_pct(n: i64, of: i64) -> String {
 
 fn t13_rows(a: &StageSummary, b: &StageSummary) -> Vec<T13Row> {
     let ci = |s: &StageSummary| {
-        s.pooled.cohen_kappa_ci95.map_or("undefined".into(), |c| {
-            format!("{:.3} to {:.3}", c[0], c[1])
-        })
+        s.pooled
+            .cohen_kappa_ci95_bounded
+            .map_or("undefined".into(), |c| {
+                format!("{:.3} to {:.3}", c[0], c[1])
+            })
     };
     let row = |label, x: String, y: String| T13Row {
         label,
@@ -131,7 +133,7 @@ fn t13_rows(a: &StageSummary, b: &StageSummary) -> Vec<T13Row> {
             dec(a.pooled.cohen_kappa),
             dec(b.pooled.cohen_kappa),
         ),
-        row("κ 95% CI", ci(a), ci(b)),
+        row("κ 95% CI (Wald, truncated to [−1, 1])", ci(a), ci(b)),
         row("Gwet's AC1", dec(a.pooled.gwet_ac1), dec(b.pooled.gwet_ac1)),
         row("PABAK", dec(a.pooled.pabak), dec(b.pooled.pabak)),
         row(
@@ -174,6 +176,7 @@ struct StatsPage {
     pair: String,
     all_versions: bool,
     t13: Vec<T13Row>,
+    ci_note: &'static str,
     t11_svg: String,
     t12_svg: String,
     kappa1_svg: String,
@@ -224,6 +227,7 @@ pub async fn dashboard(
     let here = format!("/c/{c}/stats");
     let chrome = Chrome::new(&state, &session, Some(&c), "Statistics", &here).await?;
     let tax = &campaign.taxonomy;
+    let caption = report.caption(now_seconds());
     let page = StatsPage {
         chrome,
         query: q.query(),
@@ -233,25 +237,20 @@ pub async fn dashboard(
         pair: q.pair.clone().unwrap_or_default(),
         all_versions: report.versions == Versions::All,
         t13: t13_rows(&report.stage1, &report.stage2),
-        t11_svg: svg::t11_grid(&report, tax),
-        t12_svg: svg::t12_heatmap(&report, tax),
-        kappa1_svg: svg::kappa_bars(
-            &report.stage1,
-            "Stage 1 (clips): Cohen's kappa per pair, with 95% CI",
-        ),
-        kappa2_svg: svg::kappa_bars(
-            &report.stage2,
-            "Stage 2 (questions): Cohen's kappa per pair, with 95% CI",
-        ),
-        reasons1_svg: svg::reason_bars(&report, 1, "Stage 1: reasons given with counted rejects"),
-        reasons2_svg: svg::reason_bars(&report, 2, "Stage 2: reasons given with counted rejects"),
+        ci_note: crate::stats::agreement::KAPPA_CI95_BOUNDED_NOTE,
+        t11_svg: svg::t11_grid(&report, tax, &caption),
+        t12_svg: svg::t12_heatmap(&report, tax, &caption),
+        kappa1_svg: svg::kappa_bars(&report.stage1, "Stage 1 (clips)", &caption),
+        kappa2_svg: svg::kappa_bars(&report.stage2, "Stage 2 (questions)", &caption),
+        reasons1_svg: svg::reason_bars(&report, 1, &caption),
+        reasons2_svg: svg::reason_bars(&report, 2, &caption),
         reasons: report
             .reasons
             .iter()
             .map(|r| ReasonLine {
                 stage: r.stage,
                 task: r.task.clone(),
-                reason: r.reason.clone(),
+                reason: svg::reason_label(r.stage, &r.reason),
                 n: r.n,
             })
             .collect(),
@@ -279,7 +278,57 @@ pub async fn dashboard(
     Ok(render(&page))
 }
 
-/// `t11.csv`, `t13.tex`, `t12.json`, ... or `all.json`.
+/// Now, to the second: the time figures say they were computed.
+pub fn now_seconds() -> i64 {
+    crate::clock::now_micros() / 1_000_000 * 1_000_000
+}
+
+/// A figure file: `fig-NAME.svg`, `.pdf` or `.png`, NAME one of the QC figures (for
+/// the scope) or the study's.
+async fn figure(
+    state: &AppState,
+    campaign: &Campaign,
+    scope: &Scope,
+    name: &str,
+    ext: &str,
+) -> Result<(Vec<u8>, &'static str), Error> {
+    let computed = now_seconds();
+    let mut figures = Vec::new();
+    if name.starts_with("t14") || name.starts_with("t15") {
+        if let Some(r) = state.store.study_report(campaign).await? {
+            figures = crate::report::study::figures(&r, &r.caption(&campaign.name, computed));
+        }
+    } else {
+        let report = state.store.qc_report(campaign, scope).await?;
+        figures = svg::qc_figures(&report, &campaign.taxonomy, &report.caption(computed));
+    }
+    let f = figures
+        .into_iter()
+        .find(|f| f.name == name)
+        .ok_or_else(|| Error::NotFound(format!("no figure `{name}`")))?;
+    let svg = f.svg;
+    match ext {
+        "svg" => Ok((svg.into_bytes(), "image/svg+xml")),
+        "pdf" => Ok((
+            tokio::task::spawn_blocking(move || crate::report::render::pdf(&svg))
+                .await
+                .map_err(|e| Error::Internal(format!("the PDF failed: {e}")))??,
+            "application/pdf",
+        )),
+        "png" => Ok((
+            tokio::task::spawn_blocking(move || crate::report::render::png(&svg))
+                .await
+                .map_err(|e| Error::Internal(format!("the PNG failed: {e}")))??,
+            "image/png",
+        )),
+        other => Err(Error::NotFound(format!(
+            "a figure is svg, pdf or png, not `{other}`"
+        ))),
+    }
+}
+
+/// `t11.csv`, `t13.tex`, `t12.json`, ... or `all.json`; figures as `fig-NAME.svg`
+/// (or `.pdf`, `.png`).
 pub async fn download(
     State(state): State<AppState>,
     Path((c, file)): Path<(String, String)>,
@@ -290,6 +339,21 @@ pub async fn download(
     let (name, ext) = file
         .rsplit_once('.')
         .ok_or_else(|| Error::NotFound(format!("no download `{file}`")))?;
+    if let Some(fig) = name.strip_prefix("fig-") {
+        let (body, content_type) = figure(&state, &campaign, &scope, fig, ext).await?;
+        return Ok((
+            [
+                (header::CONTENT_TYPE, content_type.to_string()),
+                (
+                    header::CONTENT_DISPOSITION,
+                    format!("attachment; filename=\"{c}-{fig}.{ext}\""),
+                ),
+                (header::CACHE_CONTROL, "no-store".to_string()),
+            ],
+            body,
+        )
+            .into_response());
+    }
     let format = Format::parse(ext).map_err(Error::NotFound)?;
     let body = if name == "all" && format == Format::Json {
         serde_json::to_string_pretty(&state.store.stats_json(&campaign, &scope).await?)

@@ -489,6 +489,12 @@ struct ResultsPage {
     has_study: bool,
     sets: usize,
     responses: usize,
+    /// Complete set answers (participant x set), over everyone.
+    complete_answers: usize,
+    /// "part1: 1 of 3, part2: 3 of 3".
+    complete_by_participant: String,
+    n_participants: usize,
+    notes: Vec<String>,
     participants: String,
     /// The same, in the order of the fake counts.
     participants_slash: String,
@@ -528,6 +534,10 @@ fn results_page(chrome: Chrome, campaign: String, r: Option<&StudyReport>) -> Re
             has_study: false,
             sets: 0,
             responses: 0,
+            complete_answers: 0,
+            complete_by_participant: String::new(),
+            n_participants: 0,
+            notes: Vec::new(),
             participants: String::new(),
             participants_slash: String::new(),
             too_few: true,
@@ -543,12 +553,22 @@ fn results_page(chrome: Chrome, campaign: String, r: Option<&StudyReport>) -> Re
             t15_svg: String::new(),
         };
     };
+    let caption = r.caption(&campaign, super::stats::now_seconds());
     ResultsPage {
         chrome,
         campaign,
         has_study: true,
         sets: r.sets,
         responses: r.responses,
+        complete_answers: r.complete_answers(),
+        complete_by_participant: r
+            .complete_sets
+            .iter()
+            .map(|(p, n)| format!("{p} {n} of {}", r.sets))
+            .collect::<Vec<_>>()
+            .join(", "),
+        n_participants: r.participants.len(),
+        notes: r.thin_data_notes(),
         participants: r.participants.join(", "),
         participants_slash: r.participants.join(" / "),
         too_few: r.participants.len() < 2,
@@ -599,13 +619,22 @@ fn results_page(chrome: Chrome, campaign: String, r: Option<&StudyReport>) -> Re
                     Truth::Fake => "generated",
                 }),
                 judged_fake: share(j.judged_fake),
+                // Each participant's fake labels over the labels they gave.
                 counts: r
                     .participants
                     .iter()
-                    .map(|p| j.fake_counts.get(p).copied().unwrap_or(0).to_string())
+                    .map(|p| match j.labels.get(p).copied().unwrap_or(0) {
+                        0 => "none labelled".to_string(),
+                        given => {
+                            format!("{} of {given}", j.fake_counts.get(p).copied().unwrap_or(0))
+                        }
+                    })
                     .collect::<Vec<_>>()
                     .join(" / ")
-                    + &format!(" of {}", j.items),
+                    + &match j.items_unlabelled {
+                        0 => String::new(),
+                        n => format!(" ({n} of {} clips unlabelled)", j.items),
+                    },
                 fleiss: fixed(j.agreement.fleiss_kappa, 3),
                 alpha: fixed(j.agreement.krippendorff_alpha, 3),
             })
@@ -639,8 +668,8 @@ fn results_page(chrome: Chrome, campaign: String, r: Option<&StudyReport>) -> Re
                 d_prime: fixed(d.d_prime, 2),
             })
             .collect(),
-        t14_svg: report::t14_bars(r),
-        t15_svg: report::t15_bars(r),
+        t14_svg: report::t14_ranks(r, &caption),
+        t15_svg: report::t15_bars(r, &caption),
     }
 }
 

@@ -1,0 +1,301 @@
+//! The paper bundle: every table (LaTeX, CSV, JSON), every figure (SVG, PDF, PNG),
+//! one LaTeX document that puts them together, the records behind them and a README
+//! naming each file and the exact scope. `files` is pure; `collect` reads what it needs
+//! from the store, for `tandem export paper` and the Exports page alike.
+
+use super::QcReport;
+use super::format::{self, Format, TableId, pretty};
+use super::render;
+use super::study::{self, StudyReport};
+use super::svg::{self, Figure};
+use crate::domain::taxonomy::Taxonomy;
+use crate::error::{Error, Result};
+use crate::store::Store;
+use crate::store::catalog::Campaign;
+use crate::store::stats::Scope;
+use serde_json::Value;
+use std::fmt::Write;
+
+/// One file of the bundle: its path inside the bundle, and its bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BundleFile {
+    pub path: String,
+    pub bytes: Vec<u8>,
+    /// What it is, for the README.
+    pub what: String,
+}
+
+/// Everything the bundle is made of.
+pub struct Input<'a> {
+    pub campaign: &'a str,
+    pub taxonomy: &'a Taxonomy,
+    pub qc: &'a QcReport,
+    pub study: Option<&'a StudyReport>,
+    /// `tandem stats --json` for the same scope.
+    pub stats_json: &'a Value,
+    pub decisions_csv: Vec<u8>,
+    pub resolutions_csv: Vec<u8>,
+    pub responses_csv: Option<Vec<u8>>,
+    /// When it was computed, µs since the epoch.
+    pub computed: i64,
+}
+
+fn file(path: impl Into<String>, bytes: impl Into<Vec<u8>>, what: impl Into<String>) -> BundleFile {
+    BundleFile {
+        path: path.into(),
+        bytes: bytes.into(),
+        what: what.into(),
+    }
+}
+
+fn table_title(t: TableId) -> &'static str {
+    match t {
+        TableId::T11 => "Table 11, Stage 1: clips retained per task",
+        TableId::T12 => "Table 12, Stage 2: questions rejected per task and QA type",
+        TableId::T13 => "Table 13, agreement of the validator pairs in both stages",
+        TableId::T14 => "Table 14, blind study: mean rank per source and axis",
+        TableId::T15 => "Table 15, blind study: real-vs-fake judgments per source",
+    }
+}
+
+/// The figure's caption in the LaTeX document.
+fn figure_caption(name: &str) -> &'static str {
+    match name {
+        "t11-retained" => "Stage 1: clips retained per task (Table 11).",
+        "t12-rejected" => "Stage 2: questions rejected per task and QA type (Table 12).",
+        "t13-kappa-stage1" => {
+            "Stage 1: Cohen's $\\kappa$ per pair, per task and pair, and pooled, with 95\\% Wald intervals truncated to $[-1, 1]$ (Table 13)."
+        }
+        "t13-kappa-stage2" => {
+            "Stage 2: Cohen's $\\kappa$ per pair, per task and pair, and pooled, with 95\\% Wald intervals truncated to $[-1, 1]$ (Table 13)."
+        }
+        "reasons-stage1" => "Stage 1: reasons given with counted rejects.",
+        "reasons-stage2" => "Stage 2: reasons given with counted rejects.",
+        "t14-ranks" => {
+            "Blind study: mean rank per source and axis, $\\pm 1$ SD; lower is better (Table 14)."
+        }
+        "t15-judged-fake" => "Blind study: share of judgments fake per source (Table 15).",
+        _ => "",
+    }
+}
+
+/// Every file of the bundle, README first.
+pub fn files(input: &Input) -> Result<Vec<BundleFile>> {
+    let mut out: Vec<BundleFile> = Vec::new();
+    let mut tables = vec![TableId::T11, TableId::T12, TableId::T13];
+    if input.study.is_some() {
+        tables.extend([TableId::T14, TableId::T15]);
+    }
+    for t in &tables {
+        for f in [Format::Latex, Format::Csv, Format::Json] {
+            let text = match input.study {
+                Some(r) if t.is_study() => format::render_study(r, *t, f)?,
+                _ => format::render(input.qc, input.taxonomy, *t, f)?,
+            };
+            let kind = match f {
+                Format::Latex => "LaTeX, a complete table environment (booktabs)",
+                Format::Csv => "CSV; numeric columns hold numbers or nothing",
+                Format::Json => "JSON, as in stats.json",
+            };
+            out.push(file(
+                format!("tables/{}.{}", t.name(), f.extension()),
+                text,
+                format!("{}: {kind}", table_title(*t)),
+            ));
+        }
+    }
+    out.push(file(
+        "stats.json",
+        pretty(input.stats_json)?,
+        "every table as one JSON object, exactly as `tandem stats --json` prints it",
+    ));
+
+    let caption = input.qc.caption(input.computed);
+    let mut figures: Vec<Figure> = svg::qc_figures(input.qc, input.taxonomy, &caption);
+    if let Some(r) = input.study {
+        figures.extend(study::figures(
+            r,
+            &r.caption(input.campaign, input.computed),
+        ));
+    }
+    for f in &figures {
+        out.push(file(
+            format!("figures/{}.svg", f.name),
+            f.svg.clone(),
+            format!("{} (SVG)", figure_caption(f.name).replace("$", "")),
+        ));
+        out.push(file(
+            format!("figures/{}.pdf", f.name),
+            render::pdf(&f.svg)?,
+            "the same figure as a vector PDF, its font embedded",
+        ));
+        out.push(file(
+            format!("figures/{}.png", f.name),
+            render::png(&f.svg)?,
+            format!("the same figure as PNG at {} dpi", render::PNG_DPI),
+        ));
+    }
+    out.push(file(
+        "paper.tex",
+        document(&tables, &figures),
+        "one LaTeX document with every table and figure (pdflatex paper.tex)",
+    ));
+    out.push(file(
+        "records/decisions.csv",
+        input.decisions_csv.clone(),
+        "every decision, changes included (`final` marks the two verdicts that counted), as `tandem export decisions`",
+    ));
+    out.push(file(
+        "records/resolutions.csv",
+        input.resolutions_csv.clone(),
+        "every author's resolution of a split, as `tandem export resolutions`",
+    ));
+    if let Some(r) = &input.responses_csv {
+        out.push(file(
+            "records/study-responses.csv",
+            r.clone(),
+            "every answer of the blind study, as `tandem export study-responses`: set (its place in the import order), source, truth, participant, axis, value",
+        ));
+    }
+    let readme = readme(input, &out);
+    out.insert(0, file("README.txt", readme, "this file"));
+    // (README.txt names itself first.)
+    Ok(out)
+}
+
+/// A document that compiles with pdflatex alone (booktabs, graphicx, geometry).
+fn document(tables: &[TableId], figures: &[Figure]) -> String {
+    let mut s = String::new();
+    s.push_str("% Every table and figure of the paper bundle. Generated by Tandem.\n");
+    s.push_str("\\documentclass{article}\n\\usepackage[margin=1.5cm]{geometry}\n\\usepackage{booktabs}\n\\usepackage{graphicx}\n");
+    s.push_str("\\begin{document}\n");
+    for t in tables {
+        let _ = writeln!(s, "\\input{{tables/{}.tex}}", t.name());
+    }
+    s.push_str("\\clearpage\n");
+    for f in figures {
+        let _ = writeln!(
+            s,
+            "\\begin{{figure}}[p]\n\\centering\n\\includegraphics[width=\\linewidth,height=0.8\\textheight,keepaspectratio]{{figures/{}.pdf}}\n\\caption{{{}}}\n\\label{{fig:{}}}\n\\end{{figure}}",
+            f.name,
+            figure_caption(f.name),
+            f.name
+        );
+    }
+    s.push_str("\\end{document}\n");
+    s
+}
+
+fn readme(input: &Input, files: &[BundleFile]) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "Paper bundle of campaign {}", input.campaign);
+    let _ = writeln!(
+        s,
+        "Computed {} from the raw decisions and responses.\n",
+        crate::clock::to_rfc3339(input.computed)
+    );
+    let _ = writeln!(s, "Scope: {}.", input.qc.scope_text());
+    let _ = writeln!(
+        s,
+        "Items with fewer than two verdicts are left out of every figure and counted as pending: Stage 1 {}, Stage 2 {}.",
+        input.qc.stage1.pending, input.qc.stage2.pending
+    );
+    let _ = writeln!(
+        s,
+        "Splits still waiting for an author: Stage 1 {}, Stage 2 {}.",
+        input.qc.stage1.split_pending, input.qc.stage2.split_pending
+    );
+    match input.study {
+        Some(r) => {
+            let _ = writeln!(s, "Study: {}.", r.scope_text());
+            for n in r.thin_data_notes() {
+                let _ = writeln!(s, "  Note: {n}");
+            }
+        }
+        None => {
+            let _ = writeln!(s, "Study: none in this campaign (no Tables 14 and 15).");
+        }
+    }
+    s.push_str(
+        "\nConventions: undefined figures are null in JSON, empty cells in CSV and `undefined`\n\
+         in LaTeX; `n/r` marks a cell nobody reviewed (not 0). Cohen's kappa's interval is the\n\
+         Wald interval truncated to [-1, 1] (`cohen_kappa_ci95_bounded`); the JSON keeps\n\
+         statsmodels' unclipped interval as `cohen_kappa_ci95`. `per_pair` rows are per task and\n\
+         pair; `per_rater_pair` pools each pair's tasks. Compile paper.tex with pdflatex\n\
+         (packages booktabs, graphicx, geometry).\n\nFiles:\n  README.txt\n      this file\n",
+    );
+    for f in files {
+        let _ = writeln!(s, "  {}\n      {}", f.path, f.what);
+    }
+    s
+}
+
+/// Reads what the bundle needs from the store and makes it, for the whole campaign
+/// (Stage 1 over first versions, every task and pair).
+pub async fn collect(store: &Store, campaign: &Campaign, computed: i64) -> Result<Vec<BundleFile>> {
+    let scope = Scope::default();
+    let qc = store.qc_report(campaign, &scope).await?;
+    let stats_json = store.stats_json(campaign, &scope).await?;
+    let study_report = store.study_report(campaign).await?;
+    let responses_csv = match store.study(campaign).await? {
+        Some(st) => {
+            let data = store.study_data(&st).await?;
+            let mut out = Vec::new();
+            crate::io::study::write_responses(&mut out, &data)?;
+            Some(out)
+        }
+        None => None,
+    };
+    let mut decisions_csv = Vec::new();
+    crate::io::records::write_decisions(
+        &mut decisions_csv,
+        &store.decision_records(campaign).await?,
+    )?;
+    let mut resolutions_csv = Vec::new();
+    crate::io::records::write_resolutions(
+        &mut resolutions_csv,
+        &store.resolution_records(campaign).await?,
+    )?;
+    let name = campaign.name.clone();
+    let taxonomy = campaign.taxonomy.clone();
+    tokio::task::spawn_blocking(move || {
+        files(&Input {
+            campaign: &name,
+            taxonomy: &taxonomy,
+            qc: &qc,
+            study: study_report.as_ref(),
+            stats_json: &stats_json,
+            decisions_csv,
+            resolutions_csv,
+            responses_csv,
+            computed,
+        })
+    })
+    .await
+    .map_err(|e| Error::Internal(format!("the paper bundle failed: {e}")))?
+}
+
+/// Writes the bundle under `dir`, which must be new or empty.
+pub fn write(dir: &std::path::Path, files: &[BundleFile]) -> Result<()> {
+    if dir.exists()
+        && std::fs::read_dir(dir)
+            .map_err(|e| Error::io(format!("cannot read {}", dir.display()), e))?
+            .next()
+            .is_some()
+    {
+        return Err(Error::Invalid(format!(
+            "{} is not empty: give a new or empty folder",
+            dir.display()
+        )));
+    }
+    for f in files {
+        let path = dir.join(&f.path);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)
+                .map_err(|e| Error::io(format!("cannot create {}", parent.display()), e))?;
+        }
+        std::fs::write(&path, &f.bytes)
+            .map_err(|e| Error::io(format!("cannot write {}", path.display()), e))?;
+    }
+    Ok(())
+}
