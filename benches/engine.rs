@@ -77,9 +77,9 @@ fn campaign() -> &'static Campaign1200 {
         runtime().block_on(async {
             let dir = tempfile::tempdir().unwrap();
             let config = Config::new(&dir.path().join("data"), None).unwrap();
-            let store = config.open_store().await.unwrap();
+            let store = tandem::Store::open(&config.database_url).await.unwrap();
             let manifest = paper_manifest(&dir.path().join("src"));
-            tandem::cli::import_manifest(&store, &config, "default", &manifest)
+            tandem::app::import_manifest(&store, &config, "default", &manifest)
                 .await
                 .unwrap();
             let hash = tandem::auth::hash_password("benchmark password").unwrap();
@@ -118,12 +118,14 @@ fn import_paper_scale_manifest(bencher: Bencher) {
             let dir = tempfile::tempdir().unwrap();
             let manifest = paper_manifest(&dir.path().join("src"));
             let config = Config::new(&dir.path().join("data"), None).unwrap();
-            let store = runtime().block_on(config.open_store()).unwrap();
+            let store = runtime()
+                .block_on(tandem::Store::open(&config.database_url))
+                .unwrap();
             (dir, config, store, manifest)
         })
         .bench_local_values(|(dir, config, store, manifest)| {
             runtime().block_on(async {
-                let s = tandem::cli::import_manifest(&store, &config, "default", &manifest)
+                let s = tandem::app::import_manifest(&store, &config, "default", &manifest)
                     .await
                     .unwrap();
                 assert_eq!(s.questions_new, 9800);

@@ -84,7 +84,7 @@ async fn campaign(
     let src = dir.join("src");
     std::fs::create_dir_all(src.join("videos")).unwrap();
     let config = Config::new(&data, url).unwrap();
-    let store = config.open_store().await.unwrap();
+    let store = tandem::Store::open(&config.database_url).await.unwrap();
     let tax = tandem::domain::taxonomy::Taxonomy::vgenst();
     let mut manifest = String::new();
     let mut by_task = vec![Vec::new(); TASKS];
@@ -104,7 +104,7 @@ async fn campaign(
         }
     }
     std::fs::write(src.join("m.jsonl"), manifest).unwrap();
-    tandem::cli::import_manifest(&store, &config, "default", &src.join("m.jsonl"))
+    tandem::app::import_manifest(&store, &config, "default", &src.join("m.jsonl"))
         .await
         .unwrap();
     let hash = tandem::auth::hash_password("a long load-test password").unwrap();

@@ -13,8 +13,8 @@
 
 use divan::Bencher;
 use std::sync::OnceLock;
+use tandem::domain::facts::Scope;
 use tandem::store::catalog::Campaign;
-use tandem::store::stats::Scope;
 use tandem::{Config, Store};
 
 #[global_allocator]
@@ -43,7 +43,7 @@ struct Built {
 async fn paper_scale() -> (tempfile::TempDir, Config, Store) {
     let dir = tempfile::tempdir().unwrap();
     let config = Config::new(&dir.path().join("data"), None).unwrap();
-    let store = config.open_store().await.unwrap();
+    let store = tandem::Store::open(&config.database_url).await.unwrap();
     let src = dir.path().join("src");
     let video = |t: usize, id: &str| {
         let mut v = b"\0\0\0\x18ftypisom\0\0\0\0isommp41".to_vec();
@@ -171,7 +171,11 @@ fn full_report_paper_scale(bencher: Bencher) {
     let b = built(false);
     bencher.bench(|| {
         runtime()
-            .block_on(b.store.qc_report(&b.campaign, &Scope::default()))
+            .block_on(tandem::app::qc_report(
+                &b.store,
+                &b.campaign,
+                &Scope::default(),
+            ))
             .unwrap()
     });
 }
@@ -181,7 +185,11 @@ fn full_report_100x(bencher: Bencher) {
     let b = built(true);
     bencher.bench(|| {
         runtime()
-            .block_on(b.store.qc_report(&b.campaign, &Scope::default()))
+            .block_on(tandem::app::qc_report(
+                &b.store,
+                &b.campaign,
+                &Scope::default(),
+            ))
             .unwrap()
     });
 }

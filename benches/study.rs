@@ -8,9 +8,9 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use divan::Bencher;
+use tandem::domain::facts::{ResponseFact, StudyClipFact, StudyData};
 use tandem::domain::study::{Axis, RANK_AXES, Truth};
 use tandem::stats::bootstrap::Xoshiro256;
-use tandem::store::study::{ResponseFact, StudyClipFact, StudyData};
 
 #[global_allocator]
 static ALLOC: divan::AllocProfiler = divan::AllocProfiler::system();
@@ -30,6 +30,8 @@ fn study(sets: usize, participants: usize) -> StudyData {
             clips.push(StudyClipFact {
                 id: (s * 4 + k) as i64,
                 set_id: s as i64,
+                set_key: format!("S{s:03}"),
+                clip_key: format!("S{s:03}_{k}"),
                 source: src.to_string(),
                 truth: if k == 3 { Truth::Fake } else { Truth::Real },
             });

@@ -3,11 +3,11 @@
 
 use crate::config::Config;
 use crate::domain::Role;
+use crate::domain::facts::Scope;
 use crate::error::{Error, Result};
 use crate::report::format::{Format, TableId};
 use crate::store::Store;
 use crate::store::accounts::PoolPlacement;
-use crate::store::stats::{Scope, Versions};
 use crate::{auth, io};
 use clap::{Args, Parser, Subcommand};
 use std::io::{BufRead, Write};
@@ -420,7 +420,7 @@ pub enum ExportCommand {
         #[command(flatten)]
         campaign: CampaignArg,
     },
-    /// The blind study's answers as CSV: set,source,truth,participant,axis,value
+    /// The blind study's answers as CSV in the import format (set_id,participant,clip_id,axis,value), with each clip's source and truth
     StudyResponses {
         /// File to write [default: standard output]
         #[arg(long)]
@@ -505,7 +505,7 @@ pub async fn run(cli: Cli) -> Result<()> {
         return crate::demo::run(&data_dir, cli.database_url.clone(), bind, *paper_scale).await;
     }
     let config = Config::new(&data_dir, cli.database_url.clone())?;
-    let store = config.open_store().await?;
+    let store = crate::store::Store::open(&config.database_url).await?;
     let result = command(cli.command, &config, &store).await;
     store.close().await;
     result
@@ -564,7 +564,8 @@ async fn command(command: Command, config: &Config, store: &Store) -> Result<()>
             serve(&config, store, &bind).await
         }
         Command::Import { manifest, campaign } => {
-            let summary = import_manifest(store, config, &campaign.campaign, &manifest).await?;
+            let summary =
+                crate::app::import_manifest(store, config, &campaign.campaign, &manifest).await?;
             println!("imported {}: {summary}", manifest.display());
             Ok(())
         }
@@ -666,7 +667,7 @@ async fn command(command: Command, config: &Config, store: &Store) -> Result<()>
         Command::Export(ExportCommand::Paper { out, campaign }) => {
             let campaign = store.campaign(&campaign.campaign).await?;
             let now = crate::clock::now_micros() / 1_000_000 * 1_000_000;
-            let files = crate::report::bundle::collect(store, &campaign, now).await?;
+            let files = crate::app::paper_bundle(store, &campaign, now).await?;
             crate::report::bundle::write(&out, &files)?;
             println!("wrote {} file(s) to {}", files.len(), out.display());
             Ok(())
@@ -845,54 +846,34 @@ async fn healthcheck(bind: &str) -> Result<()> {
     }
 }
 
-/// The scope of `tandem stats` from its arguments.
-pub fn stats_scope(task: Option<String>, pair: Option<&str>, versions: &str) -> Result<Scope> {
-    let pair = match pair {
-        None => None,
-        Some(p) => match p.split_once(',') {
-            Some((a, b)) if !a.trim().is_empty() && !b.trim().is_empty() => {
-                Some((a.trim().to_string(), b.trim().to_string()))
-            }
-            _ => {
-                return Err(Error::field(
-                    "pair",
-                    format!("give the pair as RATER1,RATER2, not `{p}`"),
-                ));
-            }
-        },
-    };
-    Ok(Scope {
-        versions: Versions::parse(versions).map_err(|m| Error::field("versions", m))?,
-        task,
-        pair,
-    })
-}
-
 async fn stats(store: &Store, args: StatsArgs) -> Result<()> {
     let campaign = store.campaign(&args.campaign.campaign).await?;
-    let scope = stats_scope(args.task, args.pair.as_deref(), &args.versions)?;
+    let scope =
+        Scope::parse(args.task, args.pair.as_deref(), &args.versions).map_err(Error::from)?;
     let text = if args.json {
-        serde_json::to_string_pretty(&store.stats_json(&campaign, &scope).await?)
+        serde_json::to_string_pretty(&crate::app::stats_json(store, &campaign, &scope).await?)
             .map_err(|e| Error::Internal(format!("cannot write JSON: {e}")))?
             + "\n"
     } else if let Some(t) = args.table {
         let table = TableId::parse(&t).map_err(|m| Error::field("table", m))?;
         let format = Format::parse(&args.format).map_err(|m| Error::field("format", m))?;
         if table.is_study() {
-            let report = store.study_report(&campaign).await?.ok_or_else(|| {
-                Error::NotFound(format!(
-                    "campaign `{}` has no study, so there is no {}",
-                    campaign.name,
-                    table.name().to_uppercase()
-                ))
-            })?;
+            let report = crate::app::study_report(store, &campaign)
+                .await?
+                .ok_or_else(|| {
+                    Error::NotFound(format!(
+                        "campaign `{}` has no study, so there is no {}",
+                        campaign.name,
+                        table.name().to_uppercase()
+                    ))
+                })?;
             crate::report::format::render_study(&report, table, format)?
         } else {
-            let report = store.qc_report(&campaign, &scope).await?;
+            let report = crate::app::qc_report(store, &campaign, &scope).await?;
             crate::report::format::render(&report, &campaign.taxonomy, table, format)?
         }
     } else {
-        crate::report::format::summary(&store.qc_report(&campaign, &scope).await?)
+        crate::report::format::summary(&crate::app::qc_report(store, &campaign, &scope).await?)
     };
     print!("{text}");
     Ok(())
@@ -919,9 +900,9 @@ async fn study(store: &Store, config: &Config, cmd: StudyCommand) -> Result<()> 
             })
             .await
             .map_err(|e| Error::Internal(format!("checking the sets failed: {e}")))??;
-            let summary = store
-                .import_study(&campaign.campaign, &checked, &config.media_dir, display)
-                .await?;
+            let summary =
+                crate::app::import_study(store, config, &campaign.campaign, &checked, display)
+                    .await?;
             println!("imported {}: {summary}", sets.display());
             if !summary.metadata_removed {
                 eprintln!(
@@ -937,9 +918,8 @@ async fn study(store: &Store, config: &Config, cmd: StudyCommand) -> Result<()> 
         } => {
             let campaign = store.campaign(&campaign.campaign).await?;
             let mode = Display::parse(&mode).map_err(|m| Error::field("display", m))?;
-            let made = store
-                .set_study_display(&campaign, mode, frames, &config.media_dir)
-                .await?;
+            let made =
+                crate::app::set_study_display(store, config, &campaign, mode, frames).await?;
             match mode {
                 Display::Video => println!("participants now see the videos"),
                 Display::Strip => {
@@ -1052,38 +1032,6 @@ fn write_out(out: Option<&Path>, f: impl FnOnce(&mut dyn Write) -> Result<()>) -
             f(&mut lock)
         }
     }
-}
-
-/// Checks a manifest against the campaign's taxonomy and stores it.
-pub async fn import_manifest(
-    store: &Store,
-    config: &Config,
-    campaign: &str,
-    manifest: &Path,
-) -> Result<crate::store::catalog::ImportSummary> {
-    let taxonomy = store.taxonomy_for(campaign).await?;
-    let path = manifest.to_path_buf();
-    let limits = config.limits.clone();
-    let media_dir = config.media_dir.clone();
-    let data_dir = config.data_dir.clone();
-    let checked = tokio::task::spawn_blocking(move || -> Result<_> {
-        let checked = io::manifest::check_manifest(&path, &taxonomy, &limits)?;
-        // The videos not stored yet must fit on the disk, with room left for the
-        // database.
-        let needed: u64 = checked
-            .clips
-            .iter()
-            .filter(|c| !crate::store::catalog::media_path(&media_dir, &c.media.sha256).exists())
-            .map(|c| c.media.size)
-            .sum();
-        io::limits::require_space(&data_dir, needed, &limits, "the import's videos")?;
-        Ok(checked)
-    })
-    .await
-    .map_err(|e| Error::Internal(format!("manifest check failed: {e}")))??;
-    store
-        .import_manifest(campaign, &checked, &config.media_dir)
-        .await
 }
 
 async fn serve(config: &Config, store: &Store, bind: &str) -> Result<()> {

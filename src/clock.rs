@@ -27,6 +27,11 @@ pub fn to_rfc3339(micros: i64) -> String {
         .unwrap_or_else(|| format!("@{micros}us"))
 }
 
+/// Serialises a timestamp as RFC 3339 (for `#[serde(serialize_with)]`).
+pub fn ser_time<S: serde::Serializer>(t: &i64, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&to_rfc3339(*t))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

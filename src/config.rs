@@ -5,7 +5,6 @@
 
 use crate::error::{Error, Result};
 use crate::server::ServerSettings;
-use crate::store::Store;
 use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 
@@ -63,7 +62,7 @@ impl Config {
         check_writable(data_dir)?;
         let database_url = match database_url.filter(|u| !u.trim().is_empty()) {
             Some(u) => u,
-            None => Store::sqlite_url(&data_dir.join("tandem.db")),
+            None => sqlite_url(&data_dir.join("tandem.db")),
         };
         Ok(Config {
             data_dir: data_dir.to_path_buf(),
@@ -75,10 +74,11 @@ impl Config {
             limits: crate::io::limits::Limits::from_env()?,
         })
     }
+}
 
-    pub async fn open_store(&self) -> Result<Store> {
-        Store::open(&self.database_url).await
-    }
+/// The URL of the SQLite database file inside a data folder.
+pub fn sqlite_url(path: &Path) -> String {
+    format!("sqlite://{}?mode=rwc", path.display())
 }
 
 /// Refuses a data folder (or a database file in it) that this process cannot write,

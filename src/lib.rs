@@ -3,6 +3,7 @@
 //! The library holds everything; `main.rs` only parses the command line. Tests call
 //! [`web::app`] and [`serve`] with a real database and a real listening socket.
 
+pub mod app;
 pub mod auth;
 pub mod cli;
 pub mod clock;
@@ -12,6 +13,7 @@ pub mod domain;
 pub mod error;
 pub mod io;
 pub mod report;
+pub mod rng;
 pub mod server;
 pub mod stats;
 pub mod store;

@@ -3,15 +3,15 @@
 //! every role with a generated password printed once, a few decisions already made so
 //! that the author has a split to resolve, and the server running.
 
+use crate::app::import_manifest;
 use crate::auth::hash_password_limited as hash_blocking;
-use crate::cli::import_manifest;
 use crate::config::Config;
+use crate::domain::records::DecisionRow;
 use crate::domain::taxonomy::Taxonomy;
 use crate::domain::{Level, Role, Stage, Verdict};
 use crate::error::{Error, Result};
 use crate::store::Store;
 use crate::store::accounts::PoolPlacement;
-use crate::store::records::DecisionRow;
 use crate::{auth, clock};
 use serde_json::{Value, json};
 
@@ -300,7 +300,7 @@ pub async fn fresh(data_dir: &Path, database_url: Option<String>) -> Result<(Con
         "made by `tandem demo`; deleted on its next run\n",
     )
     .map_err(|e| Error::io("cannot mark the demo folder", e))?;
-    let store = config.open_store().await?;
+    let store = crate::store::Store::open(&config.database_url).await?;
     if store.backend() == crate::store::Backend::Postgres && !store.users().await?.is_empty() {
         store.close().await;
         return Err(Error::Invalid(
@@ -324,9 +324,7 @@ pub async fn build(
     import_manifest(&store, &config, CAMPAIGN, &calibration).await?;
     let sets = write_study_sets(&source)?;
     let checked = crate::io::study::check_sets(&sets, None, &crate::io::limits::Limits::default())?;
-    store
-        .import_study(CAMPAIGN, &checked, &config.media_dir, None)
-        .await?;
+    crate::app::import_study(&store, &config, CAMPAIGN, &checked, None).await?;
     let campaign = store.campaign(CAMPAIGN).await?;
     store
         .set_settings(

@@ -12,12 +12,12 @@
 
 use crate::clock::{parse_rfc3339, to_rfc3339};
 use crate::config::Config;
+use crate::domain::records::{DecisionRow, ResolutionRow};
 use crate::domain::taxonomy::Taxonomy;
 use crate::domain::{Level, Resolution, Role, Stage, Verdict};
 use crate::error::{Error, Result};
 use crate::store::Store;
 use crate::store::accounts::PoolPlacement;
-use crate::store::records::{DecisionRow, ResolutionRow};
 use serde_json::json;
 use std::path::Path;
 
@@ -273,7 +273,7 @@ async fn import(
     }
     let manifest = dir.join(format!("{name}.jsonl"));
     std::fs::write(&manifest, text).map_err(|e| Error::io("cannot write the manifest", e))?;
-    crate::cli::import_manifest(to.store, to.config, to.campaign, &manifest).await?;
+    crate::app::import_manifest(to.store, to.config, to.campaign, &manifest).await?;
     Ok(())
 }
 

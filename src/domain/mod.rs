@@ -2,7 +2,10 @@
 //! the taxonomy, the pairing of validators and the intersection rule. No I/O here:
 //! every value is parsed once from input and then travels as a type.
 
+pub mod facts;
+pub mod import;
 pub mod pairing;
+pub mod records;
 pub mod rules;
 pub mod study;
 pub mod taxonomy;

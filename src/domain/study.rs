@@ -2,7 +2,7 @@
 //! real/fake judgment, the rules of a complete answer, and each participant's seeded
 //! random order. No I/O.
 
-use crate::stats::bootstrap::Xoshiro256;
+use crate::rng::Xoshiro256;
 use serde::Serialize;
 use std::fmt;
 

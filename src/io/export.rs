@@ -2,10 +2,10 @@
 //! retained questions and their V1/V2/V3 variants), the videos, and a README with the
 //! counts. The folder is built aside and moved into place only when complete.
 
+use crate::domain::records::{RetainedClip, RetainedCounts, RetainedQuestion};
 use crate::error::{Error, Result};
 use crate::io::manifest::extension_for;
-use crate::store::catalog::media_path;
-use crate::store::records::{RetainedClip, RetainedCounts, RetainedQuestion};
+use crate::io::media::media_path;
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
 use std::io::Write;

@@ -3,6 +3,7 @@
 //! every problem is reported with its line and field.
 
 use super::limits::{self, Limits, Line};
+use crate::domain::import::{CheckedManifest, ManifestClip, ManifestQuestion, Media};
 use crate::domain::rules::{CheckedVerdict, check_verdict};
 use crate::domain::taxonomy::Taxonomy;
 use crate::domain::{Level, Stage, Verdict, check_identifier};
@@ -13,50 +14,6 @@ use std::collections::HashMap;
 use std::fs::File;
 use std::io::{BufReader, Read};
 use std::path::{Component, Path, PathBuf};
-
-/// A video file as found on disk.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Media {
-    pub sha256: String,
-    pub size: u64,
-    pub media_type: &'static str,
-}
-
-#[derive(Debug, Clone)]
-pub struct ManifestQuestion {
-    pub question_id: String,
-    pub qa_type: String,
-    pub level: Level,
-    pub question: String,
-    pub options: Vec<String>,
-    pub answer: usize,
-    /// The known verdict of a calibration question.
-    pub calibration: Option<CheckedVerdict>,
-}
-
-#[derive(Debug, Clone)]
-pub struct ManifestClip {
-    pub line: usize,
-    pub clip_id: String,
-    pub task: String,
-    /// The `file` as written in the manifest.
-    pub file: String,
-    /// Where the video is on disk (canonical).
-    pub source_path: PathBuf,
-    pub media: Media,
-    /// The line without `file`, as canonical JSON (keys sorted at every depth).
-    pub fields: String,
-    pub questions: Vec<ManifestQuestion>,
-    /// The known verdict of a held-out calibration clip (`"calibration": {...}`).
-    pub calibration: Option<CheckedVerdict>,
-}
-
-#[derive(Debug, Clone)]
-pub struct CheckedManifest {
-    pub path: PathBuf,
-    pub sha256: String,
-    pub clips: Vec<ManifestClip>,
-}
 
 /// Problems listed at most for one file (a file of a million bad lines is refused
 /// with the first ones).

@@ -5,6 +5,7 @@ pub mod archive;
 pub mod export;
 pub mod limits;
 pub mod manifest;
+pub mod media;
 pub mod records;
 pub mod study;
 pub mod video;

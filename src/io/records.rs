@@ -3,9 +3,9 @@
 //! `stage,item_id,author,verdict,note,decided_at`, with a header row.
 
 use crate::clock::{parse_rfc3339, to_rfc3339};
+use crate::domain::records::{DecisionRecord, DecisionRow, ResolutionRecord, ResolutionRow};
 use crate::domain::{Resolution, Stage, Verdict};
 use crate::error::{Error, LineError, Result};
-use crate::store::records::{DecisionRecord, DecisionRow, ResolutionRecord, ResolutionRow};
 use std::collections::HashMap;
 use std::io::{Read, Write};
 
@@ -326,7 +326,7 @@ pub fn write_resolutions(out: impl Write, records: &[ResolutionRecord]) -> Resul
 }
 
 /// Writes an audit trail: one event a row, in order.
-pub fn write_audit(out: impl Write, events: &[crate::store::records::AuditEvent]) -> Result<()> {
+pub fn write_audit(out: impl Write, events: &[crate::domain::records::AuditEvent]) -> Result<()> {
     let mut w = csv::Writer::from_writer(out);
     w.write_record([
         "at", "clip_id", "version", "stage", "item_id", "event", "who", "detail",
@@ -351,7 +351,7 @@ pub fn write_audit(out: impl Write, events: &[crate::store::records::AuditEvent]
 /// Writes the regeneration work list as JSON Lines, one rejected clip a line.
 pub fn write_regeneration(
     mut out: impl Write,
-    items: &[crate::store::records::RegenerationItem],
+    items: &[crate::domain::records::RegenerationItem],
 ) -> Result<()> {
     for item in items {
         serde_json::to_writer(&mut out, item)

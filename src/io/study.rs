@@ -2,42 +2,14 @@
 //! CSV. Each file is checked whole; every problem comes back with its line and field.
 
 use crate::domain::check_identifier;
+use crate::domain::import::{CheckedSets, ResponseRow, ResponseValue, SetClip, StudySet};
 use crate::domain::study::{Axis, MAX_SOURCES, MIN_SOURCES, Truth};
 use crate::error::{Error, LineError, Rejected, Result};
-use crate::io::manifest::{Media, inspect_media, locate};
+use crate::io::manifest::{inspect_media, locate};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::io::Read;
-use std::path::{Path, PathBuf};
-
-/// One clip of a comparison set, checked.
-#[derive(Debug, Clone)]
-pub struct SetClip {
-    pub clip_id: String,
-    pub source: String,
-    pub truth: Truth,
-    /// The `file` as written.
-    pub file: String,
-    /// Where the video is on disk (canonical).
-    pub path: PathBuf,
-    pub media: Media,
-}
-
-/// One comparison set, its clips in the order of the declared sources.
-#[derive(Debug, Clone)]
-pub struct StudySet {
-    pub line: usize,
-    pub set_id: String,
-    pub clips: Vec<SetClip>,
-}
-
-#[derive(Debug, Clone)]
-pub struct CheckedSets {
-    pub path: PathBuf,
-    /// The declared sources, in table order.
-    pub sources: Vec<String>,
-    pub sets: Vec<StudySet>,
-}
+use std::path::Path;
 
 /// Reads and checks a sets file (a regular file within the manifest size limit). The
 /// declared sources are `sources` when given, else every source the file names, in
@@ -294,33 +266,6 @@ pub fn check_sets(
     })
 }
 
-/// One row of a responses file.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ResponseRow {
-    pub line: usize,
-    pub set_id: String,
-    pub participant: String,
-    pub clip_id: String,
-    pub axis: Axis,
-    pub value: ResponseValue,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ResponseValue {
-    Rank(i64),
-    Label(Truth),
-}
-
-impl ResponseValue {
-    /// As stored.
-    pub fn text(self) -> String {
-        match self {
-            ResponseValue::Rank(r) => r.to_string(),
-            ResponseValue::Label(t) => t.as_str().to_string(),
-        }
-    }
-}
-
 pub const RESPONSE_COLUMNS: [&str; 5] = ["set_id", "participant", "clip_id", "axis", "value"];
 
 /// Reads a responses file. Rows that parse are returned with the problems of the rest;
@@ -389,42 +334,35 @@ pub fn read_responses(input: impl Read) -> (Vec<ResponseRow>, Vec<LineError>) {
     (rows, problems)
 }
 
-/// Writes the study's raw responses as CSV, one answer a row, in the order stored:
-/// `set,source,truth,participant,axis,value`. `set` is the set's place in the import
-/// order (1-based); a set holds one clip per source, so (set, source) names the clip.
-/// `axis` and `value` are as in the responses import (a rank 1 = best, or `real` /
-/// `fake`).
+/// Writes the study's raw responses as CSV, one answer a row, in the order stored, in
+/// the import's format (`set_id,participant,clip_id,axis,value`, so that the file can be
+/// imported again into a study with the same sets) followed by `source` and `truth`
+/// (ignored on import). `axis` and `value` are as in the responses import (a rank 1 =
+/// best, or `real` / `fake`).
 pub fn write_responses(
     out: impl std::io::Write,
-    data: &crate::store::study::StudyData,
+    data: &crate::domain::facts::StudyData,
 ) -> Result<()> {
+    use crate::domain::text::spreadsheet_safe;
     let csv_error = |e: csv::Error| Error::Internal(format!("cannot write CSV: {e}"));
-    // Clips come in import order of their sets.
-    let mut set_number: HashMap<i64, usize> = HashMap::new();
-    for c in &data.clips {
-        let next = set_number.len() + 1;
-        set_number.entry(c.set_id).or_insert(next);
-    }
-    let clips: HashMap<i64, &crate::store::study::StudyClipFact> =
+    let clips: HashMap<i64, &crate::domain::facts::StudyClipFact> =
         data.clips.iter().map(|c| (c.id, c)).collect();
     let mut w = csv::Writer::from_writer(out);
-    w.write_record(["set", "source", "truth", "participant", "axis", "value"])
-        .map_err(csv_error)?;
+    let mut header: Vec<&str> = RESPONSE_COLUMNS.to_vec();
+    header.extend(["source", "truth"]);
+    w.write_record(&header).map_err(csv_error)?;
     for r in &data.responses {
         let clip = clips.get(&r.clip_id).ok_or_else(|| {
             Error::Internal(format!("a response names clip {} of no set", r.clip_id))
         })?;
         w.write_record([
-            set_number
-                .get(&clip.set_id)
-                .copied()
-                .unwrap_or(0)
-                .to_string(),
-            crate::domain::text::spreadsheet_safe(&clip.source).into_owned(),
-            clip.truth.as_str().to_string(),
-            crate::domain::text::spreadsheet_safe(&r.participant).into_owned(),
+            clip.set_key.clone(),
+            spreadsheet_safe(&r.participant).into_owned(),
+            clip.clip_key.clone(),
             r.axis.as_str().to_string(),
             r.value.clone(),
+            spreadsheet_safe(&clip.source).into_owned(),
+            clip.truth.as_str().to_string(),
         ])
         .map_err(csv_error)?;
     }

@@ -10,9 +10,6 @@ use super::study::{self, StudyReport};
 use super::svg::{self, Figure};
 use crate::domain::taxonomy::Taxonomy;
 use crate::error::{Error, Result};
-use crate::store::Store;
-use crate::store::catalog::Campaign;
-use crate::store::stats::Scope;
 use serde_json::Value;
 use std::fmt::Write;
 
@@ -154,7 +151,7 @@ pub fn files(input: &Input) -> Result<Vec<BundleFile>> {
         out.push(file(
             "records/study-responses.csv",
             r.clone(),
-            "every answer of the blind study, as `tandem export study-responses`: set (its place in the import order), source, truth, participant, axis, value",
+            "every answer of the blind study, as `tandem export study-responses`: set_id, participant, clip_id, axis, value (the import format: `tandem study responses import` reads it back), then source and truth",
         ));
     }
     let readme = readme(input, &out);
@@ -228,51 +225,6 @@ fn readme(input: &Input, files: &[BundleFile]) -> String {
         let _ = writeln!(s, "  {}\n      {}", f.path, f.what);
     }
     s
-}
-
-/// Reads what the bundle needs from the store and makes it, for the whole campaign
-/// (Stage 1 over first versions, every task and pair).
-pub async fn collect(store: &Store, campaign: &Campaign, computed: i64) -> Result<Vec<BundleFile>> {
-    let scope = Scope::default();
-    let qc = store.qc_report(campaign, &scope).await?;
-    let stats_json = store.stats_json(campaign, &scope).await?;
-    let study_report = store.study_report(campaign).await?;
-    let responses_csv = match store.study(campaign).await? {
-        Some(st) => {
-            let data = store.study_data(&st).await?;
-            let mut out = Vec::new();
-            crate::io::study::write_responses(&mut out, &data)?;
-            Some(out)
-        }
-        None => None,
-    };
-    let mut decisions_csv = Vec::new();
-    crate::io::records::write_decisions(
-        &mut decisions_csv,
-        &store.decision_records(campaign).await?,
-    )?;
-    let mut resolutions_csv = Vec::new();
-    crate::io::records::write_resolutions(
-        &mut resolutions_csv,
-        &store.resolution_records(campaign).await?,
-    )?;
-    let name = campaign.name.clone();
-    let taxonomy = campaign.taxonomy.clone();
-    tokio::task::spawn_blocking(move || {
-        files(&Input {
-            campaign: &name,
-            taxonomy: &taxonomy,
-            qc: &qc,
-            study: study_report.as_ref(),
-            stats_json: &stats_json,
-            decisions_csv,
-            resolutions_csv,
-            responses_csv,
-            computed,
-        })
-    })
-    .await
-    .map_err(|e| Error::Internal(format!("the paper bundle failed: {e}")))?
 }
 
 /// Writes the bundle under `dir`, which must be new or empty.

@@ -713,8 +713,8 @@ pub fn summary(report: &QcReport) -> String {
         "campaign `{}` (Stage 1 over {} versions)\n{}{}(--json for every table, --table T11|T12|T13 --format csv|latex|json for one)\n",
         report.campaign,
         match report.versions {
-            crate::store::stats::Versions::First => "first",
-            crate::store::stats::Versions::All => "all",
+            crate::domain::facts::Versions::First => "first",
+            crate::domain::facts::Versions::All => "all",
         },
         line("Stage 1 (clips)", &report.stage1),
         line("Stage 2 (questions)", &report.stage2)

@@ -8,12 +8,12 @@ pub mod render;
 pub mod study;
 pub mod svg;
 
+use crate::domain::facts::{OutcomeCount, Scope, ValidatorActivity, Versions};
 use crate::domain::taxonomy::Taxonomy;
 use crate::stats::agreement::{
     KAPPA_CI95_BOUNDED_METHOD, Table, cohen_kappa, gwet_ac1_table, kappa_ci95_bounded,
     krippendorff_alpha_table, pabak, percent_agreement,
 };
-use crate::store::stats::{OutcomeCount, Scope, ValidatorActivity, Versions};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 use std::collections::{BTreeMap, HashMap};

@@ -8,6 +8,7 @@ use super::format::{Col, CsvTable, TableId, dec, num, pct, pretty, tex};
 use super::svg::{
     Caption, Figure, GRID, MIN_WIDTH, MUTED, esc, figure_close, figure_open, footer_height, swatch,
 };
+use crate::domain::facts::StudyData;
 use crate::domain::study::{Axis, RANK_AXES, Truth};
 use crate::error::Result;
 use crate::stats::binomial::clopper_pearson;
@@ -15,7 +16,6 @@ use crate::stats::bootstrap::percentile_bootstrap_ci;
 use crate::stats::multi::{AlphaLevel, Ratings, fleiss_gwet, fleiss_kappa, krippendorff_alpha};
 use crate::stats::ranks::{Friedman, ranking_summary};
 use crate::stats::signal::{RateCorrection, d_prime};
-use crate::store::study::StudyData;
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 use std::collections::{BTreeMap, BTreeSet, HashMap};

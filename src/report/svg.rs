@@ -788,8 +788,8 @@ pub fn qc_figures(report: &QcReport, tax: &Taxonomy, caption: &Caption) -> Vec<F
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::domain::facts::{OutcomeCount, Scope};
     use crate::report::build;
-    use crate::store::stats::{OutcomeCount, Scope};
     use std::collections::HashMap;
 
     fn caption() -> Caption {

@@ -2,17 +2,14 @@
 
 use super::{Conn, Store, col, conn};
 use crate::clock::now_micros;
+use crate::domain::import::{CheckedManifest, ManifestClip};
 use crate::domain::pairing::default_pair;
 use crate::domain::rules::CheckedVerdict;
 use crate::domain::taxonomy::Taxonomy;
 use crate::domain::{Outcome, check_identifier};
 use crate::error::{Error, LineError, Rejected, Result};
-use crate::io::manifest::{CheckedManifest, ManifestClip};
 use serde::Serialize;
-use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, HashSet};
-use std::io::{Read, Write};
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 #[derive(Debug, Clone)]
@@ -392,49 +389,12 @@ impl Store {
     }
 
     /// Stores a checked manifest: new clips, new versions of known clips (a new video
-    /// file), their questions and their Stage 1 and Stage 2 items, all in one
-    /// transaction. Videos are copied into `media_dir` under their SHA-256. Clips that
-    /// are already stored with the same video and fields are left as they are, so
-    /// importing the same manifest twice changes nothing.
+    /// file), their questions and their Stage 1 and Stage 2 items, all in one write
+    /// transaction (the videos are in the media folder already: `app::import_manifest`
+    /// copies them first). Clips already stored with the same video and fields are left
+    /// as they are, so importing the same manifest twice changes nothing. Returns what
+    /// it stored and the SHA-256 of the videos of the versions it added.
     pub async fn import_manifest(
-        &self,
-        campaign_name: &str,
-        manifest: &CheckedManifest,
-        media_dir: &Path,
-    ) -> Result<ImportSummary> {
-        // Videos first, outside the write transaction: copying gigabytes must not hold
-        // the database's write lock. Content-addressed copies are safe to repeat; those
-        // this import adds and no stored version uses are removed again afterwards.
-        let sources: Vec<MediaSource> = manifest
-            .clips
-            .iter()
-            .map(|c| MediaSource {
-                sha256: c.media.sha256.clone(),
-                path: c.source_path.clone(),
-                file: c.file.clone(),
-                line: c.line,
-            })
-            .collect();
-        let dir = media_dir.to_path_buf();
-        let added = tokio::task::spawn_blocking(move || copy_media(&sources, &dir))
-            .await
-            .map_err(|e| Error::Internal(format!("copying the videos failed: {e}")))??;
-        let result = self.import_manifest_tx(campaign_name, manifest).await;
-        let keep: HashSet<String> = match &result {
-            Ok((_, stored)) => stored.clone(),
-            Err(_) => HashSet::new(),
-        };
-        for (sha, path) in added {
-            if !keep.contains(&sha) {
-                let _ = std::fs::remove_file(path);
-            }
-        }
-        result.map(|(summary, _)| summary)
-    }
-
-    /// The database part of an import, in one write transaction; returns what it
-    /// stored and the SHA-256 of the videos of the versions it added.
-    async fn import_manifest_tx(
         &self,
         campaign_name: &str,
         manifest: &CheckedManifest,
@@ -719,14 +679,6 @@ impl Store {
     }
 }
 
-/// A video to store: its SHA-256 and where the manifest has it.
-struct MediaSource {
-    sha256: String,
-    path: PathBuf,
-    file: String,
-    line: usize,
-}
-
 /// Stores the known verdict of a calibration item.
 pub(crate) async fn insert_key(c: &mut Conn, item_id: i64, key: &CheckedVerdict) -> Result<()> {
     sqlx::query(
@@ -739,76 +691,6 @@ pub(crate) async fn insert_key(c: &mut Conn, item_id: i64, key: &CheckedVerdict)
     .execute(&mut *c)
     .await?;
     Ok(())
-}
-
-/// Where a stored video lives.
-pub fn media_path(media_dir: &Path, sha256: &str) -> PathBuf {
-    media_dir.join(sha256)
-}
-
-/// Copies the videos not stored yet into `media_dir` under their SHA-256, checking each
-/// copy's hash; returns the files it added.
-fn copy_media(sources: &[MediaSource], media_dir: &Path) -> Result<Vec<(String, PathBuf)>> {
-    std::fs::create_dir_all(media_dir)
-        .map_err(|e| Error::io(format!("cannot create {}", media_dir.display()), e))?;
-    let mut added: Vec<(String, PathBuf)> = Vec::new();
-    let mut done = HashSet::new();
-    let result = (|| {
-        for src in sources {
-            if !done.insert(src.sha256.clone()) {
-                continue;
-            }
-            let dest = media_path(media_dir, &src.sha256);
-            if dest.exists() {
-                continue;
-            }
-            let tmp = media_dir.join(format!(
-                ".{}.{}.partial",
-                src.sha256,
-                crate::auth::random_id(4)?
-            ));
-            let copy = || -> std::io::Result<String> {
-                let mut from = std::fs::File::open(&src.path)?;
-                let mut out = std::fs::File::create(&tmp)?;
-                let mut hasher = Sha256::new();
-                let mut buf = vec![0u8; 64 * 1024];
-                loop {
-                    let n = from.read(&mut buf)?;
-                    if n == 0 {
-                        break;
-                    }
-                    hasher.update(&buf[..n]);
-                    out.write_all(&buf[..n])?;
-                }
-                out.sync_all()?;
-                Ok(crate::auth::hex(&hasher.finalize()))
-            };
-            let sha = copy().map_err(|e| {
-                let _ = std::fs::remove_file(&tmp);
-                Error::io(format!("cannot copy video {}", src.file), e)
-            })?;
-            if sha != src.sha256 {
-                let _ = std::fs::remove_file(&tmp);
-                return Err(Error::Invalid(format!(
-                    "video `{}` (line {}) changed while it was being imported; run the import again",
-                    src.file, src.line
-                )));
-            }
-            std::fs::rename(&tmp, &dest)
-                .map_err(|e| Error::io(format!("cannot store video {}", src.file), e))?;
-            added.push((src.sha256.clone(), dest));
-        }
-        Ok(())
-    })();
-    match result {
-        Ok(()) => Ok(added),
-        Err(e) => {
-            for (_, f) in added {
-                let _ = std::fs::remove_file(f);
-            }
-            Err(e)
-        }
-    }
 }
 
 /// Counts of one task in one stage (newest clip versions only).

@@ -134,7 +134,7 @@ const SQLITE_PRAGMAS: &str =
 impl Store {
     /// The URL of the SQLite database file inside a data folder.
     pub fn sqlite_url(path: &Path) -> String {
-        format!("sqlite://{}?mode=rwc", path.display())
+        crate::config::sqlite_url(path)
     }
 
     /// Opens the database named by `url` and brings its schema up to date.

@@ -9,7 +9,11 @@ use super::review::{
     resolve_item_in,
 };
 use super::{Store, col};
-use crate::domain::{Origin, Outcome, Resolution, Role, Stage, Verdict};
+use crate::domain::records::{
+    AuditEvent, DecisionRecord, DecisionRow, RegenerationItem, ResolutionRecord, ResolutionRow,
+    RetainedClip, RetainedCounts, RetainedQuestion,
+};
+use crate::domain::{Origin, Outcome, Role};
 use crate::error::{Error, LineError, Rejected, Result};
 use serde::Serialize;
 use serde_json::Value;
@@ -17,34 +21,6 @@ use std::collections::HashMap;
 
 /// Most problems listed for one refused file.
 const MAX_PROBLEMS: usize = 200;
-
-/// One row of a decisions file.
-#[derive(Debug, Clone)]
-pub struct DecisionRow {
-    pub line: usize,
-    pub stage: Stage,
-    pub item_id: String,
-    pub validator: String,
-    pub verdict: Verdict,
-    pub reasons: Vec<String>,
-    pub note: String,
-    pub decided_at: i64,
-    pub time_spent_ms: Option<i64>,
-    /// The clip version the row is about; the newest when the file does not say.
-    pub clip_version: Option<i64>,
-}
-
-/// One row of a resolutions file.
-#[derive(Debug, Clone)]
-pub struct ResolutionRow {
-    pub line: usize,
-    pub stage: Stage,
-    pub item_id: String,
-    pub author: String,
-    pub verdict: Resolution,
-    pub note: String,
-    pub decided_at: i64,
-}
 
 #[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
 pub struct BulkSummary {
@@ -430,89 +406,6 @@ fn parse_outcome(s: &str) -> Result<Outcome> {
     Outcome::parse(s).ok_or_else(|| Error::Internal(format!("stored outcome `{s}`")))
 }
 
-/// One decision as exported.
-#[derive(Debug, Clone, Serialize)]
-pub struct DecisionRecord {
-    pub stage: i64,
-    pub item_id: String,
-    pub validator: String,
-    pub verdict: String,
-    pub reasons: String,
-    pub note: String,
-    pub decided_at: i64,
-    pub time_spent_ms: Option<i64>,
-    pub clip_version: i64,
-    /// Whether this is the verdict that counted when the pair completed.
-    pub counted: bool,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct ResolutionRecord {
-    pub stage: i64,
-    pub item_id: String,
-    pub author: String,
-    pub verdict: String,
-    pub note: String,
-    pub decided_at: i64,
-    pub clip_version: i64,
-}
-
-#[derive(Debug, Clone)]
-pub struct RetainedQuestion {
-    pub question_id: String,
-    pub qa_type: String,
-    pub level: String,
-    pub question: String,
-    pub options: Vec<String>,
-    pub answer: usize,
-}
-
-#[derive(Debug, Clone)]
-pub struct RetainedClip {
-    pub clip_id: String,
-    pub task: String,
-    pub version: i64,
-    /// The manifest line's fields (without `file`).
-    pub fields: Value,
-    pub media_sha256: String,
-    pub media_type: String,
-    pub questions: Vec<RetainedQuestion>,
-}
-
-/// Where the campaign stands, for the export's README.
-#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
-pub struct RetainedCounts {
-    /// Clips (newest versions).
-    pub clips: usize,
-    pub clips_retained: usize,
-    /// Rejected in Stage 1 and waiting for a new version.
-    pub clips_rejected: usize,
-    /// Still in Stage 1 review or waiting for an author.
-    pub clips_open: usize,
-    /// Questions of retained clips.
-    pub questions: usize,
-    pub questions_retained: usize,
-    pub questions_rejected: usize,
-    pub questions_open: usize,
-}
-
-/// A clip rejected in Stage 1, waiting for a new version: what the generation
-/// pipeline needs to make one.
-#[derive(Debug, Clone, Serialize)]
-pub struct RegenerationItem {
-    pub clip_id: String,
-    pub task: String,
-    /// The rejected version.
-    pub version: i64,
-    pub outcome: String,
-    pub scene_graph: Value,
-    pub scenario: Value,
-    /// The reasons both validators gave (each once, in canonical order).
-    pub reasons: Vec<String>,
-    /// The validators' notes and, for a split, the author's.
-    pub notes: Vec<String>,
-}
-
 /// The joins and the filter of every audit query: `$1` campaign, `$2` one clip or NULL.
 macro_rules! audit_scope {
     () => {
@@ -520,24 +413,6 @@ macro_rules! audit_scope {
           LEFT JOIN questions q ON q.id = i.question_id
           WHERE c.campaign_id = $1 AND ($2 IS NULL OR c.clip_key = $2)"
     };
-}
-
-/// One event in the life of a clip.
-#[derive(Debug, Clone, Serialize)]
-pub struct AuditEvent {
-    #[serde(serialize_with = "super::review::ser_time")]
-    pub at: i64,
-    pub clip_id: String,
-    pub version: i64,
-    /// 1 or 2 for an item's event; none for an import.
-    pub stage: Option<i64>,
-    pub item_id: String,
-    /// import, new_version, verdict, change, outcome, resolution, calibration_verdict
-    pub event: String,
-    pub who: String,
-    pub detail: String,
-    #[serde(skip)]
-    order: i64,
 }
 
 impl Store {

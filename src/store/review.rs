@@ -44,13 +44,9 @@ pub struct OwnDecision {
     pub verdict: Verdict,
     pub reasons: Vec<Reason>,
     pub note: String,
-    #[serde(serialize_with = "ser_time")]
+    #[serde(serialize_with = "crate::clock::ser_time")]
     pub decided_at: i64,
     pub time_spent_ms: Option<i64>,
-}
-
-pub(crate) fn ser_time<S: serde::Serializer>(t: &i64, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_str(&crate::clock::to_rfc3339(*t))
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -650,7 +646,7 @@ pub struct SplitSide {
     pub verdict: Verdict,
     pub reasons: Vec<Reason>,
     pub note: String,
-    #[serde(serialize_with = "ser_time")]
+    #[serde(serialize_with = "crate::clock::ser_time")]
     pub decided_at: i64,
     pub time_spent_ms: Option<i64>,
 }
@@ -660,7 +656,7 @@ pub struct ResolutionView {
     pub author: String,
     pub verdict: Resolution,
     pub note: String,
-    #[serde(serialize_with = "ser_time")]
+    #[serde(serialize_with = "crate::clock::ser_time")]
     pub decided_at: i64,
 }
 

@@ -4,103 +4,11 @@
 
 use super::catalog::Campaign;
 use super::{Store, col};
+use crate::domain::facts::{OutcomeCount, Scope, Versions};
 use crate::error::{Error, Result};
-use serde::Serialize;
 use std::collections::HashMap;
 
-/// Which clip versions Stage 1 counts: the first review of every clip (the paper's
-/// Table 13 counts the 1,200 first reviews), or every version including regenerated
-/// ones. Stage 2 always counts every question reviewed (only versions that reached
-/// Stage 2 have reviewed questions).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
-#[serde(rename_all = "lowercase")]
-pub enum Versions {
-    #[default]
-    First,
-    All,
-}
-
-impl Versions {
-    pub fn parse(s: &str) -> std::result::Result<Versions, String> {
-        match s {
-            "first" => Ok(Versions::First),
-            "all" => Ok(Versions::All),
-            other => Err(format!("versions must be `first` or `all`, not `{other}`")),
-        }
-    }
-}
-
-/// What the tables cover.
-#[derive(Debug, Clone, Default)]
-pub struct Scope {
-    pub versions: Versions,
-    /// One task only (its code).
-    pub task: Option<String>,
-    /// One pair only: (rater 1, rater 2) names, in that order.
-    pub pair: Option<(String, String)>,
-}
-
-/// Items of one stage, task (and QA type), pair and outcome with the same counted
-/// verdicts and reasons.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct OutcomeCount {
-    pub stage: i64,
-    pub task: String,
-    /// Stage 2: the question's QA type.
-    pub qa_type: Option<String>,
-    /// The item's pair (fixed at its first verdict); empty for items not started.
-    pub rater1: String,
-    pub rater2: String,
-    pub outcome: String,
-    /// The counted verdicts and their reasons, once both decided.
-    pub verdict1: Option<String>,
-    pub verdict2: Option<String>,
-    pub reasons1: Option<String>,
-    pub reasons2: Option<String>,
-    pub n: i64,
-}
-
-/// One validator's counted verdicts in a stage.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ValidatorActivity {
-    pub validator: String,
-    pub stage: i64,
-    /// Counted verdicts (one per item whose pair completed).
-    pub verdicts: i64,
-    pub valid: i64,
-    /// Median time per decision, in ms, over all the validator's decisions of the
-    /// stage in the campaign that have a time (changes included).
-    pub median_ms: Option<f64>,
-}
-
 impl Store {
-    /// Tables 11 to 13 with the reasons and the validators' figures, for a scope.
-    pub async fn qc_report(
-        &self,
-        campaign: &Campaign,
-        scope: &Scope,
-    ) -> Result<crate::report::QcReport> {
-        let outcomes = self.outcome_counts(campaign, scope).await?;
-        let mut medians = HashMap::new();
-        for c in &outcomes {
-            for who in [&c.rater1, &c.rater2] {
-                if !who.is_empty() && c.outcome != "pending" {
-                    medians.entry((who.clone(), c.stage)).or_insert(None);
-                }
-            }
-        }
-        for ((who, stage), m) in medians.iter_mut() {
-            *m = self.median_time(campaign, who, *stage).await?;
-        }
-        Ok(crate::report::build(
-            &campaign.name,
-            &campaign.taxonomy,
-            scope,
-            &outcomes,
-            &medians,
-        ))
-    }
-
     /// Items by stage, task, QA type, pair, outcome, counted verdicts and reasons: one
     /// scan of the campaign's items.
     pub async fn outcome_counts(
@@ -200,46 +108,25 @@ impl Store {
         Ok(out.into_iter().map(|(_, c)| c).collect())
     }
 
-    /// The median time a validator spent per decision in a stage of a campaign (every
-    /// decision of theirs with a time): two walks of the `decisions_time` index.
-    async fn median_time(
-        &self,
-        campaign: &Campaign,
-        validator: &str,
-        stage: i64,
-    ) -> Result<Option<f64>> {
-        let Some(user) = self.user_by_name(validator).await? else {
-            return Ok(None);
-        };
-        let n: i64 = sqlx::query_scalar(
-            "SELECT COUNT(*) FROM decisions
-             WHERE validator_id = $1 AND campaign_id = $2 AND stage = $3 AND time_spent_ms IS NOT NULL",
+    /// The median time each validator spent per decision in each stage of a campaign
+    /// (every decision of theirs with a time, changes included), by validator name and
+    /// stage: one statement.
+    pub async fn median_times(&self, campaign: &Campaign) -> Result<HashMap<(String, i64), f64>> {
+        let rows = sqlx::query(
+            "SELECT u.name, m.stage, CAST(AVG(m.time_spent_ms) AS DOUBLE PRECISION) AS median
+             FROM (SELECT validator_id, stage, time_spent_ms,
+                          ROW_NUMBER() OVER (PARTITION BY validator_id, stage ORDER BY time_spent_ms) AS rn,
+                          COUNT(*) OVER (PARTITION BY validator_id, stage) AS n
+                   FROM decisions WHERE campaign_id = $1 AND time_spent_ms IS NOT NULL) m
+             JOIN users u ON u.id = m.validator_id
+             WHERE m.rn = (m.n + 1) / 2 OR m.rn = (m.n + 2) / 2
+             GROUP BY u.name, m.stage",
         )
-        .bind(user.id)
         .bind(campaign.id)
-        .bind(stage)
-        .fetch_one(self.pool())
-        .await?;
-        if n == 0 {
-            return Ok(None);
-        }
-        let middle: Vec<i64> = sqlx::query_scalar(
-            "SELECT time_spent_ms FROM decisions
-             WHERE validator_id = $1 AND campaign_id = $2 AND stage = $3 AND time_spent_ms IS NOT NULL
-             ORDER BY time_spent_ms LIMIT $4 OFFSET $5",
-        )
-        .bind(user.id)
-        .bind(campaign.id)
-        .bind(stage)
-        .bind(2 - n % 2)
-        .bind((n - 1) / 2)
         .fetch_all(self.pool())
         .await?;
-        if middle.is_empty() {
-            return Ok(None);
-        }
-        Ok(Some(
-            middle.iter().map(|&x| x as f64).sum::<f64>() / middle.len() as f64,
-        ))
+        rows.iter()
+            .map(|r| Ok(((col(r, "name")?, col(r, "stage")?), col(r, "median")?)))
+            .collect()
     }
 }

@@ -5,24 +5,19 @@
 //! these methods return for them (positions, letters and random tokens), never from a
 //! set id, clip id, source, file name or import position.
 
-use super::catalog::{Campaign, ensure_campaign_in, media_path};
+use super::catalog::{Campaign, ensure_campaign_in};
 use super::{Conn, Store, col, conn};
 use crate::clock::now_micros;
 use crate::domain::Role;
+use crate::domain::facts::{ResponseFact, StudyClipFact, StudyData};
+use crate::domain::import::{CheckedSets, ResponseRow};
 use crate::domain::study::{
-    Axis, Display, MAX_FRAMES, MIN_FRAMES, RANK_AXES, SetAnswer, Truth, check_ranking, label,
-    participant_order,
+    Axis, Display, RANK_AXES, SetAnswer, Truth, check_ranking, label, participant_order,
 };
 use crate::error::{Error, LineError, Rejected, Result};
-use crate::io::manifest::extension_for;
-use crate::io::study::{CheckedSets, ResponseRow};
-use crate::io::video::{self, StripLayout};
 use crate::store::accounts::User;
 use serde::Serialize;
-use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::io::Read;
-use std::path::{Path, PathBuf};
 
 /// A campaign's study.
 #[derive(Debug, Clone, Serialize)]
@@ -35,22 +30,6 @@ pub struct Study {
     /// K, the frames of a strip.
     pub frames: i64,
     pub seed: i64,
-}
-
-impl Study {
-    /// The participants' strip: K frames of 320 pixels, four to a row.
-    pub fn layout(&self) -> StripLayout {
-        StripLayout {
-            k: u64::try_from(self.frames).unwrap_or(8),
-            columns: 4,
-            width: 320,
-        }
-    }
-}
-
-/// Where the strip of `frames` frames of a stored video lives.
-pub fn strip_path(media_dir: &Path, sha256: &str, frames: i64) -> PathBuf {
-    media_dir.join(format!("{sha256}.k{frames}.jpg"))
 }
 
 #[derive(Debug, Clone, Default, Serialize)]
@@ -120,30 +99,6 @@ pub struct ParticipantProgress {
     pub imported: bool,
 }
 
-/// Everything the study's tables are computed from.
-#[derive(Debug, Clone, Default)]
-pub struct StudyData {
-    pub sources: Vec<String>,
-    pub clips: Vec<StudyClipFact>,
-    pub responses: Vec<ResponseFact>,
-}
-
-#[derive(Debug, Clone)]
-pub struct StudyClipFact {
-    pub id: i64,
-    pub set_id: i64,
-    pub source: String,
-    pub truth: Truth,
-}
-
-#[derive(Debug, Clone)]
-pub struct ResponseFact {
-    pub participant: String,
-    pub clip_id: i64,
-    pub axis: Axis,
-    pub value: String,
-}
-
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct ResponsesSummary {
     pub added: usize,
@@ -196,131 +151,6 @@ async fn started_in(c: &mut Conn, study_id: i64) -> Result<bool> {
     Ok(n > 0)
 }
 
-/// The copy of a clip that participants receive, prepared before the transaction.
-struct Prepared {
-    clip_key: String,
-    sha256: String,
-    media_type: String,
-    size: i64,
-}
-
-fn sha256_file(path: &Path) -> std::io::Result<(String, u64)> {
-    let mut f = std::fs::File::open(path)?;
-    let mut h = Sha256::new();
-    let mut buf = vec![0u8; 64 * 1024];
-    let mut size = 0u64;
-    loop {
-        let n = f.read(&mut buf)?;
-        if n == 0 {
-            break;
-        }
-        size += n as u64;
-        h.update(&buf[..n]);
-    }
-    Ok((crate::auth::hex(&h.finalize()), size))
-}
-
-/// Stores the served copy of every clip (without metadata when ffmpeg is there, else
-/// as it is) under its SHA-256; returns them with the files this call added.
-fn prepare_media(
-    sets: &CheckedSets,
-    media_dir: &Path,
-    strip_metadata: bool,
-) -> Result<(Vec<Prepared>, Vec<PathBuf>)> {
-    std::fs::create_dir_all(media_dir)
-        .map_err(|e| Error::io(format!("cannot create {}", media_dir.display()), e))?;
-    let mut added = Vec::new();
-    let mut out = Vec::new();
-    // Source file hash -> its served copy (sha, size): one copy per distinct video.
-    let mut done: HashMap<String, (String, u64)> = HashMap::new();
-    let result = (|| {
-        for set in &sets.sets {
-            for clip in &set.clips {
-                if let Some((sha, size)) = done.get(&clip.media.sha256) {
-                    out.push(Prepared {
-                        clip_key: clip.clip_id.clone(),
-                        sha256: sha.clone(),
-                        media_type: clip.media.media_type.to_string(),
-                        size: i64::try_from(*size).unwrap_or(i64::MAX),
-                    });
-                    continue;
-                }
-                let ext = extension_for(clip.media.media_type);
-                let tmp = media_dir.join(format!(".study-{}.{ext}", crate::auth::random_id(8)?));
-                if strip_metadata {
-                    video::copy_without_metadata(&clip.path, &tmp, ext).map_err(|e| {
-                        Error::Invalid(format!(
-                            "set `{}`, clip `{}`: {e}",
-                            set.set_id, clip.clip_id
-                        ))
-                    })?;
-                } else {
-                    std::fs::copy(&clip.path, &tmp)
-                        .map_err(|e| Error::io(format!("cannot copy video {}", clip.file), e))?;
-                }
-                let (sha, size) = sha256_file(&tmp)
-                    .map_err(|e| Error::io(format!("cannot read the copy of {}", clip.file), e))?;
-                let dest = media_path(media_dir, &sha);
-                if dest.exists() {
-                    let _ = std::fs::remove_file(&tmp);
-                } else {
-                    std::fs::rename(&tmp, &dest)
-                        .map_err(|e| Error::io(format!("cannot store video {}", clip.file), e))?;
-                    added.push(dest);
-                }
-                done.insert(clip.media.sha256.clone(), (sha.clone(), size));
-                out.push(Prepared {
-                    clip_key: clip.clip_id.clone(),
-                    sha256: sha,
-                    media_type: clip.media.media_type.to_string(),
-                    size: i64::try_from(size).unwrap_or(i64::MAX),
-                });
-            }
-        }
-        Ok(())
-    })();
-    match result {
-        Ok(()) => Ok((out, added)),
-        Err(e) => {
-            for f in added {
-                let _ = std::fs::remove_file(f);
-            }
-            Err(e)
-        }
-    }
-}
-
-/// Draws the strips of `frames` frames that are missing; returns how many it drew.
-fn draw_strips(hashes: &[String], media_dir: &Path, layout: StripLayout) -> Result<usize> {
-    let mut made = 0;
-    for sha in hashes {
-        let frames = i64::try_from(layout.k).unwrap_or(8);
-        let out = strip_path(media_dir, sha, frames);
-        if out.exists() {
-            continue;
-        }
-        video::make_strip(&media_path(media_dir, sha), &out, layout)?;
-        made += 1;
-    }
-    Ok(made)
-}
-
-fn check_display(display: Display, frames: i64) -> Result<()> {
-    if !(MIN_FRAMES..=MAX_FRAMES).contains(&frames) {
-        return Err(Error::field(
-            "frames",
-            format!("a strip has {MIN_FRAMES} to {MAX_FRAMES} frames, not {frames}"),
-        ));
-    }
-    if display == Display::Strip && !video::ffmpeg_available() {
-        return Err(Error::field(
-            "display",
-            "the strip display needs the ffmpeg and ffprobe programs, which are not installed on this server; install ffmpeg or use the video display",
-        ));
-    }
-    Ok(())
-}
-
 impl Store {
     pub async fn study(&self, campaign: &Campaign) -> Result<Option<Study>> {
         study_in(&mut *conn(self).await?, campaign.id).await
@@ -336,51 +166,15 @@ impl Store {
         })
     }
 
-    /// Imports checked comparison sets: all or nothing. A set already in the study
-    /// with the same clips changes nothing; new sets are refused once participants
-    /// have begun. `display` sets how clips are shown (and draws the strips).
+    /// Stores checked comparison sets, all or nothing, with the copies participants
+    /// receive (prepared by `app::import_study`). A set already in the study with the
+    /// same clips changes nothing; new sets are refused once participants have begun.
+    /// `display` sets how clips are shown.
     pub async fn import_study(
         &self,
         campaign_name: &str,
         sets: &CheckedSets,
-        media_dir: &Path,
-        display: Option<(Display, i64)>,
-    ) -> Result<StudyImportSummary> {
-        if let Some((d, k)) = display {
-            check_display(d, k)?;
-        }
-        let strip_metadata = video::ffmpeg_available();
-        let (sets_c, dir) = (sets.clone(), media_dir.to_path_buf());
-        let (prepared, added) =
-            tokio::task::spawn_blocking(move || prepare_media(&sets_c, &dir, strip_metadata))
-                .await
-                .map_err(|e| Error::Internal(format!("preparing the videos failed: {e}")))??;
-        let result = self
-            .import_study_tx(campaign_name, sets, &prepared, display)
-            .await;
-        let result = match result {
-            Ok((mut summary, study)) => {
-                summary.metadata_removed = strip_metadata;
-                if study.display == Display::Strip {
-                    self.draw_study_strips(&study, media_dir).await?;
-                }
-                Ok(summary)
-            }
-            Err(e) => Err(e),
-        };
-        if result.is_err() {
-            for f in added {
-                let _ = std::fs::remove_file(f);
-            }
-        }
-        result
-    }
-
-    async fn import_study_tx(
-        &self,
-        campaign_name: &str,
-        sets: &CheckedSets,
-        prepared: &[Prepared],
+        prepared: &[crate::domain::import::ServedCopy],
         display: Option<(Display, i64)>,
     ) -> Result<(StudyImportSummary, Study)> {
         let what = format!("study sets file {}", sets.path.display());
@@ -503,7 +297,7 @@ impl Store {
         if !problems.is_empty() {
             return Err(Error::Rejected(Rejected { what, problems }));
         }
-        let served: HashMap<&str, &Prepared> =
+        let served: HashMap<&str, &crate::domain::import::ServedCopy> =
             prepared.iter().map(|p| (p.clip_key.as_str(), p)).collect();
         let mut position: i64 = sqlx::query_scalar(
             "SELECT CAST(COALESCE(MAX(position), 0) AS BIGINT) FROM study_sets WHERE study_id = $1",
@@ -561,44 +355,32 @@ impl Store {
         Ok((summary, study))
     }
 
-    /// Draws the strips the study's display needs.
-    async fn draw_study_strips(&self, study: &Study, media_dir: &Path) -> Result<usize> {
-        let hashes: Vec<String> = sqlx::query_scalar(
+    /// The videos a study shows (their SHA-256), for drawing its strips.
+    pub async fn study_media_hashes(&self, study: &Study) -> Result<Vec<String>> {
+        Ok(sqlx::query_scalar(
             "SELECT DISTINCT media_sha256 FROM study_clips WHERE study_id = $1 ORDER BY 1",
         )
         .bind(study.id)
         .fetch_all(self.pool())
-        .await?;
-        let (dir, layout) = (media_dir.to_path_buf(), study.layout());
-        tokio::task::spawn_blocking(move || draw_strips(&hashes, &dir, layout))
-            .await
-            .map_err(|e| Error::Internal(format!("drawing the strips failed: {e}")))?
+        .await?)
     }
 
-    /// Sets how clips are shown; for strips, draws them first (so the switch happens
-    /// only when every strip is there). Returns how many strips were drawn.
+    /// Sets how clips are shown (the strips must be drawn before: `app::set_study_display`).
     pub async fn set_study_display(
         &self,
-        campaign: &Campaign,
+        study: &Study,
         display: Display,
         frames: i64,
-        media_dir: &Path,
-    ) -> Result<usize> {
-        check_display(display, frames)?;
-        let mut study = self.require_study(campaign).await?;
-        study.frames = frames;
-        let made = if display == Display::Strip {
-            self.draw_study_strips(&study, media_dir).await?
-        } else {
-            0
-        };
+    ) -> Result<()> {
+        let mut tx = self.begin_write().await?;
         sqlx::query("UPDATE studies SET display_mode = $1, strip_frames = $2 WHERE id = $3")
             .bind(display.as_str())
             .bind(frames)
             .bind(study.id)
-            .execute(self.pool())
+            .execute(&mut *tx)
             .await?;
-        Ok(made)
+        tx.commit().await?;
+        Ok(())
     }
 
     /// Draws this participant's order if it has not been drawn yet.
@@ -898,7 +680,8 @@ impl Store {
     pub async fn study_data(&self, study: &Study) -> Result<StudyData> {
         let mut c = conn(self).await?;
         let clips = sqlx::query(
-            "SELECT c.id, c.set_id, c.source, c.truth FROM study_clips c JOIN study_sets s ON s.id = c.set_id
+            "SELECT c.id, c.set_id, s.set_key, c.clip_key, c.source, c.truth
+             FROM study_clips c JOIN study_sets s ON s.id = c.set_id
              WHERE c.study_id = $1 ORDER BY s.position, c.id",
         )
         .bind(study.id)
@@ -910,6 +693,8 @@ impl Store {
             Ok(StudyClipFact {
                 id: col(r, "id")?,
                 set_id: col(r, "set_id")?,
+                set_key: col(r, "set_key")?,
+                clip_key: col(r, "clip_key")?,
                 source: col(r, "source")?,
                 truth: Truth::parse(&truth).map_err(Error::Internal)?,
             })
@@ -1026,7 +811,7 @@ impl Store {
                     None
                 }
             };
-            if let crate::io::study::ResponseValue::Rank(r) = row.value
+            if let crate::domain::import::ResponseValue::Rank(r) = row.value
                 && r > n as i64
             {
                 problems.push(LineError::new(
@@ -1226,40 +1011,6 @@ async fn stored_answer(
         }
     }
     Ok(Some(answer))
-}
-
-impl Store {
-    /// Tables 14 and 15, when the campaign has a study.
-    pub async fn study_report(
-        &self,
-        campaign: &Campaign,
-    ) -> Result<Option<crate::report::study::StudyReport>> {
-        let Some(study) = self.study(campaign).await? else {
-            return Ok(None);
-        };
-        let data = self.study_data(&study).await?;
-        Ok(Some(
-            tokio::task::spawn_blocking(move || crate::report::study::build(&data))
-                .await
-                .map_err(|e| Error::Internal(format!("the study tables failed: {e}")))?,
-        ))
-    }
-
-    /// Every table as one JSON object (`tandem stats --json`): the QC's `t11`, `t12`,
-    /// `t13` for the scope, and the study's `t14`, `t14_tests`, `t15` when there is one.
-    pub async fn stats_json(
-        &self,
-        campaign: &Campaign,
-        scope: &crate::store::stats::Scope,
-    ) -> Result<serde_json::Value> {
-        let mut json = self.qc_report(campaign, scope).await?.json();
-        if let (Some(r), Some(obj)) = (self.study_report(campaign).await?, json.as_object_mut()) {
-            obj.insert("t14".into(), r.t14_json());
-            obj.insert("t14_tests".into(), r.t14_tests_json());
-            obj.insert("t15".into(), r.t15_json());
-        }
-        Ok(json)
-    }
 }
 
 impl Store {

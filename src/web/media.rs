@@ -5,8 +5,8 @@
 
 use crate::AppState;
 use crate::error::Error;
+use crate::io::media::media_path;
 use crate::io::video::StripLayout;
-use crate::store::catalog::media_path;
 use crate::store::sessions::{GrantedMedia, Session};
 use axum::Extension;
 use axum::body::Body;
@@ -333,8 +333,7 @@ pub async fn study_frames(
 ) -> Response {
     match study_grant(&state, &session, &token).await {
         Ok(m) => {
-            let path =
-                crate::store::study::strip_path(&state.config.media_dir, &m.sha256, m.frames);
+            let path = crate::io::media::strip_path(&state.config.media_dir, &m.sha256, m.frames);
             if !path.exists() {
                 return (StatusCode::NOT_FOUND, "no frames for this clip").into_response();
             }

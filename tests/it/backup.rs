@@ -59,15 +59,15 @@ async fn a_backup_taken_while_serving_restores_to_the_same_records() {
         Some(url)
     };
     let config = Config::new(&restored, url).unwrap();
-    let store = config.open_store().await.unwrap();
+    let store = tandem::Store::open(&config.database_url).await.unwrap();
     assert_eq!(tandem::store::dump(&store).await.unwrap(), before);
     // The restored database takes new work.
-    let stats = store
-        .qc_report(
-            &store.campaign(CAMPAIGN).await.unwrap(),
-            &Default::default(),
-        )
-        .await
-        .unwrap();
+    let stats = tandem::app::qc_report(
+        &store,
+        &store.campaign(CAMPAIGN).await.unwrap(),
+        &Default::default(),
+    )
+    .await
+    .unwrap();
     assert_eq!(stats.stage1.split, 1);
 }

@@ -358,7 +358,7 @@ async fn a_half_sent_request_is_closed_and_shutdown_keeps_its_deadline() {
 async fn accepted_connections_have_tcp_nodelay() {
     let dir = tempfile::tempdir().unwrap();
     let config = tandem::Config::new(&dir.path().join("data"), test_database_url().await).unwrap();
-    let store = config.open_store().await.unwrap();
+    let store = tandem::Store::open(&config.database_url).await.unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
     let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));

@@ -84,7 +84,9 @@ pub async fn test_database_url() -> Option<String> {
 pub async fn spawn_app() -> TestApp {
     let dir = tempfile::tempdir().expect("temp dir");
     let config = Config::new(&dir.path().join("data"), test_database_url().await).expect("config");
-    let store = config.open_store().await.expect("store");
+    let store = tandem::Store::open(&config.database_url)
+        .await
+        .expect("store");
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind");
@@ -161,7 +163,7 @@ impl TestApp {
         &self,
         manifest: &Path,
     ) -> tandem::Result<tandem::store::catalog::ImportSummary> {
-        tandem::cli::import_manifest(&self.store, &self.config, CAMPAIGN, manifest).await
+        tandem::app::import_manifest(&self.store, &self.config, CAMPAIGN, manifest).await
     }
 
     /// Imports `n` clips of each task given, each with the questions of `qa_types`.

@@ -224,9 +224,7 @@ async fn a_validator_below_the_threshold_cannot_reach_the_main_queue_by_any_rout
         20
     );
     let campaign = app.store.campaign(CAMPAIGN).await.unwrap();
-    let report = app
-        .store
-        .qc_report(&campaign, &Default::default())
+    let report = tandem::app::qc_report(&app.store, &campaign, &Default::default())
         .await
         .unwrap();
     assert_eq!(

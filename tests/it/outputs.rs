@@ -59,12 +59,13 @@ async fn every_csv_table_holds_only_numbers_or_empty_cells_in_its_numeric_column
     half_way(&app).await;
     let web = app.login("admin1").await;
     let campaign = app.store.campaign(CAMPAIGN).await.unwrap();
-    let qc = app
-        .store
-        .qc_report(&campaign, &Default::default())
+    let qc = tandem::app::qc_report(&app.store, &campaign, &Default::default())
         .await
         .unwrap();
-    let study = app.store.study_report(&campaign).await.unwrap().unwrap();
+    let study = tandem::app::study_report(&app.store, &campaign)
+        .await
+        .unwrap()
+        .unwrap();
     let mut empty_cells = 0;
     for id in [
         TableId::T11,
@@ -180,9 +181,7 @@ async fn a_pair_over_its_tasks_is_its_own_row_beside_the_rows_per_task_and_pair(
     let app = spawn_app().await;
     half_way(&app).await;
     let campaign = app.store.campaign(CAMPAIGN).await.unwrap();
-    let all = app
-        .store
-        .stats_json(&campaign, &Default::default())
+    let all = tandem::app::stats_json(&app.store, &campaign, &Default::default())
         .await
         .unwrap();
     let s1 = &all["t13"]["stage1"];
@@ -381,12 +380,15 @@ async fn the_paper_bundle_downloads_as_one_zip_that_compiles() {
     let mut lines = responses.lines();
     assert_eq!(
         lines.next(),
-        Some("set,source,truth,participant,axis,value")
+        Some("set_id,participant,clip_id,axis,value,source,truth")
     );
     let rows: Vec<&str> = lines.collect();
     assert_eq!(rows.len(), 16, "{responses}");
-    assert!(rows.contains(&"1,VGenST,fake,part1,real_fake,fake"));
-    assert!(rows.contains(&"1,PerceptionTest,real,part1,photorealism,1"));
+    assert!(rows.contains(&"S00,part1,VGenST_00,real_fake,fake,VGenST,fake"));
+    assert!(
+        rows.contains(&"S00,part1,PerceptionTest_00,photorealism,1,PerceptionTest,real"),
+        "{responses}"
+    );
     let alone = app
         .page(
             Some(&web),

@@ -16,7 +16,7 @@ async fn paper_campaign() -> (tempfile::TempDir, std::path::PathBuf) {
         std::fs::write(data.join(DB_URL_FILE), u).unwrap();
     }
     let config = Config::new(&data, url).unwrap();
-    let store: Store = config.open_store().await.unwrap();
+    let store: Store = tandem::Store::open(&config.database_url).await.unwrap();
     let src = dir.path().join("src");
     std::fs::create_dir_all(&src).unwrap();
     let video = |t: usize, id: &str| fake_mp4(&format!("{t}/{id}"));
@@ -221,7 +221,7 @@ async fn stats_give_back_the_papers_tables_11_to_13() {
 /// The dashboard, its downloads and the API give the same figures as the CLI.
 async fn dashboard_and_api_agree(data: &std::path::Path, cli_json: &Value, cli_t13_latex: &str) {
     let config = Config::new(data, db_url(data)).unwrap();
-    let store = config.open_store().await.unwrap();
+    let store = tandem::Store::open(&config.database_url).await.unwrap();
     let admin = store.user_by_name("admin").await.unwrap().unwrap();
     let token = store.create_token("admin", "test").await.unwrap();
     let cookie = format!(

@@ -68,7 +68,7 @@ async fn two_servers_on_one_database_give_every_item_exactly_one_outcome() {
     let src = dir.path().join("src");
     let url = test_database_url().await;
     let config = Config::new(&data, url.clone()).unwrap();
-    let store = config.open_store().await.unwrap();
+    let store = tandem::Store::open(&config.database_url).await.unwrap();
     let tax = tandem::domain::taxonomy::Taxonomy::vgenst();
     let mut lines = Vec::new();
     let mut items = Vec::new();
@@ -80,7 +80,7 @@ async fn two_servers_on_one_database_give_every_item_exactly_one_outcome() {
         }
     }
     let m = write_manifest(&src, "m.jsonl", &lines);
-    tandem::cli::import_manifest(&store, &config, "default", &m)
+    tandem::app::import_manifest(&store, &config, "default", &m)
         .await
         .unwrap();
     let hash = tandem::auth::hash_password(PASSWORD).unwrap();
@@ -226,7 +226,7 @@ async fn two_servers_on_one_database_give_every_item_exactly_one_outcome() {
         .unwrap();
     assert_eq!(after.status(), 303, "signed out on B is signed out on A");
 
-    let store = config.open_store().await.unwrap();
+    let store = tandem::Store::open(&config.database_url).await.unwrap();
     let rows: Vec<(String, String, i64)> = sqlx::query_as(
         "SELECT c.clip_key, i.outcome, (SELECT COUNT(*) FROM decisions d WHERE d.item_id = i.id) AS n
          FROM items i JOIN clip_versions v ON v.id = i.clip_version_id JOIN clips c ON c.id = v.clip_id

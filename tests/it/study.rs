@@ -39,8 +39,7 @@ pub fn write_sets(dir: &Path, n: usize) -> PathBuf {
 pub async fn import_sets(app: &TestApp, path: &Path) -> tandem::Result<()> {
     let checked =
         tandem::io::study::check_sets(path, None, &tandem::io::limits::Limits::default())?;
-    app.store
-        .import_study(CAMPAIGN, &checked, &app.config.media_dir, None)
+    tandem::app::import_study(&app.store, &app.config, CAMPAIGN, &checked, None)
         .await
         .map(|_| ())
 }
@@ -148,9 +147,21 @@ async fn responses_reconstructing_the_paper_give_back_tables_14_and_15() {
     import_responses(&app, &responses).await.unwrap();
 
     let campaign = app.store.campaign(CAMPAIGN).await.unwrap();
-    let stats = app
+    // The responses export is in the import's format: reading it back adds nothing.
+    let study = app.store.require_study(&campaign).await.unwrap();
+    let data = app.store.study_data(&study).await.unwrap();
+    let mut exported = Vec::new();
+    tandem::io::study::write_responses(&mut exported, &data).unwrap();
+    let (rows, problems) = tandem::io::study::read_responses(exported.as_slice());
+    assert!(problems.is_empty(), "{problems:?}");
+    assert_eq!(rows.len(), data.responses.len());
+    let again = app
         .store
-        .stats_json(&campaign, &Default::default())
+        .import_responses(&campaign, &rows, problems, "the export")
+        .await
+        .unwrap();
+    assert_eq!((again.added, again.already_there), (0, rows.len()));
+    let stats = tandem::app::stats_json(&app.store, &campaign, &Default::default())
         .await
         .unwrap();
     let t15 = &stats["t15"];
@@ -252,7 +263,10 @@ async fn responses_reconstructing_the_paper_give_back_tables_14_and_15() {
     let before = app.dump().await;
     import_responses(&app, &responses).await.unwrap();
     assert_eq!(before, app.dump().await);
-    let report = app.store.study_report(&campaign).await.unwrap().unwrap();
+    let report = tandem::app::study_report(&app.store, &campaign)
+        .await
+        .unwrap()
+        .unwrap();
     use tandem::report::format::{Format, TableId, render_study};
     let latex = render_study(&report, TableId::T15, Format::Latex).unwrap();
     assert!(
@@ -606,15 +620,15 @@ async fn a_participants_whole_session_reveals_no_source_file_or_clip_id() {
     // The strip display: the frames come under the same opaque URLs.
     if strip_possible {
         let campaign = app.store.campaign(CAMPAIGN).await.unwrap();
-        app.store
-            .set_study_display(
-                &campaign,
-                tandem::domain::study::Display::Strip,
-                8,
-                &app.config.media_dir,
-            )
-            .await
-            .unwrap();
+        tandem::app::set_study_display(
+            &app.store,
+            &app.config,
+            &campaign,
+            tandem::domain::study::Display::Strip,
+            8,
+        )
+        .await
+        .unwrap();
         let page = app
             .page(Some(&web), reqwest::Method::GET, "/study/1/1", None)
             .await;

@@ -215,7 +215,7 @@ struct OverviewPage {
     splits_waiting: i64,
     target: i64,
     tasks_reached: usize,
-    regeneration: Vec<crate::store::records::RegenerationItem>,
+    regeneration: Vec<crate::domain::records::RegenerationItem>,
 }
 
 pub async fn overview(
@@ -664,7 +664,7 @@ async fn finish_import(
     manifest: &std::path::Path,
     folder: String,
 ) -> PageResult {
-    match crate::cli::import_manifest(&state.store, &state.config, c, manifest).await {
+    match crate::app::import_manifest(&state.store, &state.config, c, manifest).await {
         Ok(summary) => {
             crate::web::media::warm_strips(state);
             state
@@ -921,7 +921,7 @@ pub async fn export_retained(State(state): State<AppState>, Path(c): Path<String
 pub async fn export_paper(State(state): State<AppState>, Path(c): Path<String>) -> PageResult {
     let campaign = state.store.campaign(&c).await?;
     let now = super::stats::now_seconds();
-    let files = crate::report::bundle::collect(&state.store, &campaign, now).await?;
+    let files = crate::app::paper_bundle(&state.store, &campaign, now).await?;
     let scratch = Scratch::new(&state, "paper")?;
     let folder = scratch.0.join("paper");
     let zip_path = scratch.0.join("paper.zip");
@@ -971,7 +971,7 @@ struct AuditPage {
     chrome: Chrome,
     campaign: String,
     clip: String,
-    events: Vec<crate::store::records::AuditEvent>,
+    events: Vec<crate::domain::records::AuditEvent>,
 }
 
 impl AuditPage {
@@ -980,7 +980,7 @@ impl AuditPage {
     }
 
     /// The event's detail with its reasons in words ("reject (Generation artifact): ...").
-    fn detail(&self, e: &crate::store::records::AuditEvent) -> String {
+    fn detail(&self, e: &crate::domain::records::AuditEvent) -> String {
         reasons_in_words(e.stage.unwrap_or(1), &e.detail)
     }
 }

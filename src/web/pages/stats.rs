@@ -3,12 +3,12 @@
 
 use super::{Chrome, PageResult, render};
 use crate::AppState;
+use crate::domain::facts::{Scope, Versions};
 use crate::error::Error;
 use crate::report::format::{Format, TableId, render as render_table, thousands};
 use crate::report::{QcReport, StageSummary, svg};
 use crate::store::catalog::Campaign;
 use crate::store::sessions::Session;
-use crate::store::stats::{Scope, Versions};
 use askama::Template;
 use axum::Extension;
 use axum::extract::{Path, Query, State};
@@ -28,7 +28,8 @@ impl ScopeQuery {
     pub fn scope(&self) -> Result<Scope, Error> {
         let task = self.task.clone().filter(|t| !t.is_empty());
         let pair = self.pair.as_deref().filter(|p| !p.is_empty());
-        crate::cli::stats_scope(task, pair, self.versions.as_deref().unwrap_or("first"))
+        crate::domain::facts::Scope::parse(task, pair, self.versions.as_deref().unwrap_or("first"))
+            .map_err(Error::from)
     }
 
     /// The query string that keeps this scope on links.
@@ -196,7 +197,7 @@ async fn report_for(
 ) -> Result<(Campaign, QcReport), Error> {
     let campaign = state.store.campaign(c).await?;
     let scope = q.scope()?;
-    let report = state.store.qc_report(&campaign, &scope).await?;
+    let report = crate::app::qc_report(&state.store, &campaign, &scope).await?;
     Ok((campaign, report))
 }
 
@@ -213,7 +214,7 @@ pub async fn dashboard(
     let all = if unscoped {
         report.clone()
     } else {
-        state.store.qc_report(&campaign, &Scope::default()).await?
+        crate::app::qc_report(&state.store, &campaign, &Scope::default()).await?
     };
     let mut pairs: Vec<String> = all
         .stage1
@@ -295,11 +296,11 @@ async fn figure(
     let computed = now_seconds();
     let mut figures = Vec::new();
     if name.starts_with("t14") || name.starts_with("t15") {
-        if let Some(r) = state.store.study_report(campaign).await? {
+        if let Some(r) = crate::app::study_report(&state.store, campaign).await? {
             figures = crate::report::study::figures(&r, &r.caption(&campaign.name, computed));
         }
     } else {
-        let report = state.store.qc_report(campaign, scope).await?;
+        let report = crate::app::qc_report(&state.store, campaign, scope).await?;
         figures = svg::qc_figures(&report, &campaign.taxonomy, &report.caption(computed));
     }
     let f = figures
@@ -356,19 +357,19 @@ pub async fn download(
     }
     let format = Format::parse(ext).map_err(Error::NotFound)?;
     let body = if name == "all" && format == Format::Json {
-        serde_json::to_string_pretty(&state.store.stats_json(&campaign, &scope).await?)
-            .map_err(|e| Error::Internal(format!("cannot write JSON: {e}")))?
+        serde_json::to_string_pretty(
+            &crate::app::stats_json(&state.store, &campaign, &scope).await?,
+        )
+        .map_err(|e| Error::Internal(format!("cannot write JSON: {e}")))?
     } else {
         let table = TableId::parse(name).map_err(Error::NotFound)?;
         if table.is_study() {
-            let report = state
-                .store
-                .study_report(&campaign)
+            let report = crate::app::study_report(&state.store, &campaign)
                 .await?
                 .ok_or_else(|| Error::NotFound(format!("campaign `{c}` has no study")))?;
             crate::report::format::render_study(&report, table, format)?
         } else {
-            let report = state.store.qc_report(&campaign, &scope).await?;
+            let report = crate::app::qc_report(&state.store, &campaign, &scope).await?;
             render_table(&report, &campaign.taxonomy, table, format)?
         }
     };
@@ -393,6 +394,6 @@ pub async fn api(
     Query(q): Query<ScopeQuery>,
 ) -> Result<Response, Error> {
     let campaign = state.store.campaign(&c).await?;
-    let json = state.store.stats_json(&campaign, &q.scope()?).await?;
+    let json = crate::app::stats_json(&state.store, &campaign, &q.scope()?).await?;
     Ok(axum::Json(json).into_response())
 }

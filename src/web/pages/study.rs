@@ -441,10 +441,14 @@ pub async fn set_display(
         .trim()
         .parse()
         .map_err(|_| Error::field("frames", "a whole number of frames"))?;
-    let message = match state
-        .store
-        .set_study_display(&campaign, display, frames, &state.config.media_dir)
-        .await
+    let message = match crate::app::set_study_display(
+        &state.store,
+        &state.config,
+        &campaign,
+        display,
+        frames,
+    )
+    .await
     {
         Ok(made) => match display {
             Display::Video => "Participants now see the videos.".to_string(),
@@ -679,7 +683,7 @@ pub async fn results(
     Path(c): Path<String>,
 ) -> PageResult {
     let campaign = state.store.campaign(&c).await?;
-    let r = state.store.study_report(&campaign).await?;
+    let r = crate::app::study_report(&state.store, &campaign).await?;
     let here = format!("/c/{c}/study/results");
     let chrome = Chrome::new(&state, &session, Some(&c), "Study results", &here).await?;
     Ok(render(&results_page(chrome, c, r.as_ref())))

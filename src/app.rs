@@ -1,0 +1,253 @@
+//! What a command, a page and the demo do alike, where files and the database meet:
+//! an import (check the file and copy its videos first, then one short write), the
+//! study's media, and the tables (facts from the store, built by `report`). The store
+//! never touches a file; `report` never reaches the store; `cli`, `web` and `demo` call
+//! these.
+
+use crate::config::Config;
+use crate::domain::facts::Scope;
+use crate::domain::study::{Display, MAX_FRAMES, MIN_FRAMES};
+use crate::error::{Error, Result};
+use crate::io;
+use crate::io::media::MediaSource;
+use crate::report::QcReport;
+use crate::report::study::StudyReport;
+use crate::store::Store;
+use crate::store::catalog::{Campaign, ImportSummary};
+use crate::store::study::{Study, StudyImportSummary};
+use std::collections::HashSet;
+use std::path::Path;
+
+/// Checks a manifest against the campaign's taxonomy, copies its new videos into the
+/// media folder (outside any transaction: copying gigabytes must not hold a lock) and
+/// stores it in one short write. The videos this import added and nothing stored uses
+/// are removed again, whatever happened.
+pub async fn import_manifest(
+    store: &Store,
+    config: &Config,
+    campaign: &str,
+    manifest: &Path,
+) -> Result<ImportSummary> {
+    let taxonomy = store.taxonomy_for(campaign).await?;
+    let path = manifest.to_path_buf();
+    let limits = config.limits.clone();
+    let media_dir = config.media_dir.clone();
+    let data_dir = config.data_dir.clone();
+    let (checked, added) = tokio::task::spawn_blocking(move || -> Result<_> {
+        let checked = io::manifest::check_manifest(&path, &taxonomy, &limits)?;
+        // The videos not stored yet must fit on the disk, with room left for the
+        // database.
+        let needed: u64 = checked
+            .clips
+            .iter()
+            .filter(|c| !io::media::media_path(&media_dir, &c.media.sha256).exists())
+            .map(|c| c.media.size)
+            .sum();
+        io::limits::require_space(&data_dir, needed, &limits, "the import's videos")?;
+        let sources: Vec<MediaSource> = checked
+            .clips
+            .iter()
+            .map(|c| MediaSource {
+                sha256: c.media.sha256.clone(),
+                path: c.source_path.clone(),
+                file: c.file.clone(),
+                line: c.line,
+            })
+            .collect();
+        let added = io::media::copy_media(&sources, &media_dir)?;
+        Ok((checked, added))
+    })
+    .await
+    .map_err(|e| Error::Internal(format!("checking the manifest failed: {e}")))??;
+    let result = store.import_manifest(campaign, &checked).await;
+    let keep: HashSet<String> = match &result {
+        Ok((_, stored)) => stored.clone(),
+        Err(_) => HashSet::new(),
+    };
+    for (sha, path) in added {
+        if !keep.contains(&sha) {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+    result.map(|(summary, _)| summary)
+}
+
+/// Refuses a display the server cannot draw.
+fn check_display(display: Display, frames: i64) -> Result<()> {
+    if !(MIN_FRAMES..=MAX_FRAMES).contains(&frames) {
+        return Err(Error::field(
+            "frames",
+            format!("a strip has {MIN_FRAMES} to {MAX_FRAMES} frames, not {frames}"),
+        ));
+    }
+    if display == Display::Strip && !io::video::ffmpeg_available() {
+        return Err(Error::field(
+            "display",
+            "the strip display needs the ffmpeg and ffprobe programs, which are not installed on this server; install ffmpeg or use the video display",
+        ));
+    }
+    Ok(())
+}
+
+/// Draws the strips a study's display needs; returns how many it drew.
+async fn draw_study_strips(store: &Store, study: &Study, media_dir: &Path) -> Result<usize> {
+    let hashes = store.study_media_hashes(study).await?;
+    // The participants' strip: K frames of 320 pixels, four to a row.
+    let layout = io::video::StripLayout {
+        k: u64::try_from(study.frames).unwrap_or(8),
+        columns: 4,
+        width: 320,
+    };
+    let dir = media_dir.to_path_buf();
+    tokio::task::spawn_blocking(move || io::media::draw_strips(&hashes, &dir, layout))
+        .await
+        .map_err(|e| Error::Internal(format!("drawing the strips failed: {e}")))?
+}
+
+/// Imports checked comparison sets, all or nothing: the copies participants receive
+/// are made first (without metadata when ffmpeg is there), then the sets are stored
+/// in one write, then the strips are drawn when the display needs them.
+pub async fn import_study(
+    store: &Store,
+    config: &Config,
+    campaign: &str,
+    sets: &crate::domain::import::CheckedSets,
+    display: Option<(Display, i64)>,
+) -> Result<StudyImportSummary> {
+    if let Some((d, k)) = display {
+        check_display(d, k)?;
+    }
+    let strip_metadata = io::video::ffmpeg_available();
+    let (sets_c, dir) = (sets.clone(), config.media_dir.clone());
+    let (prepared, added) = tokio::task::spawn_blocking(move || {
+        io::media::prepare_study_media(&sets_c, &dir, strip_metadata)
+    })
+    .await
+    .map_err(|e| Error::Internal(format!("preparing the videos failed: {e}")))??;
+    let result = match store.import_study(campaign, sets, &prepared, display).await {
+        Ok((mut summary, study)) => {
+            summary.metadata_removed = strip_metadata;
+            if study.display == Display::Strip {
+                draw_study_strips(store, &study, &config.media_dir).await?;
+            }
+            Ok(summary)
+        }
+        Err(e) => Err(e),
+    };
+    if result.is_err() {
+        for f in added {
+            let _ = std::fs::remove_file(f);
+        }
+    }
+    result
+}
+
+/// Sets how a study's clips are shown; for strips, draws them first (so the switch
+/// happens only when every strip is there). Returns how many strips were drawn.
+pub async fn set_study_display(
+    store: &Store,
+    config: &Config,
+    campaign: &Campaign,
+    display: Display,
+    frames: i64,
+) -> Result<usize> {
+    check_display(display, frames)?;
+    let mut study = store.require_study(campaign).await?;
+    study.frames = frames;
+    let made = if display == Display::Strip {
+        draw_study_strips(store, &study, &config.media_dir).await?
+    } else {
+        0
+    };
+    store.set_study_display(&study, display, frames).await?;
+    Ok(made)
+}
+
+/// Tables 11 to 13 with the reasons and the validators' figures, for a scope.
+pub async fn qc_report(store: &Store, campaign: &Campaign, scope: &Scope) -> Result<QcReport> {
+    let outcomes = store.outcome_counts(campaign, scope).await?;
+    let medians = store.median_times(campaign).await?;
+    let medians = medians.into_iter().map(|(k, v)| (k, Some(v))).collect();
+    Ok(crate::report::build(
+        &campaign.name,
+        &campaign.taxonomy,
+        scope,
+        &outcomes,
+        &medians,
+    ))
+}
+
+/// Tables 14 and 15, when the campaign has a study.
+pub async fn study_report(store: &Store, campaign: &Campaign) -> Result<Option<StudyReport>> {
+    let Some(study) = store.study(campaign).await? else {
+        return Ok(None);
+    };
+    let data = store.study_data(&study).await?;
+    Ok(Some(
+        tokio::task::spawn_blocking(move || crate::report::study::build(&data))
+            .await
+            .map_err(|e| Error::Internal(format!("the study tables failed: {e}")))?,
+    ))
+}
+
+/// Every table as one JSON object (`tandem stats --json`): the QC's `t11`, `t12`,
+/// `t13` for the scope, and the study's `t14`, `t14_tests`, `t15` when there is one.
+pub async fn stats_json(
+    store: &Store,
+    campaign: &Campaign,
+    scope: &Scope,
+) -> Result<serde_json::Value> {
+    let mut json = qc_report(store, campaign, scope).await?.json();
+    if let (Some(r), Some(obj)) = (study_report(store, campaign).await?, json.as_object_mut()) {
+        obj.insert("t14".into(), r.t14_json());
+        obj.insert("t14_tests".into(), r.t14_tests_json());
+        obj.insert("t15".into(), r.t15_json());
+    }
+    Ok(json)
+}
+
+/// The paper bundle of the whole campaign (Stage 1 over first versions, every task and
+/// pair): reads what it needs from the store, then `report::bundle` makes the files.
+pub async fn paper_bundle(
+    store: &Store,
+    campaign: &Campaign,
+    computed: i64,
+) -> Result<Vec<crate::report::bundle::BundleFile>> {
+    let scope = Scope::default();
+    let qc = qc_report(store, campaign, &scope).await?;
+    let stats_json = stats_json(store, campaign, &scope).await?;
+    let study_report = study_report(store, campaign).await?;
+    let responses_csv = match store.study(campaign).await? {
+        Some(st) => {
+            let data = store.study_data(&st).await?;
+            let mut out = Vec::new();
+            io::study::write_responses(&mut out, &data)?;
+            Some(out)
+        }
+        None => None,
+    };
+    let mut decisions_csv = Vec::new();
+    io::records::write_decisions(&mut decisions_csv, &store.decision_records(campaign).await?)?;
+    let mut resolutions_csv = Vec::new();
+    io::records::write_resolutions(
+        &mut resolutions_csv,
+        &store.resolution_records(campaign).await?,
+    )?;
+    let name = campaign.name.clone();
+    let taxonomy = campaign.taxonomy.clone();
+    tokio::task::spawn_blocking(move || {
+        crate::report::bundle::files(&crate::report::bundle::Input {
+            campaign: &name,
+            taxonomy: &taxonomy,
+            qc: &qc,
+            study: study_report.as_ref(),
+            stats_json: &stats_json,
+            decisions_csv,
+            resolutions_csv,
+            responses_csv,
+            computed,
+        })
+    })
+    .await
+    .map_err(|e| Error::Internal(format!("the paper bundle failed: {e}")))?
+}

@@ -1,0 +1,116 @@
+//! Imports as they are checked: a clip manifest and a study's comparison sets read
+//! whole by `io` (every problem found with its line and field), then stored by the
+//! store. Plain data, no I/O.
+
+use super::Level;
+use super::rules::CheckedVerdict;
+use super::study::{Axis, Truth};
+use std::path::PathBuf;
+
+/// A video file as found on disk.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Media {
+    pub sha256: String,
+    pub size: u64,
+    pub media_type: &'static str,
+}
+
+#[derive(Debug, Clone)]
+pub struct ManifestQuestion {
+    pub question_id: String,
+    pub qa_type: String,
+    pub level: Level,
+    pub question: String,
+    pub options: Vec<String>,
+    pub answer: usize,
+    /// The known verdict of a calibration question.
+    pub calibration: Option<CheckedVerdict>,
+}
+
+#[derive(Debug, Clone)]
+pub struct ManifestClip {
+    pub line: usize,
+    pub clip_id: String,
+    pub task: String,
+    /// The `file` as written in the manifest.
+    pub file: String,
+    /// Where the video is on disk (canonical).
+    pub source_path: PathBuf,
+    pub media: Media,
+    /// The line without `file`, as canonical JSON (keys sorted at every depth).
+    pub fields: String,
+    pub questions: Vec<ManifestQuestion>,
+    /// The known verdict of a held-out calibration clip (`"calibration": {...}`).
+    pub calibration: Option<CheckedVerdict>,
+}
+
+#[derive(Debug, Clone)]
+pub struct CheckedManifest {
+    pub path: PathBuf,
+    pub sha256: String,
+    pub clips: Vec<ManifestClip>,
+}
+
+/// One clip of a comparison set, checked.
+#[derive(Debug, Clone)]
+pub struct SetClip {
+    pub clip_id: String,
+    pub source: String,
+    pub truth: Truth,
+    /// The `file` as written.
+    pub file: String,
+    /// Where the video is on disk (canonical).
+    pub path: PathBuf,
+    pub media: Media,
+}
+
+/// One comparison set, its clips in the order of the declared sources.
+#[derive(Debug, Clone)]
+pub struct StudySet {
+    pub line: usize,
+    pub set_id: String,
+    pub clips: Vec<SetClip>,
+}
+
+#[derive(Debug, Clone)]
+pub struct CheckedSets {
+    pub path: PathBuf,
+    /// The declared sources, in table order.
+    pub sources: Vec<String>,
+    pub sets: Vec<StudySet>,
+}
+
+/// One row of a responses file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResponseRow {
+    pub line: usize,
+    pub set_id: String,
+    pub participant: String,
+    pub clip_id: String,
+    pub axis: Axis,
+    pub value: ResponseValue,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ResponseValue {
+    Rank(i64),
+    Label(Truth),
+}
+
+impl ResponseValue {
+    /// As stored.
+    pub fn text(self) -> String {
+        match self {
+            ResponseValue::Rank(r) => r.to_string(),
+            ResponseValue::Label(t) => t.as_str().to_string(),
+        }
+    }
+}
+
+/// The copy of a clip that participants receive, prepared before the transaction.
+pub struct ServedCopy {
+    pub clip_key: String,
+    pub sha256: String,
+    pub media_type: String,
+    pub size: i64,
+}
