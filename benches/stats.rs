@@ -58,7 +58,7 @@ async fn paper_scale() -> (tempfile::TempDir, Config, Store) {
 
 /// Copies every clip, version, question, item and decision `copies` more times, with
 /// ids shifted by multiples of `STEP`, keys suffixed, and the same tasks and pairs.
-async fn replicate(store: &Store, copies: i64) {
+async fn replicate(url: &str, copies: i64) {
     const STEP: i64 = 1_000_000;
     let statements = [
         "INSERT INTO clips (id, campaign_id, task_id, clip_key, current_version_id)
@@ -72,17 +72,26 @@ async fn replicate(store: &Store, copies: i64) {
          FROM questions, copies",
         "INSERT INTO items (id, campaign_id, task_id, stage, clip_version_id, question_id, parent_item_id, outcome,
                             rater1_id, rater2_id, verdict1, verdict2, final1_id, final2_id, completed_at, revision,
-                            clip_version, qa_type, reasons1, reasons2)
+                            clip_version, qa_type, reasons1, reasons2, item_key, is_current, calibration, level,
+                            sort_key, queue1, queue2, decided1, decided2)
          SELECT id + k * $1, campaign_id, task_id, stage, clip_version_id + k * $1, question_id + k * $1,
                 parent_item_id + k * $1, outcome, rater1_id, rater2_id, verdict1, verdict2,
                 final1_id + k * $1, final2_id + k * $1, completed_at, revision,
-                clip_version, qa_type, reasons1, reasons2
+                clip_version, qa_type, reasons1, reasons2, item_key || '#' || k, is_current, calibration, level,
+                sort_key || '#' || k, queue1, queue2, decided1, decided2
          FROM items, copies",
         "INSERT INTO decisions (id, item_id, validator_id, seq, verdict, reasons, note, time_spent_ms, decided_at, recorded_at, origin, campaign_id, stage)
          SELECT id + k * $1, item_id + k * $1, validator_id, seq, verdict, reasons, note, time_spent_ms, decided_at, recorded_at, origin, campaign_id, stage
          FROM decisions, copies",
     ];
-    let mut tx = store.begin_write().await.unwrap();
+    // The benchmark's own connection: this bulk copy is not something Tandem does.
+    sqlx::any::install_default_drivers();
+    let pool = sqlx::any::AnyPoolOptions::new()
+        .max_connections(1)
+        .connect(url)
+        .await
+        .unwrap();
+    let mut tx = pool.begin().await.unwrap();
     sqlx::query("CREATE TEMP TABLE copies (k BIGINT)")
         .execute(&mut *tx)
         .await
@@ -100,7 +109,7 @@ async fn replicate(store: &Store, copies: i64) {
         .await
         .unwrap();
     tx.commit().await.unwrap();
-    sqlx::query("ANALYZE").execute(store.pool()).await.unwrap();
+    sqlx::query("ANALYZE").execute(&pool).await.unwrap();
 }
 
 fn built(large: bool) -> &'static Built {
@@ -109,17 +118,22 @@ fn built(large: bool) -> &'static Built {
     let cell = if large { &LARGE } else { &SMALL };
     cell.get_or_init(|| {
         runtime().block_on(async {
-            let (dir, _config, store) = paper_scale().await;
+            let (dir, config, store) = paper_scale().await;
             if large {
-                replicate(&store, 99).await;
+                replicate(&config.database_url, 99).await;
             }
+            let db = sqlx::any::AnyPoolOptions::new()
+                .max_connections(1)
+                .connect(&config.database_url)
+                .await
+                .unwrap();
             let campaign = store.campaign("default").await.unwrap();
             let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM decisions")
-                .fetch_one(store.pool())
+                .fetch_one(&db)
                 .await
                 .unwrap();
             let items: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM items")
-                .fetch_one(store.pool())
+                .fetch_one(&db)
                 .await
                 .unwrap();
             eprintln!("campaign with {items} items and {n} decisions");

@@ -517,7 +517,7 @@ async fn command(command: Command, config: &Config, store: &Store) -> Result<()>
             Err(Error::Internal("dispatched earlier".into()))
         }
         Command::Backup { out } => {
-            crate::store::backup::backup(store, &config.database_url, &out).await?;
+            store.backup(&config.database_url, &out).await?;
             println!("database copied to {}", out.display());
             eprintln!(
                 "note: the videos are the files under {}; copy that folder too (files there are written once and never changed)",

@@ -32,6 +32,14 @@ pub fn ser_time<S: serde::Serializer>(t: &i64, s: S) -> Result<S::Ok, S::Error> 
     s.serialize_str(&to_rfc3339(*t))
 }
 
+/// Serialises an optional timestamp as RFC 3339 or null.
+pub fn ser_opt_time<S: serde::Serializer>(t: &Option<i64>, s: S) -> Result<S::Ok, S::Error> {
+    match t {
+        Some(t) => s.serialize_str(&to_rfc3339(*t)),
+        None => s.serialize_none(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

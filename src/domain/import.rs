@@ -108,6 +108,7 @@ impl ResponseValue {
 }
 
 /// The copy of a clip that participants receive, prepared before the transaction.
+#[derive(Debug, Clone)]
 pub struct ServedCopy {
     pub clip_key: String,
     pub sha256: String,

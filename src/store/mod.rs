@@ -1,28 +1,61 @@
-//! Storage. Handlers and commands never write SQL: they call the store in domain
-//! terms, and everything that must happen together happens in one store method, in
-//! one transaction.
+//! Storage. Handlers and commands never write SQL: they call the store in domain terms,
+//! and everything that must happen together happens in one store method, in one write.
 //!
-//! The store speaks to the database through sqlx's `Any` driver, so one body of SQL
-//! serves every backend; the SQL is written in the dialect both SQLite and PostgreSQL
-//! accept (`$n` parameters, `RETURNING`, `ON CONFLICT`, `CAST(.. AS BIGINT)`).
+//! Two backends behind one small interface (`Store` dispatches to either):
+//! - `sqlite`: a read-only pool for reads, and one writer task that owns the write
+//!   connection and commits the jobs waiting together (group commit: one fsync for a
+//!   batch, every job in its own savepoint, nobody answered before the commit).
+//! - `postgres`: a read pool and a write pool; writes run in parallel, a verdict
+//!   locking only its item's row (and a shared advisory lock that only structural
+//!   writes such as imports take exclusively), retried on a serialization failure.
+//!
+//! The SQL both share is written once in `store/sql/` and compiled for each backend
+//! with its native sqlx driver (`include!` in `sqlite.rs` and `postgres.rs`), rows
+//! read into `FromRow` structs (`rows`). What differs per backend is in the backend
+//! file (connection settings, locks, the dump, the backup) and in small SQL macros.
+//! The public types live in the area modules (`accounts`, `catalog`, `review`, ...).
 
 pub mod accounts;
-pub mod backup;
 pub mod calibration;
 pub mod catalog;
+pub mod count;
 pub mod records;
 pub mod review;
 pub mod sessions;
 pub mod stats;
 pub mod study;
 
-use crate::error::{Error, Result};
-use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
-use sqlx::{Any, AnyConnection, AnyPool, Executor};
+mod cache;
+mod postgres;
+mod sqlite;
+
+use crate::domain::facts::{OutcomeCount, Scope, StudyData};
+use crate::domain::import::{CheckedManifest, CheckedSets, ServedCopy};
+use crate::domain::records::{
+    AuditEvent, DecisionRecord, DecisionRow, RegenerationItem, ResolutionRecord, ResolutionRow,
+    RetainedClip, RetainedCounts,
+};
+use crate::domain::rules::CheckedVerdict;
+use crate::domain::study::{Display, SetAnswer};
+use crate::domain::{Origin, Role, Stage};
+use crate::error::{Error, LineError, Result};
+use accounts::{Account, PoolEntry, PoolPlacement, User};
+use calibration::{
+    CalibrationFeedback, CalibrationItem, CalibrationKey, CalibrationScore, CalibrationStatus,
+};
+use catalog::{Campaign, ImportSummary, Settings, TaskInfo, TaskProgress};
+use records::BulkSummary;
+use review::{
+    QueueEntry, QueueStatus, Recorded, ResolutionRequest, SplitItem, ValidatorItem, VerdictRequest,
+};
+use sessions::{Admission, GrantedMedia, Session};
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
-use std::str::FromStr;
 use std::sync::Arc;
-use std::time::Duration;
+use study::{
+    ParticipantProgress, ResponsesSummary, ShownSet, Study, StudyImportSummary, StudyMedia,
+    StudyProgress,
+};
 
 /// Which database the store runs on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,105 +64,59 @@ pub enum Backend {
     Postgres,
 }
 
+/// What a write must exclude while it runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Lock {
+    /// Nothing beyond the rows it writes (sessions, tokens, sign-in counts).
+    Rows,
+    /// A verdict, a resolution, a calibration verdict, a study answer: it reads the
+    /// pairs, versions and gates that structural writes change, so it runs while no
+    /// structural write does (many of these at once), and locks its own item's row.
+    Item,
+    /// An import, a change of pair or pool, a campaign's settings: alone.
+    Structure,
+}
+
+enum Db {
+    Sqlite(sqlite::Backend),
+    Postgres(postgres::Backend),
+}
+
+struct Inner {
+    db: Db,
+    cache: cache::Caches,
+}
+
 /// A cheap-to-clone handle on the database.
 #[derive(Clone)]
 pub struct Store {
-    pool: AnyPool,
-    backend: Backend,
-    /// On SQLite, this process's writers queue here, in order, before `BEGIN IMMEDIATE`,
-    /// instead of in SQLite's busy handler, which sleeps in growing steps (long tails).
-    write_gate: Arc<tokio::sync::Mutex<()>>,
+    inner: Arc<Inner>,
 }
 
-/// A write transaction on a connection of its own: dereferences to the connection.
-/// Committed by [`Tx::commit`]; dropped without it, it is rolled back in the
-/// background (the write gate held until then). A connection whose COMMIT or ROLLBACK
-/// failed (a full disk, a lost server) is closed, never given back to the pool: the
-/// next write gets a fresh connection and succeeds once the cause is gone.
-pub struct Tx {
-    conn: Option<sqlx::pool::PoolConnection<Any>>,
-    gate: Option<tokio::sync::OwnedMutexGuard<()>>,
-}
-
-impl Tx {
-    async fn begin(
-        mut conn: sqlx::pool::PoolConnection<Any>,
-        sql: &'static str,
-        gate: Option<tokio::sync::OwnedMutexGuard<()>>,
-    ) -> Result<Tx> {
-        if let Err(e) = sqlx::query(sql).execute(&mut *conn).await {
-            // Whatever state the connection is in now, it is not reused.
-            conn.close_on_drop();
-            return Err(e.into());
+/// Dispatches a method to the backend in use.
+macro_rules! on_backend {
+    ($self:expr, $name:ident($($arg:expr),*)) => {
+        match &$self.inner.db {
+            Db::Sqlite(b) => b.$name($($arg),*).await,
+            Db::Postgres(b) => b.$name($($arg),*).await,
         }
-        Ok(Tx {
-            conn: Some(conn),
-            gate,
-        })
-    }
+    };
+}
 
-    pub async fn commit(mut self) -> std::result::Result<(), sqlx::Error> {
-        let Some(mut conn) = self.conn.take() else {
-            return Err(sqlx::Error::WorkerCrashed);
-        };
-        match sqlx::query("COMMIT").execute(&mut *conn).await {
-            Ok(_) => Ok(()),
-            Err(e) => {
-                if sqlx::query("ROLLBACK").execute(&mut *conn).await.is_err() {
-                    tracing::warn!("a connection whose commit failed is closed");
+/// Methods that the store only passes to its backend, with their documentation.
+macro_rules! forward {
+    ($($(#[doc = $doc:literal])* fn $name:ident(&self $(, $arg:ident: $t:ty)* $(,)?) -> $ret:ty;)*) => {
+        impl Store {
+            $(
+                $(#[doc = $doc])*
+                #[tracing::instrument(level = "debug", skip_all)]
+                pub async fn $name(&self $(, $arg: $t)*) -> $ret {
+                    on_backend!(self, $name($($arg),*))
                 }
-                conn.close_on_drop();
-                Err(e)
-            }
+            )*
         }
-    }
+    };
 }
-
-impl Drop for Tx {
-    fn drop(&mut self) {
-        let (Some(mut conn), gate) = (self.conn.take(), self.gate.take()) else {
-            return;
-        };
-        match tokio::runtime::Handle::try_current() {
-            Ok(rt) => {
-                rt.spawn(async move {
-                    if sqlx::query("ROLLBACK").execute(&mut *conn).await.is_err() {
-                        conn.close_on_drop();
-                    }
-                    drop(conn);
-                    drop(gate);
-                });
-            }
-            Err(_) => conn.close_on_drop(),
-        }
-    }
-}
-
-impl std::ops::Deref for Tx {
-    type Target = AnyConnection;
-    fn deref(&self) -> &AnyConnection {
-        // Present until commit, which consumes the Tx.
-        self.conn
-            .as_deref()
-            .unwrap_or_else(|| unreachable!("a Tx always holds its connection"))
-    }
-}
-
-impl std::ops::DerefMut for Tx {
-    fn deref_mut(&mut self) -> &mut AnyConnection {
-        self.conn
-            .as_deref_mut()
-            .unwrap_or_else(|| unreachable!("a Tx always holds its connection"))
-    }
-}
-
-/// The PostgreSQL advisory lock every write transaction holds (any number; Tandem's own).
-const WRITE_LOCK: i64 = 0x007A_4DE3;
-
-/// Set on every SQLite connection: enforce foreign keys, let a writer wait up to 30 s
-/// for another writer's transaction instead of failing, and make each commit durable.
-const SQLITE_PRAGMAS: &str =
-    "PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 30000; PRAGMA synchronous = FULL;";
 
 impl Store {
     /// The URL of the SQLite database file inside a data folder.
@@ -139,175 +126,161 @@ impl Store {
 
     /// Opens the database named by `url` and brings its schema up to date.
     pub async fn open(url: &str) -> Result<Store> {
-        sqlx::any::install_default_drivers();
-        let backend = if url.starts_with("sqlite:") {
-            Backend::Sqlite
+        let db = if url.starts_with("sqlite:") {
+            Db::Sqlite(sqlite::Backend::open(url).await?)
         } else if url.starts_with("postgres:") || url.starts_with("postgresql:") {
-            Backend::Postgres
+            Db::Postgres(postgres::Backend::open(url).await?)
         } else {
             return Err(Error::Invalid(format!(
                 "DATABASE_URL must start with sqlite:// or postgres:// (got `{}`)",
                 url.split(':').next().unwrap_or_default()
             )));
         };
-        let options = AnyConnectOptions::from_str(url)?;
-        let pool = AnyPoolOptions::new()
-            .max_connections(8)
-            .min_connections(1)
-            .acquire_timeout(Duration::from_secs(60))
-            .after_connect(move |conn, _meta| {
-                Box::pin(async move {
-                    if backend == Backend::Sqlite {
-                        conn.execute(SQLITE_PRAGMAS).await?;
-                    }
-                    Ok(())
-                })
-            })
-            .connect_with(options)
-            .await?;
-        if backend == Backend::Sqlite {
-            // WAL is a property of the file: readers never wait for the writer.
-            pool.execute("PRAGMA journal_mode = WAL").await?;
-        }
         let store = Store {
-            pool,
-            backend,
-            write_gate: Arc::new(tokio::sync::Mutex::new(())),
+            inner: Arc::new(Inner {
+                db,
+                cache: cache::Caches::default(),
+            }),
         };
-        store.migrate().await?;
+        let key = on_backend!(store, media_key());
+        store.inner.cache.set_media_key(key?);
         Ok(store)
     }
 
-    /// Applies the migrations that have not run yet.
-    pub async fn migrate(&self) -> Result<()> {
-        match self.backend {
-            Backend::Sqlite => sqlx::migrate!("migrations/sqlite").run(&self.pool).await?,
-            Backend::Postgres => {
-                sqlx::migrate!("migrations/postgres")
-                    .run(&self.pool)
-                    .await?
-            }
-        }
-        Ok(())
-    }
-
     pub fn backend(&self) -> Backend {
-        self.backend
-    }
-
-    pub fn pool(&self) -> &AnyPool {
-        &self.pool
-    }
-
-    /// Starts a transaction that writes, holding the database's one write lock until it
-    /// ends: on SQLite `BEGIN IMMEDIATE` (two writers queue instead of one failing when it
-    /// upgrades a read lock); on PostgreSQL a transaction-scoped advisory lock, so that
-    /// writers from any number of servers are serialised exactly as on SQLite and every
-    /// check-then-write in a store method sees the state it writes over.
-    pub async fn begin_write(&self) -> Result<Tx> {
-        match self.backend {
-            Backend::Sqlite => {
-                let gate = self.write_gate.clone().lock_owned().await;
-                let conn = self.pool.acquire().await?;
-                Tx::begin(conn, "BEGIN IMMEDIATE", Some(gate)).await
-            }
-            Backend::Postgres => {
-                let conn = self.pool.acquire().await?;
-                let mut tx = Tx::begin(conn, "BEGIN", None).await?;
-                sqlx::query("SELECT pg_advisory_xact_lock($1)")
-                    .bind(WRITE_LOCK)
-                    .execute(&mut *tx)
-                    .await?;
-                Ok(tx)
-            }
+        match &self.inner.db {
+            Db::Sqlite(_) => Backend::Sqlite,
+            Db::Postgres(_) => Backend::Postgres,
         }
+    }
+
+    /// The campaign named `name` (a copy at most a second old: what a write depends on
+    /// is read inside the write itself).
+    pub async fn campaign(&self, name: &str) -> Result<Campaign> {
+        if let Some(c) = self.inner.cache.campaign(name) {
+            return Ok(c);
+        }
+        let found: Option<Campaign> = on_backend!(self, load_campaign(name))?;
+        let c = found.ok_or_else(|| Error::NotFound(format!("no campaign named `{name}`")))?;
+        self.inner.cache.put_campaign(&c);
+        Ok(c)
+    }
+
+    /// Changes a campaign's targets and calibration rules.
+    pub async fn set_settings(&self, campaign: &Campaign, settings: Settings) -> Result<()> {
+        let r: Result<()> = on_backend!(self, set_settings(campaign, settings));
+        self.inner.cache.forget_campaigns();
+        r
+    }
+
+    /// The user an API token belongs to, if the token is known, not revoked and its
+    /// account not disabled (a copy at most two seconds old; disabling an account
+    /// forgets this server's copies at once).
+    pub async fn user_by_token(&self, token: &str) -> Result<Option<User>> {
+        let digest = crate::auth::token_digest(token);
+        if let Some(u) = self.inner.cache.token(&digest) {
+            return Ok(u);
+        }
+        let u: Option<User> = on_backend!(self, user_by_token_digest(&digest))?;
+        self.inner.cache.put_token(&digest, u.clone());
+        Ok(u)
+    }
+
+    /// Disables an account (its sessions end and its tokens are revoked at once; it
+    /// keeps its place in every pool, so nothing is re-paired) or enables it again
+    /// (it signs in anew and needs new tokens). Returns false when nothing changed.
+    pub async fn set_disabled(&self, name: &str, disabled: bool) -> Result<bool> {
+        let r: Result<bool> = on_backend!(self, set_disabled(name, disabled));
+        self.inner.cache.forget_people();
+        r
+    }
+
+    /// Revokes every API token of a user; returns how many were live.
+    pub async fn revoke_tokens(&self, name: &str) -> Result<u64> {
+        let r: Result<u64> = on_backend!(self, revoke_tokens(name));
+        self.inner.cache.forget_people();
+        r
+    }
+
+    /// The opaque token under which `user` fetches a clip version: the pair (user,
+    /// version) encrypted under the server's key, the same every time, forged by no
+    /// one, and made without touching the database.
+    pub fn media_grant(&self, user: &User, clip_version_id: i64) -> String {
+        self.inner.cache.media_token(user.id, clip_version_id)
+    }
+
+    /// The clip behind an opaque token, if the token is one of this server's and
+    /// names this version (whether the person may see it now is [`Store::may_see_clip`]).
+    pub async fn granted_media(&self, token: &str) -> Result<Option<GrantedMedia>> {
+        let Some((user_id, version)) = self.inner.cache.open_media_token(token) else {
+            return Ok(None);
+        };
+        if let Some(m) = self.inner.cache.media(version) {
+            return Ok(Some(GrantedMedia { user_id, ..m }));
+        }
+        let found: Option<GrantedMedia> = on_backend!(self, media_of_version(version))?;
+        if let Some(m) = &found {
+            self.inner.cache.put_media(version, m);
+        }
+        Ok(found.map(|m| GrantedMedia { user_id, ..m }))
+    }
+
+    /// Whether `user` may see a clip version now: admins always; authors when it has a
+    /// split (in either stage); validators when one of its items is in their queue or it
+    /// is a calibration clip of their pool (an answer at most two seconds old).
+    pub async fn may_see_clip(&self, user: &User, clip_version_id: i64) -> Result<bool> {
+        match user.role {
+            Role::Admin => return Ok(true),
+            Role::Participant => return Ok(false),
+            _ => {}
+        }
+        if let Some(ok) = self.inner.cache.may_see(user.id, clip_version_id) {
+            return Ok(ok);
+        }
+        let ok: bool = on_backend!(self, may_see_clip(user, clip_version_id))?;
+        self.inner.cache.put_may_see(user.id, clip_version_id, ok);
+        Ok(ok)
     }
 
     /// Checks that the database answers.
     pub async fn ping(&self) -> Result<()> {
-        sqlx::query("SELECT 1").execute(&self.pool).await?;
-        Ok(())
-    }
-
-    /// Writes one row and commits: whether the database can write now (a full disk
-    /// cannot).
-    pub async fn probe_write(&self) -> Result<()> {
-        let mut tx = self.begin_write().await?;
-        sqlx::query(
-            "INSERT INTO health (id, checked_at) VALUES (1, $1)
-             ON CONFLICT (id) DO UPDATE SET checked_at = $1",
-        )
-        .bind(crate::clock::now_micros())
-        .execute(&mut *tx)
-        .await?;
-        tx.commit().await?;
-        Ok(())
+        on_backend!(self, ping())
     }
 
     pub async fn close(&self) {
-        self.pool.close().await;
+        on_backend!(self, close())
+    }
+
+    /// A consistent copy of the database, taken while it serves (SQLite: `VACUUM
+    /// INTO` one file; PostgreSQL: `pg_dump --format=custom`).
+    pub async fn backup(&self, database_url: &str, out: &Path) -> Result<()> {
+        if out.exists() {
+            return Err(Error::field(
+                "out",
+                format!("{} exists; give a new file", out.display()),
+            ));
+        }
+        on_backend!(self, backup(database_url, out))
+    }
+
+    /// Every row of every table in a stable order, as text. Tests compare two dumps to
+    /// prove that a refused import or request changed nothing.
+    pub async fn dump(&self) -> Result<String> {
+        on_backend!(self, dump())
+    }
+
+    /// How the writer has batched and committed, for the metrics.
+    pub fn writer_stats(&self) -> Option<sqlite::WriterStats> {
+        match &self.inner.db {
+            Db::Sqlite(b) => Some(b.writer_stats()),
+            Db::Postgres(_) => None,
+        }
     }
 }
 
-/// Reads a column, turning a type mismatch into an error that names the column.
-pub(crate) fn col<'r, T>(row: &'r sqlx::any::AnyRow, name: &str) -> Result<T>
-where
-    T: sqlx::Decode<'r, Any> + sqlx::Type<Any>,
-{
-    use sqlx::Row;
-    row.try_get::<T, _>(name).map_err(Error::from)
-}
-
-/// Runs `f` with a connection from the pool, for reads.
-pub(crate) async fn conn(store: &Store) -> Result<sqlx::pool::PoolConnection<Any>> {
-    Ok(store.pool.acquire().await?)
-}
-
-/// Dumps every row of every table in a stable order, as text. Tests compare two
-/// dumps to prove that a refused import or request changed nothing.
+/// Dumps every row of every table in a stable order, as text.
 pub async fn dump(store: &Store) -> Result<String> {
-    use sqlx::Row;
-    let mut out = String::new();
-    let mut c = conn(store).await?;
-    let list = match store.backend {
-        Backend::Sqlite => {
-            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name <> '_sqlx_migrations' ORDER BY name"
-        }
-        Backend::Postgres => {
-            "SELECT CAST(table_name AS TEXT) AS name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' AND table_name <> '_sqlx_migrations' ORDER BY name"
-        }
-    };
-    let tables: Vec<String> = sqlx::query(list)
-        .fetch_all(&mut *c)
-        .await?
-        .iter()
-        .map(|r| r.try_get::<String, _>("name"))
-        .collect::<std::result::Result<_, _>>()?;
-    for t in tables {
-        out.push_str(&format!("== {t}\n"));
-        let sql = format!("SELECT * FROM {t} ORDER BY 1");
-        let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
-            .fetch_all(&mut *c)
-            .await?;
-        for r in rows {
-            let mut cells = Vec::new();
-            for i in 0..r.len() {
-                let cell = if let Ok(v) = r.try_get::<Option<i64>, _>(i) {
-                    format!("{v:?}")
-                } else if let Ok(v) = r.try_get::<Option<String>, _>(i) {
-                    format!("{v:?}")
-                } else if let Ok(v) = r.try_get::<Option<f64>, _>(i) {
-                    format!("{v:?}")
-                } else {
-                    "?".to_string()
-                };
-                cells.push(cell);
-            }
-            out.push_str(&cells.join("|"));
-            out.push('\n');
-        }
-    }
-    Ok(out)
+    store.dump().await
 }
 
 /// Text stored with characters no field may hold (older versions stored NUL and other
@@ -323,55 +296,161 @@ pub struct ControlText {
 
 /// Finds every stored text value holding a control character (`tandem check`).
 pub async fn find_control_text(store: &Store) -> Result<Vec<ControlText>> {
-    use futures_util::TryStreamExt;
-    use sqlx::Row;
-    let mut c = conn(store).await?;
-    let columns_sql = match store.backend {
-        Backend::Sqlite => {
-            "SELECT m.name AS t, p.name AS c FROM sqlite_master m, pragma_table_info(m.name) p
-             WHERE m.type = 'table' AND m.name NOT LIKE 'sqlite_%' AND m.name <> '_sqlx_migrations'
-               AND upper(p.type) = 'TEXT' ORDER BY m.name, p.cid"
-        }
-        Backend::Postgres => {
-            "SELECT CAST(table_name AS TEXT) AS t, CAST(column_name AS TEXT) AS c
-             FROM information_schema.columns
-             WHERE table_schema = current_schema() AND data_type = 'text' AND table_name <> '_sqlx_migrations'
-             ORDER BY table_name, ordinal_position"
-        }
-    };
-    let columns: Vec<(String, String)> = sqlx::query(columns_sql)
-        .fetch_all(&mut *c)
-        .await?
-        .iter()
-        .map(|r| Ok((r.try_get::<String, _>("t")?, r.try_get::<String, _>("c")?)))
-        .collect::<std::result::Result<_, sqlx::Error>>()?;
-    let mut found = Vec::new();
-    for (table, column) in columns {
-        // Names come from the database's own catalogue, never from input.
-        let sql = format!("SELECT \"{column}\" FROM \"{table}\" WHERE \"{column}\" IS NOT NULL");
-        let mut rows = sqlx::query(sqlx::AssertSqlSafe(sql)).fetch(&mut *c);
-        let mut hit = ControlText {
-            table: table.clone(),
-            column: column.clone(),
-            rows: 0,
-            examples: Vec::new(),
-        };
-        while let Some(row) = rows.try_next().await? {
-            let v: String = row.try_get(0)?;
-            if crate::domain::text::forbidden_char(&v).is_some() {
-                hit.rows += 1;
-                if hit.examples.len() < 3 {
-                    let shown: String = v.chars().take(60).flat_map(char::escape_default).collect();
-                    hit.examples.push(shown);
-                }
-            }
-        }
-        if hit.rows > 0 {
-            found.push(hit);
-        }
-    }
-    Ok(found)
+    on_backend!(store, find_control_text())
 }
 
-/// A database connection: from the pool, or the inside of a transaction.
-pub(crate) type Conn = AnyConnection;
+forward! {
+    /// Writes one row and commits: whether the database can write now (a full disk
+    /// cannot).
+    fn probe_write(&self) -> Result<()>;
+
+    // Accounts.
+    /// Creates an account. A validator must be placed in a campaign's pool with an
+    /// index; other roles take no index.
+    fn add_user(&self, name: &str, role: Role, password_hash: &str, placement: Option<PoolPlacement>) -> Result<User>;
+    /// Puts an existing validator in (another) campaign's pool.
+    fn add_to_pool(&self, name: &str, placement: PoolPlacement) -> Result<()>;
+    fn user_by_name(&self, name: &str) -> Result<Option<User>>;
+    /// The account, its password hash and whether it is disabled, for signing in.
+    fn credentials(&self, name: &str) -> Result<Option<(User, String, bool)>>;
+    /// Every account with whether it is disabled, by name.
+    fn accounts(&self) -> Result<Vec<Account>>;
+    fn users(&self) -> Result<Vec<User>>;
+    /// Issues an API token for a user; the token is returned once and only its digest kept.
+    fn create_token(&self, name: &str, label: &str) -> Result<String>;
+    /// Every pool membership, by campaign and index.
+    fn pool_entries(&self) -> Result<Vec<PoolEntry>>;
+
+    // Campaigns, tasks, imports.
+    /// The taxonomy a manifest for `name` is checked against: the campaign's own, or the
+    /// built-in one for a campaign that the import will create.
+    fn taxonomy_for(&self, name: &str) -> Result<Arc<crate::domain::taxonomy::Taxonomy>>;
+    /// The SHA-256 of every stored video, newest first.
+    fn media_hashes(&self) -> Result<Vec<String>>;
+    /// The campaigns a person works in: a validator's pools; participants none;
+    /// everyone else all of them.
+    fn campaign_names_for(&self, user: &User) -> Result<Vec<String>>;
+    fn campaign_names(&self) -> Result<Vec<String>>;
+    /// The tasks of a campaign in pairing order, with the pair in force.
+    fn tasks(&self, campaign: &Campaign) -> Result<Vec<TaskInfo>>;
+    /// Overrides a task's pair (`Some((rater1, rater2))`) or goes back to the default
+    /// pair from the pool (`None`). Items that already have a verdict keep the pair
+    /// that started them.
+    fn set_pair(&self, campaign: &Campaign, task_code: &str, pair: Option<(&str, &str)>) -> Result<TaskInfo>;
+    /// Stores a checked manifest in one short write (the videos are in the media folder
+    /// already: `app::import_manifest` copies them first); returns what it stored and the
+    /// SHA-256 of the videos of the versions it added.
+    fn import_manifest(&self, campaign_name: &str, manifest: &CheckedManifest) -> Result<(ImportSummary, HashSet<String>)>;
+    /// Where each task stands in both stages.
+    fn progress(&self, campaign: &Campaign) -> Result<Vec<TaskProgress>>;
+
+    // The review.
+    /// Whether a validator is in a campaign's pool.
+    fn in_pool(&self, campaign: &Campaign, validator: &User) -> Result<bool>;
+    /// The validator's progress in a stage and the next item to decide: one statement.
+    fn queue(&self, campaign: &Campaign, validator: &User, stage: Stage) -> Result<QueueStatus>;
+    /// The items of the validator's queue in a stage, in review order.
+    fn queue_items(&self, campaign: &Campaign, validator: &User, stage: Stage) -> Result<Vec<QueueEntry>>;
+    /// One item of the validator's queue. Anything outside their queue is "not found".
+    fn validator_item(&self, campaign: &Campaign, validator: &User, stage: Stage, key: &str) -> Result<ValidatorItem>;
+    /// Records a validator's verdict on an item of their queue.
+    fn record_verdict(&self, campaign: &Campaign, validator: &User, stage: Stage, key: &str, req: &VerdictRequest, origin: Origin) -> Result<Recorded>;
+    /// The splits of a stage; with `all`, resolved ones too.
+    fn splits(&self, campaign: &Campaign, stage: Stage, all: bool) -> Result<Vec<SplitItem>>;
+    /// One split (resolved or not) of the newest version.
+    fn split_item(&self, campaign: &Campaign, stage: Stage, key: &str) -> Result<SplitItem>;
+    /// An author resolves a split, finally.
+    fn resolve_split(&self, campaign: &Campaign, author: &User, stage: Stage, key: &str, req: &ResolutionRequest, origin: Origin) -> Result<bool>;
+
+    // Calibration.
+    /// A validator's calibration status in a campaign.
+    fn calibration_status(&self, campaign: &Campaign, validator: &User) -> Result<CalibrationStatus>;
+    /// Refuses a validator whose main queue is not open yet.
+    fn require_calibrated(&self, campaign: &Campaign, validator: &User) -> Result<()>;
+    /// One calibration item, with the known verdict once decided in this round.
+    fn calibration_item(&self, campaign: &Campaign, validator: &User, stage: Stage, key: &str) -> Result<CalibrationItem>;
+    /// Records a calibration verdict and answers with the known one.
+    fn record_calibration(&self, campaign: &Campaign, validator: &User, stage: Stage, key: &str, req: &VerdictRequest) -> Result<CalibrationFeedback>;
+    /// Starts another calibration round for a validator who did not pass.
+    fn reset_calibration(&self, campaign: &Campaign, name: &str, by: &str) -> Result<i64>;
+    /// Every pool validator's calibration, for the admin.
+    fn calibration_scores(&self, campaign: &Campaign) -> Result<Vec<CalibrationScore>>;
+    /// The calibration items with their known verdicts.
+    fn calibration_keys(&self, campaign: &Campaign) -> Result<Vec<CalibrationKey>>;
+    /// Makes an imported clip that nobody has decided yet a calibration clip, with the
+    /// known verdict of its Stage 1 item.
+    fn mark_calibration(&self, campaign: &Campaign, clip_key: &str, known: &CheckedVerdict) -> Result<()>;
+
+    // Records in and out.
+    /// Applies decision rows in file order, all or nothing. `problems` carries what
+    /// was already wrong with the file; if anything is wrong, nothing is stored.
+    fn import_decisions(&self, campaign: &Campaign, rows: &[DecisionRow], problems: Vec<LineError>, what: &str) -> Result<BulkSummary>;
+    /// Applies resolution rows in file order, all or nothing.
+    fn import_resolutions(&self, campaign: &Campaign, rows: &[ResolutionRow], problems: Vec<LineError>, what: &str) -> Result<BulkSummary>;
+    /// Every decision of a campaign, in the order they were recorded.
+    fn decision_records(&self, campaign: &Campaign) -> Result<Vec<DecisionRecord>>;
+    /// Every resolution of a campaign, in the order they were recorded.
+    fn resolution_records(&self, campaign: &Campaign) -> Result<Vec<ResolutionRecord>>;
+    /// The clips whose newest version is retained in Stage 1, each with its retained
+    /// questions, and the counts of everything else.
+    fn retained(&self, campaign: &Campaign) -> Result<(Vec<RetainedClip>, RetainedCounts)>;
+    /// The clips whose newest version was rejected in Stage 1, with the reasons given.
+    fn regeneration_list(&self, campaign: &Campaign) -> Result<Vec<RegenerationItem>>;
+    /// Every event of a clip (or of every clip), in order.
+    fn audit(&self, campaign: &Campaign, clip: Option<&str>) -> Result<Vec<AuditEvent>>;
+
+    // Sessions and sign-in.
+    /// Starts a session for `user`; returns the cookie's id (kept only by the browser).
+    fn create_session(&self, user: &User) -> Result<String>;
+    /// The live session behind a cookie id, if any.
+    fn session(&self, cookie_id: &str) -> Result<Option<Session>>;
+    fn end_session(&self, session: &Session) -> Result<()>;
+    /// Counts one sign-in attempt under each key, atomically, before its password is
+    /// checked (see `sessions::Admission`).
+    fn admit_login(&self, keys: &[(String, i64)]) -> Result<Admission>;
+    /// A sign-in succeeded: the account's name starts afresh, and the attempt counted
+    /// against the address is taken back.
+    fn login_succeeded(&self, name_key: &str, addr_key: Option<&str>) -> Result<()>;
+
+    // The QC tables' facts.
+    /// Items by stage, task, QA type, pair, outcome, counted verdicts and reasons: one
+    /// scan of the campaign's items.
+    fn outcome_counts(&self, campaign: &Campaign, scope: &Scope) -> Result<Vec<OutcomeCount>>;
+    /// The median time each validator spent per decision in each stage, by validator
+    /// name and stage: one statement.
+    fn median_times(&self, campaign: &Campaign) -> Result<HashMap<(String, i64), f64>>;
+
+    // The blind study.
+    fn study(&self, campaign: &Campaign) -> Result<Option<Study>>;
+    /// The campaign's study, or a clear error when it has none.
+    fn require_study(&self, campaign: &Campaign) -> Result<Study>;
+    /// Stores checked comparison sets, all or nothing, with the copies participants
+    /// receive (prepared by `app::import_study`).
+    fn import_study(&self, campaign_name: &str, sets: &CheckedSets, prepared: &[ServedCopy], display: Option<(Display, i64)>) -> Result<(StudyImportSummary, Study)>;
+    /// The videos a study shows (their SHA-256), for drawing its strips.
+    fn study_media_hashes(&self, study: &Study) -> Result<Vec<String>>;
+    /// Sets how clips are shown (the strips must be drawn before).
+    fn set_study_display(&self, study: &Study, display: Display, frames: i64) -> Result<()>;
+    /// A participant's progress, drawing their order on their first visit.
+    fn study_progress(&self, study: &Study, user: &User) -> Result<StudyProgress>;
+    /// A participant's progress without drawing their order.
+    fn study_overview(&self, study: &Study, user: &User) -> Result<StudyProgress>;
+    /// The set at `position` of this participant's order, as they see it.
+    fn study_set(&self, study: &Study, user: &User, position: i64) -> Result<ShownSet>;
+    /// Records a participant's answer to the set at `position`, in one write.
+    fn answer_study_set(&self, study: &Study, user: &User, position: i64, answer: &SetAnswer) -> Result<()>;
+    /// The file behind a participant's clip token.
+    fn study_media(&self, token: &str) -> Result<Option<StudyMedia>>;
+    /// Sets and clips in the study.
+    fn study_size(&self, study: &Study) -> Result<(i64, i64)>;
+    /// Every participant with an order or answers, and how far they are.
+    fn study_participants(&self, study: &Study) -> Result<Vec<ParticipantProgress>>;
+    /// The raw material of Tables 14 and 15.
+    fn study_data(&self, study: &Study) -> Result<StudyData>;
+    /// Imports responses of an earlier study: all or nothing.
+    fn import_responses(&self, campaign: &Campaign, rows: &[crate::domain::import::ResponseRow], problems: Vec<LineError>, what: &str) -> Result<ResponsesSummary>;
+    /// The study with this id.
+    fn study_by_id(&self, id: i64) -> Result<Study>;
+    /// Every study's id, oldest first: participants take part in all of them.
+    fn study_ids(&self) -> Result<Vec<i64>>;
+}

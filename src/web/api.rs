@@ -119,10 +119,6 @@ pub async fn queue_items(
         .store
         .queue_items(&campaign, &user, stage(&s)?)
         .await?;
-    let items: Vec<_> = items
-        .into_iter()
-        .map(|(id, decided)| json!({"item_id": id, "decided": decided}))
-        .collect();
     Ok(Json(json!({ "items": items })).into_response())
 }
 

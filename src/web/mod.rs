@@ -4,6 +4,7 @@
 
 pub mod api;
 pub mod assets;
+pub mod flash;
 pub mod health;
 pub mod media;
 pub mod pages;
@@ -776,6 +777,10 @@ async fn guard(
             if let Some(s) = session {
                 req.extensions_mut().insert(s.user.clone());
                 req.extensions_mut().insert(s);
+            }
+            if spec.kind == Kind::Page {
+                let headers = req.headers().clone();
+                return flash::scope(&headers, next.run(req)).await;
             }
             next.run(req).await
         }

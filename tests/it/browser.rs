@@ -208,7 +208,7 @@ async fn demo_campaign(app: &TestApp) -> Vec<String> {
             .unwrap();
     app.import(&manifest).await.unwrap();
     sqlx::query_scalar("SELECT clip_key FROM clips ORDER BY id")
-        .fetch_all(app.store.pool())
+        .fetch_all(&app.db)
         .await
         .unwrap()
 }
@@ -263,7 +263,7 @@ async fn a_validator_reviews_stage_1_and_stage_2_by_keyboard_only() {
          JOIN items i ON i.id = d.item_id JOIN clips c ON c.current_version_id = i.clip_version_id AND i.stage = 1
          ORDER BY d.id",
     )
-    .fetch_all(app.store.pool())
+    .fetch_all(&app.db)
     .await
     .unwrap();
     assert_eq!(stored.len(), 11);
@@ -295,7 +295,7 @@ async fn a_validator_reviews_stage_1_and_stage_2_by_keyboard_only() {
     let stage2: (String, String) = sqlx::query_as(
         "SELECT d.verdict, d.reasons FROM decisions d JOIN items i ON i.id = d.item_id WHERE i.stage = 2",
     )
-    .fetch_one(app.store.pool())
+    .fetch_one(&app.db)
     .await
     .unwrap();
     assert_eq!(
@@ -328,7 +328,7 @@ async fn an_author_resolves_a_split_by_keyboard_only() {
     d.moved_from(&item).await;
     assert_eq!(app.outcome(1, &clips[0]).await, "split_accepted");
     let note: String = sqlx::query_scalar("SELECT note FROM resolutions")
-        .fetch_one(app.store.pool())
+        .fetch_one(&app.db)
         .await
         .unwrap();
     assert_eq!(note, "the flicker is the lamp, by design");
@@ -375,7 +375,7 @@ async fn a_participant_answers_two_sets_by_keyboard_and_a_tie_is_refused() {
         "{page}"
     );
     let stored: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM study_responses")
-        .fetch_one(app.store.pool())
+        .fetch_one(&app.db)
         .await
         .unwrap();
     assert_eq!(stored, 0, "a refused answer stores nothing");
@@ -402,7 +402,7 @@ async fn a_participant_answers_two_sets_by_keyboard_and_a_tie_is_refused() {
     let rows: Vec<(String, String)> = sqlx::query_as(
         "SELECT r.axis, r.value FROM study_responses r WHERE r.origin = 'web' ORDER BY r.id",
     )
-    .fetch_all(app.store.pool())
+    .fetch_all(&app.db)
     .await
     .unwrap();
     assert_eq!(rows.len(), 2 * 4 * 4);

@@ -16,6 +16,9 @@ pub struct TestApp {
     pub base: String,
     pub client: Client,
     pub store: Store,
+    /// A connection pool of the tests' own on the same database, for what the store
+    /// does not offer (checking a stored row, trying to change one).
+    pub db: sqlx::AnyPool,
     pub config: Config,
     pub dir: TempDir,
     _stop: oneshot::Sender<()>,
@@ -39,11 +42,39 @@ impl Reply {
     }
 }
 
-/// A signed-in browser, without the browser: its session cookie and CSRF token.
+/// A signed-in browser, without the browser: its session cookie, its CSRF token, and
+/// the one-shot message cookie a form leaves for the next page (kept as a browser would).
 #[derive(Debug, Clone)]
 pub struct Web {
     pub cookie: String,
     pub csrf: String,
+    pub flash: std::sync::Arc<std::sync::Mutex<Option<String>>>,
+}
+
+impl Web {
+    pub fn cookies(&self) -> String {
+        match self.flash.lock().ok().and_then(|f| f.clone()) {
+            Some(f) => format!("{}; {f}", self.cookie),
+            None => self.cookie.clone(),
+        }
+    }
+
+    /// Keeps or drops the message cookie as the reply says.
+    pub fn remember(&self, reply: &Reply) {
+        for c in reply
+            .headers
+            .get_all("set-cookie")
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .filter(|c| c.starts_with("tandem_flash="))
+        {
+            let pair = c.split(';').next().unwrap_or_default().to_string();
+            let gone = pair == "tandem_flash=" || c.contains("Max-Age=0");
+            if let Ok(mut f) = self.flash.lock() {
+                *f = if gone { None } else { Some(pair) };
+            }
+        }
+    }
 }
 
 pub const PASSWORD: &str = "a long test password";
@@ -87,6 +118,7 @@ pub async fn spawn_app() -> TestApp {
     let store = tandem::Store::open(&config.database_url)
         .await
         .expect("store");
+    let db = sql_pool(&config.database_url).await;
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind");
@@ -106,6 +138,7 @@ pub async fn spawn_app() -> TestApp {
             .build()
             .expect("client"),
         store,
+        db,
         config,
         dir,
         _stop: stop,
@@ -238,7 +271,7 @@ impl TestApp {
     ) -> Reply {
         let mut req = self.client.request(method, format!("{}{path}", self.base));
         if let Some(w) = web {
-            req = req.header("Cookie", &w.cookie);
+            req = req.header("Cookie", w.cookies());
         }
         if let Some(f) = form {
             let mut pairs: Vec<(&str, &str)> = f.to_vec();
@@ -249,7 +282,11 @@ impl TestApp {
             }
             req = req.form(&pairs);
         }
-        Self::reply(req).await
+        let reply = Self::reply(req).await;
+        if let Some(w) = web {
+            w.remember(&reply);
+        }
+        reply
     }
 
     /// Signs in through the login page, as a browser would.
@@ -327,14 +364,14 @@ impl TestApp {
         };
         sqlx::query_scalar(sql)
             .bind(key)
-            .fetch_one(self.store.pool())
+            .fetch_one(&self.db)
             .await
             .expect("outcome")
     }
 
     pub async fn count(&self, table_sql: &'static str) -> i64 {
         sqlx::query_scalar(table_sql)
-            .fetch_one(self.store.pool())
+            .fetch_one(&self.db)
             .await
             .expect("count")
     }
@@ -542,6 +579,7 @@ pub async fn web_login(
     let mut web = Web {
         cookie,
         csrf: String::new(),
+        flash: Default::default(),
     };
     let mut path = "/".to_string();
     for _ in 0..4 {
@@ -568,4 +606,14 @@ pub fn http_client() -> Client {
         .redirect(reqwest::redirect::Policy::none())
         .build()
         .expect("client")
+}
+
+/// A pool of the tests' own on a database the store uses.
+pub async fn sql_pool(url: &str) -> sqlx::AnyPool {
+    sqlx::any::install_default_drivers();
+    sqlx::any::AnyPoolOptions::new()
+        .max_connections(2)
+        .connect(url)
+        .await
+        .expect("a pool of the tests' own")
 }

@@ -51,10 +51,11 @@ async fn an_older_database_is_upgraded_with_its_records_and_the_new_columns_fill
     pool.close().await;
 
     // Opening with the current version runs the rest.
-    let store = tandem::Store::open(&url).await.unwrap();
+    let _store = tandem::Store::open(&url).await.unwrap();
+    let db = crate::helpers::sql_pool(&url).await;
     let row: (i64, Option<String>, Option<String>, Option<String>) =
         sqlx::query_as("SELECT clip_version, qa_type, reasons1, reasons2 FROM items WHERE id = 1")
-            .fetch_one(store.pool())
+            .fetch_one(&db)
             .await
             .unwrap();
     assert_eq!(
@@ -63,19 +64,41 @@ async fn an_older_database_is_upgraded_with_its_records_and_the_new_columns_fill
     );
     let v2: (i64, Option<String>) =
         sqlx::query_as("SELECT clip_version, qa_type FROM items WHERE id = 3")
-            .fetch_one(store.pool())
+            .fetch_one(&db)
             .await
             .unwrap();
     assert_eq!(v2, (2, Some("OA".into())));
     let d: Vec<(i64, i64)> = sqlx::query_as("SELECT campaign_id, stage FROM decisions ORDER BY id")
-        .fetch_all(store.pool())
+        .fetch_all(&db)
         .await
         .unwrap();
     assert_eq!(d, vec![(1, 1), (1, 1)]);
+    // Migration 8: each item carries its key, whether it is of the newest version and
+    // its place in review order; task attributes are one JSON object.
+    let items: Vec<(i64, String, i64, String)> =
+        sqlx::query_as("SELECT id, item_key, is_current, sort_key FROM items ORDER BY id")
+            .fetch_all(&db)
+            .await
+            .unwrap();
+    assert_eq!(
+        items,
+        vec![
+            (1, "C".into(), 0, "000000|C".into()),
+            (2, "C".into(), 1, "000000|C".into()),
+            (3, "C_OA".into(), 1, "000000|C|000000".into()),
+        ]
+    );
+    let attributes: String = sqlx::query_scalar("SELECT attributes FROM tasks WHERE id = 1")
+        .fetch_one(&db)
+        .await
+        .unwrap();
+    let attributes: serde_json::Value = serde_json::from_str(&attributes).unwrap();
+    assert_eq!(attributes["scale"], "figural");
+    assert_eq!(attributes["dynamics"], "static");
     // The append-only guard is back.
     assert!(
         sqlx::query("UPDATE decisions SET verdict = 'valid'")
-            .execute(store.pool())
+            .execute(&db)
             .await
             .is_err()
     );

@@ -233,13 +233,13 @@ async fn a_validator_reviews_both_stages_through_the_pages() {
     );
     let stored: String =
         sqlx::query_scalar("SELECT reasons FROM decisions WHERE seq = 1 AND verdict = 'reject'")
-            .fetch_one(app.store.pool())
+            .fetch_one(&app.db)
             .await
             .unwrap();
     assert_eq!(stored, "generation_artifact;prompt_drift");
     let spent: Option<i64> =
         sqlx::query_scalar("SELECT time_spent_ms FROM decisions ORDER BY id LIMIT 1")
-            .fetch_one(app.store.pool())
+            .fetch_one(&app.db)
             .await
             .unwrap();
     assert!(spent.is_some(), "the time spent is recorded");
@@ -487,7 +487,7 @@ async fn upload(app: &TestApp, web: &Web, zip: Vec<u8>) -> Reply {
             "{}/c/{CAMPAIGN}/admin/import/upload?_csrf={}",
             app.base, web.csrf
         ))
-        .header("Cookie", &web.cookie)
+        .header("Cookie", web.cookies())
         .multipart(form)
         .send()
         .await
@@ -495,12 +495,14 @@ async fn upload(app: &TestApp, web: &Web, zip: Vec<u8>) -> Reply {
     let status = resp.status();
     let headers = resp.headers().clone();
     let text = resp.text().await.unwrap();
-    Reply {
+    let reply = Reply {
         status,
         body: serde_json::Value::Null,
         text,
         headers,
-    }
+    };
+    web.remember(&reply);
+    reply
 }
 
 #[tokio::test]

@@ -452,7 +452,7 @@ async fn stored_decisions_and_resolutions_cannot_be_changed_or_removed() {
         "UPDATE resolutions SET verdict = 'reject'",
         "DELETE FROM resolutions",
     ] {
-        let r = sqlx::query(sql).execute(app.store.pool()).await;
+        let r = sqlx::query(sql).execute(&app.db).await;
         assert!(r.is_err(), "`{sql}` was allowed");
     }
     assert_eq!(app.count("SELECT COUNT(*) FROM decisions").await, 2);

@@ -226,13 +226,13 @@ async fn two_servers_on_one_database_give_every_item_exactly_one_outcome() {
         .unwrap();
     assert_eq!(after.status(), 303, "signed out on B is signed out on A");
 
-    let store = tandem::Store::open(&config.database_url).await.unwrap();
+    let db = crate::helpers::sql_pool(&config.database_url).await;
     let rows: Vec<(String, String, i64)> = sqlx::query_as(
         "SELECT c.clip_key, i.outcome, (SELECT COUNT(*) FROM decisions d WHERE d.item_id = i.id) AS n
          FROM items i JOIN clip_versions v ON v.id = i.clip_version_id JOIN clips c ON c.id = v.clip_id
          WHERE i.stage = 1",
     )
-    .fetch_all(store.pool())
+    .fetch_all(&db)
     .await
     .unwrap();
     assert_eq!(rows.len(), items.len());

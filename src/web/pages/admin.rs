@@ -360,7 +360,7 @@ pub async fn pairs(
 
 pub async fn set_pair(
     State(state): State<AppState>,
-    Extension(session): Extension<Session>,
+    Extension(_session): Extension<Session>,
     Path(c): Path<String>,
     RawForm(body): RawForm,
 ) -> PageResult {
@@ -386,8 +386,10 @@ pub async fn set_pair(
         Err(e @ (Error::Invalid(_) | Error::NotFound(_))) => format!("Not changed: {e}"),
         Err(e) => return Err(e.into()),
     };
-    state.store.set_flash(&session, &message).await?;
-    Ok(crate::web::see_other(&format!("/c/{c}/admin/pairs")))
+    Ok(crate::web::flash::redirect(
+        &format!("/c/{c}/admin/pairs"),
+        &message,
+    ))
 }
 
 pub struct UserRow {
@@ -540,11 +542,10 @@ pub async fn create_user(
                 )
                 .await
             } else {
-                state
-                    .store
-                    .set_flash(&session, &format!("Created {} {}.", user.role, user.name))
-                    .await?;
-                Ok(crate::web::see_other("/admin/users"))
+                Ok(crate::web::flash::redirect(
+                    "/admin/users",
+                    &format!("Created {} {}.", user.role, user.name),
+                ))
             }
         }
         Err(e @ (Error::Field { .. } | Error::Invalid(_) | Error::Conflict(_))) => {
@@ -556,16 +557,15 @@ pub async fn create_user(
 
 pub async fn revoke_tokens(
     State(state): State<AppState>,
-    Extension(session): Extension<Session>,
+    Extension(_session): Extension<Session>,
     Path(name): Path<String>,
     _form: RawForm,
 ) -> PageResult {
     let n = state.store.revoke_tokens(&name).await?;
-    state
-        .store
-        .set_flash(&session, &format!("Revoked {n} API token(s) of {name}."))
-        .await?;
-    Ok(crate::web::see_other("/admin/users"))
+    Ok(crate::web::flash::redirect(
+        "/admin/users",
+        &format!("Revoked {n} API token(s) of {name}."),
+    ))
 }
 
 /// Disables an account (sessions and tokens end at once) or enables it again.
@@ -587,8 +587,7 @@ pub async fn set_disabled(
             } else {
                 format!("Enabled {name}: they can sign in again and need new API tokens.")
             };
-            state.store.set_flash(&session, &msg).await?;
-            Ok(crate::web::see_other("/admin/users"))
+            Ok(crate::web::flash::redirect("/admin/users", &msg))
         }
         Err(e @ (Error::Conflict(_) | Error::NotFound(_))) => {
             users_page(&state, &session, Some(e.to_string())).await
@@ -667,11 +666,10 @@ async fn finish_import(
     match crate::app::import_manifest(&state.store, &state.config, c, manifest).await {
         Ok(summary) => {
             crate::web::media::warm_strips(state);
-            state
-                .store
-                .set_flash(session, &format!("Imported: {summary}."))
-                .await?;
-            Ok(crate::web::see_other(&format!("/c/{c}/admin")))
+            Ok(crate::web::flash::redirect(
+                &format!("/c/{c}/admin"),
+                &format!("Imported: {summary}."),
+            ))
         }
         Err(
             e @ (Error::Rejected(_) | Error::Invalid(_) | Error::Io { .. } | Error::Field { .. }),

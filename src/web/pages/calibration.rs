@@ -371,16 +371,10 @@ pub async fn reset(
         .reset_calibration(&campaign, &name, &session.user.name)
         .await
     {
-        Ok(round) => {
-            state
-                .store
-                .set_flash(
-                    &session,
-                    &format!("{name} starts calibration round {round}."),
-                )
-                .await?;
-            Ok(crate::web::see_other(&format!("/c/{c}/admin/calibration")))
-        }
+        Ok(round) => Ok(crate::web::flash::redirect(
+            &format!("/c/{c}/admin/calibration"),
+            &format!("{name} starts calibration round {round}."),
+        )),
         Err(e @ (Error::Conflict(_) | Error::NotFound(_))) => {
             admin_page(&state, &session, &c, Some(e.to_string())).await
         }
@@ -411,13 +405,10 @@ pub async fn mark(
         },
     };
     match result {
-        Ok(()) => {
-            state
-                .store
-                .set_flash(&session, &format!("{clip} is now a calibration clip."))
-                .await?;
-            Ok(crate::web::see_other(&format!("/c/{c}/admin/calibration")))
-        }
+        Ok(()) => Ok(crate::web::flash::redirect(
+            &format!("/c/{c}/admin/calibration"),
+            &format!("{clip} is now a calibration clip."),
+        )),
         Err(e @ (Error::Field { .. } | Error::Conflict(_) | Error::NotFound(_))) => {
             admin_page(&state, &session, &c, Some(e.to_string())).await
         }
@@ -446,10 +437,10 @@ pub async fn settings(
         calibration_min_items: parse_i("calibration_min_items").unwrap_or(0),
     };
     match state.store.set_settings(&campaign, new).await {
-        Ok(()) => {
-            state.store.set_flash(&session, "Settings saved.").await?;
-            Ok(crate::web::see_other(&format!("/c/{c}/admin/calibration")))
-        }
+        Ok(()) => Ok(crate::web::flash::redirect(
+            &format!("/c/{c}/admin/calibration"),
+            "Settings saved.",
+        )),
         Err(e @ Error::Field { .. }) => admin_page(&state, &session, &c, Some(e.to_string())).await,
         Err(e) => Err(e.into()),
     }

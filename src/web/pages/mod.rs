@@ -36,13 +36,13 @@ pub struct Chrome {
 
 impl Chrome {
     pub async fn new(
-        state: &AppState,
+        _state: &AppState,
         session: &Session,
         campaign: Option<&str>,
         title: &str,
         here: &str,
     ) -> Result<Chrome, Error> {
-        let flash = state.store.take_flash(session).await?;
+        let flash = super::flash::take();
         let mut nav = Vec::new();
         if let Some(c) = campaign {
             let links: Vec<(String, String)> = match session.user.role {

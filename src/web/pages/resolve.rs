@@ -217,10 +217,6 @@ pub async fn decide(
     };
     match result {
         Ok(_) => {
-            state
-                .store
-                .set_flash(&session, &format!("Resolved: {key} is {choice}ed."))
-                .await?;
             let next = state
                 .store
                 .splits(&campaign, stage, false)
@@ -231,7 +227,10 @@ pub async fn decide(
                 Some(n) => format!("/c/{c}/splits/{}/{}", stage.number(), n.item_id),
                 None => format!("/c/{c}/splits/{}", stage.number()),
             };
-            Ok(crate::web::see_other(&to))
+            Ok(crate::web::flash::redirect(
+                &to,
+                &format!("Resolved: {key} is {choice}ed."),
+            ))
         }
         Err(e @ (Error::Field { .. } | Error::Invalid(_) | Error::Conflict(_))) => {
             let split = state.store.split_item(&campaign, stage, &key).await?;

@@ -429,7 +429,7 @@ pub async fn admin(
 
 pub async fn set_display(
     State(state): State<AppState>,
-    Extension(session): Extension<Session>,
+    Extension(_session): Extension<Session>,
     Path(c): Path<String>,
     RawForm(body): RawForm,
 ) -> PageResult {
@@ -459,8 +459,10 @@ pub async fn set_display(
         Err(e @ (Error::Field { .. } | Error::Invalid(_))) => format!("Not changed: {e}"),
         Err(e) => return Err(e.into()),
     };
-    state.store.set_flash(&session, &message).await?;
-    Ok(super::super::see_other(&format!("/c/{c}/admin/study")))
+    Ok(crate::web::flash::redirect(
+        &format!("/c/{c}/admin/study"),
+        &message,
+    ))
 }
 
 pub struct RankRow {

@@ -1,0 +1,165 @@
+//! What a server keeps in memory to spare the database a statement: the campaigns
+//! (a second), the accounts behind API tokens (two seconds; disabling an account or
+//! revoking its tokens forgets this server's copies at once), the clip behind a media
+//! token (a clip version's file never changes) and whether a person may see it (two
+//! seconds). Another server sees a change within those times at most.
+
+use super::accounts::User;
+use super::catalog::Campaign;
+use super::sessions::GrantedMedia;
+use aes::Aes128;
+use aes::cipher::{BlockDecrypt, BlockEncrypt, KeyInit};
+use std::collections::HashMap;
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+const CAMPAIGN_TTL: Duration = Duration::from_secs(1);
+const PEOPLE_TTL: Duration = Duration::from_secs(2);
+/// Entries a map holds at most before it is emptied (a crude bound on memory).
+const MAX_ENTRIES: usize = 50_000;
+
+#[derive(Default)]
+pub(super) struct Caches {
+    campaigns: Mutex<HashMap<String, (Instant, Campaign)>>,
+    tokens: Mutex<HashMap<String, (Instant, Option<User>)>>,
+    media: Mutex<HashMap<i64, GrantedMedia>>,
+    may_see: Mutex<HashMap<(i64, i64), (Instant, bool)>>,
+    cipher: OnceLock<Aes128>,
+}
+
+fn fresh<T: Clone>(entry: Option<&(Instant, T)>, ttl: Duration) -> Option<T> {
+    entry
+        .filter(|(at, _)| at.elapsed() < ttl)
+        .map(|(_, v)| v.clone())
+}
+
+fn bounded<K, V>(map: &mut HashMap<K, V>) {
+    if map.len() >= MAX_ENTRIES {
+        map.clear();
+    }
+}
+
+impl Caches {
+    pub(super) fn campaign(&self, name: &str) -> Option<Campaign> {
+        let m = self.campaigns.lock().ok()?;
+        fresh(m.get(name), CAMPAIGN_TTL)
+    }
+
+    pub(super) fn put_campaign(&self, c: &Campaign) {
+        if let Ok(mut m) = self.campaigns.lock() {
+            bounded(&mut m);
+            m.insert(c.name.clone(), (Instant::now(), c.clone()));
+        }
+    }
+
+    pub(super) fn forget_campaigns(&self) {
+        if let Ok(mut m) = self.campaigns.lock() {
+            m.clear();
+        }
+    }
+
+    pub(super) fn token(&self, digest: &str) -> Option<Option<User>> {
+        let m = self.tokens.lock().ok()?;
+        fresh(m.get(digest), PEOPLE_TTL)
+    }
+
+    pub(super) fn put_token(&self, digest: &str, user: Option<User>) {
+        if let Ok(mut m) = self.tokens.lock() {
+            bounded(&mut m);
+            m.insert(digest.to_string(), (Instant::now(), user));
+        }
+    }
+
+    /// Forgets every account and permission copy (an account was disabled, tokens
+    /// revoked).
+    pub(super) fn forget_people(&self) {
+        if let Ok(mut m) = self.tokens.lock() {
+            m.clear();
+        }
+        if let Ok(mut m) = self.may_see.lock() {
+            m.clear();
+        }
+    }
+
+    pub(super) fn media(&self, version: i64) -> Option<GrantedMedia> {
+        self.media.lock().ok()?.get(&version).cloned()
+    }
+
+    pub(super) fn put_media(&self, version: i64, m: &GrantedMedia) {
+        if let Ok(mut map) = self.media.lock() {
+            bounded(&mut map);
+            map.insert(version, m.clone());
+        }
+    }
+
+    pub(super) fn may_see(&self, user: i64, version: i64) -> Option<bool> {
+        let m = self.may_see.lock().ok()?;
+        fresh(m.get(&(user, version)), PEOPLE_TTL)
+    }
+
+    pub(super) fn put_may_see(&self, user: i64, version: i64, ok: bool) {
+        if let Ok(mut m) = self.may_see.lock() {
+            bounded(&mut m);
+            m.insert((user, version), (Instant::now(), ok));
+        }
+    }
+
+    pub(super) fn set_media_key(&self, key: [u8; 16]) {
+        if let Ok(c) = Aes128::new_from_slice(&key) {
+            let _ = self.cipher.set(c);
+        }
+    }
+
+    /// 32 hex digits: (user, version) as one encrypted block.
+    pub(super) fn media_token(&self, user: i64, version: i64) -> String {
+        let mut block = [0u8; 16];
+        block[..8].copy_from_slice(&user.to_le_bytes());
+        block[8..].copy_from_slice(&version.to_le_bytes());
+        let mut b: aes::Block = block.into();
+        if let Some(c) = self.cipher.get() {
+            c.encrypt_block(&mut b);
+        }
+        crate::auth::hex(&b)
+    }
+
+    pub(super) fn open_media_token(&self, token: &str) -> Option<(i64, i64)> {
+        if token.len() != 32 || !token.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return None;
+        }
+        let mut block = [0u8; 16];
+        for (i, byte) in block.iter_mut().enumerate() {
+            *byte = u8::from_str_radix(token.get(2 * i..2 * i + 2)?, 16).ok()?;
+        }
+        let mut b: aes::Block = block.into();
+        self.cipher.get()?.decrypt_block(&mut b);
+        let user = i64::from_le_bytes(b[..8].try_into().ok()?);
+        let version = i64::from_le_bytes(b[8..].try_into().ok()?);
+        (user > 0 && version > 0).then_some((user, version))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn media_tokens_open_to_what_they_were_made_of_and_nothing_else() {
+        let c = Caches::default();
+        c.set_media_key([7; 16]);
+        let t = c.media_token(12, 345);
+        assert_eq!(t.len(), 32);
+        assert!(!t.contains("345"));
+        assert_eq!(c.open_media_token(&t), Some((12, 345)));
+        assert_eq!(c.media_token(12, 345), t, "the same each time");
+        assert_ne!(c.media_token(13, 345), t);
+        // A changed digit opens to nonsense, not to a neighbour's clip.
+        let mut forged = t.clone().into_bytes();
+        forged[0] = if forged[0] == b'0' { b'1' } else { b'0' };
+        let forged = String::from_utf8(forged).unwrap();
+        assert_ne!(c.open_media_token(&forged), Some((12, 345)));
+        assert_eq!(c.open_media_token("not hex at all, not 32 long"), None);
+        let other = Caches::default();
+        other.set_media_key([8; 16]);
+        assert_ne!(other.open_media_token(&t), Some((12, 345)));
+    }
+}

@@ -1,0 +1,246 @@
+//! PostgreSQL: a read pool and a write pool (a connection waiting for a lock never
+//! holds one that reads need), and writes in parallel. A verdict-class write takes a
+//! shared advisory lock and the row lock of its item (`SELECT ... FOR UPDATE`), so
+//! verdicts on different items commit at the same time, from any number of servers;
+//! a structural write (an import, a change of pair or pool, settings) takes the same
+//! advisory lock exclusively, only for its short write phase. A serialization failure
+//! or a deadlock is retried; a unique violation is a conflict.
+
+use super::Lock;
+use crate::error::{Error, Result};
+use futures_util::future::BoxFuture;
+use sqlx::ConnectOptions;
+use sqlx::postgres::{PgConnectOptions, PgConnection, PgPool, PgPoolOptions};
+use std::path::Path;
+use std::str::FromStr;
+use std::time::Duration;
+
+pub(super) type Db = sqlx::Postgres;
+pub(super) type Conn = PgConnection;
+
+/// The advisory lock between verdict-class writes (shared) and structural writes
+/// (exclusive): any number, Tandem's own.
+const STRUCTURE_LOCK: i64 = 0x007A_4DE3;
+/// Attempts of a write that meets a serialization failure or a deadlock.
+const ATTEMPTS: usize = 4;
+
+pub(crate) struct Backend {
+    read: PgPool,
+    write: PgPool,
+}
+
+/// PostgreSQL locks the item's row for the rest of the transaction: verdicts on one
+/// item queue there, on different items they run at once.
+macro_rules! for_update {
+    ($t:literal) => {
+        concat!(" FOR UPDATE OF ", $t)
+    };
+}
+
+/// Builds a statement and counts it.
+pub(super) fn q<'q>(
+    sql: impl sqlx::SqlSafeStr,
+) -> sqlx::query::Query<'q, Db, <Db as sqlx::Database>::Arguments> {
+    super::count::add(1);
+    sqlx::query(sql)
+}
+
+pub(super) fn qa<'q, T>(
+    sql: impl sqlx::SqlSafeStr,
+) -> sqlx::query::QueryAs<'q, Db, T, <Db as sqlx::Database>::Arguments>
+where
+    T: for<'r> sqlx::FromRow<'r, sqlx::postgres::PgRow>,
+{
+    super::count::add(1);
+    sqlx::query_as(sql)
+}
+
+pub(super) fn qs<'q, T>(
+    sql: impl sqlx::SqlSafeStr,
+) -> sqlx::query::QueryScalar<'q, Db, T, <Db as sqlx::Database>::Arguments>
+where
+    (T,): for<'r> sqlx::FromRow<'r, sqlx::postgres::PgRow>,
+{
+    super::count::add(1);
+    sqlx::query_scalar(sql)
+}
+
+/// Whether a failed write may simply be tried again.
+fn retryable(e: &Error) -> bool {
+    match e {
+        Error::Db(e) => e
+            .as_database_error()
+            .and_then(|d| d.code())
+            .is_some_and(|c| c == "40001" || c == "40P01"),
+        _ => false,
+    }
+}
+
+impl Backend {
+    pub(super) async fn open(url: &str) -> Result<Backend> {
+        let opts = PgConnectOptions::from_str(url)?
+            .log_statements(tracing::log::LevelFilter::Trace)
+            .application_name("tandem");
+        let pool = |n: u32| {
+            PgPoolOptions::new()
+                .max_connections(n)
+                .min_connections(1)
+                .test_before_acquire(false)
+                .acquire_timeout(Duration::from_secs(60))
+        };
+        let write = pool(16).connect_with(opts.clone()).await?;
+        sqlx::migrate!("migrations/postgres").run(&write).await?;
+        let read = pool(16).connect_with(opts).await?;
+        Ok(Backend { read, write })
+    }
+
+    /// A connection for reading.
+    pub(super) async fn read(&self) -> Result<sqlx::pool::PoolConnection<Db>> {
+        Ok(self.read.acquire().await?)
+    }
+
+    /// Runs `job` in a transaction of its own on a connection of the write pool,
+    /// holding the locks its kind needs; retries it on a serialization failure or a
+    /// deadlock. A connection whose COMMIT or ROLLBACK failed is closed.
+    pub(super) async fn write<T, F>(&self, lock: Lock, job: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: for<'c> Fn(&'c mut Conn) -> BoxFuture<'c, Result<T>> + Send + Sync + 'static,
+    {
+        let begin: &'static str = match lock {
+            Lock::Rows => "BEGIN",
+            Lock::Item => "BEGIN; SELECT pg_advisory_xact_lock_shared(8015331)",
+            Lock::Structure => "BEGIN; SELECT pg_advisory_xact_lock(8015331)",
+        };
+        debug_assert_eq!(STRUCTURE_LOCK, 8_015_331);
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let mut conn = self.write.acquire().await?;
+            if let Err(e) = sqlx::raw_sql(sqlx::AssertSqlSafe(begin))
+                .execute(&mut *conn)
+                .await
+            {
+                conn.close_on_drop();
+                return Err(e.into());
+            }
+            let (result, statements) = super::count::measure(job(&mut conn)).await;
+            match result {
+                Ok(v) => match sqlx::raw_sql("COMMIT").execute(&mut *conn).await {
+                    Ok(_) => {
+                        super::count::add(statements);
+                        return Ok(v);
+                    }
+                    Err(e) => {
+                        let _ = sqlx::raw_sql("ROLLBACK").execute(&mut *conn).await;
+                        conn.close_on_drop();
+                        let e: Error = e.into();
+                        if retryable(&e) && attempt < ATTEMPTS {
+                            continue;
+                        }
+                        return Err(e);
+                    }
+                },
+                Err(e) => {
+                    if sqlx::raw_sql("ROLLBACK").execute(&mut *conn).await.is_err() {
+                        conn.close_on_drop();
+                    }
+                    if retryable(&e) && attempt < ATTEMPTS {
+                        tracing::debug!(attempt, "a write met a serialization failure: again");
+                        continue;
+                    }
+                    return Err(e);
+                }
+            }
+        }
+    }
+
+    pub(super) async fn ping(&self) -> Result<()> {
+        q("SELECT 1").execute(&mut *self.read().await?).await?;
+        Ok(())
+    }
+
+    pub(super) async fn close(&self) {
+        self.read.close().await;
+        self.write.close().await;
+    }
+
+    pub(super) async fn backup(&self, database_url: &str, out: &Path) -> Result<()> {
+        let command = format!(
+            "pg_dump --format=custom --file {} \"$DATABASE_URL\"",
+            out.display()
+        );
+        let status = tokio::process::Command::new("pg_dump")
+            .args(["--format=custom", "--no-owner", "--file"])
+            .arg(out)
+            .arg(database_url)
+            .status()
+            .await
+            .map_err(|e| {
+                Error::io(
+                    format!(
+                        "cannot run pg_dump (install PostgreSQL's client programs, or run: {command})"
+                    ),
+                    e,
+                )
+            })?;
+        if status.success() {
+            Ok(())
+        } else {
+            let _ = std::fs::remove_file(out);
+            Err(Error::Invalid(format!(
+                "pg_dump failed ({status}); the command was: {command}"
+            )))
+        }
+    }
+
+    pub(super) async fn table_names(&self, c: &mut Conn) -> Result<Vec<String>> {
+        Ok(qs(
+            "SELECT CAST(table_name AS TEXT) FROM information_schema.tables
+             WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'
+               AND table_name <> '_sqlx_migrations' ORDER BY 1",
+        )
+        .fetch_all(&mut *c)
+        .await?)
+    }
+
+    pub(super) async fn text_columns(&self, c: &mut Conn) -> Result<Vec<(String, String)>> {
+        Ok(
+            qa("SELECT CAST(table_name AS TEXT), CAST(column_name AS TEXT)
+             FROM information_schema.columns
+             WHERE table_schema = current_schema() AND data_type = 'text'
+               AND table_name <> '_sqlx_migrations'
+             ORDER BY table_name, ordinal_position")
+            .fetch_all(&mut *c)
+            .await?,
+        )
+    }
+}
+
+include!("sql/macros.rs");
+
+/// Opens the shared SQL of `store/sql/` for this backend.
+macro_rules! shared {
+    ($($m:ident),*) => {
+        $(
+            #[allow(clippy::too_many_arguments)]
+            mod $m {
+                #[allow(unused_imports)]
+                use super::{Backend, Conn, Db, q, qa, qs};
+                include!(concat!("sql/", stringify!($m), ".rs"));
+            }
+        )*
+    };
+}
+
+shared!(
+    misc,
+    accounts,
+    catalog,
+    review,
+    calibration,
+    records,
+    sessions,
+    stats,
+    study
+);

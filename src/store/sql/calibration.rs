@@ -1,0 +1,635 @@
+// Calibration: held-out items with known verdicts, rounds, and the gate on the main
+// queue. The gate is kept on the pool membership (`pool_members.cleared`), so that a
+// verdict and a queue read it in the statement they already run; every write that can
+// change it (a calibration verdict, new calibration items, the campaign's rules)
+// recomputes it here. (Shared SQL: compiled once per backend, see store/mod.rs.)
+
+use crate::clock::now_micros;
+use crate::domain::rules::{CheckedVerdict, check_time_spent, check_verdict};
+use crate::domain::{Level, Reason, Role, Stage, Verdict};
+use crate::error::{Error, Result};
+use crate::store::Lock;
+use crate::store::accounts::User;
+use crate::store::calibration::{
+    CalibrationFeedback, CalibrationItem, CalibrationKey, CalibrationScore, CalibrationState,
+    CalibrationStatus, KnownVerdict,
+};
+use crate::store::catalog::Campaign;
+use crate::store::review::{ItemHeader, ItemViewRow, VerdictRequest};
+use std::collections::{HashMap, HashSet};
+
+/// The campaign's calibration rules.
+#[derive(Debug, Clone, Copy, sqlx::FromRow)]
+pub(crate) struct Rules {
+    calibration_threshold: f64,
+    calibration_min_items: i64,
+}
+
+async fn rules_in(c: &mut Conn, campaign_id: i64) -> Result<Rules> {
+    Ok(qa::<Rules>(
+        "SELECT calibration_threshold, calibration_min_items FROM campaigns WHERE id = $1",
+    )
+    .bind(campaign_id)
+    .fetch_one(&mut *c)
+    .await?)
+}
+
+/// A calibration item with its known verdict.
+#[derive(Debug, Clone, sqlx::FromRow)]
+struct CalItem {
+    id: i64,
+    stage: i64,
+    item_key: String,
+    k_verdict: String,
+    k_reasons: String,
+    k_note: String,
+}
+
+impl CalItem {
+    fn stage(&self) -> Result<Stage> {
+        Stage::from_number(self.stage).ok_or_else(|| Error::Internal("stored stage".into()))
+    }
+
+    fn known(&self) -> Result<KnownVerdict> {
+        Ok(KnownVerdict {
+            verdict: Verdict::parse(&self.k_verdict).map_err(Error::Internal)?,
+            reasons: Reason::split_stored(&self.k_reasons),
+            note: self.k_note.clone(),
+        })
+    }
+}
+
+/// The calibration items of a campaign in the order they are shown: clips, then
+/// questions.
+async fn items_in(c: &mut Conn, campaign_id: i64) -> Result<Vec<CalItem>> {
+    Ok(qa::<CalItem>(
+        "SELECT i.id, i.stage, i.item_key, k.verdict AS k_verdict, k.reasons AS k_reasons, k.note AS k_note
+         FROM items i
+         JOIN calibration_keys k ON k.item_id = i.id
+         JOIN clip_versions v ON v.id = i.clip_version_id
+         JOIN clips c ON c.id = v.clip_id
+         LEFT JOIN questions q ON q.id = i.question_id
+         WHERE i.campaign_id = $1 AND i.calibration = 1 AND i.is_current = 1
+         ORDER BY i.stage, c.clip_key, q.position",
+    )
+    .bind(campaign_id)
+    .fetch_all(&mut *c)
+    .await?)
+}
+
+/// One validator's rounds and the verdicts of their current round.
+#[derive(Default)]
+struct History {
+    /// (round, passed)
+    rounds: Vec<(i64, bool)>,
+    /// (round, item, agrees)
+    decisions: Vec<(i64, i64, bool)>,
+}
+
+/// Every validator's history in a campaign (or one validator's): two statements.
+async fn histories_in(
+    c: &mut Conn,
+    campaign_id: i64,
+    user: Option<i64>,
+) -> Result<HashMap<i64, History>> {
+    let mut out: HashMap<i64, History> = HashMap::new();
+    let rounds: Vec<(i64, i64, Option<i64>)> = qa(
+        "SELECT user_id, round, passed_at FROM calibration_rounds
+         WHERE campaign_id = $1 AND ($2 = 0 OR user_id = $2) ORDER BY user_id, round",
+    )
+    .bind(campaign_id)
+    .bind(user.unwrap_or(0))
+    .fetch_all(&mut *c)
+    .await?;
+    for (u, round, passed) in rounds {
+        out.entry(u).or_default().rounds.push((round, passed.is_some()));
+    }
+    let decisions: Vec<(i64, i64, i64, i64)> = qa(
+        "SELECT validator_id, round, item_id, agrees FROM calibration_decisions
+         WHERE campaign_id = $1 AND ($2 = 0 OR validator_id = $2)",
+    )
+    .bind(campaign_id)
+    .bind(user.unwrap_or(0))
+    .fetch_all(&mut *c)
+    .await?;
+    for (u, round, item, agrees) in decisions {
+        out.entry(u).or_default().decisions.push((round, item, agrees == 1));
+    }
+    Ok(out)
+}
+
+/// A validator's calibration status from the items, the rules and their history.
+fn status_from(items: &[CalItem], rules: Rules, h: Option<&History>) -> Result<CalibrationStatus> {
+    let total = i64::try_from(items.len()).unwrap_or(i64::MAX);
+    let required = rules.calibration_min_items.min(total);
+    let mut status = CalibrationStatus {
+        state: CalibrationState::NotRequired,
+        round: 0,
+        decided: 0,
+        agreed: 0,
+        total,
+        required,
+        threshold: rules.calibration_threshold,
+        next: None,
+    };
+    if total == 0 {
+        return Ok(status);
+    }
+    let empty = History::default();
+    let h = h.unwrap_or(&empty);
+    status.round = h.rounds.last().map_or(1, |r| r.0);
+    let passed = h.rounds.iter().any(|r| r.1);
+    let mut decided_items = HashSet::new();
+    for (round, item, agrees) in &h.decisions {
+        if *round == status.round {
+            decided_items.insert(*item);
+            status.agreed += i64::from(*agrees);
+        }
+    }
+    status.decided = i64::try_from(decided_items.len()).unwrap_or(i64::MAX);
+    let reached = status.decided >= required
+        && status.agreed as f64 >= rules.calibration_threshold * status.decided as f64 - 1e-9;
+    status.state = if passed || reached {
+        CalibrationState::Passed
+    } else if status.decided >= total {
+        CalibrationState::Failed
+    } else {
+        CalibrationState::InProgress
+    };
+    if status.state == CalibrationState::InProgress {
+        for it in items {
+            if !decided_items.contains(&it.id) {
+                status.next = Some((it.stage()?, it.item_key.clone()));
+                break;
+            }
+        }
+    }
+    Ok(status)
+}
+
+/// One validator's calibration status, the rules read now.
+pub(crate) async fn status_of_in(
+    c: &mut Conn,
+    campaign_id: i64,
+    user_id: i64,
+) -> Result<CalibrationStatus> {
+    let rules = rules_in(c, campaign_id).await?;
+    let items = items_in(c, campaign_id).await?;
+    let h = histories_in(c, campaign_id, Some(user_id)).await?;
+    status_from(&items, rules, h.get(&user_id))
+}
+
+/// Why a validator's main queue is not open.
+pub(crate) fn not_cleared(s: &CalibrationStatus) -> Error {
+    Error::Forbidden(match s.state {
+        CalibrationState::Failed => format!(
+            "calibration was not passed in round {} ({} of {} agreed); an admin can start another round",
+            s.round, s.agreed, s.decided
+        ),
+        _ => format!(
+            "finish calibration first: {} of {} calibration items decided",
+            s.decided, s.required
+        ),
+    })
+}
+
+/// Recomputes every pool member's gate in a campaign (after new calibration items or
+/// new rules): open when the campaign has no calibration items or the member passed.
+pub(crate) async fn refresh_gates_in(c: &mut Conn, campaign_id: i64) -> Result<()> {
+    let rules = rules_in(c, campaign_id).await?;
+    let items = items_in(c, campaign_id).await?;
+    let histories = histories_in(c, campaign_id, None).await?;
+    let members: Vec<(i64, i64)> =
+        qa("SELECT user_id, cleared FROM pool_members WHERE campaign_id = $1")
+            .bind(campaign_id)
+            .fetch_all(&mut *c)
+            .await?;
+    for (user, cleared) in members {
+        let open = i64::from(status_from(&items, rules, histories.get(&user))?.open());
+        if open != cleared {
+            q("UPDATE pool_members SET cleared = $1 WHERE campaign_id = $2 AND user_id = $3")
+                .bind(open)
+                .bind(campaign_id)
+                .bind(user)
+                .execute(&mut *c)
+                .await?;
+        }
+    }
+    Ok(())
+}
+
+/// The calibration item of `stage` named `key` with its view and known verdict.
+async fn item_view_in(
+    c: &mut Conn,
+    campaign_id: i64,
+    stage: Stage,
+    key: &str,
+) -> Result<(ItemHeader, KnownVerdict)> {
+    #[derive(sqlx::FromRow)]
+    struct Row {
+        #[sqlx(flatten)]
+        item: ItemViewRow,
+        k_verdict: String,
+        k_reasons: String,
+        k_note: String,
+    }
+    let row = qa::<Row>(concat!(
+        "SELECT ",
+        item_columns!(),
+        ", k.verdict AS k_verdict, k.reasons AS k_reasons, k.note AS k_note",
+        item_joins!(),
+        " JOIN calibration_keys k ON k.item_id = i.id
+         WHERE i.campaign_id = $1 AND i.stage = $2 AND i.item_key = $3 AND i.is_current = 1
+           AND i.calibration = 1"
+    ))
+    .bind(campaign_id)
+    .bind(stage.number())
+    .bind(key)
+    .fetch_optional(&mut *c)
+    .await?
+    .ok_or_else(|| {
+        Error::NotFound(format!(
+            "no calibration {} `{key}` in Stage {stage}",
+            stage.item_noun()
+        ))
+    })?;
+    let known = KnownVerdict {
+        verdict: Verdict::parse(&row.k_verdict).map_err(Error::Internal)?,
+        reasons: Reason::split_stored(&row.k_reasons),
+        note: row.k_note,
+    };
+    Ok((ItemHeader::try_from(row.item)?, known))
+}
+
+async fn require_pool_in(c: &mut Conn, campaign: &Campaign, validator: &User) -> Result<()> {
+    let member: Option<i64> =
+        qs("SELECT user_id FROM pool_members WHERE campaign_id = $1 AND user_id = $2")
+            .bind(campaign.id)
+            .bind(validator.id)
+            .fetch_optional(&mut *c)
+            .await?;
+    if validator.role != Role::Validator || member.is_none() {
+        return Err(Error::Forbidden(format!(
+            "{} is not in the validator pool of campaign `{}`",
+            validator.name, campaign.name
+        )));
+    }
+    Ok(())
+}
+
+impl Backend {
+    pub(crate) async fn calibration_status(
+        &self,
+        campaign: &Campaign,
+        validator: &User,
+    ) -> Result<CalibrationStatus> {
+        status_of_in(&mut *self.read().await?, campaign.id, validator.id).await
+    }
+
+    pub(crate) async fn require_calibrated(
+        &self,
+        campaign: &Campaign,
+        validator: &User,
+    ) -> Result<()> {
+        let s = self.calibration_status(campaign, validator).await?;
+        if s.open() {
+            Ok(())
+        } else {
+            Err(not_cleared(&s))
+        }
+    }
+
+    pub(crate) async fn calibration_item(
+        &self,
+        campaign: &Campaign,
+        validator: &User,
+        stage: Stage,
+        key: &str,
+    ) -> Result<CalibrationItem> {
+        let mut c = self.read().await?;
+        require_pool_in(&mut c, campaign, validator).await?;
+        let (header, known) = item_view_in(&mut c, campaign.id, stage, key).await?;
+        let status = status_of_in(&mut c, campaign.id, validator.id).await?;
+        let mine: Option<(String, String, i64)> = qa(
+            "SELECT verdict, reasons, agrees FROM calibration_decisions
+             WHERE item_id = $1 AND validator_id = $2 AND round = $3",
+        )
+        .bind(header.id)
+        .bind(validator.id)
+        .bind(status.round)
+        .fetch_optional(&mut *c)
+        .await?;
+        let feedback = mine
+            .map(|(verdict, reasons, agrees)| -> Result<CalibrationFeedback> {
+                Ok(CalibrationFeedback {
+                    verdict: Verdict::parse(&verdict).map_err(Error::Internal)?,
+                    reasons: Reason::split_stored(&reasons),
+                    agrees: agrees == 1,
+                    known: known.clone(),
+                    status: status.clone(),
+                })
+            })
+            .transpose()?;
+        Ok(CalibrationItem {
+            stage,
+            item_id: key.to_string(),
+            clip: header.clip,
+            question: header.question,
+            feedback,
+        })
+    }
+
+    pub(crate) async fn record_calibration(
+        &self,
+        campaign: &Campaign,
+        validator: &User,
+        stage: Stage,
+        key: &str,
+        req: &VerdictRequest,
+    ) -> Result<CalibrationFeedback> {
+        let (campaign, validator, key, req) =
+            (campaign.clone(), validator.clone(), key.to_string(), req.clone());
+        self.write(Lock::Item, move |c| {
+            let (campaign, validator, key, req) =
+                (campaign.clone(), validator.clone(), key.clone(), req.clone());
+            Box::pin(async move {
+                // The membership row is this validator's lock for their calibration.
+                let member: Option<i64> = qs(concat!(
+                    "SELECT m.cleared FROM pool_members m WHERE m.campaign_id = $1 AND m.user_id = $2",
+                    for_update!("m")
+                ))
+                .bind(campaign.id)
+                .bind(validator.id)
+                .fetch_optional(&mut *c)
+                .await?;
+                if validator.role != Role::Validator || member.is_none() {
+                    return Err(Error::Forbidden(format!(
+                        "{} is not in the validator pool of campaign `{}`",
+                        validator.name, campaign.name
+                    )));
+                }
+                let rules = rules_in(c, campaign.id).await?;
+                let items = items_in(c, campaign.id).await?;
+                let mut history = histories_in(c, campaign.id, Some(validator.id))
+                    .await?
+                    .remove(&validator.id)
+                    .unwrap_or_default();
+                let item = items
+                    .iter()
+                    .find(|it| it.stage == stage.number() && it.item_key == key)
+                    .ok_or_else(|| {
+                        Error::NotFound(format!(
+                            "no calibration {} `{key}` in Stage {stage}",
+                            stage.item_noun()
+                        ))
+                    })?;
+                let known = item.known()?;
+                let level: Option<String> = qs("SELECT level FROM items WHERE id = $1")
+                    .bind(item.id)
+                    .fetch_one(&mut *c)
+                    .await?;
+                let level = level.as_deref().and_then(|l| Level::parse(l).ok());
+                let checked: CheckedVerdict =
+                    check_verdict(stage, level, req.verdict, &req.reasons, &req.note)?;
+                let time_spent = check_time_spent(req.time_spent_ms)?;
+                let status = status_from(&items, rules, Some(&history))?;
+                let reasons = Reason::join(&checked.reasons);
+                let earlier: Option<(String, String, String, i64)> = qa(
+                    "SELECT verdict, reasons, note, agrees FROM calibration_decisions
+                     WHERE item_id = $1 AND validator_id = $2 AND round = $3",
+                )
+                .bind(item.id)
+                .bind(validator.id)
+                .bind(status.round)
+                .fetch_optional(&mut *c)
+                .await?;
+                if let Some((v, r, n, agrees)) = earlier {
+                    if v == checked.verdict.as_str() && r == reasons && n == checked.note {
+                        return Ok(CalibrationFeedback {
+                            verdict: checked.verdict,
+                            reasons: checked.reasons,
+                            agrees: agrees == 1,
+                            known,
+                            status,
+                        });
+                    }
+                    return Err(Error::Conflict(format!(
+                        "{} `{key}` is already decided in this calibration round; calibration verdicts do not change",
+                        stage.item_noun()
+                    )));
+                }
+                if status.state != CalibrationState::InProgress {
+                    return Err(Error::Conflict(match status.state {
+                        CalibrationState::Failed => {
+                            "this calibration round is over; an admin can start another".into()
+                        }
+                        CalibrationState::NotRequired => "this campaign has no calibration".into(),
+                        _ => "calibration is passed; the main queue is open".into(),
+                    }));
+                }
+                let now = now_micros();
+                q("INSERT INTO calibration_rounds (campaign_id, user_id, round, started_at) VALUES ($1, $2, $3, $4)
+                   ON CONFLICT (campaign_id, user_id, round) DO NOTHING")
+                .bind(campaign.id)
+                .bind(validator.id)
+                .bind(status.round)
+                .bind(now)
+                .execute(&mut *c)
+                .await?;
+                let agrees = checked.verdict == known.verdict;
+                q("INSERT INTO calibration_decisions (campaign_id, item_id, validator_id, round, verdict, reasons, note, time_spent_ms, decided_at, agrees)
+                   VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)")
+                .bind(campaign.id)
+                .bind(item.id)
+                .bind(validator.id)
+                .bind(status.round)
+                .bind(checked.verdict.as_str())
+                .bind(&reasons)
+                .bind(&checked.note)
+                .bind(time_spent)
+                .bind(now)
+                .bind(i64::from(agrees))
+                .execute(&mut *c)
+                .await?;
+                if history.rounds.is_empty() {
+                    history.rounds.push((status.round, false));
+                }
+                history.decisions.push((status.round, item.id, agrees));
+                let after = status_from(&items, rules, Some(&history))?;
+                if after.state == CalibrationState::Passed {
+                    q("UPDATE calibration_rounds SET passed_at = $1
+                       WHERE campaign_id = $2 AND user_id = $3 AND round = $4 AND passed_at IS NULL")
+                    .bind(now)
+                    .bind(campaign.id)
+                    .bind(validator.id)
+                    .bind(after.round)
+                    .execute(&mut *c)
+                    .await?;
+                    q("UPDATE pool_members SET cleared = 1 WHERE campaign_id = $1 AND user_id = $2")
+                        .bind(campaign.id)
+                        .bind(validator.id)
+                        .execute(&mut *c)
+                        .await?;
+                }
+                Ok(CalibrationFeedback {
+                    verdict: checked.verdict,
+                    reasons: checked.reasons,
+                    agrees,
+                    known,
+                    status: after,
+                })
+            })
+        })
+        .await
+    }
+
+    pub(crate) async fn reset_calibration(
+        &self,
+        campaign: &Campaign,
+        name: &str,
+        by: &str,
+    ) -> Result<i64> {
+        let (campaign_id, name, by) = (campaign.id, name.to_string(), by.to_string());
+        self.write(Lock::Item, move |c| {
+            let (name, by) = (name.clone(), by.clone());
+            Box::pin(async move {
+                let user = super::accounts::user_by_name_in(c, &name)
+                    .await?
+                    .ok_or_else(|| Error::NotFound(format!("no user named `{name}`")))?;
+                let status = status_of_in(c, campaign_id, user.id).await?;
+                if status.state != CalibrationState::Failed {
+                    return Err(Error::Conflict(format!(
+                        "{name} has not failed calibration (it is {}); only a failed round is reset",
+                        match status.state {
+                            CalibrationState::Passed => "passed",
+                            CalibrationState::InProgress => "in progress",
+                            _ => "not required",
+                        }
+                    )));
+                }
+                let now = now_micros();
+                // Keep the failed round on record (it may have been made implicitly).
+                q("INSERT INTO calibration_rounds (campaign_id, user_id, round, started_at) VALUES ($1, $2, $3, $4)
+                   ON CONFLICT (campaign_id, user_id, round) DO NOTHING")
+                .bind(campaign_id)
+                .bind(user.id)
+                .bind(status.round)
+                .bind(now)
+                .execute(&mut *c)
+                .await?;
+                let next = status.round + 1;
+                q("INSERT INTO calibration_rounds (campaign_id, user_id, round, started_at, reset_by) VALUES ($1, $2, $3, $4, $5)")
+                    .bind(campaign_id)
+                    .bind(user.id)
+                    .bind(next)
+                    .bind(now)
+                    .bind(&by)
+                    .execute(&mut *c)
+                    .await?;
+                Ok(next)
+            })
+        })
+        .await
+    }
+
+    pub(crate) async fn calibration_scores(
+        &self,
+        campaign: &Campaign,
+    ) -> Result<Vec<CalibrationScore>> {
+        let mut c = self.read().await?;
+        let pool: Vec<(i64, String)> = qa(
+            "SELECT u.id, u.name FROM pool_members p JOIN users u ON u.id = p.user_id
+             WHERE p.campaign_id = $1 ORDER BY p.pool_index",
+        )
+        .bind(campaign.id)
+        .fetch_all(&mut *c)
+        .await?;
+        let rules = rules_in(&mut c, campaign.id).await?;
+        let items = items_in(&mut c, campaign.id).await?;
+        let histories = histories_in(&mut c, campaign.id, None).await?;
+        pool.into_iter()
+            .map(|(id, name)| {
+                Ok(CalibrationScore {
+                    validator: name,
+                    status: status_from(&items, rules, histories.get(&id))?,
+                })
+            })
+            .collect()
+    }
+
+    pub(crate) async fn calibration_keys(&self, campaign: &Campaign) -> Result<Vec<CalibrationKey>> {
+        items_in(&mut *self.read().await?, campaign.id)
+            .await?
+            .into_iter()
+            .map(|it| {
+                Ok(CalibrationKey {
+                    stage: it.stage()?,
+                    known: it.known()?,
+                    item_id: it.item_key,
+                })
+            })
+            .collect()
+    }
+
+    pub(crate) async fn mark_calibration(
+        &self,
+        campaign: &Campaign,
+        clip_key: &str,
+        known: &CheckedVerdict,
+    ) -> Result<()> {
+        let (campaign_id, campaign_name, clip_key, known) = (
+            campaign.id,
+            campaign.name.clone(),
+            clip_key.to_string(),
+            known.clone(),
+        );
+        self.write(Lock::Structure, move |c| {
+            let (campaign_name, clip_key, known) =
+                (campaign_name.clone(), clip_key.clone(), known.clone());
+            Box::pin(async move {
+                let (clip_pk, version_id, item_id): (i64, i64, i64) = qa(
+                    "SELECT c.id, v.id, i.id FROM clips c
+                     JOIN clip_versions v ON v.id = c.current_version_id
+                     JOIN items i ON i.clip_version_id = v.id AND i.stage = 1
+                     WHERE c.campaign_id = $1 AND c.clip_key = $2",
+                )
+                .bind(campaign_id)
+                .bind(&clip_key)
+                .fetch_optional(&mut *c)
+                .await?
+                .ok_or_else(|| {
+                    Error::NotFound(format!(
+                        "no clip `{clip_key}` in campaign `{campaign_name}`"
+                    ))
+                })?;
+                let decided: i64 = qs(
+                    "SELECT COUNT(*) FROM decisions d JOIN items i ON i.id = d.item_id WHERE i.clip_version_id = $1",
+                )
+                .bind(version_id)
+                .fetch_one(&mut *c)
+                .await?;
+                if decided > 0 {
+                    return Err(Error::Conflict(format!(
+                        "clip `{clip_key}` already has verdicts; only a clip nobody decided becomes a calibration clip"
+                    )));
+                }
+                q("UPDATE clips SET calibration = 1 WHERE id = $1")
+                    .bind(clip_pk)
+                    .execute(&mut *c)
+                    .await?;
+                q("UPDATE items SET calibration = 1, rater1_id = NULL, rater2_id = NULL, queue1 = NULL, queue2 = NULL
+                   WHERE clip_version_id = $1")
+                .bind(version_id)
+                .execute(&mut *c)
+                .await?;
+                q("DELETE FROM calibration_keys WHERE item_id = $1")
+                    .bind(item_id)
+                    .execute(&mut *c)
+                    .await?;
+                super::catalog::insert_keys_in(c, &[(item_id, &known)]).await?;
+                refresh_gates_in(c, campaign_id).await
+            })
+        })
+        .await
+    }
+}

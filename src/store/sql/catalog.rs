@@ -1,0 +1,930 @@
+// Campaigns, their tasks and pairs, the import of clips with their questions, and
+// progress. (Shared SQL: compiled once per backend, see store/mod.rs.)
+
+use crate::clock::now_micros;
+use crate::domain::import::{CheckedManifest, ManifestClip};
+use crate::domain::pairing::default_pair;
+use crate::domain::taxonomy::Taxonomy;
+use crate::domain::{Outcome, Role, check_identifier};
+use crate::error::{Error, LineError, Rejected, Result};
+use crate::store::Lock;
+use crate::store::accounts::User;
+use crate::store::catalog::{
+    Campaign, ImportSummary, Settings, StageProgress, TaskInfo, TaskProgress,
+};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::Arc;
+
+#[derive(sqlx::FromRow)]
+struct CampaignRow {
+    id: i64,
+    name: String,
+    taxonomy: String,
+    target_per_task: i64,
+    calibration_threshold: f64,
+    calibration_min_items: i64,
+    revision: i64,
+}
+
+impl TryFrom<CampaignRow> for Campaign {
+    type Error = Error;
+    fn try_from(r: CampaignRow) -> Result<Campaign> {
+        let taxonomy: Taxonomy = serde_json::from_str(&r.taxonomy).map_err(|e| {
+            Error::Internal(format!("stored taxonomy of `{}` is unreadable: {e}", r.name))
+        })?;
+        Ok(Campaign {
+            id: r.id,
+            name: r.name,
+            taxonomy: Arc::new(taxonomy),
+            settings: Settings {
+                target_per_task: r.target_per_task,
+                calibration_threshold: r.calibration_threshold,
+                calibration_min_items: r.calibration_min_items,
+            },
+            revision: r.revision,
+        })
+    }
+}
+
+pub(crate) async fn campaign_in(c: &mut Conn, name: &str) -> Result<Option<Campaign>> {
+    qa::<CampaignRow>(
+        "SELECT id, name, taxonomy, target_per_task, calibration_threshold, calibration_min_items, revision
+         FROM campaigns WHERE name = $1",
+    )
+    .bind(name)
+    .fetch_optional(&mut *c)
+    .await?
+    .map(Campaign::try_from)
+    .transpose()
+}
+
+/// The campaign named `name`, created with the built-in taxonomy if it does not exist.
+pub(crate) async fn ensure_campaign_in(c: &mut Conn, name: &str) -> Result<Campaign> {
+    if let Some(found) = campaign_in(c, name).await? {
+        return Ok(found);
+    }
+    check_identifier("campaign name", name).map_err(|m| Error::field("campaign", m))?;
+    let taxonomy = Taxonomy::vgenst();
+    let json = serde_json::to_string(&taxonomy)
+        .map_err(|e| Error::Internal(format!("taxonomy does not serialise: {e}")))?;
+    let id: i64 = qs("INSERT INTO campaigns (name, taxonomy, created_at) VALUES ($1, $2, $3) RETURNING id")
+        .bind(name)
+        .bind(json)
+        .bind(now_micros())
+        .fetch_one(&mut *c)
+        .await?;
+    let mut sql = String::from("INSERT INTO tasks (campaign_id, position, code, name, attributes) VALUES ");
+    sql.push_str(&values(1, 5, taxonomy.tasks.len()));
+    let mut insert = q(sqlx::AssertSqlSafe(sql));
+    for (position, t) in taxonomy.tasks.iter().enumerate() {
+        let attributes = serde_json::json!({
+            "scale": t.scale, "perspective": t.perspective, "dynamics": t.dynamics
+        })
+        .to_string();
+        insert = insert
+            .bind(id)
+            .bind(i64::try_from(position).unwrap_or(i64::MAX))
+            .bind(t.code.clone())
+            .bind(t.name.clone())
+            .bind(attributes);
+    }
+    insert.execute(&mut *c).await?;
+    refresh_pairs_in(c, id).await?;
+    Ok(Campaign {
+        id,
+        name: name.to_string(),
+        taxonomy: Arc::new(taxonomy),
+        settings: Settings::default(),
+        revision: 0,
+    })
+}
+
+/// `($1, $2, $3), ($4, $5, $6), ...`: `rows` rows of `cols` parameters from `first`.
+pub(crate) fn values(first: usize, cols: usize, rows: usize) -> String {
+    let mut s = String::with_capacity(rows * cols * 5);
+    for r in 0..rows {
+        if r > 0 {
+            s.push_str(", ");
+        }
+        s.push('(');
+        for k in 0..cols {
+            if k > 0 {
+                s.push_str(", ");
+            }
+            s.push('$');
+            s.push_str(&(first + r * cols + k).to_string());
+        }
+        s.push(')');
+    }
+    s
+}
+
+/// Rows per multi-row insert: SQLite takes at most 32,766 parameters in a statement.
+pub(crate) fn chunk_rows(cols: usize) -> usize {
+    (30_000 / cols.max(1)).max(1)
+}
+
+/// Recomputes the pair in force for every task of a campaign (the admin's override,
+/// else the default pair from the pool), then moves the campaign's open items that no
+/// one has started to their task's pair: the queues hold what the pairs say. Called in
+/// the write that changes the pool or an override, so the tasks and the queues never
+/// disagree with them.
+pub(crate) async fn refresh_pairs_in(c: &mut Conn, campaign_id: i64) -> Result<()> {
+    let pool: Vec<(i64, i64)> = qa(
+        "SELECT pool_index, user_id FROM pool_members WHERE campaign_id = $1 ORDER BY pool_index",
+    )
+    .bind(campaign_id)
+    .fetch_all(&mut *c)
+    .await?;
+    #[derive(sqlx::FromRow)]
+    struct TaskPair {
+        id: i64,
+        position: i64,
+        pair_rater1: Option<i64>,
+        pair_rater2: Option<i64>,
+        rater1_id: Option<i64>,
+        rater2_id: Option<i64>,
+        pair_problem: Option<String>,
+    }
+    let tasks: Vec<TaskPair> = qa(
+        "SELECT id, position, pair_rater1, pair_rater2, rater1_id, rater2_id, pair_problem
+         FROM tasks WHERE campaign_id = $1",
+    )
+    .bind(campaign_id)
+    .fetch_all(&mut *c)
+    .await?;
+    let mut changed = false;
+    for t in tasks {
+        let pair = match (t.pair_rater1, t.pair_rater2) {
+            (Some(a), Some(b)) => Ok((a, b)),
+            _ => default_pair(usize::try_from(t.position).unwrap_or(0), &pool),
+        };
+        let (r1, r2, problem) = match pair {
+            Ok((a, b)) => (Some(a), Some(b), None),
+            Err(p) => (None, None, Some(p)),
+        };
+        if (r1, r2, &problem) == (t.rater1_id, t.rater2_id, &t.pair_problem) {
+            continue;
+        }
+        changed = true;
+        q("UPDATE tasks SET rater1_id = $1, rater2_id = $2, pair_problem = $3 WHERE id = $4")
+            .bind(r1)
+            .bind(r2)
+            .bind(problem)
+            .bind(t.id)
+            .execute(&mut *c)
+            .await?;
+    }
+    if changed {
+        // Items that someone started keep their pair; a question goes with its clip.
+        q("UPDATE items SET queue1 = t.rater1_id, queue2 = t.rater2_id
+           FROM tasks t
+           WHERE t.id = items.task_id AND items.campaign_id = $1 AND items.is_current = 1
+             AND items.calibration = 0 AND items.rater1_id IS NULL
+             AND (items.stage = 1 OR items.parent_item_id IS NULL)
+             AND (items.queue1 IS DISTINCT FROM t.rater1_id OR items.queue2 IS DISTINCT FROM t.rater2_id)")
+        .bind(campaign_id)
+        .execute(&mut *c)
+        .await?;
+    }
+    Ok(())
+}
+
+/// Stores the known verdicts of calibration items: (item, verdict) pairs.
+pub(crate) async fn insert_keys_in(
+    c: &mut Conn,
+    keys: &[(i64, &crate::domain::rules::CheckedVerdict)],
+) -> Result<()> {
+    for chunk in keys.chunks(chunk_rows(4)) {
+        let sql = format!(
+            "INSERT INTO calibration_keys (item_id, verdict, reasons, note) VALUES {}",
+            values(1, 4, chunk.len())
+        );
+        let mut insert = q(sqlx::AssertSqlSafe(sql));
+        for (item, key) in chunk {
+            insert = insert
+                .bind(*item)
+                .bind(key.verdict.as_str())
+                .bind(crate::domain::Reason::join(&key.reasons))
+                .bind(key.note.clone());
+        }
+        insert.execute(&mut *c).await?;
+    }
+    Ok(())
+}
+
+/// A clip of the manifest that is new to the campaign, or a new version of a known one.
+struct Plan<'a> {
+    clip: &'a ManifestClip,
+    /// The known clip, for a new version.
+    clip_pk: Option<i64>,
+    version: i64,
+    /// The pair that reviewed the rejected version reviews the new one.
+    pair: (Option<i64>, Option<i64>),
+}
+
+/// A clip as stored, for an import to compare with.
+#[derive(sqlx::FromRow)]
+struct KnownClip {
+    id: i64,
+    clip_key: String,
+    task: String,
+    media_sha256: String,
+    fields: String,
+    version: i64,
+    outcome: String,
+    rater1_id: Option<i64>,
+    rater2_id: Option<i64>,
+}
+
+impl Backend {
+    pub(crate) async fn load_campaign(&self, name: &str) -> Result<Option<Campaign>> {
+        campaign_in(&mut *self.read().await?, name).await
+    }
+
+    pub(crate) async fn taxonomy_for(&self, name: &str) -> Result<Arc<Taxonomy>> {
+        Ok(match campaign_in(&mut *self.read().await?, name).await? {
+            Some(c) => c.taxonomy,
+            None => Arc::new(Taxonomy::vgenst()),
+        })
+    }
+
+    pub(crate) async fn set_settings(&self, campaign: &Campaign, settings: Settings) -> Result<()> {
+        if settings.target_per_task < 1 {
+            return Err(Error::field(
+                "target_per_task",
+                "the target is at least 1 clip per task",
+            ));
+        }
+        if !(settings.calibration_threshold > 0.0 && settings.calibration_threshold <= 1.0) {
+            return Err(Error::field(
+                "calibration_threshold",
+                "the calibration threshold is a fraction above 0 and at most 1 (0.8 is 80%)",
+            ));
+        }
+        if settings.calibration_min_items < 1 {
+            return Err(Error::field(
+                "calibration_min_items",
+                "at least 1 calibration item",
+            ));
+        }
+        let id = campaign.id;
+        self.write(Lock::Structure, move |c| {
+            Box::pin(async move {
+                q("UPDATE campaigns SET target_per_task = $1, calibration_threshold = $2,
+                          calibration_min_items = $3, revision = revision + 1 WHERE id = $4")
+                .bind(settings.target_per_task)
+                .bind(settings.calibration_threshold)
+                .bind(settings.calibration_min_items)
+                .bind(id)
+                .execute(&mut *c)
+                .await?;
+                // A lower threshold can pass someone: the gates follow the rules.
+                super::calibration::refresh_gates_in(c, id).await
+            })
+        })
+        .await
+    }
+
+    pub(crate) async fn media_hashes(&self) -> Result<Vec<String>> {
+        Ok(qs(
+            "SELECT media_sha256 FROM clip_versions GROUP BY media_sha256 ORDER BY MAX(id) DESC",
+        )
+        .fetch_all(&mut *self.read().await?)
+        .await?)
+    }
+
+    pub(crate) async fn campaign_names_for(&self, user: &User) -> Result<Vec<String>> {
+        match user.role {
+            Role::Participant => Ok(Vec::new()),
+            Role::Admin | Role::Author => self.campaign_names().await,
+            Role::Validator => Ok(qs(
+                "SELECT c.name FROM campaigns c JOIN pool_members p ON p.campaign_id = c.id
+                 WHERE p.user_id = $1 ORDER BY c.name",
+            )
+            .bind(user.id)
+            .fetch_all(&mut *self.read().await?)
+            .await?),
+        }
+    }
+
+    pub(crate) async fn campaign_names(&self) -> Result<Vec<String>> {
+        Ok(qs("SELECT name FROM campaigns ORDER BY name")
+            .fetch_all(&mut *self.read().await?)
+            .await?)
+    }
+
+    pub(crate) async fn tasks(&self, campaign: &Campaign) -> Result<Vec<TaskInfo>> {
+        tasks_in(&mut *self.read().await?, campaign.id).await
+    }
+
+    pub(crate) async fn set_pair(
+        &self,
+        campaign: &Campaign,
+        task_code: &str,
+        pair: Option<(&str, &str)>,
+    ) -> Result<TaskInfo> {
+        let (campaign_id, campaign_name, task_code) =
+            (campaign.id, campaign.name.clone(), task_code.to_string());
+        let pair = pair.map(|(a, b)| (a.to_string(), b.to_string()));
+        if let Some((a, b)) = &pair
+            && a == b
+        {
+            return Err(Error::Invalid(
+                "a pair needs two different validators".into(),
+            ));
+        }
+        let task_id = self
+            .write(Lock::Structure, move |c| {
+                let (campaign_name, task_code, pair) =
+                    (campaign_name.clone(), task_code.clone(), pair.clone());
+                Box::pin(async move {
+                    let task_id: i64 =
+                        qs("SELECT id FROM tasks WHERE campaign_id = $1 AND code = $2")
+                            .bind(campaign_id)
+                            .bind(&task_code)
+                            .fetch_optional(&mut *c)
+                            .await?
+                            .ok_or_else(|| {
+                                Error::NotFound(format!(
+                                    "no task `{task_code}` in campaign `{campaign_name}`"
+                                ))
+                            })?;
+                    let ids = match &pair {
+                        None => (None, None),
+                        Some((a, b)) => {
+                            let members: Vec<(String, i64)> = qa(
+                                "SELECT u.name, u.id FROM users u JOIN pool_members p ON p.user_id = u.id
+                                 WHERE p.campaign_id = $1 AND (u.name = $2 OR u.name = $3)",
+                            )
+                            .bind(campaign_id)
+                            .bind(a)
+                            .bind(b)
+                            .fetch_all(&mut *c)
+                            .await?;
+                            let id = |name: &str| {
+                                members
+                                    .iter()
+                                    .find(|(n, _)| n == name)
+                                    .map(|(_, id)| *id)
+                                    .ok_or_else(|| {
+                                        Error::Invalid(format!(
+                                            "`{name}` is not a validator in the pool of campaign `{campaign_name}`"
+                                        ))
+                                    })
+                            };
+                            (Some(id(a)?), Some(id(b)?))
+                        }
+                    };
+                    q("UPDATE tasks SET pair_rater1 = $1, pair_rater2 = $2 WHERE id = $3")
+                        .bind(ids.0)
+                        .bind(ids.1)
+                        .bind(task_id)
+                        .execute(&mut *c)
+                        .await?;
+                    refresh_pairs_in(c, campaign_id).await?;
+                    Ok(task_id)
+                })
+            })
+            .await?;
+        self.tasks(campaign)
+            .await?
+            .into_iter()
+            .find(|t| t.id == task_id)
+            .ok_or_else(|| Error::Internal("task vanished".into()))
+    }
+
+    pub(crate) async fn import_manifest(
+        &self,
+        campaign_name: &str,
+        manifest: &CheckedManifest,
+    ) -> Result<(ImportSummary, HashSet<String>)> {
+        let campaign_name = campaign_name.to_string();
+        let manifest = Arc::new(manifest.clone());
+        self.write(Lock::Structure, move |c| {
+            let (campaign_name, manifest) = (campaign_name.clone(), manifest.clone());
+            Box::pin(async move { import_manifest_in(c, &campaign_name, &manifest).await })
+        })
+        .await
+    }
+
+    pub(crate) async fn progress(&self, campaign: &Campaign) -> Result<Vec<TaskProgress>> {
+        let mut c = self.read().await?;
+        #[derive(sqlx::FromRow)]
+        struct Row {
+            code: String,
+            stage: i64,
+            outcome: String,
+            started: i64,
+            is_open: i64,
+            n: i64,
+        }
+        let rows: Vec<Row> = qa(
+            "SELECT t.code, i.stage, i.outcome,
+                    CAST(CASE WHEN i.rater1_id IS NOT NULL THEN 1 ELSE 0 END AS BIGINT) AS started,
+                    CAST(CASE WHEN i.stage = 1 OR i.parent_item_id IS NULL
+                                   OR p.outcome IN ('both_pass', 'split_accepted') THEN 1 ELSE 0 END AS BIGINT) AS is_open,
+                    COUNT(*) AS n
+             FROM items i
+             JOIN tasks t ON t.id = i.task_id
+             LEFT JOIN items p ON p.id = i.parent_item_id
+             WHERE i.campaign_id = $1 AND i.calibration = 0 AND i.is_current = 1
+             GROUP BY t.code, i.stage, i.outcome,
+                      CASE WHEN i.rater1_id IS NOT NULL THEN 1 ELSE 0 END,
+                      CASE WHEN i.stage = 1 OR i.parent_item_id IS NULL
+                                OR p.outcome IN ('both_pass', 'split_accepted') THEN 1 ELSE 0 END",
+        )
+        .bind(campaign.id)
+        .fetch_all(&mut *c)
+        .await?;
+        let mut out: Vec<TaskProgress> = tasks_in(&mut c, campaign.id)
+            .await?
+            .into_iter()
+            .map(|t| TaskProgress {
+                task: t.code,
+                stage1: StageProgress::default(),
+                stage2: StageProgress::default(),
+            })
+            .collect();
+        for r in rows {
+            let Some(tp) = out.iter_mut().find(|t| t.task == r.code) else {
+                continue;
+            };
+            let s = if r.stage == 1 {
+                &mut tp.stage1
+            } else {
+                &mut tp.stage2
+            };
+            if r.is_open == 0 {
+                s.not_open += r.n;
+                continue;
+            }
+            s.items += r.n;
+            match r.outcome.as_str() {
+                "pending" if r.started == 0 => s.unstarted += r.n,
+                "pending" => s.half_decided += r.n,
+                "both_pass" => s.both_pass += r.n,
+                "both_reject" => s.both_reject += r.n,
+                "split" => s.split += r.n,
+                "split_accepted" => s.split_accepted += r.n,
+                "split_rejected" => s.split_rejected += r.n,
+                other => return Err(Error::Internal(format!("stored outcome `{other}`"))),
+            }
+        }
+        Ok(out)
+    }
+}
+
+pub(crate) async fn tasks_in(c: &mut Conn, campaign_id: i64) -> Result<Vec<TaskInfo>> {
+    #[derive(sqlx::FromRow)]
+    struct Row {
+        id: i64,
+        position: i64,
+        code: String,
+        name: String,
+        attributes: String,
+        pair_rater1: Option<i64>,
+        pair_problem: Option<String>,
+        rater1: Option<String>,
+        rater2: Option<String>,
+    }
+    let rows: Vec<Row> = qa(
+        "SELECT t.id, t.position, t.code, t.name, t.attributes, t.pair_rater1, t.pair_problem,
+                u1.name AS rater1, u2.name AS rater2
+         FROM tasks t
+         LEFT JOIN users u1 ON u1.id = t.rater1_id
+         LEFT JOIN users u2 ON u2.id = t.rater2_id
+         WHERE t.campaign_id = $1 ORDER BY t.position",
+    )
+    .bind(campaign_id)
+    .fetch_all(&mut *c)
+    .await?;
+    rows.into_iter()
+        .map(|r| {
+            let attributes: BTreeMap<String, serde_json::Value> =
+                serde_json::from_str(&r.attributes).map_err(|e| {
+                    Error::Internal(format!("stored attributes of task {}: {e}", r.code))
+                })?;
+            Ok(TaskInfo {
+                id: r.id,
+                position: r.position,
+                code: r.code,
+                name: r.name,
+                attributes: attributes
+                    .into_iter()
+                    .map(|(k, v)| {
+                        let text = match v {
+                            serde_json::Value::String(s) => s,
+                            other => other.to_string(),
+                        };
+                        (k, text)
+                    })
+                    .collect(),
+                rater1: r.rater1,
+                rater2: r.rater2,
+                overridden: r.pair_rater1.is_some(),
+                pair_problem: r.pair_problem,
+            })
+        })
+        .collect()
+}
+
+/// The order items are reviewed in: by task, then clip, then question.
+pub(crate) fn sort_key(task_position: i64, clip_key: &str, question: Option<i64>) -> String {
+    match question {
+        None => format!("{task_position:06}|{clip_key}"),
+        Some(p) => format!("{task_position:06}|{clip_key}|{p:06}"),
+    }
+}
+
+/// The database part of an import: what the manifest adds is decided from three reads
+/// of the campaign (its clips, its questions' owners, its clips' earlier videos), then
+/// written with multi-row inserts. Returns what it stored and the SHA-256 of the videos
+/// of the versions it added.
+async fn import_manifest_in(
+    c: &mut Conn,
+    campaign_name: &str,
+    manifest: &CheckedManifest,
+) -> Result<(ImportSummary, HashSet<String>)> {
+    let campaign = ensure_campaign_in(c, campaign_name).await?;
+    #[derive(sqlx::FromRow)]
+    struct TaskRow {
+        id: i64,
+        code: String,
+        position: i64,
+        rater1_id: Option<i64>,
+        rater2_id: Option<i64>,
+    }
+    let tasks: HashMap<String, TaskRow> = qa::<TaskRow>(
+        "SELECT id, code, position, rater1_id, rater2_id FROM tasks WHERE campaign_id = $1",
+    )
+    .bind(campaign.id)
+    .fetch_all(&mut *c)
+    .await?
+    .into_iter()
+    .map(|t| (t.code.clone(), t))
+    .collect();
+    let known: HashMap<String, KnownClip> = qa::<KnownClip>(
+        "SELECT c.id, c.clip_key, t.code AS task, v.media_sha256, v.fields, v.version,
+                i.outcome, i.rater1_id, i.rater2_id
+         FROM clips c JOIN tasks t ON t.id = c.task_id
+         JOIN clip_versions v ON v.id = c.current_version_id
+         JOIN items i ON i.clip_version_id = v.id AND i.stage = 1
+         WHERE c.campaign_id = $1",
+    )
+    .bind(campaign.id)
+    .fetch_all(&mut *c)
+    .await?
+    .into_iter()
+    .map(|k| (k.clip_key.clone(), k))
+    .collect();
+    // Every earlier video of a known clip, and the owner of every question id.
+    let earlier: HashSet<(String, String)> = qa::<(String, String)>(
+        "SELECT c.clip_key, v.media_sha256 FROM clip_versions v JOIN clips c ON c.id = v.clip_id
+         WHERE c.campaign_id = $1",
+    )
+    .bind(campaign.id)
+    .fetch_all(&mut *c)
+    .await?
+    .into_iter()
+    .collect();
+    let owners: HashMap<String, String> = qa::<(String, String)>(
+        "SELECT q.question_key, c.clip_key FROM questions q
+         JOIN clip_versions v ON v.id = q.clip_version_id JOIN clips c ON c.id = v.clip_id
+         WHERE c.campaign_id = $1",
+    )
+    .bind(campaign.id)
+    .fetch_all(&mut *c)
+    .await?
+    .into_iter()
+    .collect();
+
+    let mut problems = Vec::new();
+    let mut plans: Vec<Plan<'_>> = Vec::new();
+    let mut summary = ImportSummary {
+        campaign: campaign.name.clone(),
+        ..ImportSummary::default()
+    };
+    for clip in &manifest.clips {
+        if !tasks.contains_key(&clip.task) {
+            problems.push(LineError::new(
+                clip.line,
+                Some("task"),
+                format!("campaign `{}` has no task `{}`", campaign.name, clip.task),
+            ));
+            continue;
+        }
+        let plan = match known.get(&clip.clip_id) {
+            None => Plan {
+                clip,
+                clip_pk: None,
+                version: 1,
+                pair: (None, None),
+            },
+            Some(k) => {
+                if k.task != clip.task {
+                    problems.push(LineError::new(
+                        clip.line,
+                        Some("task"),
+                        format!(
+                            "clip `{}` is already imported under task `{}`; a clip cannot change task",
+                            clip.clip_id, k.task
+                        ),
+                    ));
+                    continue;
+                }
+                if k.media_sha256 == clip.media.sha256 {
+                    if k.fields != clip.fields {
+                        problems.push(LineError::new(
+                            clip.line,
+                            None,
+                            format!(
+                                "clip `{}` is already imported with this video but different fields or questions; a changed clip needs a new video file (a new version)",
+                                clip.clip_id
+                            ),
+                        ));
+                    } else {
+                        summary.unchanged += 1;
+                    }
+                    continue;
+                }
+                // A video this clip had before (an older manifest imported again) is
+                // not a new version.
+                if earlier.contains(&(clip.clip_id.clone(), clip.media.sha256.clone())) {
+                    summary.unchanged += 1;
+                    continue;
+                }
+                // Only a clip rejected in Stage 1 gets a new version: one in review,
+                // waiting for an author or retained keeps its video.
+                if !Outcome::parse(&k.outcome).is_some_and(Outcome::is_rejected) {
+                    let state = match k.outcome.as_str() {
+                        "pending" => "still in Stage 1 review",
+                        "split" => "waiting for an author",
+                        _ => "retained",
+                    };
+                    problems.push(LineError::new(
+                        clip.line,
+                        Some("file"),
+                        format!(
+                            "clip `{}` has a new video but is {state}; only a clip rejected in Stage 1 gets a new version",
+                            clip.clip_id
+                        ),
+                    ));
+                    continue;
+                }
+                Plan {
+                    clip,
+                    clip_pk: Some(k.id),
+                    version: k.version + 1,
+                    pair: (k.rater1_id, k.rater2_id),
+                }
+            }
+        };
+        // A question id belongs to one clip of the campaign.
+        for (i, q) in clip.questions.iter().enumerate() {
+            if let Some(owner) = owners.get(&q.question_id)
+                && *owner != clip.clip_id
+            {
+                problems.push(LineError::new(
+                    clip.line,
+                    Some(&format!("questions[{i}].question_id")),
+                    format!(
+                        "question_id `{}` already belongs to clip `{owner}`",
+                        q.question_id
+                    ),
+                ));
+            }
+        }
+        plans.push(plan);
+    }
+    if !problems.is_empty() {
+        return Err(Error::Rejected(Rejected {
+            what: format!("manifest {}", manifest.path.display()),
+            problems,
+        }));
+    }
+    if plans.is_empty() {
+        // Nothing new: leave the database exactly as it was.
+        return Ok((summary, HashSet::new()));
+    }
+    summary.clips_new = plans.iter().filter(|p| p.clip_pk.is_none()).count();
+    summary.versions_new = plans.len() - summary.clips_new;
+    summary.questions_new = plans.iter().map(|p| p.clip.questions.len()).sum();
+
+    let now = now_micros();
+    let import_id: i64 = qs(
+        "INSERT INTO imports (campaign_id, manifest, manifest_sha256, clips_new, versions_new, imported_at)
+         VALUES ($1, $2, $3, $4, $5, $6) RETURNING id",
+    )
+    .bind(campaign.id)
+    .bind(manifest.path.display().to_string())
+    .bind(&manifest.sha256)
+    .bind(i64::try_from(summary.clips_new).unwrap_or(i64::MAX))
+    .bind(i64::try_from(summary.versions_new).unwrap_or(i64::MAX))
+    .bind(now)
+    .fetch_one(&mut *c)
+    .await?;
+
+    // New clips.
+    let new_clips: Vec<&Plan<'_>> = plans.iter().filter(|p| p.clip_pk.is_none()).collect();
+    let mut clip_pk: HashMap<String, i64> = plans
+        .iter()
+        .filter_map(|p| p.clip_pk.map(|pk| (p.clip.clip_id.clone(), pk)))
+        .collect();
+    for chunk in new_clips.chunks(chunk_rows(4)) {
+        let sql = format!(
+            "INSERT INTO clips (campaign_id, task_id, clip_key, calibration) VALUES {} RETURNING id, clip_key",
+            values(1, 4, chunk.len())
+        );
+        let mut insert = qa::<(i64, String)>(sqlx::AssertSqlSafe(sql));
+        for p in chunk {
+            insert = insert
+                .bind(campaign.id)
+                .bind(tasks[&p.clip.task].id)
+                .bind(p.clip.clip_id.clone())
+                .bind(i64::from(p.clip.calibration.is_some()));
+        }
+        for (id, key) in insert.fetch_all(&mut *c).await? {
+            clip_pk.insert(key, id);
+        }
+    }
+    // Their versions.
+    let mut version_of: HashMap<i64, i64> = HashMap::new(); // clip pk -> new version id
+    for chunk in plans.chunks(chunk_rows(9)) {
+        let sql = format!(
+            "INSERT INTO clip_versions (clip_id, version, media_sha256, media_type, media_size, source_file, fields, import_id, created_at)
+             VALUES {} RETURNING id, clip_id",
+            values(1, 9, chunk.len())
+        );
+        let mut insert = qa::<(i64, i64)>(sqlx::AssertSqlSafe(sql));
+        for p in chunk {
+            let pk = clip_pk.get(&p.clip.clip_id).copied().unwrap_or(0);
+            insert = insert
+                .bind(pk)
+                .bind(p.version)
+                .bind(p.clip.media.sha256.clone())
+                .bind(p.clip.media.media_type)
+                .bind(i64::try_from(p.clip.media.size).unwrap_or(i64::MAX))
+                .bind(p.clip.file.clone())
+                .bind(p.clip.fields.clone())
+                .bind(import_id)
+                .bind(now);
+        }
+        for (id, clip) in insert.fetch_all(&mut *c).await? {
+            version_of.insert(clip, id);
+        }
+    }
+    // The versions they replace leave the queues.
+    if summary.versions_new > 0 {
+        q("UPDATE items SET is_current = 0, queue1 = NULL, queue2 = NULL
+           WHERE is_current = 1 AND clip_version_id IN
+               (SELECT c.current_version_id FROM clips c JOIN clip_versions v ON v.clip_id = c.id
+                WHERE v.import_id = $1)")
+        .bind(import_id)
+        .execute(&mut *c)
+        .await?;
+    }
+    q("UPDATE clips SET current_version_id = (SELECT v.id FROM clip_versions v
+                                              WHERE v.clip_id = clips.id AND v.import_id = $1)
+       WHERE id IN (SELECT clip_id FROM clip_versions WHERE import_id = $1)")
+    .bind(import_id)
+    .execute(&mut *c)
+    .await?;
+
+    // Stage 1 items: in the queue of the pair that reviewed the rejected version, or of
+    // the task's pair in force; calibration items in no queue.
+    let mut stage1: HashMap<i64, i64> = HashMap::new(); // version id -> item id
+    let mut keys: Vec<(i64, &crate::domain::rules::CheckedVerdict)> = Vec::new();
+    for chunk in plans.chunks(chunk_rows(13)) {
+        let sql = format!(
+            "INSERT INTO items (campaign_id, task_id, stage, clip_version_id, item_key, clip_version, sort_key,
+                                rater1_id, rater2_id, queue1, queue2, calibration, is_current)
+             VALUES {} RETURNING id, clip_version_id",
+            values(1, 13, chunk.len())
+        );
+        let mut insert = qa::<(i64, i64)>(sqlx::AssertSqlSafe(sql));
+        for p in chunk {
+            let task = &tasks[&p.clip.task];
+            let pk = clip_pk.get(&p.clip.clip_id).copied().unwrap_or(0);
+            let version_id = version_of.get(&pk).copied().unwrap_or(0);
+            let queue = if p.clip.calibration.is_some() {
+                (None, None)
+            } else if p.pair.0.is_some() {
+                p.pair
+            } else {
+                (task.rater1_id, task.rater2_id)
+            };
+            insert = insert
+                .bind(campaign.id)
+                .bind(task.id)
+                .bind(1i64)
+                .bind(version_id)
+                .bind(p.clip.clip_id.clone())
+                .bind(p.version)
+                .bind(sort_key(task.position, &p.clip.clip_id, None))
+                .bind(p.pair.0)
+                .bind(p.pair.1)
+                .bind(queue.0)
+                .bind(queue.1)
+                .bind(i64::from(p.clip.calibration.is_some()))
+                .bind(1i64);
+        }
+        for (id, version) in insert.fetch_all(&mut *c).await? {
+            stage1.insert(version, id);
+        }
+    }
+    for p in &plans {
+        if let Some(key) = &p.clip.calibration {
+            let pk = clip_pk.get(&p.clip.clip_id).copied().unwrap_or(0);
+            let version_id = version_of.get(&pk).copied().unwrap_or(0);
+            if let Some(item) = stage1.get(&version_id) {
+                keys.push((*item, key));
+            }
+        }
+    }
+    // Questions, and their Stage 2 items (in no queue until the clip is retained).
+    let questions: Vec<(&Plan<'_>, usize, &crate::domain::import::ManifestQuestion)> = plans
+        .iter()
+        .flat_map(|p| p.clip.questions.iter().enumerate().map(move |(i, q)| (p, i, q)))
+        .collect();
+    let mut question_id: HashMap<(i64, i64), i64> = HashMap::new(); // (version, position) -> id
+    for chunk in questions.chunks(chunk_rows(8)) {
+        let sql = format!(
+            "INSERT INTO questions (clip_version_id, position, question_key, qa_type, level, body, options, answer)
+             VALUES {} RETURNING id, clip_version_id, position",
+            values(1, 8, chunk.len())
+        );
+        let mut insert = qa::<(i64, i64, i64)>(sqlx::AssertSqlSafe(sql));
+        for (p, i, qu) in chunk {
+            let pk = clip_pk.get(&p.clip.clip_id).copied().unwrap_or(0);
+            let version_id = version_of.get(&pk).copied().unwrap_or(0);
+            let options = serde_json::to_string(&qu.options)
+                .map_err(|e| Error::Internal(format!("options do not serialise: {e}")))?;
+            insert = insert
+                .bind(version_id)
+                .bind(i64::try_from(*i).unwrap_or(i64::MAX))
+                .bind(qu.question_id.clone())
+                .bind(qu.qa_type.clone())
+                .bind(qu.level.as_str())
+                .bind(qu.question.clone())
+                .bind(options)
+                .bind(i64::try_from(qu.answer).unwrap_or(i64::MAX));
+        }
+        for (id, version, position) in insert.fetch_all(&mut *c).await? {
+            question_id.insert((version, position), id);
+        }
+    }
+    let mut question_item: HashMap<i64, i64> = HashMap::new(); // question id -> item id
+    for chunk in questions.chunks(chunk_rows(13)) {
+        let sql = format!(
+            "INSERT INTO items (campaign_id, task_id, stage, clip_version_id, question_id, parent_item_id,
+                                item_key, clip_version, qa_type, level, sort_key, calibration, is_current)
+             VALUES {} RETURNING id, question_id",
+            values(1, 13, chunk.len())
+        );
+        let mut insert = qa::<(i64, i64)>(sqlx::AssertSqlSafe(sql));
+        for (p, i, qu) in chunk {
+            let task = &tasks[&p.clip.task];
+            let pk = clip_pk.get(&p.clip.clip_id).copied().unwrap_or(0);
+            let version_id = version_of.get(&pk).copied().unwrap_or(0);
+            let position = i64::try_from(*i).unwrap_or(i64::MAX);
+            let qid = question_id.get(&(version_id, position)).copied().unwrap_or(0);
+            insert = insert
+                .bind(campaign.id)
+                .bind(task.id)
+                .bind(2i64)
+                .bind(version_id)
+                .bind(qid)
+                .bind(stage1.get(&version_id).copied())
+                .bind(qu.question_id.clone())
+                .bind(p.version)
+                .bind(qu.qa_type.clone())
+                .bind(qu.level.as_str())
+                .bind(sort_key(task.position, &p.clip.clip_id, Some(position)))
+                .bind(i64::from(p.clip.calibration.is_some()))
+                .bind(1i64);
+        }
+        for (id, qid) in insert.fetch_all(&mut *c).await? {
+            question_item.insert(qid, id);
+        }
+    }
+    for (p, i, qu) in &questions {
+        if let Some(key) = &qu.calibration {
+            let pk = clip_pk.get(&p.clip.clip_id).copied().unwrap_or(0);
+            let version_id = version_of.get(&pk).copied().unwrap_or(0);
+            let position = i64::try_from(*i).unwrap_or(i64::MAX);
+            if let Some(item) = question_id
+                .get(&(version_id, position))
+                .and_then(|qid| question_item.get(qid))
+            {
+                keys.push((*item, key));
+            }
+        }
+    }
+    if !keys.is_empty() {
+        insert_keys_in(c, &keys).await?;
+        super::calibration::refresh_gates_in(c, campaign.id).await?;
+    }
+    let stored = plans.iter().map(|p| p.clip.media.sha256.clone()).collect();
+    Ok((summary, stored))
+}

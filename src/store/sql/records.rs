@@ -1,0 +1,745 @@
+// Bulk records: decisions and resolutions brought in (in file order, in one write),
+// and the campaign read out: every decision and resolution, the retained benchmark,
+// the regeneration list, the audit trail. (Shared SQL: compiled once per backend, see
+// store/mod.rs.)
+
+use super::review::{Target, record_verdict_in, resolve_in};
+use crate::domain::records::{
+    AuditEvent, DecisionRecord, DecisionRow, RegenerationItem, ResolutionRecord, ResolutionRow,
+    RetainedClip, RetainedCounts, RetainedQuestion,
+};
+use crate::domain::{Origin, Outcome, Role};
+use crate::error::{Error, LineError, Rejected, Result};
+use crate::store::Lock;
+use crate::store::accounts::User;
+use crate::store::catalog::Campaign;
+use crate::store::records::BulkSummary;
+use crate::store::review::{Dedupe, Path, VerdictRequest, VersionRule};
+use serde_json::Value;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// Most problems listed for one refused file.
+const MAX_PROBLEMS: usize = 200;
+
+/// Maps a refusal of one row to the field it is about.
+fn row_problem(line: usize, e: Error, actor_field: &str) -> Result<LineError> {
+    Ok(match e {
+        Error::Field { field, message } => LineError::new(line, Some(&field), message),
+        Error::Forbidden(m) => LineError::new(line, Some(actor_field), m),
+        Error::NotFound(m) | Error::Conflict(m) | Error::Invalid(m) => {
+            LineError::new(line, Some("item_id"), m)
+        }
+        other => return Err(other),
+    })
+}
+
+fn finish(what: &str, mut problems: Vec<LineError>) -> Error {
+    problems.sort_by_key(|p| p.line);
+    let extra = problems.len().saturating_sub(MAX_PROBLEMS);
+    problems.truncate(MAX_PROBLEMS);
+    if extra > 0 {
+        let line = problems.last().map_or(0, |p| p.line);
+        problems.push(LineError::new(
+            line,
+            None,
+            format!("... and {extra} more problem(s)"),
+        ));
+    }
+    Error::Rejected(Rejected {
+        what: what.to_string(),
+        problems,
+    })
+}
+
+/// The people a file names, each looked up once.
+struct People<'a> {
+    cache: HashMap<String, Option<User>>,
+    role: Role,
+    field: &'a str,
+}
+
+impl People<'_> {
+    async fn get(&mut self, c: &mut Conn, name: &str) -> Result<std::result::Result<User, String>> {
+        if !self.cache.contains_key(name) {
+            let u = super::accounts::user_by_name_in(c, name).await?;
+            self.cache.insert(name.to_string(), u);
+        }
+        Ok(match self.cache.get(name).cloned().flatten() {
+            None => Err(format!("no user named `{name}`")),
+            Some(u) if u.role != self.role => Err(format!(
+                "`{name}` is a {}, not a{} {}",
+                u.role,
+                if self.role == Role::Admin { "n" } else { "" },
+                self.role
+            )),
+            Some(u) => Ok(u),
+        })
+    }
+}
+
+fn not_in_campaign(row_stage: crate::domain::Stage, key: &str, version: Option<i64>, campaign: &str) -> String {
+    format!(
+        "no {} `{key}`{} in campaign `{campaign}`",
+        row_stage.item_noun(),
+        version
+            .map(|v| format!(" in version {v} of its clip"))
+            .unwrap_or_default()
+    )
+}
+
+async fn import_decisions_in(
+    c: &mut Conn,
+    campaign: &Campaign,
+    rows: &[DecisionRow],
+    mut problems: Vec<LineError>,
+    what: &str,
+) -> Result<BulkSummary> {
+    let mut people = People {
+        cache: HashMap::new(),
+        role: Role::Validator,
+        field: "validator",
+    };
+    let mut summary = BulkSummary {
+        rows: rows.len(),
+        ..BulkSummary::default()
+    };
+    for row in rows {
+        let validator = match people.get(c, &row.validator).await? {
+            Ok(u) => u,
+            Err(m) => {
+                problems.push(LineError::new(row.line, Some(people.field), m));
+                continue;
+            }
+        };
+        let req = VerdictRequest {
+            verdict: row.verdict,
+            reasons: row.reasons.clone(),
+            note: row.note.clone(),
+            time_spent_ms: row.time_spent_ms,
+            version: if row.clip_version.is_some() {
+                VersionRule::Named
+            } else {
+                VersionRule::Newest
+            },
+        };
+        let target = Target {
+            campaign_id: campaign.id,
+            stage: row.stage,
+            key: &row.item_id,
+            version: row.clip_version,
+            path: Path::Records,
+        };
+        match record_verdict_in(
+            c,
+            &target,
+            &validator,
+            &req,
+            row.decided_at,
+            Origin::Import,
+            Dedupe::SameRecord,
+        )
+        .await
+        {
+            Ok(r) if r.recorded => summary.recorded += 1,
+            Ok(_) => summary.repeated += 1,
+            Err(Error::NotFound(_)) => problems.push(LineError::new(
+                row.line,
+                Some("item_id"),
+                not_in_campaign(row.stage, &row.item_id, row.clip_version, &campaign.name),
+            )),
+            Err(e) => problems.push(row_problem(row.line, e, "validator")?),
+        }
+    }
+    if !problems.is_empty() {
+        return Err(finish(what, problems));
+    }
+    Ok(summary)
+}
+
+async fn import_resolutions_in(
+    c: &mut Conn,
+    campaign: &Campaign,
+    rows: &[ResolutionRow],
+    mut problems: Vec<LineError>,
+    what: &str,
+) -> Result<BulkSummary> {
+    let mut people = People {
+        cache: HashMap::new(),
+        role: Role::Author,
+        field: "author",
+    };
+    let mut summary = BulkSummary {
+        rows: rows.len(),
+        ..BulkSummary::default()
+    };
+    for row in rows {
+        let author = match people.get(c, &row.author).await? {
+            Ok(u) => u,
+            Err(m) => {
+                problems.push(LineError::new(row.line, Some(people.field), m));
+                continue;
+            }
+        };
+        match resolve_in(
+            c,
+            campaign.id,
+            row.stage,
+            &row.item_id,
+            &author,
+            row.verdict,
+            &row.note,
+            row.decided_at,
+            Origin::Import,
+        )
+        .await
+        {
+            Ok(true) => summary.recorded += 1,
+            Ok(false) => summary.repeated += 1,
+            Err(Error::NotFound(_)) => problems.push(LineError::new(
+                row.line,
+                Some("item_id"),
+                not_in_campaign(row.stage, &row.item_id, None, &campaign.name),
+            )),
+            Err(e) => problems.push(row_problem(row.line, e, "author")?),
+        }
+    }
+    if !problems.is_empty() {
+        return Err(finish(what, problems));
+    }
+    Ok(summary)
+}
+
+fn parse_outcome(s: &str) -> Result<Outcome> {
+    Outcome::parse(s).ok_or_else(|| Error::Internal(format!("stored outcome `{s}`")))
+}
+
+impl Backend {
+    pub(crate) async fn import_decisions(
+        &self,
+        campaign: &Campaign,
+        rows: &[DecisionRow],
+        problems: Vec<LineError>,
+        what: &str,
+    ) -> Result<BulkSummary> {
+        let (campaign, rows, what) = (campaign.clone(), Arc::new(rows.to_vec()), what.to_string());
+        self.write(Lock::Structure, move |c| {
+            let (campaign, rows, problems, what) =
+                (campaign.clone(), rows.clone(), problems.clone(), what.clone());
+            Box::pin(async move { import_decisions_in(c, &campaign, &rows, problems, &what).await })
+        })
+        .await
+    }
+
+    pub(crate) async fn import_resolutions(
+        &self,
+        campaign: &Campaign,
+        rows: &[ResolutionRow],
+        problems: Vec<LineError>,
+        what: &str,
+    ) -> Result<BulkSummary> {
+        let (campaign, rows, what) = (campaign.clone(), Arc::new(rows.to_vec()), what.to_string());
+        self.write(Lock::Structure, move |c| {
+            let (campaign, rows, problems, what) =
+                (campaign.clone(), rows.clone(), problems.clone(), what.clone());
+            Box::pin(async move { import_resolutions_in(c, &campaign, &rows, problems, &what).await })
+        })
+        .await
+    }
+
+    pub(crate) async fn decision_records(&self, campaign: &Campaign) -> Result<Vec<DecisionRecord>> {
+        #[derive(sqlx::FromRow)]
+        struct Row {
+            stage: i64,
+            item_key: String,
+            name: String,
+            verdict: String,
+            reasons: String,
+            note: String,
+            decided_at: i64,
+            time_spent_ms: Option<i64>,
+            clip_version: i64,
+            counted: i64,
+        }
+        Ok(qa::<Row>(
+            "SELECT i.stage, i.item_key, u.name, d.verdict, d.reasons, d.note, d.decided_at,
+                    d.time_spent_ms, i.clip_version,
+                    CAST(CASE WHEN d.id = i.final1_id OR d.id = i.final2_id THEN 1 ELSE 0 END AS BIGINT) AS counted
+             FROM decisions d
+             JOIN items i ON i.id = d.item_id
+             JOIN users u ON u.id = d.validator_id
+             WHERE d.campaign_id = $1
+             ORDER BY d.id",
+        )
+        .bind(campaign.id)
+        .fetch_all(&mut *self.read().await?)
+        .await?
+        .into_iter()
+        .map(|r| DecisionRecord {
+            stage: r.stage,
+            item_id: r.item_key,
+            validator: r.name,
+            verdict: r.verdict,
+            reasons: r.reasons,
+            note: r.note,
+            decided_at: r.decided_at,
+            time_spent_ms: r.time_spent_ms,
+            clip_version: r.clip_version,
+            counted: r.counted == 1,
+        })
+        .collect())
+    }
+
+    pub(crate) async fn resolution_records(
+        &self,
+        campaign: &Campaign,
+    ) -> Result<Vec<ResolutionRecord>> {
+        #[derive(sqlx::FromRow)]
+        struct Row {
+            stage: i64,
+            item_key: String,
+            name: String,
+            verdict: String,
+            note: String,
+            decided_at: i64,
+            clip_version: i64,
+        }
+        Ok(qa::<Row>(
+            "SELECT i.stage, i.item_key, u.name, r.verdict, r.note, r.decided_at, i.clip_version
+             FROM resolutions r
+             JOIN items i ON i.id = r.item_id
+             JOIN users u ON u.id = r.author_id
+             WHERE i.campaign_id = $1
+             ORDER BY r.id",
+        )
+        .bind(campaign.id)
+        .fetch_all(&mut *self.read().await?)
+        .await?
+        .into_iter()
+        .map(|r| ResolutionRecord {
+            stage: r.stage,
+            item_id: r.item_key,
+            author: r.name,
+            verdict: r.verdict,
+            note: r.note,
+            decided_at: r.decided_at,
+            clip_version: r.clip_version,
+        })
+        .collect())
+    }
+
+    pub(crate) async fn retained(
+        &self,
+        campaign: &Campaign,
+    ) -> Result<(Vec<RetainedClip>, RetainedCounts)> {
+        let mut c = self.read().await?;
+        #[derive(sqlx::FromRow)]
+        struct ClipRow {
+            clip_key: String,
+            task: String,
+            version_id: i64,
+            version: i64,
+            fields: String,
+            media_sha256: String,
+            media_type: String,
+            outcome: String,
+        }
+        let clips: Vec<ClipRow> = qa(
+            "SELECT c.clip_key, t.code AS task, v.id AS version_id, v.version, v.fields,
+                    v.media_sha256, v.media_type, i.outcome
+             FROM clips c
+             JOIN clip_versions v ON v.id = c.current_version_id
+             JOIN tasks t ON t.id = c.task_id
+             JOIN items i ON i.clip_version_id = v.id AND i.stage = 1
+             WHERE c.campaign_id = $1 AND c.calibration = 0
+             ORDER BY t.position, c.clip_key",
+        )
+        .bind(campaign.id)
+        .fetch_all(&mut *c)
+        .await?;
+        #[derive(sqlx::FromRow)]
+        struct QuestionRow {
+            clip_version_id: i64,
+            question_key: String,
+            qa_type: String,
+            level: String,
+            body: String,
+            options: String,
+            answer: i64,
+            outcome: String,
+        }
+        let questions: Vec<QuestionRow> = qa(
+            "SELECT q.clip_version_id, q.question_key, q.qa_type, q.level, q.body, q.options, q.answer, i.outcome
+             FROM items i
+             JOIN questions q ON q.id = i.question_id
+             WHERE i.campaign_id = $1 AND i.stage = 2 AND i.is_current = 1 AND i.calibration = 0
+             ORDER BY q.clip_version_id, q.position",
+        )
+        .bind(campaign.id)
+        .fetch_all(&mut *c)
+        .await?;
+        let mut counts = RetainedCounts::default();
+        let mut by_version: HashMap<i64, Vec<RetainedQuestion>> = HashMap::new();
+        let mut question_outcomes: HashMap<i64, Vec<Outcome>> = HashMap::new();
+        for q in questions {
+            let outcome = parse_outcome(&q.outcome)?;
+            question_outcomes
+                .entry(q.clip_version_id)
+                .or_default()
+                .push(outcome);
+            if outcome.is_retained() {
+                by_version
+                    .entry(q.clip_version_id)
+                    .or_default()
+                    .push(RetainedQuestion {
+                        question_id: q.question_key,
+                        qa_type: q.qa_type,
+                        level: q.level,
+                        question: q.body,
+                        options: serde_json::from_str(&q.options)
+                            .map_err(|e| Error::Internal(format!("stored options: {e}")))?,
+                        answer: usize::try_from(q.answer).unwrap_or(0),
+                    });
+            }
+        }
+        let mut out = Vec::new();
+        for c in clips {
+            let outcome = parse_outcome(&c.outcome)?;
+            counts.clips += 1;
+            if outcome.is_retained() {
+                counts.clips_retained += 1;
+                for o in question_outcomes.get(&c.version_id).into_iter().flatten() {
+                    counts.questions += 1;
+                    if o.is_retained() {
+                        counts.questions_retained += 1;
+                    } else if o.is_rejected() {
+                        counts.questions_rejected += 1;
+                    } else {
+                        counts.questions_open += 1;
+                    }
+                }
+                out.push(RetainedClip {
+                    clip_id: c.clip_key,
+                    task: c.task,
+                    version: c.version,
+                    fields: serde_json::from_str(&c.fields)
+                        .map_err(|e| Error::Internal(format!("stored fields: {e}")))?,
+                    media_sha256: c.media_sha256,
+                    media_type: c.media_type,
+                    questions: by_version.remove(&c.version_id).unwrap_or_default(),
+                });
+            } else if outcome.is_rejected() {
+                counts.clips_rejected += 1;
+            } else {
+                counts.clips_open += 1;
+            }
+        }
+        Ok((out, counts))
+    }
+
+    pub(crate) async fn regeneration_list(
+        &self,
+        campaign: &Campaign,
+    ) -> Result<Vec<RegenerationItem>> {
+        #[derive(sqlx::FromRow)]
+        struct Row {
+            clip_key: String,
+            task: String,
+            version: i64,
+            fields: String,
+            outcome: String,
+            reasons1: Option<String>,
+            reasons2: Option<String>,
+            note1: Option<String>,
+            note2: Option<String>,
+            author_note: Option<String>,
+        }
+        let rows: Vec<Row> = qa(
+            "SELECT c.clip_key, t.code AS task, v.version, v.fields, i.outcome, i.reasons1, i.reasons2,
+                    d1.note AS note1, d2.note AS note2, r.note AS author_note
+             FROM clips c
+             JOIN tasks t ON t.id = c.task_id
+             JOIN clip_versions v ON v.id = c.current_version_id
+             JOIN items i ON i.clip_version_id = v.id AND i.stage = 1
+             LEFT JOIN decisions d1 ON d1.id = i.final1_id
+             LEFT JOIN decisions d2 ON d2.id = i.final2_id
+             LEFT JOIN resolutions r ON r.item_id = i.id
+             WHERE c.campaign_id = $1 AND c.calibration = 0
+               AND i.outcome IN ('both_reject', 'split_rejected')
+             ORDER BY t.position, c.clip_key",
+        )
+        .bind(campaign.id)
+        .fetch_all(&mut *self.read().await?)
+        .await?;
+        rows.into_iter()
+            .map(|r| {
+                let fields: Value = serde_json::from_str(&r.fields)
+                    .map_err(|e| Error::Internal(format!("stored fields: {e}")))?;
+                let both = format!(
+                    "{};{}",
+                    r.reasons1.unwrap_or_default(),
+                    r.reasons2.unwrap_or_default()
+                );
+                let reasons: Vec<String> =
+                    crate::domain::Reason::join(&crate::domain::Reason::split_stored(&both))
+                        .split(';')
+                        .filter(|x| !x.is_empty())
+                        .map(str::to_string)
+                        .collect();
+                let notes: Vec<String> = [r.note1, r.note2, r.author_note]
+                    .into_iter()
+                    .flatten()
+                    .filter(|n| !n.is_empty())
+                    .collect();
+                Ok(RegenerationItem {
+                    clip_id: r.clip_key,
+                    task: r.task,
+                    version: r.version,
+                    outcome: r.outcome,
+                    scene_graph: fields.get("scene_graph").cloned().unwrap_or(Value::Null),
+                    scenario: fields.get("scenario").cloned().unwrap_or(Value::Null),
+                    reasons,
+                    notes,
+                })
+            })
+            .collect()
+    }
+
+    pub(crate) async fn audit(
+        &self,
+        campaign: &Campaign,
+        clip: Option<&str>,
+    ) -> Result<Vec<AuditEvent>> {
+        let mut c = self.read().await?;
+        let mut out = Vec::new();
+        // The clip filter: an empty key matches every clip.
+        let clip = clip.unwrap_or("");
+        #[derive(sqlx::FromRow)]
+        struct Versions {
+            clip_key: String,
+            version: i64,
+            created_at: i64,
+            source_file: String,
+            manifest: String,
+        }
+        for r in qa::<Versions>(
+            "SELECT c.clip_key, v.version, v.created_at, v.source_file, im.manifest
+             FROM clip_versions v JOIN clips c ON c.id = v.clip_id JOIN imports im ON im.id = v.import_id
+             WHERE c.campaign_id = $1 AND ($2 = '' OR c.clip_key = $2)",
+        )
+        .bind(campaign.id)
+        .bind(clip)
+        .fetch_all(&mut *c)
+        .await?
+        {
+            out.push(AuditEvent {
+                at: r.created_at,
+                item_id: r.clip_key.clone(),
+                clip_id: r.clip_key,
+                version: r.version,
+                stage: None,
+                event: if r.version == 1 {
+                    "import".into()
+                } else {
+                    "new_version".into()
+                },
+                who: String::new(),
+                detail: format!("{} from {}", r.source_file, r.manifest),
+                order: 0,
+            });
+        }
+        #[derive(sqlx::FromRow)]
+        struct Decided {
+            clip_key: String,
+            version: i64,
+            stage: i64,
+            item_key: String,
+            seq: i64,
+            verdict: String,
+            reasons: String,
+            note: String,
+            decided_at: i64,
+            origin: String,
+            name: String,
+        }
+        for r in qa::<Decided>(
+            "SELECT c.clip_key, i.clip_version AS version, i.stage, i.item_key, d.seq, d.verdict, d.reasons,
+                    d.note, d.decided_at, d.origin, u.name
+             FROM decisions d JOIN items i ON i.id = d.item_id JOIN users u ON u.id = d.validator_id
+             JOIN clip_versions v ON v.id = i.clip_version_id JOIN clips c ON c.id = v.clip_id
+             WHERE c.campaign_id = $1 AND ($2 = '' OR c.clip_key = $2)",
+        )
+        .bind(campaign.id)
+        .bind(clip)
+        .fetch_all(&mut *c)
+        .await?
+        {
+            let mut detail = r.verdict;
+            if !r.reasons.is_empty() {
+                detail.push_str(&format!(" ({})", r.reasons.replace(';', ", ")));
+            }
+            if !r.note.is_empty() {
+                detail.push_str(&format!(": {}", r.note));
+            }
+            detail.push_str(&format!(" [via {}]", r.origin));
+            out.push(AuditEvent {
+                at: r.decided_at,
+                item_id: r.item_key,
+                clip_id: r.clip_key,
+                version: r.version,
+                stage: Some(r.stage),
+                event: if r.seq == 1 {
+                    "verdict".into()
+                } else {
+                    format!("change #{}", r.seq - 1)
+                },
+                who: r.name,
+                detail,
+                order: 1,
+            });
+        }
+        // An outcome happens with the later of the two counted verdicts.
+        #[derive(sqlx::FromRow)]
+        struct Completed {
+            clip_key: String,
+            version: i64,
+            stage: i64,
+            item_key: String,
+            at: i64,
+            outcome: String,
+        }
+        for r in qa::<Completed>(
+            "SELECT c.clip_key, i.clip_version AS version, i.stage, i.item_key,
+                    CASE WHEN d1.decided_at > d2.decided_at THEN d1.decided_at ELSE d2.decided_at END AS at,
+                    CASE WHEN i.outcome IN ('split_accepted', 'split_rejected') THEN 'split' ELSE i.outcome END AS outcome
+             FROM items i JOIN decisions d1 ON d1.id = i.final1_id JOIN decisions d2 ON d2.id = i.final2_id
+             JOIN clip_versions v ON v.id = i.clip_version_id JOIN clips c ON c.id = v.clip_id
+             WHERE c.campaign_id = $1 AND ($2 = '' OR c.clip_key = $2)",
+        )
+        .bind(campaign.id)
+        .bind(clip)
+        .fetch_all(&mut *c)
+        .await?
+        {
+            let detail = match r.outcome.as_str() {
+                "both_pass" => "both pass: retained".to_string(),
+                "both_reject" => "both reject: rejected".to_string(),
+                _ => "split: waiting for an author".to_string(),
+            };
+            out.push(AuditEvent {
+                at: r.at,
+                item_id: r.item_key,
+                clip_id: r.clip_key,
+                version: r.version,
+                stage: Some(r.stage),
+                event: "outcome".into(),
+                who: String::new(),
+                detail,
+                order: 2,
+            });
+        }
+        #[derive(sqlx::FromRow)]
+        struct Resolved {
+            clip_key: String,
+            version: i64,
+            stage: i64,
+            item_key: String,
+            verdict: String,
+            note: String,
+            decided_at: i64,
+            name: String,
+        }
+        for r in qa::<Resolved>(
+            "SELECT c.clip_key, i.clip_version AS version, i.stage, i.item_key, r.verdict, r.note,
+                    r.decided_at, u.name
+             FROM resolutions r JOIN items i ON i.id = r.item_id JOIN users u ON u.id = r.author_id
+             JOIN clip_versions v ON v.id = i.clip_version_id JOIN clips c ON c.id = v.clip_id
+             WHERE c.campaign_id = $1 AND ($2 = '' OR c.clip_key = $2)",
+        )
+        .bind(campaign.id)
+        .bind(clip)
+        .fetch_all(&mut *c)
+        .await?
+        {
+            out.push(AuditEvent {
+                at: r.decided_at,
+                item_id: r.item_key,
+                clip_id: r.clip_key,
+                version: r.version,
+                stage: Some(r.stage),
+                event: "resolution".into(),
+                who: r.name,
+                detail: format!(
+                    "{}: {}",
+                    if r.verdict == "accept" {
+                        "split accepted, retained"
+                    } else {
+                        "split rejected"
+                    },
+                    r.note
+                ),
+                order: 3,
+            });
+        }
+        #[derive(sqlx::FromRow)]
+        struct Calibrated {
+            clip_key: String,
+            version: i64,
+            stage: i64,
+            item_key: String,
+            verdict: String,
+            agrees: i64,
+            round: i64,
+            decided_at: i64,
+            name: String,
+        }
+        for r in qa::<Calibrated>(
+            "SELECT c.clip_key, i.clip_version AS version, i.stage, i.item_key, d.verdict, d.agrees,
+                    d.round, d.decided_at, u.name
+             FROM calibration_decisions d JOIN items i ON i.id = d.item_id JOIN users u ON u.id = d.validator_id
+             JOIN clip_versions v ON v.id = i.clip_version_id JOIN clips c ON c.id = v.clip_id
+             WHERE c.campaign_id = $1 AND ($2 = '' OR c.clip_key = $2)",
+        )
+        .bind(campaign.id)
+        .bind(clip)
+        .fetch_all(&mut *c)
+        .await?
+        {
+            out.push(AuditEvent {
+                at: r.decided_at,
+                item_id: r.item_key,
+                clip_id: r.clip_key,
+                version: r.version,
+                stage: Some(r.stage),
+                event: "calibration_verdict".into(),
+                who: r.name,
+                detail: format!(
+                    "{} ({} the known verdict, round {})",
+                    r.verdict,
+                    if r.agrees == 1 {
+                        "agrees with"
+                    } else {
+                        "differs from"
+                    },
+                    r.round
+                ),
+                order: 1,
+            });
+        }
+        // Per clip and version: the import first, then everything in time order.
+        out.sort_by(|a, b| {
+            let k = |e: &AuditEvent| {
+                (
+                    e.clip_id.clone(),
+                    e.version,
+                    e.order > 0,
+                    e.at,
+                    e.order,
+                    e.item_id.clone(),
+                )
+            };
+            k(a).cmp(&k(b))
+        });
+        Ok(out)
+    }
+}

@@ -1,0 +1,442 @@
+//! SQLite: reads from a pool of read-only connections; writes through one writer task
+//! that owns the only write connection and commits the jobs waiting together.
+//!
+//! The writer takes every job waiting (up to [`MAX_BATCH`]), opens one `BEGIN
+//! IMMEDIATE`, runs each job in its own savepoint (a job that fails rolls back alone
+//! and gets its error), commits once (one fsync for the whole batch, `synchronous =
+//! FULL`) and only then answers every job: nothing is acknowledged before it is
+//! durable. A connection whose BEGIN, savepoint, COMMIT or ROLLBACK failed (a full
+//! disk) is closed and a new one opened for the next batch, so writes recover by
+//! themselves once the cause is gone.
+
+use super::Lock;
+use crate::error::{Error, Result};
+use futures_util::FutureExt;
+use futures_util::future::BoxFuture;
+use sqlx::sqlite::{
+    SqliteConnectOptions, SqliteConnection, SqliteJournalMode, SqlitePool, SqlitePoolOptions,
+    SqliteSynchronous,
+};
+use sqlx::{ConnectOptions, Connection};
+use std::path::Path;
+use std::str::FromStr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+use tokio::sync::{mpsc, oneshot};
+
+pub(super) type Db = sqlx::Sqlite;
+pub(super) type Conn = SqliteConnection;
+
+/// Most jobs committed together.
+pub const MAX_BATCH: usize = 256;
+
+/// What a write-heavy moment looked like, for the metrics.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct WriterStats {
+    pub batches: u64,
+    pub jobs: u64,
+    pub largest_batch: u64,
+    pub failed_commits: u64,
+    /// Total time spent in COMMIT, in microseconds.
+    pub commit_micros: u64,
+}
+
+#[derive(Default)]
+struct Counters {
+    batches: AtomicU64,
+    jobs: AtomicU64,
+    largest: AtomicU64,
+    failed: AtomicU64,
+    commit_micros: AtomicU64,
+}
+
+/// Why a batch could not be committed (shared by every job of the batch).
+#[derive(Debug, Clone)]
+struct CommitFailure {
+    unavailable: bool,
+    message: String,
+}
+
+impl CommitFailure {
+    fn of(e: &sqlx::Error) -> CommitFailure {
+        CommitFailure {
+            unavailable: e
+                .as_database_error()
+                .is_some_and(|d| crate::error::cannot_write(d.code().as_deref())),
+            message: e.to_string(),
+        }
+    }
+
+    fn error(&self) -> Error {
+        if self.unavailable {
+            Error::Unavailable(
+                "the database cannot write right now (the disk may be full); nothing was stored: try again later"
+                    .into(),
+            )
+        } else {
+            Error::Internal(format!(
+                "the write could not be committed: {}",
+                self.message
+            ))
+        }
+    }
+}
+
+type Reply = Box<dyn FnOnce(std::result::Result<(), CommitFailure>) + Send>;
+type Job = Box<dyn for<'c> FnOnce(&'c mut Conn) -> BoxFuture<'c, (bool, Reply)> + Send>;
+
+pub(crate) struct Backend {
+    read: SqlitePool,
+    jobs: mpsc::Sender<Job>,
+    counters: Arc<Counters>,
+}
+
+/// The same SQL as PostgreSQL, but SQLite locks the whole database for a write: a
+/// row lock is implied.
+macro_rules! for_update {
+    ($t:literal) => {
+        ""
+    };
+}
+
+/// Builds a statement and counts it.
+pub(super) fn q<'q>(
+    sql: impl sqlx::SqlSafeStr,
+) -> sqlx::query::Query<'q, Db, <Db as sqlx::Database>::Arguments> {
+    super::count::add(1);
+    sqlx::query(sql)
+}
+
+pub(super) fn qa<'q, T>(
+    sql: impl sqlx::SqlSafeStr,
+) -> sqlx::query::QueryAs<'q, Db, T, <Db as sqlx::Database>::Arguments>
+where
+    T: for<'r> sqlx::FromRow<'r, sqlx::sqlite::SqliteRow>,
+{
+    super::count::add(1);
+    sqlx::query_as(sql)
+}
+
+pub(super) fn qs<'q, T>(
+    sql: impl sqlx::SqlSafeStr,
+) -> sqlx::query::QueryScalar<'q, Db, T, <Db as sqlx::Database>::Arguments>
+where
+    (T,): for<'r> sqlx::FromRow<'r, sqlx::sqlite::SqliteRow>,
+{
+    super::count::add(1);
+    sqlx::query_scalar(sql)
+}
+
+fn options(url: &str) -> Result<SqliteConnectOptions> {
+    Ok(SqliteConnectOptions::from_str(url)?
+        .foreign_keys(true)
+        .journal_mode(SqliteJournalMode::Wal)
+        .synchronous(SqliteSynchronous::Full)
+        // A command run beside the server waits this long for the server's write.
+        .busy_timeout(Duration::from_secs(10))
+        .pragma("wal_autocheckpoint", "1000")
+        .pragma("journal_size_limit", "67108864")
+        .pragma("cache_size", "-16000")
+        .log_statements(tracing::log::LevelFilter::Trace))
+}
+
+impl Backend {
+    pub(super) async fn open(url: &str) -> Result<Backend> {
+        let opts = options(url)?;
+        {
+            let mut c = opts.clone().connect().await?;
+            migrate(&mut c).await?;
+            c.close().await?;
+        }
+        let read = SqlitePoolOptions::new()
+            .max_connections(8)
+            .min_connections(1)
+            .test_before_acquire(false)
+            .acquire_timeout(Duration::from_secs(30))
+            .connect_with(opts.clone().read_only(true))
+            .await?;
+        let (jobs, rx) = mpsc::channel::<Job>(4096);
+        let counters = Arc::new(Counters::default());
+        tokio::spawn(run_writer(rx, opts, counters.clone()));
+        Ok(Backend {
+            read,
+            jobs,
+            counters,
+        })
+    }
+
+    /// A connection for reading.
+    pub(super) async fn read(&self) -> Result<sqlx::pool::PoolConnection<Db>> {
+        Ok(self.read.acquire().await?)
+    }
+
+    /// Runs `job` on the write connection, in its own savepoint, in the next batch;
+    /// answers once the batch is committed.
+    pub(super) async fn write<T, F>(&self, _lock: Lock, job: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: for<'c> Fn(&'c mut Conn) -> BoxFuture<'c, Result<T>> + Send + Sync + 'static,
+    {
+        let (tx, rx) = oneshot::channel::<Result<(T, u64)>>();
+        let boxed: Job = Box::new(move |c: &mut Conn| {
+            Box::pin(async move {
+                let run = std::panic::AssertUnwindSafe(super::count::measure(job(c)))
+                    .catch_unwind()
+                    .await;
+                let (result, statements) = match run {
+                    Ok(r) => r,
+                    Err(_) => (Err(Error::Internal("a write job panicked".into())), 0),
+                };
+                let ok = result.is_ok();
+                let reply: Reply = Box::new(move |committed| {
+                    let answer = match (result, committed) {
+                        (Ok(v), Ok(())) => Ok((v, statements)),
+                        (Ok(_), Err(f)) => Err(f.error()),
+                        (Err(e), _) => Err(e),
+                    };
+                    let _ = tx.send(answer);
+                });
+                (ok, reply)
+            })
+        });
+        self.jobs
+            .send(boxed)
+            .await
+            .map_err(|_| Error::Internal("the database writer has stopped".into()))?;
+        let (value, statements) = rx.await.map_err(|_| {
+            Error::Unavailable(
+                "the database cannot write right now; nothing was stored: try again later".into(),
+            )
+        })??;
+        super::count::add(statements);
+        Ok(value)
+    }
+
+    pub(crate) fn writer_stats(&self) -> WriterStats {
+        let c = &self.counters;
+        WriterStats {
+            batches: c.batches.load(Ordering::Relaxed),
+            jobs: c.jobs.load(Ordering::Relaxed),
+            largest_batch: c.largest.load(Ordering::Relaxed),
+            failed_commits: c.failed.load(Ordering::Relaxed),
+            commit_micros: c.commit_micros.load(Ordering::Relaxed),
+        }
+    }
+
+    pub(super) async fn ping(&self) -> Result<()> {
+        q("SELECT 1").execute(&mut *self.read().await?).await?;
+        Ok(())
+    }
+
+    pub(super) async fn close(&self) {
+        self.read.close().await;
+    }
+
+    pub(super) async fn backup(&self, _url: &str, out: &Path) -> Result<()> {
+        let path = out
+            .to_str()
+            .ok_or_else(|| Error::field("out", "the path is not UTF-8"))?;
+        let sql = format!("VACUUM INTO '{}'", path.replace('\'', "''"));
+        q(sqlx::AssertSqlSafe(sql))
+            .execute(&mut *self.read().await?)
+            .await?;
+        Ok(())
+    }
+
+    pub(super) async fn table_names(&self, c: &mut Conn) -> Result<Vec<String>> {
+        Ok(qs(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'
+             AND name <> '_sqlx_migrations' ORDER BY name",
+        )
+        .fetch_all(&mut *c)
+        .await?)
+    }
+
+    pub(super) async fn text_columns(&self, c: &mut Conn) -> Result<Vec<(String, String)>> {
+        Ok(qa(
+            "SELECT m.name, p.name FROM sqlite_master m, pragma_table_info(m.name) p
+             WHERE m.type = 'table' AND m.name NOT LIKE 'sqlite_%' AND m.name <> '_sqlx_migrations'
+               AND upper(p.type) = 'TEXT' ORDER BY m.name, p.cid",
+        )
+        .fetch_all(&mut *c)
+        .await?)
+    }
+}
+
+/// Applies the migrations that have not run yet. Migration 8 rebuilds tables with its
+/// own transaction (foreign keys must be off while a referenced table is rebuilt, and
+/// that cannot be done inside one); if a process stopped between its commit and sqlx's
+/// record of it, the record is written here.
+async fn migrate(c: &mut Conn) -> Result<()> {
+    let migrator = sqlx::migrate!("migrations/sqlite");
+    let rebuilt: i64 = sqlx::query_scalar(
+        "SELECT COUNT(*) FROM sqlite_master m, pragma_table_info(m.name) p
+         WHERE m.type = 'table' AND m.name = 'items' AND p.name = 'item_key'",
+    )
+    .fetch_one(&mut *c)
+    .await?;
+    let table: i64 = sqlx::query_scalar(
+        "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = '_sqlx_migrations'",
+    )
+    .fetch_one(&mut *c)
+    .await?;
+    if rebuilt > 0 && table > 0 {
+        let recorded: i64 =
+            sqlx::query_scalar("SELECT COUNT(*) FROM _sqlx_migrations WHERE version = 8")
+                .fetch_one(&mut *c)
+                .await?;
+        if recorded == 0
+            && let Some(m) = migrator.iter().find(|m| m.version == 8)
+        {
+            tracing::warn!("migration 8 ran but was not recorded: recording it");
+            sqlx::query(
+                "INSERT INTO _sqlx_migrations (version, description, success, checksum, execution_time)
+                 VALUES (8, $1, TRUE, $2, -1)",
+            )
+            .bind(&*m.description)
+            .bind(&*m.checksum)
+            .execute(&mut *c)
+            .await?;
+        }
+    }
+    migrator.run(&mut *c).await?;
+    Ok(())
+}
+
+async fn run_writer(mut rx: mpsc::Receiver<Job>, opts: SqliteConnectOptions, c: Arc<Counters>) {
+    let mut conn: Option<Conn> = None;
+    let mut batch: Vec<Job> = Vec::with_capacity(MAX_BATCH);
+    while let Some(first) = rx.recv().await {
+        batch.push(first);
+        while batch.len() < MAX_BATCH {
+            match rx.try_recv() {
+                Ok(j) => batch.push(j),
+                Err(_) => break,
+            }
+        }
+        let size = batch.len() as u64;
+        c.batches.fetch_add(1, Ordering::Relaxed);
+        c.jobs.fetch_add(size, Ordering::Relaxed);
+        c.largest.fetch_max(size, Ordering::Relaxed);
+        if conn.is_none() {
+            match opts.clone().connect().await {
+                Ok(fresh) => conn = Some(fresh),
+                Err(e) => {
+                    tracing::error!(error = %e, "the database writer cannot connect");
+                    // Dropping the jobs answers them: nothing was stored.
+                    batch.clear();
+                    continue;
+                }
+            }
+        }
+        let Some(db) = conn.as_mut() else {
+            batch.clear();
+            continue;
+        };
+        match run_batch(db, &mut batch, &c).await {
+            Ok(()) => {}
+            Err(e) => {
+                c.failed.fetch_add(1, Ordering::Relaxed);
+                tracing::error!(error = %e, "a write batch failed: its connection is closed");
+                if let Some(old) = conn.take() {
+                    let _ = old.close().await;
+                }
+            }
+        }
+        batch.clear();
+    }
+}
+
+/// One batch: BEGIN IMMEDIATE, each job in its savepoint, COMMIT, then the answers.
+/// An error here is the connection's (not a job's): the batch is answered with it and
+/// the caller closes the connection.
+async fn run_batch(
+    db: &mut Conn,
+    batch: &mut Vec<Job>,
+    c: &Counters,
+) -> std::result::Result<(), sqlx::Error> {
+    let control = |sql: &'static str| sqlx::raw_sql(sqlx::AssertSqlSafe(sql));
+    if let Err(e) = control("BEGIN IMMEDIATE").execute(&mut *db).await {
+        batch.clear();
+        return Err(e);
+    }
+    let mut replies: Vec<Reply> = Vec::with_capacity(batch.len());
+    let mut broken: Option<sqlx::Error> = None;
+    for job in batch.drain(..) {
+        if broken.is_some() {
+            // Not run: dropping it answers "nothing was stored".
+            continue;
+        }
+        if let Err(e) = control("SAVEPOINT job").execute(&mut *db).await {
+            broken = Some(e);
+            continue;
+        }
+        let (ok, reply) = job(db).await;
+        let end = if ok {
+            control("RELEASE job").execute(&mut *db).await
+        } else {
+            match control("ROLLBACK TO job").execute(&mut *db).await {
+                Ok(_) => control("RELEASE job").execute(&mut *db).await,
+                Err(e) => Err(e),
+            }
+        };
+        replies.push(reply);
+        if let Err(e) = end {
+            broken = Some(e);
+        }
+    }
+    let started = Instant::now();
+    let outcome = match broken {
+        Some(e) => Err(e),
+        None => control("COMMIT").execute(&mut *db).await.map(|_| ()),
+    };
+    c.commit_micros.fetch_add(
+        u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX),
+        Ordering::Relaxed,
+    );
+    match outcome {
+        Ok(()) => {
+            for r in replies {
+                r(Ok(()));
+            }
+            Ok(())
+        }
+        Err(e) => {
+            let failure = CommitFailure::of(&e);
+            let _ = control("ROLLBACK").execute(&mut *db).await;
+            for r in replies {
+                r(Err(failure.clone()));
+            }
+            Err(e)
+        }
+    }
+}
+
+include!("sql/macros.rs");
+
+/// Opens the shared SQL of `store/sql/` for this backend.
+macro_rules! shared {
+    ($($m:ident),*) => {
+        $(
+            #[allow(clippy::too_many_arguments)]
+            mod $m {
+                #[allow(unused_imports)]
+                use super::{Backend, Conn, Db, q, qa, qs};
+                include!(concat!("sql/", stringify!($m), ".rs"));
+            }
+        )*
+    };
+}
+
+shared!(
+    misc,
+    accounts,
+    catalog,
+    review,
+    calibration,
+    records,
+    sessions,
+    stats,
+    study
+);
