@@ -530,6 +530,19 @@ async fn an_admin_imports_a_zip_and_reads_the_lines_of_a_broken_manifest() {
         "{}",
         r.text
     );
+    // Said without the server's scratch folder, which means nothing to the admin.
+    assert!(
+        r.text
+            .contains("The manifest was refused: 1 problem; nothing was imported."),
+        "{}",
+        r.text
+    );
+    let data_dir = app.config.data_dir.display().to_string();
+    assert!(
+        !r.text.contains("upload-") && !r.text.contains(&data_dir),
+        "{}",
+        r.text
+    );
     assert_eq!(app.dump().await, before);
 
     let ok = zip_of(&[
@@ -567,6 +580,23 @@ async fn an_admin_imports_a_zip_and_reads_the_lines_of_a_broken_manifest() {
         .await;
     assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
     assert_eq!(app.count("SELECT COUNT(*) FROM clips").await, 2);
+    let missing = src.join("no-such.jsonl");
+    let r = app
+        .page(
+            Some(&web),
+            Method::POST,
+            &format!("/c/{CAMPAIGN}/admin/import/folder"),
+            Some(&[("manifest", missing.to_str().unwrap())]),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(
+        r.text.contains(
+            "The manifest or a video could not be read (no such file); nothing was imported."
+        ),
+        "{}",
+        r.text
+    );
 }
 
 #[tokio::test]

@@ -2,7 +2,7 @@
 //! and reasons), and the admin's view of everyone's calibration with the settings.
 
 use super::review::{Player, QuestionLine, TaskLine, player, question_line, task_line};
-use super::{Chrome, FormFields, PageResult, ReasonBox, pretty, render, stage};
+use super::{Chrome, FormFields, PageResult, ReasonBox, for_people, pretty, render, stage};
 use crate::AppState;
 use crate::domain::rules::check_verdict;
 use crate::domain::{Level, Reason, Stage, Verdict};
@@ -257,7 +257,7 @@ pub async fn decide(
                 stage,
                 &key,
                 Some((verdict, reasons, note)),
-                Some(e.to_string()),
+                Some(for_people(&e)),
             )
             .await
         }
@@ -382,7 +382,7 @@ pub async fn reset(
             Ok(crate::web::see_other(&format!("/c/{c}/admin/calibration")))
         }
         Err(e @ (Error::Conflict(_) | Error::NotFound(_))) => {
-            admin_page(&state, &session, &c, Some(e.to_string())).await
+            admin_page(&state, &session, &c, Some(for_people(&e))).await
         }
         Err(e) => Err(e.into()),
     }
@@ -419,7 +419,7 @@ pub async fn mark(
             Ok(crate::web::see_other(&format!("/c/{c}/admin/calibration")))
         }
         Err(e @ (Error::Field { .. } | Error::Conflict(_) | Error::NotFound(_))) => {
-            admin_page(&state, &session, &c, Some(e.to_string())).await
+            admin_page(&state, &session, &c, Some(for_people(&e))).await
         }
         Err(e) => Err(e.into()),
     }
@@ -450,7 +450,18 @@ pub async fn settings(
             state.store.set_flash(&session, "Settings saved.").await?;
             Ok(crate::web::see_other(&format!("/c/{c}/admin/calibration")))
         }
-        Err(e @ Error::Field { .. }) => admin_page(&state, &session, &c, Some(e.to_string())).await,
+        // The threshold is typed in percent; the store speaks of a fraction.
+        Err(Error::Field { field, .. }) if field == "calibration_threshold" => {
+            let typed = form.get("calibration_threshold_pct");
+            let m = format!(
+                "Agreement needed is a percentage above 0 and at most 100 (80 means 80%), not \u{201c}{}\u{201d}.",
+                typed.trim()
+            );
+            admin_page(&state, &session, &c, Some(m)).await
+        }
+        Err(e @ Error::Field { .. }) => {
+            admin_page(&state, &session, &c, Some(for_people(&e))).await
+        }
         Err(e) => Err(e.into()),
     }
 }

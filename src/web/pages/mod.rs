@@ -166,13 +166,46 @@ impl IntoResponse for PageError {
             tracing::error!(error = %self.0, "page failed");
             "Something went wrong on the server; the log has the details.".to_string()
         } else {
-            self.0.to_string()
+            for_people(&self.0)
         };
         error_page(status, &message)
     }
 }
 
 pub type PageResult = Result<Response, PageError>;
+
+/// An error as a page says it to a person: without the field's id in front (a field
+/// error's `reasons: ...` is for scripts, which get the field apart), as a sentence,
+/// names in quotation marks rather than a program's backticks.
+pub fn for_people(e: &Error) -> String {
+    let raw = match e {
+        Error::Field { message, .. } => message.clone(),
+        other => other.to_string(),
+    };
+    sentence(&raw)
+}
+
+fn sentence(raw: &str) -> String {
+    let mut out = String::with_capacity(raw.len() + 4);
+    let mut open = false;
+    for ch in raw.trim().chars() {
+        if ch == '`' {
+            out.push(if open { '\u{201d}' } else { '\u{201c}' });
+            open = !open;
+        } else {
+            out.push(ch);
+        }
+    }
+    let mut chars = out.chars();
+    let mut s = match chars.next() {
+        Some(first) => first.to_uppercase().chain(chars).collect::<String>(),
+        None => return out,
+    };
+    if !s.ends_with(['.', '!', '?', ':', '\u{201d}']) {
+        s.push('.');
+    }
+    s
+}
 
 pub fn stage(s: &str) -> Result<Stage, Error> {
     Stage::parse(s).map_err(|m| Error::NotFound(format!("no such stage: {m}")))
@@ -309,4 +342,25 @@ pub fn pretty(v: &serde_json::Value) -> String {
         return String::new();
     }
     serde_json::to_string_pretty(v).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errors_read_as_sentences_without_field_ids() {
+        let e = Error::field("reasons", "a reject verdict needs at least one reason");
+        assert_eq!(
+            for_people(&e),
+            "A reject verdict needs at least one reason."
+        );
+        let e = Error::NotFound("no clip `X_01` in your Stage 1 queue".into());
+        assert_eq!(
+            for_people(&e),
+            "No clip \u{201c}X_01\u{201d} in your Stage 1 queue."
+        );
+        assert_eq!(sentence("Saved."), "Saved.");
+        assert_eq!(sentence(""), "");
+    }
 }

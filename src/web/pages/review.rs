@@ -1,7 +1,7 @@
 //! The validator's pages: the queue of a stage and the review of one item. Nothing
 //! here reads the partner's decisions or the item's outcome.
 
-use super::{Chrome, FormFields, PageResult, ReasonBox, pretty, render, stage};
+use super::{Chrome, FormFields, PageResult, ReasonBox, for_people, pretty, render, stage};
 use crate::AppState;
 use crate::clock::now_micros;
 use crate::domain::{Level, Origin, Reason, Stage, Verdict};
@@ -378,7 +378,7 @@ pub async fn decide(
                 stage,
                 item,
                 Some(draft),
-                Some(e.to_string()),
+                Some(for_people(&e)),
             )
             .await
         }
