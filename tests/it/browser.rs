@@ -184,6 +184,16 @@ impl Driver {
         panic!("the page stayed at {from}");
     }
 
+    /// Runs a script in the page and returns what it returns.
+    async fn exec(&self, script: &str, args: Vec<Value>) -> Value {
+        self.cmd(
+            reqwest::Method::POST,
+            "/execute/sync",
+            Some(json!({"script": script, "args": args})),
+        )
+        .await
+    }
+
     async fn wait_ready(&self) {
         for _ in 0..100 {
             let r = self
@@ -417,4 +427,90 @@ async fn a_participant_answers_two_sets_by_keyboard_and_a_tie_is_refused() {
         .map(|(_, v)| v.as_str())
         .collect();
     assert_eq!(p1, ["1", "2", "3", "4", "2", "1", "4", "3"]);
+}
+
+/// Which reasons of the verdict form are ticked, in the page's order.
+const TICKED: &str =
+    "return [...document.querySelectorAll('input[name=reasons]:checked')].map(b => b.value);";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_reason_key_ticks_the_same_reason_on_l1_l2_and_l3_questions() {
+    let Some(d) = driver().await else { return };
+    let app = spawn_app().await;
+    let v0 = app.user("val00", Role::Validator, Some(0)).await;
+    let v1 = app.user("val01", Role::Validator, Some(1)).await;
+    let clips = demo_campaign(&app).await;
+    app.pass(&v0, 1, &clips[0]).await;
+    app.pass(&v1, 1, &clips[0]).await;
+    let questions: Vec<(String, String)> = sqlx::query_as(
+        "SELECT q.question_key, q.level FROM questions q JOIN clips c ON c.current_version_id = q.clip_version_id
+         WHERE c.clip_key = $1 ORDER BY q.level",
+    )
+    .bind(&clips[0])
+    .fetch_all(app.store.pool())
+    .await
+    .unwrap();
+    let levels: Vec<&str> = questions.iter().map(|(_, l)| l.as_str()).collect();
+    assert_eq!(levels, ["L1", "L2", "L3"]);
+    let stage2 = [
+        "incorrect_answer",
+        "ambiguous_options",
+        "single_frame_solvable",
+        "language_prior_shortcut",
+        "other",
+    ];
+    sign_in_by_keyboard(&d, &app, "val00").await;
+    for (q, level) in &questions {
+        d.go(&format!("{}/c/{CAMPAIGN}/review/2/{q}", app.base))
+            .await;
+        d.wait_ready().await;
+        // Every reason is on the page, each with its key beside it.
+        let shown = d
+            .exec(
+                "return [...document.querySelectorAll('#reasons label')].map(l => \
+                 [l.querySelector('kbd').textContent, l.querySelector('input').value, \
+                  l.querySelector('input').disabled]);",
+                vec![],
+            )
+            .await;
+        let expected: Vec<Value> = stage2
+            .iter()
+            .enumerate()
+            .map(|(i, r)| {
+                json!([
+                    (i + 1).to_string(),
+                    r,
+                    *r == "single_frame_solvable" && level != "L3"
+                ])
+            })
+            .collect();
+        assert_eq!(shown, json!(expected), "{level}");
+        for (i, reason) in stage2.iter().enumerate() {
+            let key = (i + 1).to_string();
+            d.keys(&key).await;
+            let ticked = d.exec(TICKED, vec![]).await;
+            if *reason == "single_frame_solvable" && level != "L3" {
+                assert_eq!(ticked, json!([]), "{level}: key {key} ticks nothing");
+                continue;
+            }
+            assert_eq!(ticked, json!([reason]), "{level}: key {key}");
+            d.keys(&key).await;
+            assert_eq!(
+                d.exec(TICKED, vec![]).await,
+                json!([]),
+                "{level}: key {key} again"
+            );
+        }
+        // Key 4 is the language-prior shortcut on every level.
+        let at = d.url().await;
+        d.keys(&format!("r4{ENTER}")).await;
+        d.moved_from(&at).await;
+    }
+    let stored: Vec<String> = sqlx::query_scalar(
+        "SELECT d.reasons FROM decisions d JOIN items i ON i.id = d.item_id WHERE i.stage = 2 ORDER BY d.id",
+    )
+    .fetch_all(app.store.pool())
+    .await
+    .unwrap();
+    assert_eq!(stored, vec!["language_prior_shortcut"; 3]);
 }

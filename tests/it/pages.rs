@@ -267,7 +267,19 @@ async fn a_validator_reviews_both_stages_through_the_pages() {
             None,
         )
         .await;
-    assert!(!oe.text.contains("Single-frame solvable"), "L1 does not");
+    // L1 shows it too, under the same key, but it cannot be ticked.
+    assert!(
+        oe.text.contains(
+            r#"value="single_frame_solvable" data-key="3" data-label="Single-frame solvable" disabled>"#
+        ),
+        "L1 shows single_frame_solvable disabled"
+    );
+    assert!(
+        page.text.contains(
+            r#"value="single_frame_solvable" data-key="3" data-label="Single-frame solvable">"#
+        ),
+        "L3 offers it under the same key"
+    );
     let r = app
         .page(
             Some(&web),

@@ -2,7 +2,9 @@
 //! and reasons), and the admin's view of everyone's calibration with the settings.
 
 use super::review::{Player, QuestionLine, TaskLine, player, question_line, task_line};
-use super::{Chrome, FormFields, PageResult, ReasonBox, for_people, pretty, render, stage};
+use super::{
+    Chrome, FormFields, PageResult, ReasonBox, for_people, pretty, reason_boxes, render, stage,
+};
 use crate::AppState;
 use crate::domain::rules::check_verdict;
 use crate::domain::{Level, Reason, Stage, Verdict};
@@ -158,17 +160,7 @@ async fn item_page(
         .as_ref()
         .and_then(|q| Level::parse(&q.level).ok());
     let (verdict, ticked, note) = draft.unwrap_or_default();
-    let reasons = Reason::for_stage(stage)
-        .iter()
-        .filter(|r| **r != Reason::SingleFrameSolvable || level == Some(Level::L3))
-        .enumerate()
-        .map(|(i, r)| ReasonBox {
-            value: r.as_str(),
-            label: r.label(),
-            key: i + 1,
-            checked: ticked.iter().any(|x| x == r.as_str()),
-        })
-        .collect();
+    let reasons = reason_boxes(stage, level, &ticked);
     let here = format!("/c/{c}/calibration");
     let chrome = Chrome::new(
         state,

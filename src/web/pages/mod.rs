@@ -328,12 +328,35 @@ impl FormFields {
     }
 }
 
-/// Reasons as a page shows them: value, label, key and whether it is ticked.
+/// Reasons as a page shows them: value, label, key and whether it is ticked. Every
+/// reason of a stage is shown, always under the same key; one that does not apply to
+/// the item (single-frame solvable below L3) is shown disabled.
 pub struct ReasonBox {
     pub value: &'static str,
     pub label: &'static str,
     pub key: usize,
     pub checked: bool,
+    pub disabled: bool,
+}
+
+/// The reasons of a stage as boxes, keyed 1.. in the stage's order on every item.
+pub fn reason_boxes(
+    stage: Stage,
+    level: Option<crate::domain::Level>,
+    ticked: &[String],
+) -> Vec<ReasonBox> {
+    use crate::domain::{Level, Reason};
+    Reason::for_stage(stage)
+        .iter()
+        .enumerate()
+        .map(|(i, r)| ReasonBox {
+            value: r.as_str(),
+            label: r.label(),
+            key: i + 1,
+            checked: ticked.iter().any(|x| x == r.as_str()),
+            disabled: *r == Reason::SingleFrameSolvable && level != Some(Level::L3),
+        })
+        .collect()
 }
 
 /// JSON pretty-printed for a `<pre>` (escaped by the template).
@@ -362,5 +385,29 @@ mod tests {
         );
         assert_eq!(sentence("Saved."), "Saved.");
         assert_eq!(sentence(""), "");
+    }
+
+    #[test]
+    fn every_reason_keeps_its_key_and_single_frame_is_disabled_below_l3() {
+        use crate::domain::Level;
+        for level in [Level::L1, Level::L2, Level::L3] {
+            let boxes = reason_boxes(Stage::Question, Some(level), &[]);
+            let keys: Vec<(usize, &str, bool)> =
+                boxes.iter().map(|b| (b.key, b.value, b.disabled)).collect();
+            let below = level != Level::L3;
+            assert_eq!(
+                keys,
+                vec![
+                    (1, "incorrect_answer", false),
+                    (2, "ambiguous_options", false),
+                    (3, "single_frame_solvable", below),
+                    (4, "language_prior_shortcut", false),
+                    (5, "other", false),
+                ]
+            );
+        }
+        let s1 = reason_boxes(Stage::Clip, None, &["other".to_string()]);
+        assert_eq!(s1.len(), 4);
+        assert!(s1[3].checked && !s1.iter().any(|b| b.disabled));
     }
 }

@@ -1,10 +1,12 @@
 //! The validator's pages: the queue of a stage and the review of one item. Nothing
 //! here reads the partner's decisions or the item's outcome.
 
-use super::{Chrome, FormFields, PageResult, ReasonBox, for_people, pretty, render, stage};
+use super::{
+    Chrome, FormFields, PageResult, ReasonBox, for_people, pretty, reason_boxes, render, stage,
+};
 use crate::AppState;
 use crate::clock::now_micros;
-use crate::domain::{Level, Origin, Reason, Stage, Verdict};
+use crate::domain::{Level, Origin, Stage, Verdict};
 use crate::error::Error;
 use crate::store::review::{ValidatorItem, VerdictRequest, VersionRule};
 use crate::store::sessions::Session;
@@ -214,17 +216,7 @@ async fn item_page(
             .unwrap_or_default(),
         note: latest.map(|d| d.note.clone()).unwrap_or_default(),
     });
-    let reasons = Reason::for_stage(stage)
-        .iter()
-        .filter(|r| **r != Reason::SingleFrameSolvable || level == Some(Level::L3))
-        .enumerate()
-        .map(|(i, r)| ReasonBox {
-            value: r.as_str(),
-            label: r.label(),
-            key: i + 1,
-            checked: draft.reasons.iter().any(|x| x == r.as_str()),
-        })
-        .collect();
+    let reasons = reason_boxes(stage, level, &draft.reasons);
     let history = item
         .my_decisions
         .iter()
