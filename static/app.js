@@ -1,7 +1,17 @@
-// Tandem's pages: the player controls and the keyboard. No framework, no build step.
+// Tandem's pages: the player, the forms and the keyboard. No framework, no build step.
 "use strict";
 
 (function () {
+  // ---- Settings a person keeps in this browser ---------------------------------
+  var prefs = {
+    get: function (name, dflt) {
+      try { var v = window.localStorage.getItem("tandem." + name); return v === null ? dflt : v; } catch (e) { return dflt; }
+    },
+    set: function (name, value) {
+      try { window.localStorage.setItem("tandem." + name, value); } catch (e) { /* private mode: not kept */ }
+    }
+  };
+
   function typing(target) {
     if (!target) return false;
     var tag = target.tagName;
@@ -9,49 +19,295 @@
       (tag === "INPUT" && !["radio", "checkbox", "button", "submit"].includes(target.type));
   }
 
-  // ---- The player -------------------------------------------------------------
-  var video = document.getElementById("clip");
-  var frame = 1 / 24; // refined from the frames the browser actually presents
-  function setupPlayer() {
-    if (!video) return;
-    var playBtn = document.querySelector('[data-action="play"]');
+  // A control that changed something gives the keyboard back to the page's shortcuts.
+  function giveFocusBack(el) {
+    el.addEventListener("change", function () { if (document.activeElement === el) el.blur(); });
+  }
+
+  function fmt(t) { return (isFinite(t) ? t : 0).toFixed(3); }
+
+  // ---- The player -----------------------------------------------------------------
+  // A step goes to the middle of the next (or previous) frame when the page gives the
+  // clip's frame rate and count (data-fps, data-frames on the video). Without them, or
+  // for a variable rate, it goes to the next frame the browser presents, found from the
+  // media times requestVideoFrameCallback reports.
+  var EPS = 0.0005; // half a millisecond: inside any frame, past any rounding of a timestamp
+  function makePlayer(video) {
+    var fig = video.closest(".player") || document;
+    var playBtn = fig.querySelector('[data-action="play"]');
+    var playWord = playBtn && playBtn.querySelector(".play-word");
     var loop = document.getElementById("loop");
     var speed = document.getElementById("speed");
     var clock = document.getElementById("clock");
-    var strip = document.getElementById("strip");
-    if (strip) strip.addEventListener("error", function () { strip.classList.add("hidden"); });
+    var frameno = document.getElementById("frameno");
+    var scrub = document.getElementById("scrub");
+    var rvfc = "requestVideoFrameCallback" in HTMLVideoElement.prototype;
 
-    if ("requestVideoFrameCallback" in HTMLVideoElement.prototype) {
-      var last = null;
+    var shown = null;          // media time of the frame on screen, as last presented
+    var last = null;           // the last presentation's metadata, to learn a frame's length
+    var gap = null;            // a frame's length seen between two adjacent frames (no rate known)
+    var awaitingFrame = false; // a seek was made and its frame is not presented yet
+    var pending = null;        // the frame a step (with a known rate) is going to
+    var busy = 0;              // steps under way (without a known rate)
+    var chain = Promise.resolve();
+    var waiters = [];
+    var dragging = false;
+    var seeks = 0;             // seeks made, so that a late timer cannot end a newer one
+
+    function timing() {
+      var fps = parseFloat(video.dataset.fps), n = parseInt(video.dataset.frames, 10);
+      return (fps > 0 && isFinite(fps) && n > 0) ? { fps: fps, frames: n } : null;
+    }
+    function quietNow() { return !video.seeking && !awaitingFrame; }
+    function poke() {
+      if (!quietNow()) return;
+      var w = waiters; waiters = [];
+      w.forEach(function (f) { f(); });
+    }
+    function quiet() { return new Promise(function (r) { waiters.push(r); poke(); }); }
+    function shownTime() { return shown !== null && quietNow() && video.paused ? shown : video.currentTime; }
+
+    // Sets the position; false when it is already there (no frame will be presented).
+    function setTime(t) {
+      var d = video.duration;
+      if (isFinite(d)) t = Math.min(t, d);
+      t = Math.max(0, t);
+      // (currentTime comes back rounded to the microsecond; a seek to where the video
+      // already is can make a looping video start over.)
+      if (Math.abs(video.currentTime - t) < 1e-5 && !video.seeking) return false;
+      awaitingFrame = rvfc;
+      seeks += 1;
+      video.currentTime = t;
+      return true;
+    }
+    function seekShown(t) {
+      setTime(t);
+      return quiet().then(function () { return shownTime(); });
+    }
+
+    if (rvfc) {
       var onFrame = function (_now, meta) {
-        if (last !== null) {
-          var d = meta.mediaTime - last;
-          if (d > 0.004 && d < 0.2) frame = d;
+        if (last && !video.paused && meta.presentedFrames === last.presentedFrames + 1) {
+          var d = meta.mediaTime - last.mediaTime;
+          if (d > 0.001 && gap === null) gap = d;
         }
-        last = meta.mediaTime;
+        last = meta;
+        shown = meta.mediaTime;
+        awaitingFrame = false;
+        show();
+        poke();
         video.requestVideoFrameCallback(onFrame);
       };
       video.requestVideoFrameCallback(onFrame);
     }
-    function show() {
-      if (clock) clock.textContent = video.currentTime.toFixed(2) + " s";
-      if (playBtn) playBtn.firstChild.textContent = video.paused ? "Play " : "Pause ";
-    }
-    video.addEventListener("timeupdate", show);
-    video.addEventListener("play", show);
-    video.addEventListener("pause", show);
-    video.addEventListener("seeked", show);
-    video.loop = loop ? loop.checked : true;
-    if (loop) loop.addEventListener("change", function () { video.loop = loop.checked; });
-    if (speed) speed.addEventListener("change", function () { video.playbackRate = parseFloat(speed.value); });
+    video.addEventListener("seeked", function () {
+      if (!video.seeking) pending = null;
+      if (awaitingFrame) {
+        // The frame may be the one already on screen, which is not presented again.
+        var mine = seeks;
+        setTimeout(function () {
+          if (mine === seeks && !video.seeking && awaitingFrame) { awaitingFrame = false; show(); poke(); }
+        }, 400);
+      }
+      show();
+      poke();
+    });
 
-    window.tandemPlayer = {
-      toggle: function () { if (video.paused) { video.play(); } else { video.pause(); } },
-      step: function (n) {
-        video.pause();
-        var t = video.currentTime + n * frame;
-        video.currentTime = Math.min(Math.max(t, 0), video.duration || t);
-      },
+    // The frame on screen (0-based), with a known rate.
+    function frameIndex(tm) {
+      var k;
+      if (pending !== null) k = pending;
+      else if (shown !== null && quietNow()) k = Math.round(shown * tm.fps);
+      else k = Math.floor(video.currentTime * tm.fps + 1e-6);
+      return Math.max(0, Math.min(tm.frames - 1, k));
+    }
+    function goToFrame(k) {
+      var tm = timing();
+      if (!tm) return;
+      k = Math.max(0, Math.min(tm.frames - 1, k));
+      if (pending === k) return; // already on its way there
+      pending = k;
+      if (!setTime((k + 0.5) / tm.fps)) pending = null;
+      show();
+    }
+
+    // Without a known rate: one frame on, or back, from the one on screen.
+    function stepPresented(dir) {
+      video.pause();
+      return quiet().then(function () {
+        var m = shownTime();
+        if (dir < 0) {
+          return m <= EPS ? m : seekShown(Math.max(m - EPS, 0));
+        }
+        var dur = video.duration;
+        if (!isFinite(dur)) return m;
+        var probe = gap ? gap * 1.5 : 0.003;
+        var next = function () {
+          var t = Math.min(m + probe, dur - EPS);
+          return seekShown(t).then(function (x) {
+            if (x > m + 1e-6) return x;
+            if (t >= dur - EPS) return null; // the last frame is on screen already
+            probe *= 2;
+            return next();
+          });
+        };
+        return next().then(function (x) {
+          if (x === null) return m;
+          if (gap && x - m <= gap * 1.25) return x;
+          // A frame may lie between the two: look just before the one found.
+          var back = function (x) {
+            return seekShown(x - EPS).then(function (y) {
+              if (y > m + 1e-6 && y < x) return back(y);
+              gap = x - m;
+              return seekShown(x + EPS);
+            });
+          };
+          return back(x);
+        });
+      });
+    }
+    function queue(work) {
+      busy += 1;
+      chain = chain.then(work).catch(function () {}).then(function () { busy -= 1; show(); });
+      return chain;
+    }
+
+    function step(n) {
+      var tm = timing();
+      video.pause();
+      if (tm) { goToFrame(frameIndex(tm) + n); return; }
+      if (!rvfc) { setTime(video.currentTime + n / 30); return; }
+      for (var i = 0; i < Math.abs(n); i++) queue(function () { return stepPresented(n < 0 ? -1 : 1); });
+    }
+    function first() {
+      video.pause();
+      if (timing()) goToFrame(0);
+      else queue(function () { return seekShown(0); });
+    }
+    function lastFrame() {
+      var tm = timing();
+      video.pause();
+      if (tm) goToFrame(tm.frames - 1);
+      else if (isFinite(video.duration)) queue(function () { return seekShown(video.duration - EPS); });
+    }
+    // Goes to a time: with a known rate, to the middle of the frame there.
+    function seekTo(t) {
+      var tm = timing();
+      if (tm) goToFrame(Math.floor(t * tm.fps + 1e-6));
+      else setTime(t);
+    }
+
+    function show() {
+      var d = video.duration;
+      var t = shownTime();
+      if (clock) clock.textContent = fmt(t) + " / " + fmt(d) + " s";
+      var tm = timing();
+      if (frameno) {
+        frameno.hidden = !tm;
+        if (tm) frameno.textContent = "frame " + (frameIndex(tm) + 1) + " / " + tm.frames;
+      }
+      if (scrub && !dragging) {
+        if (isFinite(d) && d > 0) scrub.max = String(d);
+        scrub.value = String(t);
+      }
+      if (playWord) playWord.textContent = video.paused ? "Play" : "Pause";
+      markTile();
+    }
+    ["timeupdate", "play", "pause", "loadedmetadata", "durationchange"].forEach(function (ev) {
+      video.addEventListener(ev, show);
+    });
+
+    if (scrub) {
+      scrub.addEventListener("pointerdown", function () { dragging = true; });
+      document.addEventListener("pointerup", function () { if (dragging) { dragging = false; show(); } });
+      scrub.addEventListener("input", function () { seekTo(parseFloat(scrub.value)); });
+      giveFocusBack(scrub);
+    }
+    video.loop = loop ? loop.checked : true;
+    if (loop) { loop.addEventListener("change", function () { video.loop = loop.checked; }); giveFocusBack(loop); }
+    if (speed) {
+      speed.addEventListener("change", function () { video.playbackRate = parseFloat(speed.value); });
+      giveFocusBack(speed);
+    }
+
+    // Muted autoplay, if the person chose it.
+    var auto = document.getElementById("pref-autoplay");
+    if (auto) {
+      auto.closest(".pref").hidden = false;
+      auto.checked = prefs.get("autoplay", "off") === "on";
+      auto.addEventListener("change", function () { prefs.set("autoplay", auto.checked ? "on" : "off"); });
+      giveFocusBack(auto);
+    }
+
+    // The strip: each frame a button that shows it in the player.
+    var strip = document.getElementById("strip");
+    var tiles = [];
+    function tileFrame(i, k, n) { return Math.floor(((2 * i + 1) * n) / (2 * k)); }
+    function label() {
+      var tm = timing(), d = video.duration;
+      tiles.forEach(function (tile, i) {
+        var text;
+        if (tm) text = "frame " + (tileFrame(i, tiles.length, tm.frames) + 1);
+        else if (isFinite(d)) text = (((2 * i + 1) / (2 * tiles.length)) * d).toFixed(2) + " s";
+        else text = "";
+        tile.label.textContent = text;
+        tile.button.setAttribute("aria-label", "Show " + (text || "this frame"));
+      });
+      markTile();
+    }
+    function markTile() {
+      var tm = timing();
+      tiles.forEach(function (tile, i) {
+        var at = !!tm && frameIndex(tm) === tileFrame(i, tiles.length, tm.frames);
+        tile.button.classList.toggle("at", at);
+      });
+    }
+    function pick(i) {
+      var tm = timing();
+      video.pause();
+      if (tm) { goToFrame(tileFrame(i, tiles.length, tm.frames)); return; }
+      var d = video.duration;
+      if (isFinite(d)) {
+        var t = ((2 * i + 1) / (2 * tiles.length)) * d + 0.001;
+        queue(function () { return seekShown(t); });
+      }
+    }
+    if (strip) {
+      strip.addEventListener("error", function () { strip.classList.add("hidden"); }, true);
+      tiles = cutStrip(strip, pick);
+      label();
+      video.addEventListener("loadedmetadata", label);
+      strip.addEventListener("tandem:tiles", function (e) {
+        tiles = e.detail; label();
+      });
+    }
+
+    document.querySelectorAll("[data-action]").forEach(function (b) {
+      b.addEventListener("click", function () {
+        var a = b.getAttribute("data-action");
+        if (a === "play") toggle();
+        if (a === "back") step(-1);
+        if (a === "forward") step(1);
+        if (a === "first") first();
+        if (a === "last") lastFrame();
+      });
+    });
+    function toggle() {
+      if (video.paused) { var p = video.play(); if (p && p.catch) p.catch(function () {}); } else { video.pause(); }
+    }
+
+    // The rate may come with the page or later; the numbers shown follow it.
+    if (window.MutationObserver) {
+      new MutationObserver(function () { show(); label(); })
+        .observe(video, { attributes: true, attributeFilter: ["data-fps", "data-frames"] });
+    }
+
+    var api = {
+      toggle: toggle,
+      step: step,
+      first: first,
+      last: lastFrame,
+      seekTo: seekTo,
       loop: function () { if (loop) { loop.checked = !loop.checked; video.loop = loop.checked; } },
       faster: function (dir) {
         if (!speed) return;
@@ -60,16 +316,63 @@
           speed.selectedIndex = i;
           video.playbackRate = parseFloat(speed.value);
         }
+      },
+      // For tests and for the forms: how the player steps, and whether it is at rest.
+      mode: function () { return timing() ? "rate" : (rvfc ? "presented" : "time"); },
+      settled: function () { return pending === null && busy === 0 && quietNow(); },
+      autoplay: function () {
+        if (auto && auto.checked) { video.muted = true; toggle(); }
       }
     };
-    document.querySelectorAll("[data-action]").forEach(function (b) {
-      b.addEventListener("click", function () {
-        var a = b.getAttribute("data-action");
-        if (a === "play") window.tandemPlayer.toggle();
-        if (a === "back") window.tandemPlayer.step(-1);
-        if (a === "forward") window.tandemPlayer.step(1);
-      });
-    });
+    show();
+    return api;
+  }
+
+  // Cuts a strip image (k frames tiled `data-columns` to a row) into one tile per frame,
+  // with gaps and a label under each. `pick(i)`, if given, makes the tiles buttons.
+  function cutStrip(box, pick) {
+    var img = box.querySelector("img");
+    var k = parseInt(box.dataset.k, 10), cols = parseInt(box.dataset.columns, 10) || k;
+    if (!img || !(k > 0)) return [];
+    var made = [];
+    function build() {
+      var rows = Math.ceil(k / cols);
+      var w = img.naturalWidth / cols, h = img.naturalHeight / rows;
+      if (!(w > 0 && h > 0)) return;
+      var list = document.createElement("ol");
+      list.className = "tiles";
+      list.style.gridTemplateColumns = "repeat(" + Math.min(k, cols === k ? k : cols) + ", minmax(0, 1fr))";
+      list.setAttribute("aria-label", img.alt);
+      for (var i = 0; i < k; i++) {
+        var li = document.createElement("li");
+        var tile = document.createElement(pick ? "button" : "div");
+        tile.className = "tile";
+        if (pick) { tile.type = "button"; tile.tabIndex = -1; }
+        var crop = document.createElement("span");
+        crop.className = "crop";
+        crop.style.aspectRatio = w + " / " + h;
+        var part = document.createElement("img");
+        part.src = img.currentSrc || img.src;
+        part.alt = "";
+        part.style.width = (cols * 100) + "%";
+        part.style.transform = "translate(" + (-100 * (i % cols) / cols) + "%, " + (-100 * Math.floor(i / cols) / rows) + "%)";
+        crop.appendChild(part);
+        tile.appendChild(crop);
+        var lab = document.createElement("span");
+        lab.className = "tile-label";
+        if (box.dataset.numbered === "order") lab.textContent = String(i + 1);
+        li.appendChild(tile);
+        li.appendChild(lab);
+        list.appendChild(li);
+        if (pick) tile.addEventListener("click", (function (i) { return function () { pick(i); }; })(i));
+        made.push({ button: tile, label: lab });
+      }
+      box.replaceChildren(list);
+      box.dispatchEvent(new CustomEvent("tandem:tiles", { detail: made }));
+    }
+    if (img.complete && img.naturalWidth > 0) build();
+    else img.addEventListener("load", build);
+    return made;
   }
 
   // ---- Forms: the note is required with "other" --------------------------------
@@ -128,6 +431,8 @@
       case " ": if (p) p.toggle(); else handled = false; break;
       case "ArrowLeft": if (p) p.step(-1); else handled = false; break;
       case "ArrowRight": if (p) p.step(1); else handled = false; break;
+      case "Home": if (p) p.first(); else handled = false; break;
+      case "End": if (p) p.last(); else handled = false; break;
       case "[": if (p) p.faster(-1); else handled = false; break;
       case "]": if (p) p.faster(1); else handled = false; break;
       case "l": case "L": if (p) p.loop(); else handled = false; break;
@@ -169,8 +474,10 @@
   });
 
   document.addEventListener("DOMContentLoaded", function () {
-    video = document.getElementById("clip");
-    setupPlayer();
+    var video = document.getElementById("clip");
+    var player = video ? makePlayer(video) : null;
+    window.tandemPlayer = player;
+    if (player) player.autoplay();
     setupForms();
   });
 })();

@@ -194,6 +194,64 @@ impl Driver {
         .await
     }
 
+    /// Polls `script` until it returns something truthy (up to 30 s), and returns it.
+    async fn until(&self, what: &str, script: &str) -> Value {
+        let mut last = Value::Null;
+        for _ in 0..600 {
+            last = self.exec(script, vec![]).await;
+            let truthy = match &last {
+                Value::Null => false,
+                Value::Bool(b) => *b,
+                Value::Number(n) => n.as_f64() != Some(0.0),
+                Value::String(s) => !s.is_empty(),
+                _ => true,
+            };
+            if truthy {
+                return last;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        panic!("waited 30 s for {what}; last answer: {last}");
+    }
+
+    /// Waits until the player is at rest: no step or seek under way, its frame presented.
+    async fn settled(&self) {
+        self.until(
+            "the player to settle",
+            "const v = document.getElementById('clip'); return !!(window.tandemPlayer && v \
+             && v.readyState >= 2 && window.tandemPlayer.settled());",
+        )
+        .await;
+    }
+
+    /// The index a counter clip shows on screen, read from the video drawn on a canvas
+    /// (-1 if a column is neither black nor white, i.e. not a clean frame).
+    async fn frame(&self) -> i64 {
+        self.exec(READ_COUNTER, vec![]).await.as_i64().unwrap_or(-2)
+    }
+
+    async fn element(&self, css: &str) -> String {
+        let v = self
+            .cmd(
+                reqwest::Method::POST,
+                "/element",
+                Some(json!({"using": "css selector", "value": css})),
+            )
+            .await;
+        v.as_object()
+            .and_then(|o| o.values().next())
+            .and_then(Value::as_str)
+            .unwrap_or_else(|| panic!("no element {css}: {v}"))
+            .to_string()
+    }
+
+    /// Clicks an element with the mouse.
+    async fn click(&self, css: &str) {
+        let id = self.element(css).await;
+        self.cmd(reqwest::Method::POST, &format!("/element/{id}/click"), None)
+            .await;
+    }
+
     async fn wait_ready(&self) {
         for _ in 0..100 {
             let r = self
@@ -209,6 +267,143 @@ impl Driver {
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
     }
+}
+
+const ARROW_LEFT: &str = "\u{E012}";
+const ARROW_RIGHT: &str = "\u{E014}";
+const HOME: &str = "\u{E011}";
+const END: &str = "\u{E010}";
+
+/// Reads the index a counter clip's frame carries: eight 40-pixel columns, the n-th
+/// white when bit n is set.
+const READ_COUNTER: &str = "const v = document.getElementById('clip');
+  const c = document.createElement('canvas'); c.width = 320; c.height = 240;
+  const x = c.getContext('2d'); x.drawImage(v, 0, 0, 320, 240);
+  const d = x.getImageData(0, 0, 320, 240).data; let n = 0;
+  for (let b = 0; b < 8; b++) {
+    const y = d[(120 * 320 + b * 40 + 20) * 4];
+    if (y > 200) n |= 1 << b; else if (y > 60) return -1;
+  }
+  return n;";
+
+/// Whether ffmpeg is here to make test clips; a browser test that needs it is skipped
+/// without it, unless the browser tests are required (then ffmpeg is too).
+fn ffmpeg_or_skip() -> bool {
+    if tandem::io::video::ffmpeg_available() {
+        return true;
+    }
+    assert!(
+        !std::env::var("TANDEM_REQUIRE_BROWSER").is_ok_and(|v| v == "1"),
+        "TANDEM_REQUIRE_BROWSER=1 but ffmpeg is missing (the player tests make their clips with it)"
+    );
+    use std::io::Write;
+    let _ = std::io::stderr()
+        .write_all(b"note: a browser test was SKIPPED: it makes its clips with ffmpeg\n");
+    false
+}
+
+/// A WebM clip whose every frame shows its own index in binary, as eight columns of
+/// 40 x 240 pixels, white for a 1 bit: flat areas that survive compression.
+fn counter_clip(dir: &std::path::Path, name: &str, fps: u32, seconds: u32) -> String {
+    std::fs::create_dir_all(dir.join("videos")).unwrap();
+    let file = format!("videos/{name}.webm");
+    let status = Command::new("ffmpeg")
+        .args(["-v", "error", "-y", "-f", "lavfi", "-i"])
+        .arg(format!(
+            "color=c=black:s=320x240:r={fps}:d={seconds},format=yuv420p"
+        ))
+        .arg("-vf")
+        .arg("geq=lum='if(mod(floor(N/pow(2\\,floor(X/40)))\\,2)\\,235\\,16)':cb=128:cr=128")
+        .args(["-c:v", "libvpx-vp9", "-b:v", "300k", "-g"])
+        .arg(fps.to_string())
+        .arg(dir.join(&file))
+        .status()
+        .expect("run ffmpeg");
+    assert!(status.success(), "ffmpeg made no {file}");
+    file
+}
+
+/// Two counter clips, at 8 and at 30 fps, imported through the manifest import.
+async fn counter_campaign(app: &TestApp) -> Vec<(String, std::path::PathBuf, i64)> {
+    let src = app.source();
+    let mut lines = Vec::new();
+    let mut clips = Vec::new();
+    for (id, fps, seconds) in [("COUNT_08", 8, 4), ("COUNT_30", 30, 3)] {
+        let file = counter_clip(&src, id, fps, seconds);
+        lines.push(json!({
+            "clip_id": id, "task": "MC_F_EGO_STA", "file": file, "theme": "a frame counter",
+            "scene_graph": {}, "scenario": {}, "questions": []
+        }));
+        clips.push((id.to_string(), src.join(&file), i64::from(fps * seconds)));
+    }
+    let m = write_manifest(&src, "counters.jsonl", &lines);
+    app.import(&m).await.unwrap();
+    clips
+}
+
+/// Steps through a counter clip of `frames` frames by keyboard, before and after playing
+/// it, and checks that every step shows exactly the next (or previous) frame.
+async fn steps_are_one_frame(d: &Driver, clip: &str, frames: i64, rate: bool) {
+    let frameno = "return document.getElementById('frameno').textContent;";
+    let check = async |expected: i64, after: &str| {
+        d.settled().await;
+        assert_eq!(d.frame().await, expected, "{clip}: the frame after {after}");
+        if rate {
+            assert_eq!(
+                d.exec(frameno, vec![]).await,
+                json!(format!("frame {} / {frames}", expected + 1)),
+                "{clip}: the frame number shown after {after}"
+            );
+        }
+    };
+    check(0, "opening the page").await;
+    // Before the clip was ever played.
+    for k in 1..=12 {
+        d.keys(ARROW_RIGHT).await;
+        check(k, &format!("{k} steps forward")).await;
+    }
+    for k in (9..=11).rev() {
+        d.keys(ARROW_LEFT).await;
+        check(k, "a step back").await;
+    }
+    d.keys(END).await;
+    check(frames - 1, "End").await;
+    d.keys(ARROW_LEFT).await;
+    check(frames - 2, "a step back from the last frame").await;
+    d.keys(ARROW_RIGHT).await;
+    d.keys(ARROW_RIGHT).await;
+    check(frames - 1, "a step past the last frame").await;
+    d.keys(HOME).await;
+    check(0, "Home").await;
+    d.keys(ARROW_LEFT).await;
+    check(0, "a step before the first frame").await;
+    // After playing: pause somewhere past a second, then step from there.
+    d.keys(" ").await;
+    d.until(
+        "the clip to play past 1 s",
+        "return document.getElementById('clip').currentTime > 1.0;",
+    )
+    .await;
+    d.keys(" ").await;
+    d.settled().await;
+    let at = d.frame().await;
+    assert!(
+        at > 0 && at < frames - 8,
+        "{clip}: paused at frame {at} after playing"
+    );
+    if rate {
+        check(at, "pausing").await;
+    }
+    for k in 1..=6 {
+        d.keys(ARROW_RIGHT).await;
+        check(at + k, &format!("{k} steps forward after playing")).await;
+    }
+    d.keys(ARROW_LEFT).await;
+    d.keys(ARROW_LEFT).await;
+    check(at + 4, "two quick steps back after playing").await;
+    // A frame of the strip shows that frame: its middle frame of the third eighth.
+    d.click("#strip .tiles li:nth-child(3) button").await;
+    check((5 * frames) / 16, "a click on the strip's third frame").await;
 }
 
 async fn demo_campaign(app: &TestApp) -> Vec<String> {
@@ -427,6 +622,87 @@ async fn a_participant_answers_two_sets_by_keyboard_and_a_tie_is_refused() {
         .map(|(_, v)| v.as_str())
         .collect();
     assert_eq!(p1, ["1", "2", "3", "4", "2", "1", "4", "3"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_a_known_rate_a_step_shows_the_next_presented_frame_at_8_and_30_fps() {
+    let Some(d) = driver().await else { return };
+    if !ffmpeg_or_skip() {
+        return;
+    }
+    let app = spawn_app().await;
+    app.user("val00", Role::Validator, Some(0)).await;
+    app.user("val01", Role::Validator, Some(1)).await;
+    let clips = counter_campaign(&app).await;
+    sign_in_by_keyboard(&d, &app, "val00").await;
+    for (clip, _, frames) in &clips {
+        d.go(&format!("{}/c/{CAMPAIGN}/review/1/{clip}", app.base))
+            .await;
+        d.wait_ready().await;
+        // The store keeps no frame rate yet: the page has none, and the player steps by
+        // the frames the browser presents.
+        assert_eq!(
+            d.exec(
+                "return document.getElementById('clip').dataset.fps || null;",
+                vec![]
+            )
+            .await,
+            Value::Null
+        );
+        d.settled().await;
+        assert_eq!(
+            d.exec("return window.tandemPlayer.mode();", vec![]).await,
+            json!("presented")
+        );
+        steps_are_one_frame(&d, clip, *frames, false).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_the_rate_and_count_from_ffprobe_a_step_goes_to_the_middle_of_the_next_frame() {
+    let Some(d) = driver().await else { return };
+    if !ffmpeg_or_skip() {
+        return;
+    }
+    let app = spawn_app().await;
+    app.user("val00", Role::Validator, Some(0)).await;
+    app.user("val01", Role::Validator, Some(1)).await;
+    let clips = counter_campaign(&app).await;
+    sign_in_by_keyboard(&d, &app, "val00").await;
+    for (clip, file, frames) in &clips {
+        // What the store will keep per clip version, read as the import will read it.
+        let t = tandem::io::video::probe_timing(file).unwrap();
+        assert!(t.constant);
+        assert_eq!(t.frames, u64::try_from(*frames).unwrap());
+        d.go(&format!("{}/c/{CAMPAIGN}/review/1/{clip}", app.base))
+            .await;
+        d.wait_ready().await;
+        // The template draws these attributes from `Player::timing` once the store has
+        // them; here they are set as it would draw them.
+        d.exec(
+            "const v = document.getElementById('clip'); v.dataset.fps = arguments[0]; \
+             v.dataset.frames = arguments[1];",
+            vec![json!(t.fps.to_string()), json!(t.frames.to_string())],
+        )
+        .await;
+        d.settled().await;
+        assert_eq!(
+            d.exec("return window.tandemPlayer.mode();", vec![]).await,
+            json!("rate")
+        );
+        steps_are_one_frame(&d, clip, *frames, true).await;
+        // Each step lands in the middle of its frame.
+        let mid = d
+            .exec(
+                "const v = document.getElementById('clip'); \
+                 return v.currentTime * parseFloat(v.dataset.fps) % 1;",
+                vec![],
+            )
+            .await
+            .as_f64()
+            .unwrap();
+        assert!((mid - 0.5).abs() < 0.01, "{clip}: {mid} of a frame");
+    }
 }
 
 /// Which reasons of the verdict form are ticked, in the page's order.

@@ -139,6 +139,12 @@ pub struct Player {
     pub src: String,
     pub media_type: String,
     pub strip: Option<String>,
+    /// FOR THE STORE: the clip version's frame rate and frame count
+    /// (`io::video::probe_timing` at import), drawn as the video's `data-fps` and
+    /// `data-frames` so that a step goes to the middle of the next frame. `None` until
+    /// the store keeps them per clip version; the player then steps from one presented
+    /// frame to the next (`requestVideoFrameCallback`). Only for a constant rate.
+    pub timing: Option<crate::io::video::FrameTiming>,
 }
 
 pub async fn player(
@@ -154,6 +160,7 @@ pub async fn player(
         src: format!("/media/{token}"),
         media_type: clip.media_type.clone(),
         strip: media::strips_possible().then(|| format!("/media/{token}/strip")),
+        timing: None,
     })
 }
 
