@@ -252,6 +252,31 @@ impl Driver {
             .await;
     }
 
+    /// Makes the page's viewport `w` x `h` CSS pixels.
+    async fn viewport(&self, w: i64, h: i64) {
+        for _ in 0..3 {
+            let inner = self.exec("return [innerWidth, innerHeight];", vec![]).await;
+            let (iw, ih) = (
+                inner[0].as_i64().unwrap_or(w),
+                inner[1].as_i64().unwrap_or(h),
+            );
+            if (iw, ih) == (w, h) {
+                return;
+            }
+            let rect = self.cmd(reqwest::Method::GET, "/window/rect", None).await;
+            let (ow, oh) = (
+                rect["width"].as_i64().unwrap_or(w),
+                rect["height"].as_i64().unwrap_or(h),
+            );
+            self.cmd(
+                reqwest::Method::POST,
+                "/window/rect",
+                Some(json!({"width": ow + w - iw, "height": oh + h - ih})),
+            )
+            .await;
+        }
+    }
+
     async fn wait_ready(&self) {
         for _ in 0..100 {
             let r = self
@@ -789,4 +814,87 @@ async fn every_reason_key_ticks_the_same_reason_on_l1_l2_and_l3_questions() {
     .await
     .unwrap();
     assert_eq!(stored, vec!["language_prior_shortcut"; 3]);
+}
+
+/// The bottom of an element, and the viewport's height.
+async fn bottom(d: &Driver, css: &str) -> (f64, f64) {
+    let v = d
+        .exec(
+            "const e = document.querySelector(arguments[0]); \
+             return [e.getBoundingClientRect().bottom, innerHeight];",
+            vec![json!(css)],
+        )
+        .await;
+    (v[0].as_f64().unwrap(), v[1].as_f64().unwrap())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn at_1366_by_768_the_prompt_and_the_verdict_are_seen_without_scrolling() {
+    let Some(d) = driver().await else { return };
+    let app = spawn_app().await;
+    let v0 = app.user("val00", Role::Validator, Some(0)).await;
+    let v1 = app.user("val01", Role::Validator, Some(1)).await;
+    let clips = demo_campaign(&app).await;
+    app.pass(&v0, 1, &clips[1]).await;
+    app.pass(&v1, 1, &clips[1]).await;
+    let queue = sign_in_by_keyboard(&d, &app, "val00").await;
+    d.viewport(1366, 768).await;
+    d.keys(ENTER).await;
+    let first = d.moved_from(&queue).await;
+    d.settled().await;
+    let stage2 = format!("{}/c/{CAMPAIGN}/review/2", app.base);
+    let l3: String = sqlx::query_scalar(
+        "SELECT q.question_key FROM questions q JOIN clips c ON c.current_version_id = q.clip_version_id
+         WHERE c.clip_key = $1 AND q.level = 'L3'",
+    )
+    .bind(&clips[1])
+    .fetch_one(app.store.pool())
+    .await
+    .unwrap();
+    for (page, url) in [
+        ("Stage 1", first.clone()),
+        ("Stage 2", format!("{stage2}/{l3}")),
+    ] {
+        d.go(&url).await;
+        d.wait_ready().await;
+        for css in [
+            ".context",
+            "#verdict-form button[type=submit]",
+            ".player video",
+            "#strip",
+        ] {
+            let (b, h) = bottom(&d, css).await;
+            assert!(b <= h, "{page}: {css} ends at {b}, below the {h} px window");
+        }
+        let theme = d
+            .exec(
+                "return document.querySelector('.context').innerText;",
+                vec![],
+            )
+            .await;
+        assert!(
+            theme.as_str().unwrap().contains("THEME") || theme.as_str().unwrap().contains("Theme"),
+            "{theme}"
+        );
+        assert!(
+            !d.exec(
+                "return !!document.querySelector('.context details');",
+                vec![]
+            )
+            .await
+            .as_bool()
+            .unwrap(),
+            "{page}: nothing folded"
+        );
+    }
+
+    // No jump after a save: the review starts where it started before.
+    d.go(&first).await;
+    d.wait_ready().await;
+    let top = "return document.querySelector('.review').getBoundingClientRect().top;";
+    let before = d.exec(top, vec![]).await;
+    d.keys(&format!("v{ENTER}")).await;
+    d.moved_from(&first).await;
+    assert!(d.source().await.contains("Saved: "), "a flash is shown");
+    assert_eq!(d.exec(top, vec![]).await, before);
 }

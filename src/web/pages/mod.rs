@@ -359,12 +359,86 @@ pub fn reason_boxes(
         .collect()
 }
 
-/// JSON pretty-printed for a `<pre>` (escaped by the template).
+/// JSON as a person reads it, for a `<pre>` (escaped by the template): one `key: value`
+/// a line, nested keys indented, lists as `- item`, and a small object or a list of
+/// plain values on one line. Empty for null, `{}` and `[]`.
 pub fn pretty(v: &serde_json::Value) -> String {
-    if v.is_null() {
-        return String::new();
+    let mut out = String::new();
+    readable(v, 0, &mut out);
+    out.trim_end().to_string()
+}
+
+fn plain(v: &serde_json::Value) -> Option<String> {
+    use serde_json::Value;
+    match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Bool(b) => Some(b.to_string()),
+        Value::Null => Some("-".into()),
+        _ => None,
     }
-    serde_json::to_string_pretty(v).unwrap_or_default()
+}
+
+/// A value that fits on one line, if it does.
+fn one_line(v: &serde_json::Value) -> Option<String> {
+    use serde_json::Value;
+    let line = match v {
+        Value::Array(a) if !a.is_empty() => {
+            a.iter().map(plain).collect::<Option<Vec<_>>>()?.join(", ")
+        }
+        Value::Object(m) if !m.is_empty() && m.len() <= 4 => m
+            .iter()
+            .map(|(k, x)| plain(x).map(|x| format!("{k}: {x}")))
+            .collect::<Option<Vec<_>>>()?
+            .join(", "),
+        _ => plain(v)?,
+    };
+    (line.chars().count() <= 90 || plain(v).is_some()).then_some(line)
+}
+
+fn readable(v: &serde_json::Value, depth: usize, out: &mut String) {
+    use serde_json::Value;
+    let pad = "  ".repeat(depth);
+    match v {
+        Value::Object(m) => {
+            for (k, x) in m {
+                match one_line(x) {
+                    Some(line) => out.push_str(&format!("{pad}{k}: {line}\n")),
+                    None if is_empty(x) => {}
+                    None => {
+                        out.push_str(&format!("{pad}{k}:\n"));
+                        readable(x, depth + 1, out);
+                    }
+                }
+            }
+        }
+        Value::Array(a) => {
+            for x in a {
+                match one_line(x) {
+                    Some(line) => out.push_str(&format!("{pad}- {line}\n")),
+                    None if is_empty(x) => {}
+                    None => {
+                        out.push_str(&format!("{pad}-\n"));
+                        readable(x, depth + 1, out);
+                    }
+                }
+            }
+        }
+        Value::Null => {}
+        _ => {
+            if let Some(line) = plain(v) {
+                out.push_str(&format!("{pad}{line}\n"));
+            }
+        }
+    }
+}
+
+fn is_empty(v: &serde_json::Value) -> bool {
+    match v {
+        serde_json::Value::Object(m) => m.is_empty(),
+        serde_json::Value::Array(a) => a.is_empty(),
+        _ => false,
+    }
 }
 
 #[cfg(test)]
@@ -385,6 +459,26 @@ mod tests {
         );
         assert_eq!(sentence("Saved."), "Saved.");
         assert_eq!(sentence(""), "");
+    }
+
+    #[test]
+    fn json_from_an_import_reads_as_lines_of_keys_and_values() {
+        let v = serde_json::json!({
+            "objects": [{"id": "square", "colour": "red"}, {"id": "bar", "colour": "grey"}],
+            "event": "the square moves across the frame",
+            "timeline": [{"t": 0, "what": "still", "where": {"x": 1, "y": 2}}],
+            "empty": {},
+            "tags": ["indoor", "night"]
+        });
+        assert_eq!(
+            pretty(&v),
+            "event: the square moves across the frame\n\
+             objects:\n  - colour: red, id: square\n  - colour: grey, id: bar\n\
+             tags: indoor, night\n\
+             timeline:\n  -\n    t: 0\n    what: still\n    where: x: 1, y: 2"
+        );
+        assert_eq!(pretty(&serde_json::json!({})), "");
+        assert_eq!(pretty(&serde_json::Value::Null), "");
     }
 
     #[test]
