@@ -53,6 +53,7 @@
     var waiters = [];
     var dragging = false;
     var seeks = 0;             // seeks made, so that a late timer cannot end a newer one
+    var target = null;         // where the last seek went
 
     function timing() {
       var fps = parseFloat(video.dataset.fps), n = parseInt(video.dataset.frames, 10);
@@ -77,6 +78,7 @@
       if (Math.abs(video.currentTime - t) < 1e-5 && !video.seeking) return false;
       awaitingFrame = rvfc;
       seeks += 1;
+      target = t;
       video.currentTime = t;
       return true;
     }
@@ -93,7 +95,12 @@
         }
         last = meta;
         shown = meta.mediaTime;
-        awaitingFrame = false;
+        // With a known rate, quick steps overlap: a frame of an earlier seek may come
+        // after a later one began, and does not end the wait for the later one's frame.
+        var tm = timing();
+        if (!tm || target === null || Math.floor(target * tm.fps + 1e-6) === Math.round(shown * tm.fps)) {
+          awaitingFrame = false;
+        }
         show();
         poke();
         video.requestVideoFrameCallback(onFrame);
