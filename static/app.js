@@ -1,4 +1,4 @@
-// Tandem's pages: the player, the forms and the keyboard. No framework, no build step.
+// Tandem's pages: the player, the forms' checks and the keyboard. No framework, no build step.
 "use strict";
 
 (function () {
@@ -11,12 +11,16 @@
       try { window.localStorage.setItem("tandem." + name, value); } catch (e) { /* private mode: not kept */ }
     }
   };
+  function shortcutsOn() { return prefs.get("shortcuts", "on") !== "off"; }
 
-  function typing(target) {
-    if (!target) return false;
-    var tag = target.tagName;
-    return tag === "TEXTAREA" || tag === "SELECT" ||
-      (tag === "INPUT" && !["radio", "checkbox", "button", "submit"].includes(target.type));
+  // Where typed keys are text (or, in the study's answers, pick an option by typing).
+  function typing(t) {
+    if (!t || !t.tagName) return false;
+    var tag = t.tagName;
+    if (tag === "TEXTAREA" || t.isContentEditable) return true;
+    if (tag === "INPUT") return !["radio", "checkbox", "button", "submit", "range", "reset"].includes(t.type);
+    if (tag === "SELECT") return !!(t.form && t.form.id === "study-form");
+    return false;
   }
 
   // A control that changed something gives the keyboard back to the page's shortcuts.
@@ -382,26 +386,113 @@
     return made;
   }
 
-  // ---- Forms: the note is required with "other" --------------------------------
-  function setupForms() {
+  // ---- Saying what is wrong, on the page ------------------------------------------
+  function problem(text, at, final) {
+    var p = document.getElementById("problem");
+    document.querySelectorAll('[aria-invalid="true"]').forEach(function (el) { el.removeAttribute("aria-invalid"); });
+    if (!p) return;
+    if (!text) { p.hidden = true; p.textContent = ""; return; }
+    p.textContent = text;
+    p.hidden = false;
+    p.classList.toggle("is-final", !!final);
+    if (at) at.setAttribute("aria-invalid", "true");
+  }
+
+  // ---- The verdict form --------------------------------------------------------
+  // Refused here before anything is sent (the server checks the same): no verdict, a
+  // reject without a reason, "other" without a note. The time spent counts only while
+  // the page is visible, and is carried over a refused save with the video's position.
+  function setupVerdict(player) {
     var form = document.getElementById("verdict-form");
     if (!form) return;
+    form.noValidate = true; // our own messages: the browser's bubble would move the focus
+    var final = form.dataset.final === "1";
     var note = document.getElementById("note");
+    var boxes = Array.prototype.slice.call(form.querySelectorAll('input[name="reasons"]'));
     var other = form.querySelector('input[name="reasons"][value="other"]');
-    function sync() { if (note && other) note.required = other.checked; }
-    if (other) other.addEventListener("change", sync);
-    sync();
-    // A valid verdict takes no reasons: untick them when "valid" is chosen.
     var valid = document.getElementById("v-valid");
-    if (valid) valid.addEventListener("change", function () {
-      form.querySelectorAll('input[name="reasons"]').forEach(function (c) { c.checked = false; });
-      sync();
+    var reject = document.getElementById("v-reject");
+    var reasons = document.getElementById("reasons");
+    var shown = false;
+
+    function check() {
+      if (final) return ["Nothing was sent: a final verdict cannot change.", null, true];
+      var v = form.querySelector('input[name="verdict"]:checked');
+      if (!v) return ["Choose valid (V) or reject (R).", form.querySelector("fieldset.verdicts")];
+      var ticked = boxes.filter(function (b) { return b.checked && !b.disabled; });
+      if (v.value === "reject" && ticked.length === 0) {
+        return ["A reject needs a reason: tick one with its number key (1–" + boxes.length + ").", reasons];
+      }
+      if (other && other.checked && note && note.value.trim() === "") {
+        return ["\u201cOther\u201d needs a note: press N and write what is wrong.", note];
+      }
+      return null;
+    }
+    form.addEventListener("change", function () {
+      if (!shown) return;
+      var c = check();
+      if (c) problem(c[0], c[1]); else { problem(null); shown = false; }
     });
-    form.querySelectorAll('input[name="reasons"]').forEach(function (c) {
-      c.addEventListener("change", function () {
-        var reject = document.getElementById("v-reject");
-        if (c.checked && reject) reject.checked = true;
-      });
+
+    if (valid) valid.addEventListener("change", function () {
+      boxes.forEach(function (c) { c.checked = false; });
+    });
+    boxes.forEach(function (c) {
+      c.addEventListener("change", function () { if (c.checked && reject) reject.checked = true; });
+    });
+
+    // Time: only while the page is visible.
+    // spent_before: what a refused save carried over; spent_ms: measured here, sent.
+    var spent = form.querySelector('input[name="spent_ms"]');
+    var carried = form.querySelector('input[name="spent_before"]');
+    var pos = form.querySelector('input[name="position"]');
+    var before = carried ? (parseInt(carried.value, 10) || 0) : 0;
+    var since = document.visibilityState === "visible" ? performance.now() : null;
+    document.addEventListener("visibilitychange", function () {
+      if (document.visibilityState === "visible") { if (since === null) since = performance.now(); }
+      else if (since !== null) { before += performance.now() - since; since = null; }
+    });
+    function spentNow() { return before + (since !== null ? performance.now() - since : 0); }
+    window.tandemSpentMs = spentNow;
+
+    form.addEventListener("submit", function (e) {
+      var c = check();
+      if (c) {
+        e.preventDefault();
+        problem(c[0], c[1], c[2]);
+        shown = true;
+        return;
+      }
+      if (spent) spent.value = String(Math.round(spentNow()));
+      var video = document.getElementById("clip");
+      if (pos && video) pos.value = video.currentTime.toFixed(3);
+    });
+
+    // Back where the video was before a refused save.
+    var at = pos ? parseFloat(pos.value) : NaN;
+    var video = document.getElementById("clip");
+    if (player && video && at > 0) {
+      var go = function () { player.seekTo(at); };
+      if (video.readyState >= 1) go(); else video.addEventListener("loadedmetadata", go, { once: true });
+    } else if (player && !final) {
+      player.autoplay();
+    }
+    if (document.getElementById("problem") && !document.getElementById("problem").hidden) shown = true;
+  }
+
+  // The author's resolution: a note is required, said on the page.
+  function setupResolve() {
+    var form = document.getElementById("resolve-form");
+    if (!form) return;
+    form.noValidate = true;
+    form.addEventListener("submit", function (e) {
+      var v = form.querySelector('input[name="verdict"]:checked');
+      var note = document.getElementById("note");
+      if (!v) { e.preventDefault(); problem("Choose accept (A) or reject (R).", form.querySelector("fieldset")); return; }
+      if (note && note.value.trim() === "") {
+        e.preventDefault();
+        problem("A resolution needs a note saying why: press N and write it.", note);
+      }
     });
   }
 
@@ -414,16 +505,24 @@
 
   function check(id) {
     var el = document.getElementById(id);
-    if (el && !el.disabled) { el.checked = true; el.dispatchEvent(new Event("change")); return true; }
+    if (el && !el.disabled) { el.checked = true; el.dispatchEvent(new Event("change", { bubbles: true })); return true; }
     return false;
   }
 
   // ---- Keys --------------------------------------------------------------------
-  document.addEventListener("keydown", function (e) {
-    if (e.altKey || e.metaKey) return;
+  function onKey(e) {
+    if (e.altKey || e.metaKey || e.isComposing) return;
     var t = e.target;
+    var single = e.key.length === 1; // a character key (WCAG 2.1.4): these can be turned off
+    if (e.key === "Escape") {
+      // Esc leaves any field or control, so that the shortcuts work again.
+      if (t && t !== document.body && typeof t.blur === "function" && t.tagName !== "A") {
+        t.blur();
+        e.preventDefault();
+      }
+      return;
+    }
     if (typing(t)) {
-      if (e.key === "Escape") { t.blur(); e.preventDefault(); }
       var studyForm = t.form && t.form.id === "study-form";
       if (e.key === "Enter" && (e.ctrlKey || studyForm) && t.form) {
         if (typeof t.form.requestSubmit === "function") t.form.requestSubmit(); else t.form.submit();
@@ -432,6 +531,13 @@
       return;
     }
     if (e.ctrlKey) return;
+    if (single && !shortcutsOn()) return;
+    var tag = t && t.tagName;
+    // A focused button, link, box or option keeps Space and Enter for itself.
+    if ((e.key === " " || e.key === "Enter") && (tag === "BUTTON" || tag === "A" || tag === "SUMMARY" ||
+        (tag === "INPUT" && ["checkbox", "radio", "submit", "button"].includes(t.type)))) {
+      if (e.key === " " || tag !== "INPUT") return;
+    }
     var p = window.tandemPlayer;
     var handled = true;
     switch (e.key) {
@@ -452,7 +558,7 @@
         break;
       }
       case "q": case "Q": {
-        var back = document.querySelector(".progress.slim a, p.meta a");
+        var back = document.getElementById("to-queue") || document.querySelector(".progress.slim a, p.meta a");
         if (back) window.location.href = back.href; else handled = false;
         break;
       }
@@ -468,9 +574,12 @@
         if (/^[1-9]$/.test(e.key)) {
           var box = document.querySelector('input[name="reasons"][data-key="' + e.key + '"]');
           var go = document.querySelector('a[data-goto="' + e.key + '"]');
-          if (box && !box.disabled) {
+          if (box && box.disabled) {
+            var form = document.getElementById("verdict-form");
+            if (form && form.dataset.final !== "1") problem("\u201c" + box.dataset.label + "\u201d applies to L3 questions only.", null);
+          } else if (box) {
             box.checked = !box.checked;
-            box.dispatchEvent(new Event("change"));
+            box.dispatchEvent(new Event("change", { bubbles: true }));
           } else if (go) {
             window.location.href = go.href;
           } else handled = false;
@@ -478,13 +587,22 @@
       }
     }
     if (handled) e.preventDefault();
-  });
+  }
+  // In the capture phase, so that a focused control cannot keep Esc to itself.
+  document.addEventListener("keydown", onKey, true);
 
   document.addEventListener("DOMContentLoaded", function () {
+    var keys = document.getElementById("pref-keys");
+    if (keys) {
+      keys.closest(".pref").hidden = false;
+      keys.checked = shortcutsOn();
+      keys.addEventListener("change", function () { prefs.set("shortcuts", keys.checked ? "on" : "off"); });
+      giveFocusBack(keys);
+    }
     var video = document.getElementById("clip");
     var player = video ? makePlayer(video) : null;
     window.tandemPlayer = player;
-    if (player) player.autoplay();
-    setupForms();
+    setupVerdict(player);
+    setupResolve();
   });
 })();

@@ -277,6 +277,19 @@ impl Driver {
         }
     }
 
+    /// Waits until a new document has replaced the one of `marker` (set by `mark`).
+    async fn mark(&self) {
+        self.exec("window.__tandemOld = true;", vec![]).await;
+    }
+
+    async fn reloaded(&self) {
+        self.until(
+            "a new page",
+            "return !window.__tandemOld && document.readyState === 'complete';",
+        )
+        .await;
+    }
+
     async fn wait_ready(&self) {
         for _ in 0..100 {
             let r = self
@@ -792,6 +805,16 @@ async fn every_reason_key_ticks_the_same_reason_on_l1_l2_and_l3_questions() {
             let ticked = d.exec(TICKED, vec![]).await;
             if *reason == "single_frame_solvable" && level != "L3" {
                 assert_eq!(ticked, json!([]), "{level}: key {key} ticks nothing");
+                let said = d
+                    .exec(
+                        "return document.getElementById('problem').textContent;",
+                        vec![],
+                    )
+                    .await;
+                assert!(
+                    said.as_str().unwrap().contains("L3 questions only"),
+                    "{level}: {said}"
+                );
                 continue;
             }
             assert_eq!(ticked, json!([reason]), "{level}: key {key}");
@@ -814,6 +837,406 @@ async fn every_reason_key_ticks_the_same_reason_on_l1_l2_and_l3_questions() {
     .await
     .unwrap();
     assert_eq!(stored, vec!["language_prior_shortcut"; 3]);
+}
+
+async fn time_spent_of(app: &TestApp, clip: &str) -> i64 {
+    sqlx::query_scalar(
+        "SELECT d.time_spent_ms FROM decisions d JOIN items i ON i.id = d.item_id
+         JOIN clips c ON c.current_version_id = i.clip_version_id AND i.stage = 1
+         WHERE c.clip_key = $1 ORDER BY d.id DESC LIMIT 1",
+    )
+    .bind(clip)
+    .fetch_one(app.store.pool())
+    .await
+    .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn time_spent_and_the_video_position_survive_a_refused_save() {
+    let Some(d) = driver().await else { return };
+    let app = spawn_app().await;
+    app.user("val00", Role::Validator, Some(0)).await;
+    app.user("val01", Role::Validator, Some(1)).await;
+    let clips = demo_campaign(&app).await;
+    let queue = sign_in_by_keyboard(&d, &app, "val00").await;
+    d.keys(ENTER).await;
+    let item = d.moved_from(&queue).await;
+    let opened = std::time::Instant::now();
+    assert!(item.ends_with(&clips[0]), "{item}");
+    d.settled().await;
+    for _ in 0..5 {
+        d.keys(ARROW_RIGHT).await;
+    }
+    d.settled().await;
+    let position = d
+        .exec(
+            "return document.getElementById('clip').currentTime;",
+            vec![],
+        )
+        .await
+        .as_f64()
+        .unwrap();
+    assert!(position > 0.2, "five frames in: {position}");
+    let rendered_at = d
+        .exec(
+            "return document.querySelector('[name=rendered_at]').value;",
+            vec![],
+        )
+        .await;
+    // The validator looks for a while, then rejects without a reason: refused on the
+    // page, nothing sent.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let waited = opened.elapsed();
+    d.keys(&format!("r{ENTER}")).await;
+    let said = d
+        .until(
+            "the page to refuse a reject without a reason",
+            "const p = document.getElementById('problem'); return !p.hidden && p.textContent;",
+        )
+        .await;
+    assert!(
+        said.as_str()
+            .unwrap()
+            .starts_with("A reject needs a reason"),
+        "{said}"
+    );
+    assert_eq!(d.url().await, item);
+    assert_eq!(app.count("SELECT COUNT(*) FROM decisions").await, 0);
+    // With a reason but a note the server refuses (too long: the text box would not
+    // take it by typing): the page is drawn again with the time and the position.
+    d.keys("2").await;
+    d.exec(
+        "document.getElementById('note').value = 'x'.repeat(4001);",
+        vec![],
+    )
+    .await;
+    d.mark().await;
+    d.keys(ENTER).await;
+    d.reloaded().await;
+    let page = d.source().await;
+    assert!(
+        page.contains("The note is longer than 4000 characters."),
+        "{page}"
+    );
+    assert!(!page.contains("note: "), "no field id in the message");
+    let kept = async |what: &str| {
+        assert_eq!(
+            d.exec(
+                "return document.querySelector('[name=rendered_at]').value;",
+                vec![]
+            )
+            .await,
+            rendered_at,
+            "{what}: the page keeps when the item was first shown"
+        );
+        let carried = d
+            .exec(
+                "return parseInt(document.querySelector('[name=spent_before]').value, 10);",
+                vec![],
+            )
+            .await
+            .as_i64()
+            .unwrap();
+        assert!(carried >= 1500, "{what}: carried {carried} ms");
+    };
+    kept("a save the server refused").await;
+    d.settled().await;
+    let back = d
+        .until(
+            "the video back where it was",
+            "const v = document.getElementById('clip'); return v.readyState >= 2 && v.currentTime;",
+        )
+        .await
+        .as_f64()
+        .unwrap();
+    assert!((back - position).abs() < 0.01, "{back} against {position}");
+    assert_eq!(d.exec(TICKED, vec![]).await, json!(["generation_artifact"]));
+    // The same refusal without the page's script (a reject without a reason, sent as
+    // a browser without scripts sends it): said for people, and the time still kept.
+    d.exec(
+        "document.querySelectorAll('input[name=reasons]').forEach(b => b.checked = false); \
+         document.getElementById('note').value = '';",
+        vec![],
+    )
+    .await;
+    d.mark().await;
+    d.exec("document.getElementById('verdict-form').submit();", vec![])
+        .await;
+    d.reloaded().await;
+    let page = d.source().await;
+    assert!(
+        page.contains("A reject verdict needs at least one reason."),
+        "{page}"
+    );
+    assert!(!page.contains("reasons: "), "no field id in the message");
+    kept("a save refused without the page's script").await;
+    assert!(
+        d.exec(
+            "return document.getElementById('v-reject').checked;",
+            vec![]
+        )
+        .await
+        .as_bool()
+        .unwrap()
+    );
+    d.wait_ready().await;
+    d.keys(&format!("2{ENTER}")).await;
+    d.moved_from(&item).await;
+    let total = opened.elapsed();
+    let spent = time_spent_of(&app, &clips[0]).await;
+    assert!(
+        spent >= i64::try_from(waited.as_millis()).unwrap(),
+        "{spent} ms recorded, {waited:?} waited before the first refusal"
+    );
+    assert!(spent <= i64::try_from(total.as_millis()).unwrap() + 50);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_time_spent_leaves_out_the_time_the_tab_was_hidden() {
+    let Some(d) = driver().await else { return };
+    let app = spawn_app().await;
+    app.user("val00", Role::Validator, Some(0)).await;
+    app.user("val01", Role::Validator, Some(1)).await;
+    let clips = demo_campaign(&app).await;
+    let queue = sign_in_by_keyboard(&d, &app, "val00").await;
+    d.keys(ENTER).await;
+    let item = d.moved_from(&queue).await;
+    let opened = std::time::Instant::now();
+    d.exec(
+        "window.seen = []; document.addEventListener('visibilitychange', \
+         () => seen.push(document.visibilityState));",
+        vec![],
+    )
+    .await;
+    // Another tab in front for two seconds.
+    let review = d.cmd(reqwest::Method::GET, "/window", None).await;
+    let other = d
+        .cmd(
+            reqwest::Method::POST,
+            "/window/new",
+            Some(json!({"type": "tab"})),
+        )
+        .await;
+    d.cmd(
+        reqwest::Method::POST,
+        "/window",
+        Some(json!({"handle": other["handle"]})),
+    )
+    .await;
+    tokio::time::sleep(Duration::from_millis(2000)).await;
+    d.cmd(reqwest::Method::DELETE, "/window", None).await;
+    d.cmd(
+        reqwest::Method::POST,
+        "/window",
+        Some(json!({"handle": review})),
+    )
+    .await;
+    d.until(
+        "the review tab to be visible again",
+        "return document.visibilityState === 'visible' && seen.includes('hidden');",
+    )
+    .await;
+    d.keys(&format!("v{ENTER}")).await;
+    d.moved_from(&item).await;
+    let open = i64::try_from(opened.elapsed().as_millis()).unwrap();
+    let spent = time_spent_of(&app, &clips[0]).await;
+    assert!(
+        spent <= open - 1500,
+        "{spent} ms recorded of {open} ms open, two seconds of them hidden"
+    );
+}
+
+const PLAYING: &str = "return !document.getElementById('clip').paused;";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_control_keeps_the_keys_and_the_note_takes_letters_only_when_asked() {
+    let Some(d) = driver().await else { return };
+    let app = spawn_app().await;
+    app.user("val00", Role::Validator, Some(0)).await;
+    app.user("val01", Role::Validator, Some(1)).await;
+    let clips = demo_campaign(&app).await;
+    let queue = sign_in_by_keyboard(&d, &app, "val00").await;
+    d.keys(ENTER).await;
+    let item = d.moved_from(&queue).await;
+    d.settled().await;
+
+    // The speed menu, chosen with the mouse, gives the keys back to the page.
+    d.click("#speed option[value='0.5']").await;
+    assert_eq!(
+        d.exec(
+            "return [document.getElementById('clip').playbackRate, document.activeElement.id];",
+            vec![]
+        )
+        .await,
+        json!([0.5, ""]),
+        "the speed changed and the menu let go of the focus"
+    );
+    d.keys("]").await;
+    assert_eq!(
+        d.exec(
+            "return document.getElementById('clip').playbackRate;",
+            vec![]
+        )
+        .await,
+        json!(1),
+        "] works right after the menu"
+    );
+    // Opened and closed without a change (Esc closes the browser's list), the menu
+    // keeps the focus but not the keys; Esc again leaves it.
+    d.click("#speed").await;
+    d.keys(ESCAPE).await;
+    d.keys(" ").await;
+    d.until("Space to play with the menu focused", PLAYING)
+        .await;
+    d.keys(" ").await;
+    d.keys(ESCAPE).await;
+    assert_eq!(
+        d.exec("return document.activeElement === document.body;", vec![])
+            .await,
+        json!(true),
+        "Esc leaves the menu"
+    );
+    // The scrub bar and the loop box, too.
+    d.click("#loop").await;
+    d.keys("l").await;
+    assert!(
+        d.exec("return document.getElementById('loop').checked;", vec![])
+            .await
+            .as_bool()
+            .unwrap(),
+        "L toggles the loop back after a click on it"
+    );
+
+    // "Other" without a note is refused on the page, and the focus stays where it was:
+    // N then goes to the note without typing an "n".
+    d.keys(&format!("r4{ENTER}")).await;
+    let said = d
+        .until(
+            "the page to ask for a note",
+            "const p = document.getElementById('problem'); return !p.hidden && p.textContent;",
+        )
+        .await;
+    assert!(said.as_str().unwrap().contains("needs a note"), "{said}");
+    assert_eq!(
+        d.exec("return document.activeElement.id;", vec![]).await,
+        json!(""),
+        "the focus is not moved into the note"
+    );
+    d.keys("n").await;
+    assert_eq!(
+        d.exec("return document.activeElement.id;", vec![]).await,
+        json!("note")
+    );
+    d.keys("no sign of the bar").await;
+    assert_eq!(
+        d.exec("return document.getElementById('note').value;", vec![])
+            .await,
+        json!("no sign of the bar"),
+        "keys in the note are text"
+    );
+    d.keys(&format!("{ESCAPE}{ENTER}")).await;
+    d.moved_from(&item).await;
+    let note: String = sqlx::query_scalar("SELECT note FROM decisions")
+        .fetch_one(app.store.pool())
+        .await
+        .unwrap();
+    assert_eq!(note, "no sign of the bar");
+
+    // Single-key shortcuts can be turned off, and stay off.
+    let second = d.url().await;
+    d.click("#pref-keys").await;
+    d.keys("v ").await;
+    assert_eq!(
+        d.exec(
+            "return [document.getElementById('v-valid').checked, !document.getElementById('clip').paused];",
+            vec![]
+        )
+        .await,
+        json!([false, false]),
+        "V and Space do nothing with the shortcuts off"
+    );
+    d.go(&second).await;
+    d.wait_ready().await;
+    assert_eq!(
+        d.exec(
+            "return document.getElementById('pref-keys').checked;",
+            vec![]
+        )
+        .await,
+        json!(false)
+    );
+    d.keys("v").await;
+    assert_eq!(
+        d.exec("return document.getElementById('v-valid').checked;", vec![])
+            .await,
+        json!(false)
+    );
+    d.click("#pref-keys").await;
+    d.keys("v").await;
+    assert_eq!(
+        d.exec("return document.getElementById('v-valid').checked;", vec![])
+            .await,
+        json!(true)
+    );
+
+    // The first Tab reaches a link past the navigation, shown when focused.
+    d.go(&second).await;
+    d.wait_ready().await;
+    d.keys(TAB).await;
+    assert_eq!(
+        d.exec(
+            "const a = document.activeElement; return [a.className, a.getAttribute('href'), \
+             a.getBoundingClientRect().top >= 0];",
+            vec![]
+        )
+        .await,
+        json!(["skip", "#main", true])
+    );
+    assert_eq!(clips.len(), 12);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn enter_on_a_final_item_only_says_it_is_final() {
+    let Some(d) = driver().await else { return };
+    let app = spawn_app().await;
+    let v0 = app.user("val00", Role::Validator, Some(0)).await;
+    let v1 = app.user("val01", Role::Validator, Some(1)).await;
+    let clips = demo_campaign(&app).await;
+    app.pass(&v0, 1, &clips[0]).await;
+    app.reject(&v1, 1, &clips[0], "generation_artifact").await;
+    sign_in_by_keyboard(&d, &app, "val00").await;
+    let item = format!("{}/c/{CAMPAIGN}/review/1/{}", app.base, clips[0]);
+    d.go(&item).await;
+    d.wait_ready().await;
+    d.mark().await;
+    d.keys(ENTER).await;
+    let said = d
+        .until(
+            "the page to say the verdict is final",
+            "const p = document.getElementById('problem'); return !p.hidden && p.textContent;",
+        )
+        .await;
+    assert!(said.as_str().unwrap().contains("final"), "{said}");
+    assert_eq!(
+        d.exec(
+            "return [!!window.__tandemOld, document.getElementById('v-valid').checked];",
+            vec![]
+        )
+        .await,
+        json!([true, true]),
+        "the same page, the verdict given still shown"
+    );
+    assert_eq!(app.count("SELECT COUNT(*) FROM decisions").await, 2);
+    // Posted anyway (without the page's script), the refusal still shows the verdict.
+    d.exec("document.getElementById('verdict-form').submit();", vec![])
+        .await;
+    d.reloaded().await;
+    assert_eq!(
+        d.exec("return document.getElementById('v-valid').checked;", vec![])
+            .await,
+        json!(true)
+    );
+    assert_eq!(app.count("SELECT COUNT(*) FROM decisions").await, 2);
 }
 
 /// The bottom of an element, and the viewport's height.

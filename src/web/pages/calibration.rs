@@ -3,7 +3,8 @@
 
 use super::review::{Player, QuestionLine, TaskLine, player, question_line, task_line};
 use super::{
-    Chrome, FormFields, PageResult, ReasonBox, for_people, pretty, reason_boxes, render, stage,
+    Carried, Chrome, FormFields, PageResult, ReasonBox, for_people, pretty, reason_boxes, render,
+    stage,
 };
 use crate::AppState;
 use crate::domain::rules::check_verdict;
@@ -139,6 +140,7 @@ struct ItemPage {
     error: Option<String>,
     feedback: Option<FeedbackView>,
     rendered_at: i64,
+    carried: Carried,
 }
 
 async fn item_page(
@@ -147,7 +149,7 @@ async fn item_page(
     c: &str,
     stage: Stage,
     key: &str,
-    draft: Option<(String, Vec<String>, String)>,
+    draft: Option<(String, Vec<String>, String, Carried)>,
     error: Option<String>,
 ) -> PageResult {
     let campaign = state.store.campaign(c).await?;
@@ -159,7 +161,7 @@ async fn item_page(
         .question
         .as_ref()
         .and_then(|q| Level::parse(&q.level).ok());
-    let (verdict, ticked, note) = draft.unwrap_or_default();
+    let (verdict, ticked, note, carried) = draft.unwrap_or_default();
     let reasons = reason_boxes(stage, level, &ticked);
     let here = format!("/c/{c}/calibration");
     let chrome = Chrome::new(
@@ -186,7 +188,10 @@ async fn item_page(
         note,
         error: error.clone(),
         feedback: item.feedback.as_ref().map(|f| feedback_view(c, f)),
-        rendered_at: crate::clock::now_micros() / 1000,
+        rendered_at: carried
+            .rendered_at
+            .unwrap_or_else(|| crate::clock::now_micros() / 1000),
+        carried,
     };
     let mut resp = render(&page);
     if error.is_some() {
@@ -248,7 +253,7 @@ pub async fn decide(
                 &c,
                 stage,
                 &key,
-                Some((verdict, reasons, note)),
+                Some((verdict, reasons, note, form.carried())),
                 Some(for_people(&e)),
             )
             .await

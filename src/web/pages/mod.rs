@@ -309,13 +309,41 @@ impl FormFields {
             .unwrap_or_default()
     }
 
-    /// The time spent on a decision: from `rendered_at` (when the page was drawn, in
-    /// ms since the epoch) to now, within 0 and a day.
+    /// The time spent on a decision: the time the item was open and visible, as the
+    /// page's script measured it (`spent_ms`: a hidden tab does not count; it includes
+    /// `spent_before`, what a refused save carried over), never more than the time since
+    /// the page was first drawn (`rendered_at`, ms since the epoch, kept across a refused
+    /// save); without the script, the time since it was first drawn. Within 0 and a day.
     pub fn time_spent_ms(&self) -> Option<i64> {
-        self.get("rendered_at").parse::<i64>().ok().map(|t| {
-            (crate::clock::now_micros() / 1000 - t)
-                .clamp(0, crate::domain::rules::MAX_TIME_SPENT_MS)
-        })
+        let max = crate::domain::rules::MAX_TIME_SPENT_MS;
+        let open = self
+            .get("rendered_at")
+            .parse::<i64>()
+            .ok()
+            .map(|t| (crate::clock::now_micros() / 1000 - t).clamp(0, max));
+        let visible = self.get("spent_ms").parse::<i64>().ok();
+        match (open, visible) {
+            (Some(open), Some(v)) => Some(v.clamp(0, open)),
+            (open, None) => open,
+            (None, Some(v)) => Some(v.clamp(0, max)),
+        }
+    }
+
+    /// What a refused save hands back to the page it draws again (as `rendered_at`,
+    /// `spent_before` and `position`), so that nothing the person spent is lost: when the
+    /// page was first drawn, the time spent so far and the video's position.
+    pub fn carried(&self) -> Carried {
+        Carried {
+            rendered_at: self.get("rendered_at").parse::<i64>().ok(),
+            spent_before: self.time_spent_ms().unwrap_or(0),
+            position: self
+                .get("position")
+                .parse::<f64>()
+                .ok()
+                .filter(|p| p.is_finite() && *p >= 0.0)
+                .map(|p| format!("{p:.3}"))
+                .unwrap_or_default(),
+        }
     }
 
     /// Every value of a field.
@@ -326,6 +354,16 @@ impl FormFields {
             .map(|(_, v)| v.clone())
             .collect()
     }
+}
+
+/// What a verdict form carries from one drawing of the page to the next (see
+/// `FormFields::carried`).
+#[derive(Debug, Clone, Default)]
+pub struct Carried {
+    pub rendered_at: Option<i64>,
+    pub spent_before: i64,
+    /// The video's position in seconds, or empty.
+    pub position: String,
 }
 
 /// Reasons as a page shows them: value, label, key and whether it is ticked. Every

@@ -2,7 +2,8 @@
 //! here reads the partner's decisions or the item's outcome.
 
 use super::{
-    Chrome, FormFields, PageResult, ReasonBox, for_people, pretty, reason_boxes, render, stage,
+    Carried, Chrome, FormFields, PageResult, ReasonBox, for_people, pretty, reason_boxes, render,
+    stage,
 };
 use crate::AppState;
 use crate::clock::now_micros;
@@ -188,6 +189,7 @@ struct ItemPage {
     history: Vec<(i64, String, String, String)>,
     error: Option<String>,
     rendered_at: i64,
+    carried: Carried,
     version: i64,
 }
 
@@ -196,6 +198,7 @@ struct Draft {
     verdict: String,
     reasons: Vec<String>,
     note: String,
+    carried: Carried,
 }
 
 async fn item_page(
@@ -214,6 +217,8 @@ async fn item_page(
         .as_ref()
         .and_then(|q| Level::parse(&q.level).ok());
     let latest = item.my_decisions.last();
+    // A final item shows the verdict given, whatever a refused form sent.
+    let draft = draft.filter(|_| !item.locked);
     let draft = draft.unwrap_or_else(|| Draft {
         verdict: latest
             .map(|d| d.verdict.as_str().to_string())
@@ -222,6 +227,7 @@ async fn item_page(
             .map(|d| d.reasons.iter().map(|r| r.as_str().to_string()).collect())
             .unwrap_or_default(),
         note: latest.map(|d| d.note.clone()).unwrap_or_default(),
+        carried: Carried::default(),
     });
     let reasons = reason_boxes(stage, level, &draft.reasons);
     let history = item
@@ -270,7 +276,11 @@ async fn item_page(
         locked: item.locked,
         history,
         error: error.clone(),
-        rendered_at: now_micros() / 1000,
+        rendered_at: draft
+            .carried
+            .rendered_at
+            .unwrap_or_else(|| now_micros() / 1000),
+        carried: draft.carried,
         version: item.clip.version,
         item_id: item.item_id,
     };
@@ -317,6 +327,7 @@ pub async fn decide(
         verdict: form.get("verdict"),
         reasons: reasons.clone(),
         note: form.get("note"),
+        carried: form.carried(),
     };
     let time_spent_ms = form.time_spent_ms();
     let outcome = match Verdict::parse(&draft.verdict) {
