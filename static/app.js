@@ -496,6 +496,68 @@
     });
   }
 
+  // ---- The study's answers ----------------------------------------------------------
+  function setupStudy() {
+    var form = document.getElementById("study-form") || document.getElementById("study-done");
+    document.querySelectorAll(".study-clip .strip").forEach(function (s) { cutStrip(s, null); });
+    var videos = Array.prototype.slice.call(document.querySelectorAll(".study-clip video"));
+    var all = document.getElementById("play-all");
+    if (all && videos.length) {
+      all.hidden = false;
+      all.addEventListener("click", playAll);
+    }
+    if (!form) return;
+    var note = document.getElementById("ties");
+    // Two clips with one rank on one question: both cells are marked.
+    function marks() {
+      var faults = [];
+      form.querySelectorAll("tr[data-axis]").forEach(function (row) {
+        var by = {};
+        var sels = Array.prototype.slice.call(row.querySelectorAll("select"));
+        sels.forEach(function (s) { if (s.value) (by[s.value] = by[s.value] || []).push(s); });
+        sels.forEach(function (s) {
+          var tie = !!(s.value && by[s.value].length > 1);
+          s.classList.toggle("tie", tie);
+          if (tie) s.setAttribute("aria-invalid", "true"); else s.removeAttribute("aria-invalid");
+        });
+        Object.keys(by).forEach(function (v) {
+          if (by[v].length > 1) {
+            var title = row.querySelector("th").firstChild.textContent.trim();
+            faults.push(title + ": rank " + v + " is given to " + by[v].map(function (s) { return s.dataset.clip; }).join(" and "));
+          }
+        });
+      });
+      if (note && told) {
+        note.hidden = faults.length === 0;
+        note.textContent = faults.length ? faults.join("; ") + ": each rank once per question." : "";
+      }
+    }
+    var told = !document.getElementById("problems");
+    form.addEventListener("change", function () { told = true; marks(); });
+    marks();
+  }
+
+  // Every clip of the set from its start, together.
+  function playAll() {
+    var videos = Array.prototype.slice.call(document.querySelectorAll(".study-clip video"));
+    if (!videos.length) return;
+    if (videos.some(function (v) { return !v.paused; })) {
+      videos.forEach(function (v) { v.pause(); });
+      return;
+    }
+    var ready = videos.map(function (v) {
+      return new Promise(function (r) {
+        v.pause();
+        if (v.currentTime === 0 && !v.seeking) { r(); return; }
+        v.addEventListener("seeked", function () { r(); }, { once: true });
+        v.currentTime = 0;
+      });
+    });
+    Promise.all(ready).then(function () {
+      videos.forEach(function (v) { var p = v.play(); if (p && p.catch) p.catch(function () {}); });
+    });
+  }
+
   function submit(formId) {
     var f = document.getElementById(formId);
     if (!f) return false;
@@ -524,6 +586,11 @@
     }
     if (typing(t)) {
       var studyForm = t.form && t.form.id === "study-form";
+      if (studyForm && (e.key === "p" || e.key === "P") && !e.ctrlKey && shortcutsOn()) {
+        playAll();
+        e.preventDefault();
+        return;
+      }
       if (e.key === "Enter" && (e.ctrlKey || studyForm) && t.form) {
         if (typeof t.form.requestSubmit === "function") t.form.requestSubmit(); else t.form.submit();
         e.preventDefault();
@@ -541,7 +608,7 @@
     var p = window.tandemPlayer;
     var handled = true;
     switch (e.key) {
-      case " ": if (p) p.toggle(); else handled = false; break;
+      case " ": if (p) p.toggle(); else if (document.getElementById("play-all")) playAll(); else handled = false; break;
       case "ArrowLeft": if (p) p.step(-1); else handled = false; break;
       case "ArrowRight": if (p) p.step(1); else handled = false; break;
       case "Home": if (p) p.first(); else handled = false; break;
@@ -549,6 +616,7 @@
       case "[": if (p) p.faster(-1); else handled = false; break;
       case "]": if (p) p.faster(1); else handled = false; break;
       case "l": case "L": if (p) p.loop(); else handled = false; break;
+      case "p": case "P": if (document.getElementById("play-all")) playAll(); else handled = false; break;
       case "v": case "V": handled = check("v-valid"); break;
       case "r": case "R": handled = check("v-reject") || check("r-reject"); break;
       case "a": case "A": handled = check("r-accept"); break;
@@ -604,5 +672,6 @@
     window.tandemPlayer = player;
     setupVerdict(player);
     setupResolve();
+    setupStudy();
   });
 })();

@@ -593,26 +593,40 @@ async fn a_participant_answers_two_sets_by_keyboard_and_a_tie_is_refused() {
     let set1 = d.moved_from(&at).await;
     assert!(set1.ends_with("/study/1/1"), "{set1}");
 
-    // Focus starts on clip A's first rank; Tab walks A's three ranks and its label,
-    // then B's, and so on. A and B both get rank 1 for photorealism: a tie.
-    let row = |p: &str, t: &str, c: &str, rf: &str| format!("{p}{TAB}{t}{TAB}{c}{TAB}{rf}{TAB}");
-    let tie = [
-        row("1", "1", "1", "r"),
-        row("1", "2", "2", "r"),
-        row("3", "3", "3", "r"),
-        row("4", "4", "4", "g"),
-    ]
-    .concat();
-    d.keys(&tie).await;
+    // Focus starts on clip A's photorealism; Tab walks one question for every clip
+    // (A, B, C, D), then the next question. A and B both get rank 1 for photorealism.
+    let axis = |values: [&str; 4]| {
+        values
+            .iter()
+            .map(|v| format!("{v}{TAB}"))
+            .collect::<String>()
+    };
+    let labels = d
+        .exec(
+            "return [...document.querySelectorAll('#study-form select')].map(s => s.getAttribute('aria-label'));",
+            vec![],
+        )
+        .await;
+    assert_eq!(labels[0], json!("Photorealism: rank of clip A"));
+    assert_eq!(labels[5], json!("Temporal coherence: rank of clip B"));
+    assert_eq!(labels[15], json!("Real or generated: clip D"));
+    d.keys(&axis(["1", "1", "3", "4"])).await;
+    // The tie is marked on the two cells at fault as soon as it is made.
+    let tied = "return [...document.querySelectorAll('select.tie')].map(s => s.id);";
+    assert_eq!(d.exec(tied, vec![]).await, json!(["r0_0", "r0_1"]));
+    d.keys(&axis(["1", "2", "3", "4"])).await;
+    d.keys(&axis(["1", "2", "3", "4"])).await;
+    d.keys(&axis(["r", "r", "r", "g"])).await;
     d.keys(ENTER).await;
-    let mut page = String::new();
-    for _ in 0..100 {
-        page = d.source().await;
-        if page.contains("ties are not allowed") {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    let page = String::from(
+        d.until(
+            "the tie to be refused",
+            "return document.getElementById('problems') && document.body.innerHTML;",
+        )
+        .await
+        .as_str()
+        .unwrap(),
+    );
     assert!(
         page.contains("Photorealism: rank 1 is given to A and B; ties are not allowed"),
         "{page}"
@@ -622,21 +636,49 @@ async fn a_participant_answers_two_sets_by_keyboard_and_a_tie_is_refused() {
         .await
         .unwrap();
     assert_eq!(stored, 0, "a refused answer stores nothing");
-    // The choices are kept: move to B's photorealism, give it 2, and save.
     d.wait_ready().await;
-    d.keys(&format!("{TAB}{TAB}{TAB}{TAB}2{ENTER}")).await;
-    let set2 = d.moved_from(&set1).await;
-    assert!(set2.ends_with("/study/1/2"), "{set2}");
-    d.keys(
-        &[
-            row("2", "1", "4", "g"),
-            row("1", "2", "3", "r"),
-            row("4", "3", "2", "r"),
-            row("3", "4", "1", "r"),
-        ]
-        .concat(),
+    assert_eq!(d.exec(tied, vec![]).await, json!(["r0_0", "r0_1"]));
+    // One key plays every clip together from its start (B was further on).
+    d.exec(
+        "const v = document.querySelectorAll('.study-clip video')[1]; v.currentTime = 1.5;",
+        vec![],
     )
     .await;
+    d.keys("p").await;
+    let times = d
+        .until(
+            "every clip to play",
+            "const vs = [...document.querySelectorAll('.study-clip video')]; \
+             return vs.every(v => !v.paused) && vs.map(v => v.currentTime);",
+        )
+        .await;
+    let times: Vec<f64> = times
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_f64().unwrap())
+        .collect();
+    let (lo, hi) = times
+        .iter()
+        .fold((f64::MAX, f64::MIN), |(lo, hi), t| (lo.min(*t), hi.max(*t)));
+    assert!(
+        hi < 1.0 && hi - lo < 0.25,
+        "together from the start: {times:?}"
+    );
+    // The choices are kept: B's photorealism (the next answer) becomes 2, and the set is saved.
+    d.keys(&format!("{TAB}2")).await;
+    assert_eq!(d.exec(tied, vec![]).await, json!([]));
+    d.keys(ENTER).await;
+    let set2 = d.moved_from(&set1).await;
+    assert!(set2.ends_with("/study/1/2"), "{set2}");
+    for values in [
+        ["2", "1", "4", "3"],
+        ["1", "2", "3", "4"],
+        ["4", "3", "2", "1"],
+        ["g", "r", "r", "r"],
+    ] {
+        d.keys(&axis(values)).await;
+    }
     d.keys(ENTER).await;
     let end = d.moved_from(&set2).await;
     assert!(end.ends_with("/study/1"), "{end}");
@@ -1327,4 +1369,59 @@ async fn at_1366_by_768_the_prompt_and_the_verdict_are_seen_without_scrolling() 
     d.moved_from(&first).await;
     assert!(d.source().await.contains("Saved: "), "a flash is shown");
     assert_eq!(d.exec(top, vec![]).await, before);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_study_shown_as_strips_numbers_each_frame_in_a_tile_of_its_own() {
+    let Some(d) = driver().await else { return };
+    if !ffmpeg_or_skip() {
+        return;
+    }
+    let app = spawn_app().await;
+    crate::study::import_sets(&app, &crate::study::write_sets(&app.source(), 1))
+        .await
+        .unwrap();
+    let campaign = app.store.campaign(CAMPAIGN).await.unwrap();
+    app.store
+        .set_study_display(
+            &campaign,
+            tandem::domain::study::Display::Strip,
+            6,
+            &app.config.media_dir,
+        )
+        .await
+        .unwrap();
+    app.user("p1", Role::Participant, None).await;
+    let at = sign_in_by_keyboard(&d, &app, "p1").await;
+    d.keys(ENTER).await;
+    d.moved_from(&at).await;
+    let tiles = d
+        .until(
+            "the strips cut into tiles",
+            "const s = [...document.querySelectorAll('.study-clip .strip')]; \
+             return s.length && s.every(x => x.querySelector('.tiles')) && s.map(x => \
+             [...x.querySelectorAll('.tile-label')].map(l => l.textContent));",
+        )
+        .await;
+    assert_eq!(
+        tiles,
+        json!(vec![["1", "2", "3", "4", "5", "6"]; 4]),
+        "six frames a clip, numbered in order"
+    );
+    // The tiles stand apart, each showing one frame of the strip.
+    let apart = d
+        .exec(
+            "const t = [...document.querySelectorAll('.study-clip:first-child .tile')]\
+             .map(x => x.getBoundingClientRect()); \
+             return t.slice(1).every((r, i) => r.left >= t[i].right + 4 || r.top >= t[i].bottom + 4);",
+            vec![],
+        )
+        .await;
+    assert_eq!(apart, json!(true));
+    assert_eq!(
+        d.exec("return document.getElementById('play-all');", vec![])
+            .await,
+        Value::Null,
+        "no videos, nothing to play"
+    );
 }
