@@ -1,6 +1,8 @@
 //! What Tandem asks of the `ffmpeg` and `ffprobe` programs: strips of K evenly spaced
-//! frames, and copies of a video without its metadata (for the blind study). Both are
-//! optional: without them, reviewers get no strip and the study shows videos only.
+//! frames, copies of a video without its metadata (for the blind study), and a video's
+//! frame rate and frame count (for frame-exact stepping). All are optional: without
+//! them, reviewers get no strip, the player steps from frame to frame as the browser
+//! presents them, and the study shows videos only.
 
 use crate::error::{Error, Result};
 use std::path::Path;
@@ -193,6 +195,113 @@ pub fn copy_without_metadata(video: &Path, out: &Path, ext: &str) -> Result<()> 
     std::fs::rename(&tmp, out).map_err(|e| Error::io("cannot store the cleaned video", e))
 }
 
+/// A video's frame rate and frame count, as the review player needs them to step to
+/// the middle of each frame.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FrameTiming {
+    /// Frames per second: the rate of a constant-rate video, the average rate otherwise.
+    pub fps: f64,
+    /// Whether every frame lasts as long as the others (within the container's time
+    /// base, which rounds: WebM counts milliseconds, so 30 fps is 33 and 34 ms).
+    pub constant: bool,
+    /// How many frames the video shows.
+    pub frames: u64,
+}
+
+/// A rate as ffprobe writes it (`30000/1001`, `8/1`); `None` for `0/0` and the like.
+fn parse_rate(s: &str) -> Option<f64> {
+    let (n, d) = s.trim().split_once('/').unwrap_or((s.trim(), "1"));
+    let (n, d) = (n.parse::<f64>().ok()?, d.parse::<f64>().ok()?);
+    let r = n / d;
+    (r.is_finite() && r > 0.0).then_some(r)
+}
+
+fn ffprobe_json(args: &[&str], video: &Path) -> Result<serde_json::Value> {
+    let out = Command::new("ffprobe")
+        .args(["-v", "error", "-select_streams", "v:0", "-of", "json"])
+        .args(args)
+        .arg(video)
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| Error::io("cannot run ffprobe", e))?;
+    if !out.status.success() {
+        return Err(Error::Invalid(
+            "ffprobe cannot read the video's frames".into(),
+        ));
+    }
+    serde_json::from_slice(&out.stdout)
+        .map_err(|e| Error::Invalid(format!("ffprobe said something unreadable: {e}")))
+}
+
+/// Reads the frame rate (and whether it is constant) and the frame count of the first
+/// video stream of `video` with ffprobe. The count is the container's when it states one
+/// (MP4 does), else the frames are counted by decoding them (WebM often states none).
+/// Whether the rate is constant is judged from every frame's presentation time.
+pub fn probe_timing(video: &Path) -> Result<FrameTiming> {
+    let v = ffprobe_json(
+        &[
+            "-show_entries",
+            "stream=r_frame_rate,avg_frame_rate,time_base,nb_frames:packet=pts_time",
+        ],
+        video,
+    )?;
+    let stream = v["streams"]
+        .get(0)
+        .ok_or_else(|| Error::Invalid("the file has no video stream".into()))?;
+    let field = |k: &str| stream[k].as_str().unwrap_or_default().to_string();
+    let mut pts: Vec<f64> = v["packets"]
+        .as_array()
+        .map(|ps| {
+            ps.iter()
+                .filter_map(|p| p["pts_time"].as_str()?.parse::<f64>().ok())
+                .filter(|t| t.is_finite())
+                .collect()
+        })
+        .unwrap_or_default();
+    pts.sort_by(f64::total_cmp);
+    // Timestamps are multiples of the time base; allow one step of rounding either way.
+    let tick = parse_rate(&field("time_base")).unwrap_or(0.0).max(1e-6) + 1e-6;
+    let deltas: Vec<f64> = pts.windows(2).map(|w| w[1] - w[0]).collect();
+    let mean = (!deltas.is_empty()).then(|| deltas.iter().sum::<f64>() / deltas.len() as f64);
+    let r_rate = parse_rate(&field("r_frame_rate"));
+    let avg_rate = parse_rate(&field("avg_frame_rate"));
+    let constant = match mean {
+        Some(m) => m > 0.0 && deltas.iter().all(|d| (d - m).abs() <= tick),
+        None => r_rate.is_some() && r_rate == avg_rate,
+    };
+    let close =
+        |rate: Option<f64>| rate.filter(|r| mean.is_none_or(|m| (1.0 / r - m).abs() <= tick));
+    let fps = if constant {
+        close(r_rate)
+            .or(close(avg_rate))
+            .or(mean.filter(|m| *m > 0.0).map(|m| 1.0 / m))
+    } else {
+        // The average over the timestamps: containers often state a nominal rate instead.
+        mean.filter(|m| *m > 0.0).map(|m| 1.0 / m).or(avg_rate)
+    }
+    .ok_or_else(|| Error::Invalid("ffprobe found no frame rate".into()))?;
+    let stated = field("nb_frames").parse::<u64>().ok().filter(|n| *n > 0);
+    let frames = match stated {
+        Some(n) => n,
+        None => {
+            let counted = ffprobe_json(
+                &["-count_frames", "-show_entries", "stream=nb_read_frames"],
+                video,
+            )?;
+            counted["streams"][0]["nb_read_frames"]
+                .as_str()
+                .and_then(|s| s.parse::<u64>().ok())
+                .filter(|n| *n > 0)
+                .ok_or_else(|| Error::Invalid("ffprobe counted no frames".into()))?
+        }
+    };
+    Ok(FrameTiming {
+        fps,
+        constant,
+        frames,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -214,5 +323,153 @@ mod tests {
         assert_eq!(l(8, 8).tile(), "tile=8x1");
         assert_eq!(l(8, 4).tile(), "tile=4x2");
         assert_eq!(l(6, 4).tile(), "tile=4x2");
+    }
+
+    /// Makes a clip with ffmpeg's test source; `None` (and a note) without ffmpeg.
+    fn clip(dir: &Path, name: &str, args: &[&str]) -> Option<std::path::PathBuf> {
+        if !ffmpeg_available() {
+            eprintln!("note: a video test was SKIPPED: ffmpeg is not installed");
+            return None;
+        }
+        let out = dir.join(name);
+        let status = Command::new("ffmpeg")
+            .args(["-v", "error", "-y"])
+            .args(args)
+            .arg(&out)
+            .status()
+            .expect("run ffmpeg");
+        assert!(status.success(), "ffmpeg made no {name}");
+        Some(out)
+    }
+
+    fn states_frame_count(video: &Path) -> bool {
+        let v = ffprobe_json(&["-show_entries", "stream=nb_frames"], video).expect("ffprobe");
+        v["streams"][0]["nb_frames"].as_str().is_some()
+    }
+
+    #[test]
+    fn a_webm_clip_at_8_fps_has_its_frames_counted() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let Some(v) = clip(
+            dir.path(),
+            "eight.webm",
+            &[
+                "-f",
+                "lavfi",
+                "-i",
+                "testsrc=s=64x48:r=8:d=4",
+                "-c:v",
+                "libvpx-vp9",
+                "-g",
+                "8",
+            ],
+        ) else {
+            return;
+        };
+        assert!(
+            !states_frame_count(&v),
+            "WebM states no frame count: it must be counted"
+        );
+        let t = probe_timing(&v).expect("timing");
+        assert_eq!(t.frames, 32);
+        assert!(t.constant);
+        assert!((t.fps - 8.0).abs() < 1e-9, "{t:?}");
+    }
+
+    #[test]
+    fn an_mp4_clip_at_ntsc_rate_gives_the_exact_rate_and_its_stated_count() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let Some(v) = clip(
+            dir.path(),
+            "ntsc.mp4",
+            &[
+                "-f",
+                "lavfi",
+                "-i",
+                "testsrc=s=64x48:r=30000/1001:d=2",
+                "-c:v",
+                "libx264",
+                "-pix_fmt",
+                "yuv420p",
+            ],
+        ) else {
+            return;
+        };
+        assert!(states_frame_count(&v));
+        let t = probe_timing(&v).expect("timing");
+        assert_eq!(t.frames, 60);
+        assert!(t.constant);
+        assert!((t.fps - 30000.0 / 1001.0).abs() < 1e-9, "{t:?}");
+    }
+
+    #[test]
+    fn a_webm_clip_at_30_fps_is_constant_despite_millisecond_timestamps() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let Some(v) = clip(
+            dir.path(),
+            "thirty.webm",
+            &[
+                "-f",
+                "lavfi",
+                "-i",
+                "testsrc=s=64x48:r=30:d=3",
+                "-c:v",
+                "libvpx-vp9",
+            ],
+        ) else {
+            return;
+        };
+        let t = probe_timing(&v).expect("timing");
+        assert_eq!(t.frames, 90);
+        assert!(t.constant, "33 and 34 ms are one rate rounded: {t:?}");
+        assert!((t.fps - 30.0).abs() < 1e-9, "{t:?}");
+    }
+
+    #[test]
+    fn a_clip_whose_frames_last_unequally_is_variable_rate() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        // Ten frames at 10 fps, then the rest at 25 fps.
+        let Some(v) = clip(
+            dir.path(),
+            "vfr.webm",
+            &[
+                "-f",
+                "lavfi",
+                "-i",
+                "testsrc=s=64x48:r=25:d=2",
+                "-vf",
+                "setpts='if(lt(N,10),N/10,1+(N-10)/25)/TB'",
+                "-fps_mode",
+                "passthrough",
+                "-c:v",
+                "libvpx-vp9",
+            ],
+        ) else {
+            return;
+        };
+        let t = probe_timing(&v).expect("timing");
+        assert_eq!(t.frames, 50);
+        assert!(!t.constant, "{t:?}");
+        assert!(t.fps > 10.0 && t.fps < 25.0, "an average rate: {t:?}");
+    }
+
+    #[test]
+    fn a_file_that_is_no_video_has_no_timing() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        if !ffmpeg_available() {
+            return;
+        }
+        let p = dir.path().join("not-a-video.webm");
+        std::fs::write(&p, b"plain text, not a video").expect("write");
+        assert!(probe_timing(&p).is_err());
+    }
+
+    #[test]
+    fn rates_are_read_as_ffprobe_writes_them() {
+        assert_eq!(parse_rate("8/1"), Some(8.0));
+        assert_eq!(parse_rate("25"), Some(25.0));
+        assert_eq!(parse_rate("0/0"), None);
+        assert_eq!(parse_rate("N/A"), None);
+        assert!((parse_rate("30000/1001").expect("rate") - 29.97).abs() < 0.001);
     }
 }

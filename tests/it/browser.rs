@@ -184,6 +184,112 @@ impl Driver {
         panic!("the page stayed at {from}");
     }
 
+    /// Runs a script in the page and returns what it returns.
+    async fn exec(&self, script: &str, args: Vec<Value>) -> Value {
+        self.cmd(
+            reqwest::Method::POST,
+            "/execute/sync",
+            Some(json!({"script": script, "args": args})),
+        )
+        .await
+    }
+
+    /// Polls `script` until it returns something truthy (up to 30 s), and returns it.
+    async fn until(&self, what: &str, script: &str) -> Value {
+        let mut last = Value::Null;
+        for _ in 0..600 {
+            last = self.exec(script, vec![]).await;
+            let truthy = match &last {
+                Value::Null => false,
+                Value::Bool(b) => *b,
+                Value::Number(n) => n.as_f64() != Some(0.0),
+                Value::String(s) => !s.is_empty(),
+                _ => true,
+            };
+            if truthy {
+                return last;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        panic!("waited 30 s for {what}; last answer: {last}");
+    }
+
+    /// Waits until the player is at rest: no step or seek under way, its frame presented.
+    async fn settled(&self) {
+        self.until(
+            "the player to settle",
+            "const v = document.getElementById('clip'); return !!(window.tandemPlayer && v \
+             && v.readyState >= 2 && window.tandemPlayer.settled());",
+        )
+        .await;
+    }
+
+    /// The index a counter clip shows on screen, read from the video drawn on a canvas
+    /// (-1 if a column is neither black nor white, i.e. not a clean frame).
+    async fn frame(&self) -> i64 {
+        self.exec(READ_COUNTER, vec![]).await.as_i64().unwrap_or(-2)
+    }
+
+    async fn element(&self, css: &str) -> String {
+        let v = self
+            .cmd(
+                reqwest::Method::POST,
+                "/element",
+                Some(json!({"using": "css selector", "value": css})),
+            )
+            .await;
+        v.as_object()
+            .and_then(|o| o.values().next())
+            .and_then(Value::as_str)
+            .unwrap_or_else(|| panic!("no element {css}: {v}"))
+            .to_string()
+    }
+
+    /// Clicks an element with the mouse.
+    async fn click(&self, css: &str) {
+        let id = self.element(css).await;
+        self.cmd(reqwest::Method::POST, &format!("/element/{id}/click"), None)
+            .await;
+    }
+
+    /// Makes the page's viewport `w` x `h` CSS pixels.
+    async fn viewport(&self, w: i64, h: i64) {
+        for _ in 0..3 {
+            let inner = self.exec("return [innerWidth, innerHeight];", vec![]).await;
+            let (iw, ih) = (
+                inner[0].as_i64().unwrap_or(w),
+                inner[1].as_i64().unwrap_or(h),
+            );
+            if (iw, ih) == (w, h) {
+                return;
+            }
+            let rect = self.cmd(reqwest::Method::GET, "/window/rect", None).await;
+            let (ow, oh) = (
+                rect["width"].as_i64().unwrap_or(w),
+                rect["height"].as_i64().unwrap_or(h),
+            );
+            self.cmd(
+                reqwest::Method::POST,
+                "/window/rect",
+                Some(json!({"width": ow + w - iw, "height": oh + h - ih})),
+            )
+            .await;
+        }
+    }
+
+    /// Waits until a new document has replaced the one of `marker` (set by `mark`).
+    async fn mark(&self) {
+        self.exec("window.__tandemOld = true;", vec![]).await;
+    }
+
+    async fn reloaded(&self) {
+        self.until(
+            "a new page",
+            "return !window.__tandemOld && document.readyState === 'complete';",
+        )
+        .await;
+    }
+
     async fn wait_ready(&self) {
         for _ in 0..100 {
             let r = self
@@ -199,6 +305,143 @@ impl Driver {
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
     }
+}
+
+const ARROW_LEFT: &str = "\u{E012}";
+const ARROW_RIGHT: &str = "\u{E014}";
+const HOME: &str = "\u{E011}";
+const END: &str = "\u{E010}";
+
+/// Reads the index a counter clip's frame carries: eight 40-pixel columns, the n-th
+/// white when bit n is set.
+const READ_COUNTER: &str = "const v = document.getElementById('clip');
+  const c = document.createElement('canvas'); c.width = 320; c.height = 240;
+  const x = c.getContext('2d'); x.drawImage(v, 0, 0, 320, 240);
+  const d = x.getImageData(0, 0, 320, 240).data; let n = 0;
+  for (let b = 0; b < 8; b++) {
+    const y = d[(120 * 320 + b * 40 + 20) * 4];
+    if (y > 200) n |= 1 << b; else if (y > 60) return -1;
+  }
+  return n;";
+
+/// Whether ffmpeg is here to make test clips; a browser test that needs it is skipped
+/// without it, unless the browser tests are required (then ffmpeg is too).
+fn ffmpeg_or_skip() -> bool {
+    if tandem::io::video::ffmpeg_available() {
+        return true;
+    }
+    assert!(
+        !std::env::var("TANDEM_REQUIRE_BROWSER").is_ok_and(|v| v == "1"),
+        "TANDEM_REQUIRE_BROWSER=1 but ffmpeg is missing (the player tests make their clips with it)"
+    );
+    use std::io::Write;
+    let _ = std::io::stderr()
+        .write_all(b"note: a browser test was SKIPPED: it makes its clips with ffmpeg\n");
+    false
+}
+
+/// A WebM clip whose every frame shows its own index in binary, as eight columns of
+/// 40 x 240 pixels, white for a 1 bit: flat areas that survive compression.
+fn counter_clip(dir: &std::path::Path, name: &str, fps: u32, seconds: u32) -> String {
+    std::fs::create_dir_all(dir.join("videos")).unwrap();
+    let file = format!("videos/{name}.webm");
+    let status = Command::new("ffmpeg")
+        .args(["-v", "error", "-y", "-f", "lavfi", "-i"])
+        .arg(format!(
+            "color=c=black:s=320x240:r={fps}:d={seconds},format=yuv420p"
+        ))
+        .arg("-vf")
+        .arg("geq=lum='if(mod(floor(N/pow(2\\,floor(X/40)))\\,2)\\,235\\,16)':cb=128:cr=128")
+        .args(["-c:v", "libvpx-vp9", "-b:v", "300k", "-g"])
+        .arg(fps.to_string())
+        .arg(dir.join(&file))
+        .status()
+        .expect("run ffmpeg");
+    assert!(status.success(), "ffmpeg made no {file}");
+    file
+}
+
+/// Two counter clips, at 8 and at 30 fps, imported through the manifest import.
+async fn counter_campaign(app: &TestApp) -> Vec<(String, std::path::PathBuf, i64)> {
+    let src = app.source();
+    let mut lines = Vec::new();
+    let mut clips = Vec::new();
+    for (id, fps, seconds) in [("COUNT_08", 8, 4), ("COUNT_30", 30, 3)] {
+        let file = counter_clip(&src, id, fps, seconds);
+        lines.push(json!({
+            "clip_id": id, "task": "MC_F_EGO_STA", "file": file, "theme": "a frame counter",
+            "scene_graph": {}, "scenario": {}, "questions": []
+        }));
+        clips.push((id.to_string(), src.join(&file), i64::from(fps * seconds)));
+    }
+    let m = write_manifest(&src, "counters.jsonl", &lines);
+    app.import(&m).await.unwrap();
+    clips
+}
+
+/// Steps through a counter clip of `frames` frames by keyboard, before and after playing
+/// it, and checks that every step shows exactly the next (or previous) frame.
+async fn steps_are_one_frame(d: &Driver, clip: &str, frames: i64, rate: bool) {
+    let frameno = "return document.getElementById('frameno').textContent;";
+    let check = async |expected: i64, after: &str| {
+        d.settled().await;
+        assert_eq!(d.frame().await, expected, "{clip}: the frame after {after}");
+        if rate {
+            assert_eq!(
+                d.exec(frameno, vec![]).await,
+                json!(format!("frame {} / {frames}", expected + 1)),
+                "{clip}: the frame number shown after {after}"
+            );
+        }
+    };
+    check(0, "opening the page").await;
+    // Before the clip was ever played.
+    for k in 1..=12 {
+        d.keys(ARROW_RIGHT).await;
+        check(k, &format!("{k} steps forward")).await;
+    }
+    for k in (9..=11).rev() {
+        d.keys(ARROW_LEFT).await;
+        check(k, "a step back").await;
+    }
+    d.keys(END).await;
+    check(frames - 1, "End").await;
+    d.keys(ARROW_LEFT).await;
+    check(frames - 2, "a step back from the last frame").await;
+    d.keys(ARROW_RIGHT).await;
+    d.keys(ARROW_RIGHT).await;
+    check(frames - 1, "a step past the last frame").await;
+    d.keys(HOME).await;
+    check(0, "Home").await;
+    d.keys(ARROW_LEFT).await;
+    check(0, "a step before the first frame").await;
+    // After playing: pause somewhere past a second, then step from there.
+    d.keys(" ").await;
+    d.until(
+        "the clip to play past 1 s",
+        "return document.getElementById('clip').currentTime > 1.0;",
+    )
+    .await;
+    d.keys(" ").await;
+    d.settled().await;
+    let at = d.frame().await;
+    assert!(
+        at > 0 && at < frames - 8,
+        "{clip}: paused at frame {at} after playing"
+    );
+    if rate {
+        check(at, "pausing").await;
+    }
+    for k in 1..=6 {
+        d.keys(ARROW_RIGHT).await;
+        check(at + k, &format!("{k} steps forward after playing")).await;
+    }
+    d.keys(ARROW_LEFT).await;
+    d.keys(ARROW_LEFT).await;
+    check(at + 4, "two quick steps back after playing").await;
+    // A frame of the strip shows that frame: its middle frame of the third eighth.
+    d.click("#strip .tiles li:nth-child(3) button").await;
+    check((5 * frames) / 16, "a click on the strip's third frame").await;
 }
 
 async fn demo_campaign(app: &TestApp) -> Vec<String> {
@@ -350,26 +593,40 @@ async fn a_participant_answers_two_sets_by_keyboard_and_a_tie_is_refused() {
     let set1 = d.moved_from(&at).await;
     assert!(set1.ends_with("/study/1/1"), "{set1}");
 
-    // Focus starts on clip A's first rank; Tab walks A's three ranks and its label,
-    // then B's, and so on. A and B both get rank 1 for photorealism: a tie.
-    let row = |p: &str, t: &str, c: &str, rf: &str| format!("{p}{TAB}{t}{TAB}{c}{TAB}{rf}{TAB}");
-    let tie = [
-        row("1", "1", "1", "r"),
-        row("1", "2", "2", "r"),
-        row("3", "3", "3", "r"),
-        row("4", "4", "4", "g"),
-    ]
-    .concat();
-    d.keys(&tie).await;
+    // Focus starts on clip A's photorealism; Tab walks one question for every clip
+    // (A, B, C, D), then the next question. A and B both get rank 1 for photorealism.
+    let axis = |values: [&str; 4]| {
+        values
+            .iter()
+            .map(|v| format!("{v}{TAB}"))
+            .collect::<String>()
+    };
+    let labels = d
+        .exec(
+            "return [...document.querySelectorAll('#study-form select')].map(s => s.getAttribute('aria-label'));",
+            vec![],
+        )
+        .await;
+    assert_eq!(labels[0], json!("Photorealism: rank of clip A"));
+    assert_eq!(labels[5], json!("Temporal coherence: rank of clip B"));
+    assert_eq!(labels[15], json!("Real or generated: clip D"));
+    d.keys(&axis(["1", "1", "3", "4"])).await;
+    // The tie is marked on the two cells at fault as soon as it is made.
+    let tied = "return [...document.querySelectorAll('select.tie')].map(s => s.id);";
+    assert_eq!(d.exec(tied, vec![]).await, json!(["r0_0", "r0_1"]));
+    d.keys(&axis(["1", "2", "3", "4"])).await;
+    d.keys(&axis(["1", "2", "3", "4"])).await;
+    d.keys(&axis(["r", "r", "r", "g"])).await;
     d.keys(ENTER).await;
-    let mut page = String::new();
-    for _ in 0..100 {
-        page = d.source().await;
-        if page.contains("ties are not allowed") {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    let page = String::from(
+        d.until(
+            "the tie to be refused",
+            "return document.getElementById('problems') && document.body.innerHTML;",
+        )
+        .await
+        .as_str()
+        .unwrap(),
+    );
     assert!(
         page.contains("Photorealism: rank 1 is given to A and B; ties are not allowed"),
         "{page}"
@@ -379,21 +636,49 @@ async fn a_participant_answers_two_sets_by_keyboard_and_a_tie_is_refused() {
         .await
         .unwrap();
     assert_eq!(stored, 0, "a refused answer stores nothing");
-    // The choices are kept: move to B's photorealism, give it 2, and save.
     d.wait_ready().await;
-    d.keys(&format!("{TAB}{TAB}{TAB}{TAB}2{ENTER}")).await;
-    let set2 = d.moved_from(&set1).await;
-    assert!(set2.ends_with("/study/1/2"), "{set2}");
-    d.keys(
-        &[
-            row("2", "1", "4", "g"),
-            row("1", "2", "3", "r"),
-            row("4", "3", "2", "r"),
-            row("3", "4", "1", "r"),
-        ]
-        .concat(),
+    assert_eq!(d.exec(tied, vec![]).await, json!(["r0_0", "r0_1"]));
+    // One key plays every clip together from its start (B was further on).
+    d.exec(
+        "const v = document.querySelectorAll('.study-clip video')[1]; v.currentTime = 1.5;",
+        vec![],
     )
     .await;
+    d.keys("p").await;
+    let times = d
+        .until(
+            "every clip to play",
+            "const vs = [...document.querySelectorAll('.study-clip video')]; \
+             return vs.every(v => !v.paused) && vs.map(v => v.currentTime);",
+        )
+        .await;
+    let times: Vec<f64> = times
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_f64().unwrap())
+        .collect();
+    let (lo, hi) = times
+        .iter()
+        .fold((f64::MAX, f64::MIN), |(lo, hi), t| (lo.min(*t), hi.max(*t)));
+    assert!(
+        hi < 1.0 && hi - lo < 0.25,
+        "together from the start: {times:?}"
+    );
+    // The choices are kept: B's photorealism (the next answer) becomes 2, and the set is saved.
+    d.keys(&format!("{TAB}2")).await;
+    assert_eq!(d.exec(tied, vec![]).await, json!([]));
+    d.keys(ENTER).await;
+    let set2 = d.moved_from(&set1).await;
+    assert!(set2.ends_with("/study/1/2"), "{set2}");
+    for values in [
+        ["2", "1", "4", "3"],
+        ["1", "2", "3", "4"],
+        ["4", "3", "2", "1"],
+        ["g", "r", "r", "r"],
+    ] {
+        d.keys(&axis(values)).await;
+    }
     d.keys(ENTER).await;
     let end = d.moved_from(&set2).await;
     assert!(end.ends_with("/study/1"), "{end}");
@@ -417,4 +702,726 @@ async fn a_participant_answers_two_sets_by_keyboard_and_a_tie_is_refused() {
         .map(|(_, v)| v.as_str())
         .collect();
     assert_eq!(p1, ["1", "2", "3", "4", "2", "1", "4", "3"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_a_known_rate_a_step_shows_the_next_presented_frame_at_8_and_30_fps() {
+    let Some(d) = driver().await else { return };
+    if !ffmpeg_or_skip() {
+        return;
+    }
+    let app = spawn_app().await;
+    app.user("val00", Role::Validator, Some(0)).await;
+    app.user("val01", Role::Validator, Some(1)).await;
+    let clips = counter_campaign(&app).await;
+    sign_in_by_keyboard(&d, &app, "val00").await;
+    for (clip, _, frames) in &clips {
+        d.go(&format!("{}/c/{CAMPAIGN}/review/1/{clip}", app.base))
+            .await;
+        d.wait_ready().await;
+        // The store keeps no frame rate yet: the page has none, and the player steps by
+        // the frames the browser presents.
+        assert_eq!(
+            d.exec(
+                "return document.getElementById('clip').dataset.fps || null;",
+                vec![]
+            )
+            .await,
+            Value::Null
+        );
+        d.settled().await;
+        assert_eq!(
+            d.exec("return window.tandemPlayer.mode();", vec![]).await,
+            json!("presented")
+        );
+        steps_are_one_frame(&d, clip, *frames, false).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_the_rate_and_count_from_ffprobe_a_step_goes_to_the_middle_of_the_next_frame() {
+    let Some(d) = driver().await else { return };
+    if !ffmpeg_or_skip() {
+        return;
+    }
+    let app = spawn_app().await;
+    app.user("val00", Role::Validator, Some(0)).await;
+    app.user("val01", Role::Validator, Some(1)).await;
+    let clips = counter_campaign(&app).await;
+    sign_in_by_keyboard(&d, &app, "val00").await;
+    for (clip, file, frames) in &clips {
+        // What the store will keep per clip version, read as the import will read it.
+        let t = tandem::io::video::probe_timing(file).unwrap();
+        assert!(t.constant);
+        assert_eq!(t.frames, u64::try_from(*frames).unwrap());
+        d.go(&format!("{}/c/{CAMPAIGN}/review/1/{clip}", app.base))
+            .await;
+        d.wait_ready().await;
+        // The template draws these attributes from `Player::timing` once the store has
+        // them; here they are set as it would draw them.
+        d.exec(
+            "const v = document.getElementById('clip'); v.dataset.fps = arguments[0]; \
+             v.dataset.frames = arguments[1];",
+            vec![json!(t.fps.to_string()), json!(t.frames.to_string())],
+        )
+        .await;
+        d.settled().await;
+        assert_eq!(
+            d.exec("return window.tandemPlayer.mode();", vec![]).await,
+            json!("rate")
+        );
+        steps_are_one_frame(&d, clip, *frames, true).await;
+        // Each step lands in the middle of its frame.
+        let mid = d
+            .exec(
+                "const v = document.getElementById('clip'); \
+                 return v.currentTime * parseFloat(v.dataset.fps) % 1;",
+                vec![],
+            )
+            .await
+            .as_f64()
+            .unwrap();
+        assert!((mid - 0.5).abs() < 0.01, "{clip}: {mid} of a frame");
+    }
+}
+
+/// Which reasons of the verdict form are ticked, in the page's order.
+const TICKED: &str =
+    "return [...document.querySelectorAll('input[name=reasons]:checked')].map(b => b.value);";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_reason_key_ticks_the_same_reason_on_l1_l2_and_l3_questions() {
+    let Some(d) = driver().await else { return };
+    let app = spawn_app().await;
+    let v0 = app.user("val00", Role::Validator, Some(0)).await;
+    let v1 = app.user("val01", Role::Validator, Some(1)).await;
+    let clips = demo_campaign(&app).await;
+    app.pass(&v0, 1, &clips[0]).await;
+    app.pass(&v1, 1, &clips[0]).await;
+    let questions: Vec<(String, String)> = sqlx::query_as(
+        "SELECT q.question_key, q.level FROM questions q JOIN clips c ON c.current_version_id = q.clip_version_id
+         WHERE c.clip_key = $1 ORDER BY q.level",
+    )
+    .bind(&clips[0])
+    .fetch_all(&app.db)
+    .await
+    .unwrap();
+    let levels: Vec<&str> = questions.iter().map(|(_, l)| l.as_str()).collect();
+    assert_eq!(levels, ["L1", "L2", "L3"]);
+    let stage2 = [
+        "incorrect_answer",
+        "ambiguous_options",
+        "single_frame_solvable",
+        "language_prior_shortcut",
+        "other",
+    ];
+    sign_in_by_keyboard(&d, &app, "val00").await;
+    for (q, level) in &questions {
+        d.go(&format!("{}/c/{CAMPAIGN}/review/2/{q}", app.base))
+            .await;
+        d.wait_ready().await;
+        // Every reason is on the page, each with its key beside it.
+        let shown = d
+            .exec(
+                "return [...document.querySelectorAll('#reasons label')].map(l => \
+                 [l.querySelector('kbd').textContent, l.querySelector('input').value, \
+                  l.querySelector('input').disabled]);",
+                vec![],
+            )
+            .await;
+        let expected: Vec<Value> = stage2
+            .iter()
+            .enumerate()
+            .map(|(i, r)| {
+                json!([
+                    (i + 1).to_string(),
+                    r,
+                    *r == "single_frame_solvable" && level != "L3"
+                ])
+            })
+            .collect();
+        assert_eq!(shown, json!(expected), "{level}");
+        for (i, reason) in stage2.iter().enumerate() {
+            let key = (i + 1).to_string();
+            d.keys(&key).await;
+            let ticked = d.exec(TICKED, vec![]).await;
+            if *reason == "single_frame_solvable" && level != "L3" {
+                assert_eq!(ticked, json!([]), "{level}: key {key} ticks nothing");
+                let said = d
+                    .exec(
+                        "return document.getElementById('problem').textContent;",
+                        vec![],
+                    )
+                    .await;
+                assert!(
+                    said.as_str().unwrap().contains("L3 questions only"),
+                    "{level}: {said}"
+                );
+                continue;
+            }
+            assert_eq!(ticked, json!([reason]), "{level}: key {key}");
+            d.keys(&key).await;
+            assert_eq!(
+                d.exec(TICKED, vec![]).await,
+                json!([]),
+                "{level}: key {key} again"
+            );
+        }
+        // Key 4 is the language-prior shortcut on every level.
+        let at = d.url().await;
+        d.keys(&format!("r4{ENTER}")).await;
+        d.moved_from(&at).await;
+    }
+    let stored: Vec<String> = sqlx::query_scalar(
+        "SELECT d.reasons FROM decisions d JOIN items i ON i.id = d.item_id WHERE i.stage = 2 ORDER BY d.id",
+    )
+    .fetch_all(&app.db)
+    .await
+    .unwrap();
+    assert_eq!(stored, vec!["language_prior_shortcut"; 3]);
+}
+
+async fn time_spent_of(app: &TestApp, clip: &str) -> i64 {
+    sqlx::query_scalar(
+        "SELECT d.time_spent_ms FROM decisions d JOIN items i ON i.id = d.item_id
+         JOIN clips c ON c.current_version_id = i.clip_version_id AND i.stage = 1
+         WHERE c.clip_key = $1 ORDER BY d.id DESC LIMIT 1",
+    )
+    .bind(clip)
+    .fetch_one(&app.db)
+    .await
+    .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn time_spent_and_the_video_position_survive_a_refused_save() {
+    let Some(d) = driver().await else { return };
+    let app = spawn_app().await;
+    app.user("val00", Role::Validator, Some(0)).await;
+    app.user("val01", Role::Validator, Some(1)).await;
+    let clips = demo_campaign(&app).await;
+    let queue = sign_in_by_keyboard(&d, &app, "val00").await;
+    // The item's page is drawn after this key, so its time is counted from no earlier.
+    let opened = std::time::Instant::now();
+    d.keys(ENTER).await;
+    let item = d.moved_from(&queue).await;
+    // ... and it is on screen from here.
+    let shown = std::time::Instant::now();
+    assert!(item.ends_with(&clips[0]), "{item}");
+    d.settled().await;
+    for _ in 0..5 {
+        d.keys(ARROW_RIGHT).await;
+    }
+    d.settled().await;
+    let position = d
+        .exec(
+            "return document.getElementById('clip').currentTime;",
+            vec![],
+        )
+        .await
+        .as_f64()
+        .unwrap();
+    assert!(position > 0.2, "five frames in: {position}");
+    let rendered_at = d
+        .exec(
+            "return document.querySelector('[name=rendered_at]').value;",
+            vec![],
+        )
+        .await;
+    // The validator looks for a while, then rejects without a reason: refused on the
+    // page, nothing sent.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let waited = shown.elapsed();
+    d.keys(&format!("r{ENTER}")).await;
+    let said = d
+        .until(
+            "the page to refuse a reject without a reason",
+            "const p = document.getElementById('problem'); return !p.hidden && p.textContent;",
+        )
+        .await;
+    assert!(
+        said.as_str()
+            .unwrap()
+            .starts_with("A reject needs a reason"),
+        "{said}"
+    );
+    assert_eq!(d.url().await, item);
+    assert_eq!(app.count("SELECT COUNT(*) FROM decisions").await, 0);
+    // With a reason but a note the server refuses (too long: the text box would not
+    // take it by typing): the page is drawn again with the time and the position.
+    d.keys("2").await;
+    d.exec(
+        "document.getElementById('note').value = 'x'.repeat(4001);",
+        vec![],
+    )
+    .await;
+    d.mark().await;
+    d.keys(ENTER).await;
+    d.reloaded().await;
+    let page = d.source().await;
+    assert!(
+        page.contains("The note is longer than 4000 characters."),
+        "{page}"
+    );
+    assert!(!page.contains("note: "), "no field id in the message");
+    let kept = async |what: &str| {
+        assert_eq!(
+            d.exec(
+                "return document.querySelector('[name=rendered_at]').value;",
+                vec![]
+            )
+            .await,
+            rendered_at,
+            "{what}: the page keeps when the item was first shown"
+        );
+        let carried = d
+            .exec(
+                "return parseInt(document.querySelector('[name=spent_before]').value, 10);",
+                vec![],
+            )
+            .await
+            .as_i64()
+            .unwrap();
+        assert!(carried >= 1500, "{what}: carried {carried} ms");
+    };
+    kept("a save the server refused").await;
+    d.settled().await;
+    let back = d
+        .until(
+            "the video back where it was",
+            "const v = document.getElementById('clip'); return v.readyState >= 2 && v.currentTime;",
+        )
+        .await
+        .as_f64()
+        .unwrap();
+    assert!((back - position).abs() < 0.01, "{back} against {position}");
+    assert_eq!(d.exec(TICKED, vec![]).await, json!(["generation_artifact"]));
+    // The same refusal without the page's script (a reject without a reason, sent as
+    // a browser without scripts sends it): said for people, and the time still kept.
+    d.exec(
+        "document.querySelectorAll('input[name=reasons]').forEach(b => b.checked = false); \
+         document.getElementById('note').value = '';",
+        vec![],
+    )
+    .await;
+    d.mark().await;
+    d.exec("document.getElementById('verdict-form').submit();", vec![])
+        .await;
+    d.reloaded().await;
+    let page = d.source().await;
+    assert!(
+        page.contains("A reject verdict needs at least one reason."),
+        "{page}"
+    );
+    assert!(!page.contains("reasons: "), "no field id in the message");
+    kept("a save refused without the page's script").await;
+    assert!(
+        d.exec(
+            "return document.getElementById('v-reject').checked;",
+            vec![]
+        )
+        .await
+        .as_bool()
+        .unwrap()
+    );
+    d.wait_ready().await;
+    d.keys(&format!("2{ENTER}")).await;
+    d.moved_from(&item).await;
+    let total = opened.elapsed();
+    let spent = time_spent_of(&app, &clips[0]).await;
+    assert!(
+        spent >= i64::try_from(waited.as_millis()).unwrap(),
+        "{spent} ms recorded, {waited:?} waited before the first refusal"
+    );
+    assert!(
+        spent <= i64::try_from(total.as_millis()).unwrap(),
+        "{spent} ms recorded, the page was open {total:?} at most"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_time_spent_leaves_out_the_time_the_tab_was_hidden() {
+    let Some(d) = driver().await else { return };
+    let app = spawn_app().await;
+    app.user("val00", Role::Validator, Some(0)).await;
+    app.user("val01", Role::Validator, Some(1)).await;
+    let clips = demo_campaign(&app).await;
+    let queue = sign_in_by_keyboard(&d, &app, "val00").await;
+    // The item's page is drawn after this key, so its time is counted from no earlier.
+    let opened = std::time::Instant::now();
+    d.keys(ENTER).await;
+    let item = d.moved_from(&queue).await;
+    d.exec(
+        "window.seen = []; document.addEventListener('visibilitychange', \
+         () => seen.push(document.visibilityState));",
+        vec![],
+    )
+    .await;
+    // Another tab in front for two seconds.
+    let review = d.cmd(reqwest::Method::GET, "/window", None).await;
+    let other = d
+        .cmd(
+            reqwest::Method::POST,
+            "/window/new",
+            Some(json!({"type": "tab"})),
+        )
+        .await;
+    d.cmd(
+        reqwest::Method::POST,
+        "/window",
+        Some(json!({"handle": other["handle"]})),
+    )
+    .await;
+    tokio::time::sleep(Duration::from_millis(2000)).await;
+    d.cmd(reqwest::Method::DELETE, "/window", None).await;
+    d.cmd(
+        reqwest::Method::POST,
+        "/window",
+        Some(json!({"handle": review})),
+    )
+    .await;
+    d.until(
+        "the review tab to be visible again",
+        "return document.visibilityState === 'visible' && seen.includes('hidden');",
+    )
+    .await;
+    d.keys(&format!("v{ENTER}")).await;
+    d.moved_from(&item).await;
+    let open = i64::try_from(opened.elapsed().as_millis()).unwrap();
+    let spent = time_spent_of(&app, &clips[0]).await;
+    assert!(
+        spent <= open - 1500,
+        "{spent} ms recorded of {open} ms open, two seconds of them hidden"
+    );
+}
+
+const PLAYING: &str = "return !document.getElementById('clip').paused;";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_control_keeps_the_keys_and_the_note_takes_letters_only_when_asked() {
+    let Some(d) = driver().await else { return };
+    let app = spawn_app().await;
+    app.user("val00", Role::Validator, Some(0)).await;
+    app.user("val01", Role::Validator, Some(1)).await;
+    let clips = demo_campaign(&app).await;
+    let queue = sign_in_by_keyboard(&d, &app, "val00").await;
+    d.keys(ENTER).await;
+    let item = d.moved_from(&queue).await;
+    d.settled().await;
+
+    // The speed menu, chosen with the mouse, gives the keys back to the page.
+    d.click("#speed option[value='0.5']").await;
+    assert_eq!(
+        d.exec(
+            "return [document.getElementById('clip').playbackRate, document.activeElement.id];",
+            vec![]
+        )
+        .await,
+        json!([0.5, ""]),
+        "the speed changed and the menu let go of the focus"
+    );
+    d.keys("]").await;
+    assert_eq!(
+        d.exec(
+            "return document.getElementById('clip').playbackRate;",
+            vec![]
+        )
+        .await,
+        json!(1),
+        "] works right after the menu"
+    );
+    // Opened and closed without a change (Esc closes the browser's list), the menu
+    // keeps the focus but not the keys; Esc again leaves it.
+    d.click("#speed").await;
+    d.keys(ESCAPE).await;
+    d.keys(" ").await;
+    d.until("Space to play with the menu focused", PLAYING)
+        .await;
+    d.keys(" ").await;
+    d.keys(ESCAPE).await;
+    assert_eq!(
+        d.exec("return document.activeElement === document.body;", vec![])
+            .await,
+        json!(true),
+        "Esc leaves the menu"
+    );
+    // The scrub bar and the loop box, too.
+    d.click("#loop").await;
+    d.keys("l").await;
+    assert!(
+        d.exec("return document.getElementById('loop').checked;", vec![])
+            .await
+            .as_bool()
+            .unwrap(),
+        "L toggles the loop back after a click on it"
+    );
+
+    // "Other" without a note is refused on the page, and the focus stays where it was:
+    // N then goes to the note without typing an "n".
+    d.keys(&format!("r4{ENTER}")).await;
+    let said = d
+        .until(
+            "the page to ask for a note",
+            "const p = document.getElementById('problem'); return !p.hidden && p.textContent;",
+        )
+        .await;
+    assert!(said.as_str().unwrap().contains("needs a note"), "{said}");
+    assert_eq!(
+        d.exec("return document.activeElement.id;", vec![]).await,
+        json!(""),
+        "the focus is not moved into the note"
+    );
+    d.keys("n").await;
+    assert_eq!(
+        d.exec("return document.activeElement.id;", vec![]).await,
+        json!("note")
+    );
+    d.keys("no sign of the bar").await;
+    assert_eq!(
+        d.exec("return document.getElementById('note').value;", vec![])
+            .await,
+        json!("no sign of the bar"),
+        "keys in the note are text"
+    );
+    d.keys(&format!("{ESCAPE}{ENTER}")).await;
+    d.moved_from(&item).await;
+    let note: String = sqlx::query_scalar("SELECT note FROM decisions")
+        .fetch_one(&app.db)
+        .await
+        .unwrap();
+    assert_eq!(note, "no sign of the bar");
+
+    // Single-key shortcuts can be turned off, and stay off.
+    let second = d.url().await;
+    d.click("#pref-keys").await;
+    d.keys("v ").await;
+    assert_eq!(
+        d.exec(
+            "return [document.getElementById('v-valid').checked, !document.getElementById('clip').paused];",
+            vec![]
+        )
+        .await,
+        json!([false, false]),
+        "V and Space do nothing with the shortcuts off"
+    );
+    d.go(&second).await;
+    d.wait_ready().await;
+    assert_eq!(
+        d.exec(
+            "return document.getElementById('pref-keys').checked;",
+            vec![]
+        )
+        .await,
+        json!(false)
+    );
+    d.keys("v").await;
+    assert_eq!(
+        d.exec("return document.getElementById('v-valid').checked;", vec![])
+            .await,
+        json!(false)
+    );
+    d.click("#pref-keys").await;
+    d.keys("v").await;
+    assert_eq!(
+        d.exec("return document.getElementById('v-valid').checked;", vec![])
+            .await,
+        json!(true)
+    );
+
+    // The first Tab reaches a link past the navigation, shown when focused.
+    d.go(&second).await;
+    d.wait_ready().await;
+    d.keys(TAB).await;
+    assert_eq!(
+        d.exec(
+            "const a = document.activeElement; return [a.className, a.getAttribute('href'), \
+             a.getBoundingClientRect().top >= 0];",
+            vec![]
+        )
+        .await,
+        json!(["skip", "#main", true])
+    );
+    assert_eq!(clips.len(), 12);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn enter_on_a_final_item_only_says_it_is_final() {
+    let Some(d) = driver().await else { return };
+    let app = spawn_app().await;
+    let v0 = app.user("val00", Role::Validator, Some(0)).await;
+    let v1 = app.user("val01", Role::Validator, Some(1)).await;
+    let clips = demo_campaign(&app).await;
+    app.pass(&v0, 1, &clips[0]).await;
+    app.reject(&v1, 1, &clips[0], "generation_artifact").await;
+    sign_in_by_keyboard(&d, &app, "val00").await;
+    let item = format!("{}/c/{CAMPAIGN}/review/1/{}", app.base, clips[0]);
+    d.go(&item).await;
+    d.wait_ready().await;
+    d.mark().await;
+    d.keys(ENTER).await;
+    let said = d
+        .until(
+            "the page to say the verdict is final",
+            "const p = document.getElementById('problem'); return !p.hidden && p.textContent;",
+        )
+        .await;
+    assert!(said.as_str().unwrap().contains("final"), "{said}");
+    assert_eq!(
+        d.exec(
+            "return [!!window.__tandemOld, document.getElementById('v-valid').checked];",
+            vec![]
+        )
+        .await,
+        json!([true, true]),
+        "the same page, the verdict given still shown"
+    );
+    assert_eq!(app.count("SELECT COUNT(*) FROM decisions").await, 2);
+    // Posted anyway (without the page's script), the refusal still shows the verdict.
+    d.exec("document.getElementById('verdict-form').submit();", vec![])
+        .await;
+    d.reloaded().await;
+    assert_eq!(
+        d.exec("return document.getElementById('v-valid').checked;", vec![])
+            .await,
+        json!(true)
+    );
+    assert_eq!(app.count("SELECT COUNT(*) FROM decisions").await, 2);
+}
+
+/// The bottom of an element, and the viewport's height.
+async fn bottom(d: &Driver, css: &str) -> (f64, f64) {
+    let v = d
+        .exec(
+            "const e = document.querySelector(arguments[0]); \
+             return [e.getBoundingClientRect().bottom, innerHeight];",
+            vec![json!(css)],
+        )
+        .await;
+    (v[0].as_f64().unwrap(), v[1].as_f64().unwrap())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn at_1366_by_768_the_prompt_and_the_verdict_are_seen_without_scrolling() {
+    let Some(d) = driver().await else { return };
+    let app = spawn_app().await;
+    let v0 = app.user("val00", Role::Validator, Some(0)).await;
+    let v1 = app.user("val01", Role::Validator, Some(1)).await;
+    let clips = demo_campaign(&app).await;
+    app.pass(&v0, 1, &clips[1]).await;
+    app.pass(&v1, 1, &clips[1]).await;
+    let queue = sign_in_by_keyboard(&d, &app, "val00").await;
+    d.viewport(1366, 768).await;
+    d.keys(ENTER).await;
+    let first = d.moved_from(&queue).await;
+    d.settled().await;
+    let stage2 = format!("{}/c/{CAMPAIGN}/review/2", app.base);
+    let l3: String = sqlx::query_scalar(
+        "SELECT q.question_key FROM questions q JOIN clips c ON c.current_version_id = q.clip_version_id
+         WHERE c.clip_key = $1 AND q.level = 'L3'",
+    )
+    .bind(&clips[1])
+    .fetch_one(&app.db)
+    .await
+    .unwrap();
+    for (page, url) in [
+        ("Stage 1", first.clone()),
+        ("Stage 2", format!("{stage2}/{l3}")),
+    ] {
+        d.go(&url).await;
+        d.wait_ready().await;
+        for css in [
+            ".context",
+            "#verdict-form button[type=submit]",
+            ".player video",
+            "#strip",
+        ] {
+            let (b, h) = bottom(&d, css).await;
+            assert!(b <= h, "{page}: {css} ends at {b}, below the {h} px window");
+        }
+        let theme = d
+            .exec(
+                "return document.querySelector('.context').innerText;",
+                vec![],
+            )
+            .await;
+        assert!(
+            theme.as_str().unwrap().contains("THEME") || theme.as_str().unwrap().contains("Theme"),
+            "{theme}"
+        );
+        assert!(
+            !d.exec(
+                "return !!document.querySelector('.context details');",
+                vec![]
+            )
+            .await
+            .as_bool()
+            .unwrap(),
+            "{page}: nothing folded"
+        );
+    }
+
+    // No jump after a save: the review starts where it started before.
+    d.go(&first).await;
+    d.wait_ready().await;
+    let top = "return document.querySelector('.review').getBoundingClientRect().top;";
+    let before = d.exec(top, vec![]).await;
+    d.keys(&format!("v{ENTER}")).await;
+    d.moved_from(&first).await;
+    assert!(d.source().await.contains("Saved: "), "a flash is shown");
+    assert_eq!(d.exec(top, vec![]).await, before);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_study_shown_as_strips_numbers_each_frame_in_a_tile_of_its_own() {
+    let Some(d) = driver().await else { return };
+    if !ffmpeg_or_skip() {
+        return;
+    }
+    let app = spawn_app().await;
+    crate::study::import_sets(&app, &crate::study::write_sets(&app.source(), 1))
+        .await
+        .unwrap();
+    let campaign = app.store.campaign(CAMPAIGN).await.unwrap();
+    tandem::app::set_study_display(
+        &app.store,
+        &app.config,
+        &campaign,
+        tandem::domain::study::Display::Strip,
+        6,
+    )
+    .await
+    .unwrap();
+    app.user("p1", Role::Participant, None).await;
+    let at = sign_in_by_keyboard(&d, &app, "p1").await;
+    d.keys(ENTER).await;
+    d.moved_from(&at).await;
+    let tiles = d
+        .until(
+            "the strips cut into tiles",
+            "const s = [...document.querySelectorAll('.study-clip .strip')]; \
+             return s.length && s.every(x => x.querySelector('.tiles')) && s.map(x => \
+             [...x.querySelectorAll('.tile-label')].map(l => l.textContent));",
+        )
+        .await;
+    assert_eq!(
+        tiles,
+        json!(vec![["1", "2", "3", "4", "5", "6"]; 4]),
+        "six frames a clip, numbered in order"
+    );
+    // The tiles stand apart, each showing one frame of the strip.
+    let apart = d
+        .exec(
+            "const t = [...document.querySelectorAll('.study-clip:first-child .tile')]\
+             .map(x => x.getBoundingClientRect()); \
+             return t.slice(1).every((r, i) => r.left >= t[i].right + 4 || r.top >= t[i].bottom + 4);",
+            vec![],
+        )
+        .await;
+    assert_eq!(apart, json!(true));
+    assert_eq!(
+        d.exec("return document.getElementById('play-all');", vec![])
+            .await,
+        Value::Null,
+        "no videos, nothing to play"
+    );
 }

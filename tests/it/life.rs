@@ -68,7 +68,12 @@ async fn a_validator_below_the_threshold_cannot_reach_the_main_queue_by_any_rout
     let web = app.login("val00").await;
     let refused = |who: &str, r: &Reply| {
         assert_eq!(r.status, StatusCode::FORBIDDEN, "{who}: {}", r.text);
-        assert!(r.text.contains("calibration"), "{who}: {}", r.text);
+        // Pages say it as a sentence ("Calibration was not passed ..."), the API as is.
+        assert!(
+            r.text.to_lowercase().contains("calibration"),
+            "{who}: {}",
+            r.text
+        );
     };
     let check_closed = |label: &'static str| {
         let app = &app;
@@ -531,4 +536,31 @@ async fn the_overview_says_when_a_task_reached_its_target() {
         )
         .await;
     assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(r.text.contains("The target is at least 1 clip per task."));
+    assert!(
+        !r.text.contains("target_per_task:"),
+        "no field id in the message"
+    );
+    // The agreement is typed in percent, and the refusal speaks percent.
+    let r = app
+        .page(
+            Some(&web),
+            Method::POST,
+            &format!("/c/{CAMPAIGN}/admin/settings"),
+            Some(&[
+                ("target_per_task", "2"),
+                ("calibration_threshold_pct", "180"),
+                ("calibration_min_items", "10"),
+            ]),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(
+        r.text.contains(
+            "Agreement needed is a percentage above 0 and at most 100 (80 means 80%), not \u{201c}180\u{201d}."
+        ),
+        "{}",
+        r.text
+    );
+    assert!(!r.text.contains("fraction"));
 }

@@ -267,7 +267,19 @@ async fn a_validator_reviews_both_stages_through_the_pages() {
             None,
         )
         .await;
-    assert!(!oe.text.contains("Single-frame solvable"), "L1 does not");
+    // L1 shows it too, under the same key, but it cannot be ticked.
+    assert!(
+        oe.text.contains(
+            r#"value="single_frame_solvable" data-key="3" data-label="Single-frame solvable" disabled>"#
+        ),
+        "L1 shows single_frame_solvable disabled"
+    );
+    assert!(
+        page.text.contains(
+            r#"value="single_frame_solvable" data-key="3" data-label="Single-frame solvable">"#
+        ),
+        "L3 offers it under the same key"
+    );
     let r = app
         .page(
             Some(&web),
@@ -532,6 +544,19 @@ async fn an_admin_imports_a_zip_and_reads_the_lines_of_a_broken_manifest() {
         "{}",
         r.text
     );
+    // Said without the server's scratch folder, which means nothing to the admin.
+    assert!(
+        r.text
+            .contains("The manifest was refused: 1 problem; nothing was imported."),
+        "{}",
+        r.text
+    );
+    let data_dir = app.config.data_dir.display().to_string();
+    assert!(
+        !r.text.contains("upload-") && !r.text.contains(&data_dir),
+        "{}",
+        r.text
+    );
     assert_eq!(app.dump().await, before);
 
     let ok = zip_of(&[
@@ -569,6 +594,23 @@ async fn an_admin_imports_a_zip_and_reads_the_lines_of_a_broken_manifest() {
         .await;
     assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
     assert_eq!(app.count("SELECT COUNT(*) FROM clips").await, 2);
+    let missing = src.join("no-such.jsonl");
+    let r = app
+        .page(
+            Some(&web),
+            Method::POST,
+            &format!("/c/{CAMPAIGN}/admin/import/folder"),
+            Some(&[("manifest", missing.to_str().unwrap())]),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(
+        r.text.contains(
+            "The manifest or a video could not be read (no such file); nothing was imported."
+        ),
+        "{}",
+        r.text
+    );
 }
 
 #[tokio::test]

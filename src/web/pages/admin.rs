@@ -526,7 +526,7 @@ pub async fn create_user(
         (auth::generate_password()?, true)
     } else {
         if let Err(e) = auth::check_password_strength(&typed) {
-            return users_page(&state, &session, Some(e.to_string())).await;
+            return users_page(&state, &session, Some(super::for_people(&e))).await;
         }
         (typed, false)
     };
@@ -549,7 +549,7 @@ pub async fn create_user(
             }
         }
         Err(e @ (Error::Field { .. } | Error::Invalid(_) | Error::Conflict(_))) => {
-            users_page(&state, &session, Some(e.to_string())).await
+            users_page(&state, &session, Some(super::for_people(&e))).await
         }
         Err(e) => Err(e.into()),
     }
@@ -626,12 +626,25 @@ async fn import_page_with(
 ) -> PageResult {
     let here = format!("/c/{c}/admin/import");
     let chrome = Chrome::new(state, session, Some(c), "Import clips", &here).await?;
+    // Said without the server's paths: the upload's scratch folder means nothing to the
+    // admin, and a folder on the server is theirs to know already (it is in the form).
     let (error, problems) = match &failure {
         Some(Error::Rejected(r)) => (
-            Some(format!("{}: nothing was imported.", r.what)),
+            Some(format!(
+                "The manifest was refused: {} problem{}; nothing was imported.",
+                r.problems.len(),
+                if r.problems.len() == 1 { "" } else { "s" }
+            )),
             r.problems.clone(),
         ),
-        Some(e) => (Some(e.to_string()), vec![]),
+        Some(Error::Io { source, .. }) => (
+            Some(format!(
+                "The manifest or a video could not be read ({}); nothing was imported.",
+                io_kind(source)
+            )),
+            vec![],
+        ),
+        Some(e) => (Some(super::for_people(e)), vec![]),
         None => (None, vec![]),
     };
     let mut resp = render(&ImportPage {
@@ -646,6 +659,16 @@ async fn import_page_with(
         *resp.status_mut() = StatusCode::UNPROCESSABLE_ENTITY;
     }
     Ok(resp)
+}
+
+/// What went wrong with a file, in words, without its path.
+fn io_kind(e: &std::io::Error) -> &'static str {
+    match e.kind() {
+        std::io::ErrorKind::NotFound => "no such file",
+        std::io::ErrorKind::PermissionDenied => "the server may not read it",
+        std::io::ErrorKind::IsADirectory => "a folder, not a file",
+        _ => "a read error",
+    }
 }
 
 pub async fn import_page(

@@ -2,7 +2,10 @@
 //! and reasons), and the admin's view of everyone's calibration with the settings.
 
 use super::review::{Player, QuestionLine, TaskLine, player, question_line, task_line};
-use super::{Chrome, FormFields, PageResult, ReasonBox, pretty, render, stage};
+use super::{
+    Carried, Chrome, FormFields, PageResult, ReasonBox, for_people, pretty, reason_boxes, render,
+    stage,
+};
 use crate::AppState;
 use crate::domain::rules::check_verdict;
 use crate::domain::{Level, Reason, Stage, Verdict};
@@ -137,6 +140,7 @@ struct ItemPage {
     error: Option<String>,
     feedback: Option<FeedbackView>,
     rendered_at: i64,
+    carried: Carried,
 }
 
 async fn item_page(
@@ -145,7 +149,7 @@ async fn item_page(
     c: &str,
     stage: Stage,
     key: &str,
-    draft: Option<(String, Vec<String>, String)>,
+    draft: Option<(String, Vec<String>, String, Carried)>,
     error: Option<String>,
 ) -> PageResult {
     let campaign = state.store.campaign(c).await?;
@@ -157,18 +161,8 @@ async fn item_page(
         .question
         .as_ref()
         .and_then(|q| Level::parse(&q.level).ok());
-    let (verdict, ticked, note) = draft.unwrap_or_default();
-    let reasons = Reason::for_stage(stage)
-        .iter()
-        .filter(|r| **r != Reason::SingleFrameSolvable || level == Some(Level::L3))
-        .enumerate()
-        .map(|(i, r)| ReasonBox {
-            value: r.as_str(),
-            label: r.label(),
-            key: i + 1,
-            checked: ticked.iter().any(|x| x == r.as_str()),
-        })
-        .collect();
+    let (verdict, ticked, note, carried) = draft.unwrap_or_default();
+    let reasons = reason_boxes(stage, level, &ticked);
     let here = format!("/c/{c}/calibration");
     let chrome = Chrome::new(
         state,
@@ -194,7 +188,10 @@ async fn item_page(
         note,
         error: error.clone(),
         feedback: item.feedback.as_ref().map(|f| feedback_view(c, f)),
-        rendered_at: crate::clock::now_micros() / 1000,
+        rendered_at: carried
+            .rendered_at
+            .unwrap_or_else(|| crate::clock::now_micros() / 1000),
+        carried,
     };
     let mut resp = render(&page);
     if error.is_some() {
@@ -256,8 +253,8 @@ pub async fn decide(
                 &c,
                 stage,
                 &key,
-                Some((verdict, reasons, note)),
-                Some(e.to_string()),
+                Some((verdict, reasons, note, form.carried())),
+                Some(for_people(&e)),
             )
             .await
         }
@@ -376,7 +373,7 @@ pub async fn reset(
             &format!("{name} starts calibration round {round}."),
         )),
         Err(e @ (Error::Conflict(_) | Error::NotFound(_))) => {
-            admin_page(&state, &session, &c, Some(e.to_string())).await
+            admin_page(&state, &session, &c, Some(for_people(&e))).await
         }
         Err(e) => Err(e.into()),
     }
@@ -410,7 +407,7 @@ pub async fn mark(
             &format!("{clip} is now a calibration clip."),
         )),
         Err(e @ (Error::Field { .. } | Error::Conflict(_) | Error::NotFound(_))) => {
-            admin_page(&state, &session, &c, Some(e.to_string())).await
+            admin_page(&state, &session, &c, Some(for_people(&e))).await
         }
         Err(e) => Err(e.into()),
     }
@@ -441,7 +438,18 @@ pub async fn settings(
             &format!("/c/{c}/admin/calibration"),
             "Settings saved.",
         )),
-        Err(e @ Error::Field { .. }) => admin_page(&state, &session, &c, Some(e.to_string())).await,
+        // The threshold is typed in percent; the store speaks of a fraction.
+        Err(Error::Field { field, .. }) if field == "calibration_threshold" => {
+            let typed = form.get("calibration_threshold_pct");
+            let m = format!(
+                "Agreement needed is a percentage above 0 and at most 100 (80 means 80%), not \u{201c}{}\u{201d}.",
+                typed.trim()
+            );
+            admin_page(&state, &session, &c, Some(m)).await
+        }
+        Err(e @ Error::Field { .. }) => {
+            admin_page(&state, &session, &c, Some(for_people(&e))).await
+        }
         Err(e) => Err(e.into()),
     }
 }

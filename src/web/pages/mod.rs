@@ -165,13 +165,46 @@ impl IntoResponse for PageError {
             tracing::error!(error = %self.0, "page failed");
             "Something went wrong on the server; the log has the details.".to_string()
         } else {
-            self.0.to_string()
+            for_people(&self.0)
         };
         error_page(status, &message)
     }
 }
 
 pub type PageResult = Result<Response, PageError>;
+
+/// An error as a page says it to a person: without the field's id in front (a field
+/// error's `reasons: ...` is for scripts, which get the field apart), as a sentence,
+/// names in quotation marks rather than a program's backticks.
+pub fn for_people(e: &Error) -> String {
+    let raw = match e {
+        Error::Field { message, .. } => message.clone(),
+        other => other.to_string(),
+    };
+    sentence(&raw)
+}
+
+fn sentence(raw: &str) -> String {
+    let mut out = String::with_capacity(raw.len() + 4);
+    let mut open = false;
+    for ch in raw.trim().chars() {
+        if ch == '`' {
+            out.push(if open { '\u{201d}' } else { '\u{201c}' });
+            open = !open;
+        } else {
+            out.push(ch);
+        }
+    }
+    let mut chars = out.chars();
+    let mut s = match chars.next() {
+        Some(first) => first.to_uppercase().chain(chars).collect::<String>(),
+        None => return out,
+    };
+    if !s.ends_with(['.', '!', '?', ':', '\u{201d}']) {
+        s.push('.');
+    }
+    s
+}
 
 pub fn stage(s: &str) -> Result<Stage, Error> {
     Stage::parse(s).map_err(|m| Error::NotFound(format!("no such stage: {m}")))
@@ -264,13 +297,41 @@ impl FormFields {
             .unwrap_or_default()
     }
 
-    /// The time spent on a decision: from `rendered_at` (when the page was drawn, in
-    /// ms since the epoch) to now, within 0 and a day.
+    /// The time spent on a decision: the time the item was open and visible, as the
+    /// page's script measured it (`spent_ms`: a hidden tab does not count; it includes
+    /// `spent_before`, what a refused save carried over), never more than the time since
+    /// the page was first drawn (`rendered_at`, ms since the epoch, kept across a refused
+    /// save); without the script, the time since it was first drawn. Within 0 and a day.
     pub fn time_spent_ms(&self) -> Option<i64> {
-        self.get("rendered_at").parse::<i64>().ok().map(|t| {
-            (crate::clock::now_micros() / 1000 - t)
-                .clamp(0, crate::domain::rules::MAX_TIME_SPENT_MS)
-        })
+        let max = crate::domain::rules::MAX_TIME_SPENT_MS;
+        let open = self
+            .get("rendered_at")
+            .parse::<i64>()
+            .ok()
+            .map(|t| (crate::clock::now_micros() / 1000 - t).clamp(0, max));
+        let visible = self.get("spent_ms").parse::<i64>().ok();
+        match (open, visible) {
+            (Some(open), Some(v)) => Some(v.clamp(0, open)),
+            (open, None) => open,
+            (None, Some(v)) => Some(v.clamp(0, max)),
+        }
+    }
+
+    /// What a refused save hands back to the page it draws again (as `rendered_at`,
+    /// `spent_before` and `position`), so that nothing the person spent is lost: when the
+    /// page was first drawn, the time spent so far and the video's position.
+    pub fn carried(&self) -> Carried {
+        Carried {
+            rendered_at: self.get("rendered_at").parse::<i64>().ok(),
+            spent_before: self.time_spent_ms().unwrap_or(0),
+            position: self
+                .get("position")
+                .parse::<f64>()
+                .ok()
+                .filter(|p| p.is_finite() && *p >= 0.0)
+                .map(|p| format!("{p:.3}"))
+                .unwrap_or_default(),
+        }
     }
 
     /// Every value of a field.
@@ -283,18 +344,190 @@ impl FormFields {
     }
 }
 
-/// Reasons as a page shows them: value, label, key and whether it is ticked.
+/// What a verdict form carries from one drawing of the page to the next (see
+/// `FormFields::carried`).
+#[derive(Debug, Clone, Default)]
+pub struct Carried {
+    pub rendered_at: Option<i64>,
+    pub spent_before: i64,
+    /// The video's position in seconds, or empty.
+    pub position: String,
+}
+
+/// Reasons as a page shows them: value, label, key and whether it is ticked. Every
+/// reason of a stage is shown, always under the same key; one that does not apply to
+/// the item (single-frame solvable below L3) is shown disabled.
 pub struct ReasonBox {
     pub value: &'static str,
     pub label: &'static str,
     pub key: usize,
     pub checked: bool,
+    pub disabled: bool,
 }
 
-/// JSON pretty-printed for a `<pre>` (escaped by the template).
+/// The reasons of a stage as boxes, keyed 1.. in the stage's order on every item.
+pub fn reason_boxes(
+    stage: Stage,
+    level: Option<crate::domain::Level>,
+    ticked: &[String],
+) -> Vec<ReasonBox> {
+    use crate::domain::{Level, Reason};
+    Reason::for_stage(stage)
+        .iter()
+        .enumerate()
+        .map(|(i, r)| ReasonBox {
+            value: r.as_str(),
+            label: r.label(),
+            key: i + 1,
+            checked: ticked.iter().any(|x| x == r.as_str()),
+            disabled: *r == Reason::SingleFrameSolvable && level != Some(Level::L3),
+        })
+        .collect()
+}
+
+/// JSON as a person reads it, for a `<pre>` (escaped by the template): one `key: value`
+/// a line, nested keys indented, lists as `- item`, and a small object or a list of
+/// plain values on one line. Empty for null, `{}` and `[]`.
 pub fn pretty(v: &serde_json::Value) -> String {
-    if v.is_null() {
-        return String::new();
+    let mut out = String::new();
+    readable(v, 0, &mut out);
+    out.trim_end().to_string()
+}
+
+fn plain(v: &serde_json::Value) -> Option<String> {
+    use serde_json::Value;
+    match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Bool(b) => Some(b.to_string()),
+        Value::Null => Some("-".into()),
+        _ => None,
     }
-    serde_json::to_string_pretty(v).unwrap_or_default()
+}
+
+/// A value that fits on one line, if it does.
+fn one_line(v: &serde_json::Value) -> Option<String> {
+    use serde_json::Value;
+    let line = match v {
+        Value::Array(a) if !a.is_empty() => {
+            a.iter().map(plain).collect::<Option<Vec<_>>>()?.join(", ")
+        }
+        Value::Object(m) if !m.is_empty() && m.len() <= 4 => m
+            .iter()
+            .map(|(k, x)| plain(x).map(|x| format!("{k}: {x}")))
+            .collect::<Option<Vec<_>>>()?
+            .join(", "),
+        _ => plain(v)?,
+    };
+    (line.chars().count() <= 90 || plain(v).is_some()).then_some(line)
+}
+
+fn readable(v: &serde_json::Value, depth: usize, out: &mut String) {
+    use serde_json::Value;
+    let pad = "  ".repeat(depth);
+    match v {
+        Value::Object(m) => {
+            for (k, x) in m {
+                match one_line(x) {
+                    Some(line) => out.push_str(&format!("{pad}{k}: {line}\n")),
+                    None if is_empty(x) => {}
+                    None => {
+                        out.push_str(&format!("{pad}{k}:\n"));
+                        readable(x, depth + 1, out);
+                    }
+                }
+            }
+        }
+        Value::Array(a) => {
+            for x in a {
+                match one_line(x) {
+                    Some(line) => out.push_str(&format!("{pad}- {line}\n")),
+                    None if is_empty(x) => {}
+                    None => {
+                        out.push_str(&format!("{pad}-\n"));
+                        readable(x, depth + 1, out);
+                    }
+                }
+            }
+        }
+        Value::Null => {}
+        _ => {
+            if let Some(line) = plain(v) {
+                out.push_str(&format!("{pad}{line}\n"));
+            }
+        }
+    }
+}
+
+fn is_empty(v: &serde_json::Value) -> bool {
+    match v {
+        serde_json::Value::Object(m) => m.is_empty(),
+        serde_json::Value::Array(a) => a.is_empty(),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errors_read_as_sentences_without_field_ids() {
+        let e = Error::field("reasons", "a reject verdict needs at least one reason");
+        assert_eq!(
+            for_people(&e),
+            "A reject verdict needs at least one reason."
+        );
+        let e = Error::NotFound("no clip `X_01` in your Stage 1 queue".into());
+        assert_eq!(
+            for_people(&e),
+            "No clip \u{201c}X_01\u{201d} in your Stage 1 queue."
+        );
+        assert_eq!(sentence("Saved."), "Saved.");
+        assert_eq!(sentence(""), "");
+    }
+
+    #[test]
+    fn json_from_an_import_reads_as_lines_of_keys_and_values() {
+        let v = serde_json::json!({
+            "objects": [{"id": "square", "colour": "red"}, {"id": "bar", "colour": "grey"}],
+            "event": "the square moves across the frame",
+            "timeline": [{"t": 0, "what": "still", "where": {"x": 1, "y": 2}}],
+            "empty": {},
+            "tags": ["indoor", "night"]
+        });
+        assert_eq!(
+            pretty(&v),
+            "event: the square moves across the frame\n\
+             objects:\n  - colour: red, id: square\n  - colour: grey, id: bar\n\
+             tags: indoor, night\n\
+             timeline:\n  -\n    t: 0\n    what: still\n    where: x: 1, y: 2"
+        );
+        assert_eq!(pretty(&serde_json::json!({})), "");
+        assert_eq!(pretty(&serde_json::Value::Null), "");
+    }
+
+    #[test]
+    fn every_reason_keeps_its_key_and_single_frame_is_disabled_below_l3() {
+        use crate::domain::Level;
+        for level in [Level::L1, Level::L2, Level::L3] {
+            let boxes = reason_boxes(Stage::Question, Some(level), &[]);
+            let keys: Vec<(usize, &str, bool)> =
+                boxes.iter().map(|b| (b.key, b.value, b.disabled)).collect();
+            let below = level != Level::L3;
+            assert_eq!(
+                keys,
+                vec![
+                    (1, "incorrect_answer", false),
+                    (2, "ambiguous_options", false),
+                    (3, "single_frame_solvable", below),
+                    (4, "language_prior_shortcut", false),
+                    (5, "other", false),
+                ]
+            );
+        }
+        let s1 = reason_boxes(Stage::Clip, None, &["other".to_string()]);
+        assert_eq!(s1.len(), 4);
+        assert!(s1[3].checked && !s1.iter().any(|b| b.disabled));
+    }
 }

@@ -240,7 +240,7 @@ pub async fn decide(
                 &c,
                 split,
                 Some((choice, note)),
-                Some(e.to_string()),
+                Some(super::for_people(&e)),
             )
             .await
         }

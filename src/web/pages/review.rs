@@ -1,10 +1,13 @@
 //! The validator's pages: the queue of a stage and the review of one item. Nothing
 //! here reads the partner's decisions or the item's outcome.
 
-use super::{Chrome, FormFields, PageResult, ReasonBox, pretty, render, stage};
+use super::{
+    Carried, Chrome, FormFields, PageResult, ReasonBox, for_people, pretty, reason_boxes, render,
+    stage,
+};
 use crate::AppState;
 use crate::clock::now_micros;
-use crate::domain::{Level, Origin, Reason, Stage, Verdict};
+use crate::domain::{Level, Origin, Stage, Verdict};
 use crate::error::Error;
 use crate::store::review::{ValidatorItem, VerdictRequest, VersionRule};
 use crate::store::sessions::Session;
@@ -127,6 +130,12 @@ pub struct Player {
     pub src: String,
     pub media_type: String,
     pub strip: Option<String>,
+    /// FOR THE STORE: the clip version's frame rate and frame count
+    /// (`io::video::probe_timing` at import), drawn as the video's `data-fps` and
+    /// `data-frames` so that a step goes to the middle of the next frame. `None` until
+    /// the store keeps them per clip version; the player then steps from one presented
+    /// frame to the next (`requestVideoFrameCallback`). Only for a constant rate.
+    pub timing: Option<crate::io::video::FrameTiming>,
 }
 
 /// A refusal of a validator's queue: before calibration is passed, the calibration
@@ -164,6 +173,7 @@ pub async fn player(
         src: format!("/media/{token}"),
         media_type: clip.media_type.clone(),
         strip: media::strips_possible().then(|| format!("/media/{token}/strip")),
+        timing: None,
     })
 }
 
@@ -191,6 +201,7 @@ struct ItemPage {
     history: Vec<(i64, String, String, String)>,
     error: Option<String>,
     rendered_at: i64,
+    carried: Carried,
     version: i64,
 }
 
@@ -199,6 +210,7 @@ struct Draft {
     verdict: String,
     reasons: Vec<String>,
     note: String,
+    carried: Carried,
 }
 
 async fn item_page(
@@ -217,6 +229,8 @@ async fn item_page(
         .as_ref()
         .and_then(|q| Level::parse(&q.level).ok());
     let latest = item.my_decisions.last();
+    // A final item shows the verdict given, whatever a refused form sent.
+    let draft = draft.filter(|_| !item.locked);
     let draft = draft.unwrap_or_else(|| Draft {
         verdict: latest
             .map(|d| d.verdict.as_str().to_string())
@@ -225,18 +239,9 @@ async fn item_page(
             .map(|d| d.reasons.iter().map(|r| r.as_str().to_string()).collect())
             .unwrap_or_default(),
         note: latest.map(|d| d.note.clone()).unwrap_or_default(),
+        carried: Carried::default(),
     });
-    let reasons = Reason::for_stage(stage)
-        .iter()
-        .filter(|r| **r != Reason::SingleFrameSolvable || level == Some(Level::L3))
-        .enumerate()
-        .map(|(i, r)| ReasonBox {
-            value: r.as_str(),
-            label: r.label(),
-            key: i + 1,
-            checked: draft.reasons.iter().any(|x| x == r.as_str()),
-        })
-        .collect();
+    let reasons = reason_boxes(stage, level, &draft.reasons);
     let history = item
         .my_decisions
         .iter()
@@ -283,7 +288,11 @@ async fn item_page(
         locked: item.locked,
         history,
         error: error.clone(),
-        rendered_at: now_micros() / 1000,
+        rendered_at: draft
+            .carried
+            .rendered_at
+            .unwrap_or_else(|| now_micros() / 1000),
+        carried: draft.carried,
         version: item.clip.version,
         item_id: item.item_id,
     };
@@ -326,6 +335,7 @@ pub async fn decide(
         verdict: form.get("verdict"),
         reasons: reasons.clone(),
         note: form.get("note"),
+        carried: form.carried(),
     };
     let time_spent_ms = form.time_spent_ms();
     let outcome = match Verdict::parse(&draft.verdict) {
@@ -385,7 +395,7 @@ pub async fn decide(
                 stage,
                 item,
                 Some(draft),
-                Some(e.to_string()),
+                Some(for_people(&e)),
             )
             .await
         }

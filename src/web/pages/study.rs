@@ -55,6 +55,8 @@ struct SetPage {
     answered: bool,
     errors: Vec<String>,
     next: Option<i64>,
+    /// Frames in a strip (laid out 4 to a row), so the page can number them.
+    frames: i64,
 }
 
 #[derive(Template)]
@@ -148,6 +150,7 @@ async fn set_page(
         answered: set.answer.is_some(),
         errors: errors.clone(),
         next: set.next,
+        frames: study.frames,
     };
     let mut resp = render(&page);
     if !errors.is_empty() {
