@@ -206,18 +206,19 @@ impl Backend {
 
     pub(super) async fn text_columns(&self, c: &mut Conn) -> Result<Vec<(String, String)>> {
         Ok(
-            qa("SELECT CAST(table_name AS TEXT), CAST(column_name AS TEXT)
-             FROM information_schema.columns
-             WHERE table_schema = current_schema() AND data_type = 'text'
-               AND table_name <> '_sqlx_migrations'
-             ORDER BY table_name, ordinal_position")
+            qa("SELECT CAST(c.table_name AS TEXT), CAST(c.column_name AS TEXT)
+             FROM information_schema.columns c
+             JOIN information_schema.tables t
+               ON t.table_schema = c.table_schema AND t.table_name = c.table_name
+             WHERE c.table_schema = current_schema() AND c.data_type = 'text'
+               AND t.table_type = 'BASE TABLE' AND c.table_name <> '_sqlx_migrations'
+             ORDER BY c.table_name, c.ordinal_position")
             .fetch_all(&mut *c)
             .await?,
         )
     }
 }
 
-include!("sql/macros.rs");
 
 /// Opens the shared SQL of `store/sql/` for this backend.
 macro_rules! shared {

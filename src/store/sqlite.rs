@@ -413,7 +413,6 @@ async fn run_batch(
     }
 }
 
-include!("sql/macros.rs");
 
 /// Opens the shared SQL of `store/sql/` for this backend.
 macro_rules! shared {

@@ -233,15 +233,12 @@ async fn item_view_in(
         k_reasons: String,
         k_note: String,
     }
-    let row = qa::<Row>(concat!(
-        "SELECT ",
-        item_columns!(),
-        ", k.verdict AS k_verdict, k.reasons AS k_reasons, k.note AS k_note",
-        item_joins!(),
-        " JOIN calibration_keys k ON k.item_id = i.id
+    let row = qa::<Row>(
+        "SELECT i.*, k.verdict AS k_verdict, k.reasons AS k_reasons, k.note AS k_note
+         FROM item_details i JOIN calibration_keys k ON k.item_id = i.id
          WHERE i.campaign_id = $1 AND i.stage = $2 AND i.item_key = $3 AND i.is_current = 1
-           AND i.calibration = 1"
-    ))
+           AND i.calibration = 1",
+    )
     .bind(campaign_id)
     .bind(stage.number())
     .bind(key)

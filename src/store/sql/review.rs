@@ -58,30 +58,33 @@ pub(crate) struct Loaded {
     pub gate: Option<i64>,
 }
 
-/// The columns [`FactsRow`] reads, with its joins; `$1` campaign, `$2` stage, `$3`
-/// key, `$4` the validator whose gate is read.
-macro_rules! facts {
-    () => {
-        concat!(
-            "SELECT i.id, i.outcome, i.rater1_id, i.rater2_id, i.queue1, i.queue2, i.decided1, i.decided2,
-                    i.clip_version, i.is_current, i.calibration, i.level, c.clip_key, t.code AS task,
-                    t.rater1_id AS task_rater1, t.rater2_id AS task_rater2, t.pair_problem, i.parent_item_id,
-                    p.outcome AS parent_outcome, p.rater1_id AS parent_rater1, p.rater2_id AS parent_rater2, ",
-            gate!("$1", "$4"),
-            " AS gate
-             FROM items i
-             JOIN tasks t ON t.id = i.task_id
-             JOIN clip_versions v ON v.id = i.clip_version_id
-             JOIN clips c ON c.id = v.clip_id
-             LEFT JOIN items p ON p.id = i.parent_item_id
-             WHERE i.campaign_id = $1 AND i.stage = $2 AND i.item_key = $3 "
-        )
-    };
-}
+/// A validator's calibration gate in a campaign (`$1`, `$2`): no row outside the pool,
+/// 0 before calibration is passed, 1 after.
+const GATE: &str = "SELECT cleared FROM pool_members WHERE campaign_id = $1 AND user_id = $2";
 
 fn outcome(s: &str) -> Result<Outcome> {
     Outcome::parse(s).ok_or_else(|| Error::Internal(format!("stored outcome `{s}`")))
 }
+
+/// One item with everything the rules need, its row locked: `$1` campaign, `$2` stage,
+/// `$3` key, `$4` the validator whose calibration gate is read, `$5` the version named
+/// (0: the clip's newest). The joins are spelled out (not `item_details`) so that the
+/// lock falls on the item's row alone.
+const FACTS: &str = concat!(
+    "SELECT i.id, i.outcome, i.rater1_id, i.rater2_id, i.queue1, i.queue2, i.decided1, i.decided2,
+            i.clip_version, i.is_current, i.calibration, i.level, c.clip_key, t.code AS task,
+            t.rater1_id AS task_rater1, t.rater2_id AS task_rater2, t.pair_problem, i.parent_item_id,
+            p.outcome AS parent_outcome, p.rater1_id AS parent_rater1, p.rater2_id AS parent_rater2,
+            (SELECT m.cleared FROM pool_members m WHERE m.campaign_id = $1 AND m.user_id = $4) AS gate
+     FROM items i
+     JOIN tasks t ON t.id = i.task_id
+     JOIN clip_versions v ON v.id = i.clip_version_id
+     JOIN clips c ON c.id = v.clip_id
+     LEFT JOIN items p ON p.id = i.parent_item_id
+     WHERE i.campaign_id = $1 AND i.stage = $2 AND i.item_key = $3
+       AND CASE WHEN $5 = 0 THEN i.is_current = 1 ELSE i.clip_version = $5 END",
+    for_update!("i")
+);
 
 /// Loads the item of `stage` named `key` (in the clip's newest version, or in
 /// `version`) with everything the rules need, locking its row: one statement.
@@ -93,11 +96,7 @@ pub(crate) async fn load_item_in(
     version: Option<i64>,
     validator: i64,
 ) -> Result<Option<Loaded>> {
-    let query = match version {
-        None => qa::<FactsRow>(concat!(facts!(), "AND i.is_current = 1", for_update!("i"))),
-        Some(_) => qa::<FactsRow>(concat!(facts!(), "AND i.clip_version = $5", for_update!("i"))),
-    };
-    let Some(r) = query
+    let Some(r) = qa::<FactsRow>(FACTS)
         .bind(campaign_id)
         .bind(stage.number())
         .bind(key)
@@ -477,26 +476,6 @@ struct SplitRow {
     res_author: Option<String>,
 }
 
-/// A split with both counted verdicts, their validators' names and its resolution.
-macro_rules! split_select {
-    () => {
-        concat!(
-            "SELECT ",
-            item_columns!(),
-            ", d1.verdict AS r1_verdict, d1.reasons AS r1_reasons, d1.note AS r1_note,
-               d1.decided_at AS r1_decided_at, d1.time_spent_ms AS r1_time, u1.name AS r1_name,
-               d2.verdict AS r2_verdict, d2.reasons AS r2_reasons, d2.note AS r2_note,
-               d2.decided_at AS r2_decided_at, d2.time_spent_ms AS r2_time, u2.name AS r2_name,
-               r.verdict AS res_verdict, r.note AS res_note, r.decided_at AS res_decided_at,
-               ua.name AS res_author ",
-            item_joins!(),
-            " JOIN decisions d1 ON d1.id = i.final1_id JOIN users u1 ON u1.id = d1.validator_id
-              JOIN decisions d2 ON d2.id = i.final2_id JOIN users u2 ON u2.id = d2.validator_id
-              LEFT JOIN resolutions r ON r.item_id = i.id LEFT JOIN users ua ON ua.id = r.author_id"
-        )
-    };
-}
-
 impl TryFrom<SplitRow> for SplitItem {
     type Error = Error;
     fn try_from(r: SplitRow) -> Result<SplitItem> {
@@ -563,9 +542,7 @@ impl Backend {
     ) -> Result<QueueStatus> {
         let mut c = self.read().await?;
         let r = qa::<QueueRow>(concat!(
-            "SELECT ",
-            gate!("$1", "$2"),
-            " AS gate,
+            "SELECT (SELECT m.cleared FROM pool_members m WHERE m.campaign_id = $1 AND m.user_id = $2) AS gate,
              COALESCE((SELECT total FROM queue_counts WHERE campaign_id = $1 AND stage = $3 AND user_id = $2), 0) AS total,
              COALESCE((SELECT done FROM queue_counts WHERE campaign_id = $1 AND stage = $3 AND user_id = $2), 0) AS done,
              (SELECT n.item_key FROM (
@@ -603,10 +580,10 @@ impl Backend {
         stage: Stage,
     ) -> Result<Vec<QueueEntry>> {
         let mut c = self.read().await?;
-        let gate: Option<i64> = qs(concat!("SELECT ", gate!("$1", "$2")))
+        let gate: Option<i64> = qs(GATE)
             .bind(campaign.id)
             .bind(validator.id)
-            .fetch_one(&mut *c)
+            .fetch_optional(&mut *c)
             .await?;
         if gate != Some(1) {
             return Err(gate_refusal(&mut c, campaign.id, validator, gate).await);
@@ -675,13 +652,12 @@ impl Backend {
             queue2: Option<i64>,
             gate: Option<i64>,
         }
-        let row = qa::<Row>(concat!(
-            "SELECT i.queue1, i.queue2, ",
-            gate!("$1", "$4"),
-            " AS gate, ",
-            item_view!(),
-            "WHERE i.campaign_id = $1 AND i.stage = $2 AND i.item_key = $3 AND i.is_current = 1"
-        ))
+        let row = qa::<Row>(
+            "SELECT i.*,
+                    (SELECT m.cleared FROM pool_members m WHERE m.campaign_id = $1 AND m.user_id = $4) AS gate
+             FROM item_details i
+             WHERE i.campaign_id = $1 AND i.stage = $2 AND i.item_key = $3 AND i.is_current = 1",
+        )
         .bind(campaign.id)
         .bind(stage.number())
         .bind(key)
@@ -697,11 +673,13 @@ impl Backend {
         // The gate is read even when the item is not found.
         let gate: Option<i64> = match &row {
             Some(r) => r.gate,
-            None => qs(concat!("SELECT ", gate!("$1", "$2")))
-                .bind(campaign.id)
-                .bind(validator.id)
-                .fetch_one(&mut *c)
-                .await?,
+            None => {
+                qs(GATE)
+                    .bind(campaign.id)
+                    .bind(validator.id)
+                    .fetch_optional(&mut *c)
+                    .await?
+            }
         };
         if gate != Some(1) {
             return Err(gate_refusal(&mut c, campaign.id, validator, gate).await);
@@ -774,12 +752,12 @@ impl Backend {
         stage: Stage,
         all: bool,
     ) -> Result<Vec<SplitItem>> {
-        qa::<SplitRow>(concat!(
-            split_select!(),
-            " WHERE i.campaign_id = $1 AND i.stage = $2 AND i.is_current = 1
-               AND (i.outcome = 'split' OR ($3 = 1 AND i.outcome IN ('split_accepted', 'split_rejected')))
-             ORDER BY i.sort_key"
-        ))
+        qa::<SplitRow>(
+            "SELECT * FROM split_details
+             WHERE campaign_id = $1 AND stage = $2 AND is_current = 1
+               AND (outcome = 'split' OR ($3 = 1 AND outcome IN ('split_accepted', 'split_rejected')))
+             ORDER BY sort_key",
+        )
         .bind(campaign.id)
         .bind(stage.number())
         .bind(i64::from(all))
@@ -796,11 +774,11 @@ impl Backend {
         stage: Stage,
         key: &str,
     ) -> Result<SplitItem> {
-        let row = qa::<SplitRow>(concat!(
-            split_select!(),
-            " WHERE i.campaign_id = $1 AND i.stage = $2 AND i.item_key = $3 AND i.is_current = 1
-               AND i.outcome IN ('split', 'split_accepted', 'split_rejected')"
-        ))
+        let row = qa::<SplitRow>(
+            "SELECT * FROM split_details
+             WHERE campaign_id = $1 AND stage = $2 AND item_key = $3 AND is_current = 1
+               AND outcome IN ('split', 'split_accepted', 'split_rejected')",
+        )
         .bind(campaign.id)
         .bind(stage.number())
         .bind(key)
