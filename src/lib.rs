@@ -12,6 +12,7 @@ pub mod demo;
 pub mod domain;
 pub mod error;
 pub mod io;
+pub mod metrics;
 pub mod report;
 pub mod rng;
 pub mod server;
@@ -26,21 +27,25 @@ pub use config::Config;
 pub use error::{Error, Result};
 pub use store::Store;
 
-/// What every request handler can reach: the store, the configuration and the
-/// server's own state (whether it is shutting down, its last write probe).
+/// What every request handler can reach: the store, the configuration, the
+/// server's own state (whether it is shutting down, its last write probe) and its
+/// metrics.
 #[derive(Clone)]
 pub struct AppState {
     pub store: Store,
     pub config: Arc<Config>,
     pub life: Arc<web::health::Life>,
+    pub metrics: Arc<metrics::Metrics>,
 }
 
 impl AppState {
     pub fn new(store: Store, config: Config) -> AppState {
+        let metrics = Arc::new(metrics::Metrics::new(store.metrics()));
         AppState {
             store,
             config: Arc::new(config),
             life: Arc::default(),
+            metrics,
         }
     }
 }

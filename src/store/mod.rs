@@ -85,6 +85,7 @@ enum Db {
 struct Inner {
     db: Db,
     cache: cache::Caches,
+    metrics: Arc<crate::metrics::StoreMetrics>,
 }
 
 /// A cheap-to-clone handle on the database.
@@ -126,10 +127,11 @@ impl Store {
 
     /// Opens the database named by `url` and brings its schema up to date.
     pub async fn open(url: &str) -> Result<Store> {
+        let metrics = Arc::new(crate::metrics::StoreMetrics::default());
         let db = if url.starts_with("sqlite:") {
-            Db::Sqlite(sqlite::Backend::open(url).await?)
+            Db::Sqlite(sqlite::Backend::open(url, metrics.clone()).await?)
         } else if url.starts_with("postgres:") || url.starts_with("postgresql:") {
-            Db::Postgres(postgres::Backend::open(url).await?)
+            Db::Postgres(postgres::Backend::open(url, metrics.clone()).await?)
         } else {
             return Err(Error::Invalid(format!(
                 "DATABASE_URL must start with sqlite:// or postgres:// (got `{}`)",
@@ -140,11 +142,17 @@ impl Store {
             inner: Arc::new(Inner {
                 db,
                 cache: cache::Caches::default(),
+                metrics,
             }),
         };
         let key = on_backend!(store, media_key());
         store.inner.cache.set_media_key(key?);
         Ok(store)
+    }
+
+    /// What the database side measures (batches, commits, retries, pool waits).
+    pub fn metrics(&self) -> &crate::metrics::StoreMetrics {
+        &self.inner.metrics
     }
 
     pub fn backend(&self) -> Backend {
@@ -353,6 +361,9 @@ forward! {
     fn queue_items(&self, campaign: &Campaign, validator: &User, stage: Stage) -> Result<Vec<QueueEntry>>;
     /// One item of the validator's queue. Anything outside their queue is "not found".
     fn validator_item(&self, campaign: &Campaign, validator: &User, stage: Stage, key: &str) -> Result<ValidatorItem>;
+    /// The plan the database chooses for a validator's next item (the statement behind
+    /// `queue`), one line per step: for checking that it seeks an index.
+    fn explain_next_item(&self, campaign: &Campaign, validator: &User, stage: Stage) -> Result<Vec<String>>;
     /// Records a validator's verdict on an item of their queue.
     fn record_verdict(&self, campaign: &Campaign, validator: &User, stage: Stage, key: &str, req: &VerdictRequest, origin: Origin) -> Result<Recorded>;
     /// The splits of a stage; with `all`, resolved ones too.

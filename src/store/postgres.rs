@@ -8,12 +8,14 @@
 
 use super::Lock;
 use crate::error::{Error, Result};
+use crate::metrics::StoreMetrics as Metrics;
 use futures_util::future::BoxFuture;
 use sqlx::ConnectOptions;
 use sqlx::postgres::{PgConnectOptions, PgConnection, PgPool, PgPoolOptions};
 use std::path::Path;
 use std::str::FromStr;
-use std::time::Duration;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 pub(super) type Db = sqlx::Postgres;
 pub(super) type Conn = PgConnection;
@@ -27,6 +29,7 @@ const ATTEMPTS: usize = 4;
 pub(crate) struct Backend {
     read: PgPool,
     write: PgPool,
+    metrics: Arc<Metrics>,
 }
 
 /// PostgreSQL locks the item's row for the rest of the transaction: verdicts on one
@@ -65,6 +68,15 @@ where
     sqlx::query_scalar(sql)
 }
 
+/// The lines of PostgreSQL's plan for `sql` (`EXPLAIN`).
+async fn explain(c: &mut Conn, sql: &str, binds: &[i64]) -> Result<Vec<String>> {
+    let mut query = qs::<String>(sqlx::AssertSqlSafe(format!("EXPLAIN {sql}")));
+    for b in binds {
+        query = query.bind(*b);
+    }
+    Ok(query.fetch_all(&mut *c).await?)
+}
+
 /// Whether a failed write may simply be tried again.
 fn retryable(e: &Error) -> bool {
     match e {
@@ -77,7 +89,7 @@ fn retryable(e: &Error) -> bool {
 }
 
 impl Backend {
-    pub(super) async fn open(url: &str) -> Result<Backend> {
+    pub(super) async fn open(url: &str, metrics: Arc<Metrics>) -> Result<Backend> {
         let opts = PgConnectOptions::from_str(url)?
             .log_statements(tracing::log::LevelFilter::Trace)
             .application_name("tandem");
@@ -91,12 +103,19 @@ impl Backend {
         let write = pool(16).connect_with(opts.clone()).await?;
         sqlx::migrate!("migrations/postgres").run(&write).await?;
         let read = pool(16).connect_with(opts).await?;
-        Ok(Backend { read, write })
+        Ok(Backend {
+            read,
+            write,
+            metrics,
+        })
     }
 
     /// A connection for reading.
     pub(super) async fn read(&self) -> Result<sqlx::pool::PoolConnection<Db>> {
-        Ok(self.read.acquire().await?)
+        let asked = Instant::now();
+        let c = self.read.acquire().await?;
+        self.metrics.waited("read", asked.elapsed());
+        Ok(c)
     }
 
     /// Runs `job` in a transaction of its own on a connection of the write pool,
@@ -116,7 +135,9 @@ impl Backend {
         let mut attempt = 0;
         loop {
             attempt += 1;
+            let asked = Instant::now();
             let mut conn = self.write.acquire().await?;
+            self.metrics.waited("write", asked.elapsed());
             if let Err(e) = sqlx::raw_sql(sqlx::AssertSqlSafe(begin))
                 .execute(&mut *conn)
                 .await
@@ -126,27 +147,37 @@ impl Backend {
             }
             let (result, statements) = super::count::measure(job(&mut conn)).await;
             match result {
-                Ok(v) => match sqlx::raw_sql("COMMIT").execute(&mut *conn).await {
-                    Ok(_) => {
-                        super::count::add(statements);
-                        return Ok(v);
-                    }
-                    Err(e) => {
-                        let _ = sqlx::raw_sql("ROLLBACK").execute(&mut *conn).await;
-                        conn.close_on_drop();
-                        let e: Error = e.into();
-                        if retryable(&e) && attempt < ATTEMPTS {
-                            continue;
+                Ok(v) => {
+                    let started = Instant::now();
+                    let committed = sqlx::raw_sql("COMMIT").execute(&mut *conn).await;
+                    self.metrics
+                        .commit_seconds
+                        .observe(started.elapsed().as_secs_f64());
+                    match committed {
+                        Ok(_) => {
+                            super::count::add(statements);
+                            return Ok(v);
                         }
-                        return Err(e);
+                        Err(e) => {
+                            let _ = sqlx::raw_sql("ROLLBACK").execute(&mut *conn).await;
+                            conn.close_on_drop();
+                            let e: Error = e.into();
+                            if retryable(&e) && attempt < ATTEMPTS {
+                                self.metrics.write_retries.inc();
+                                continue;
+                            }
+                            self.metrics.failed_commits.inc();
+                            return Err(e);
+                        }
                     }
-                },
+                }
                 Err(e) => {
                     if sqlx::raw_sql("ROLLBACK").execute(&mut *conn).await.is_err() {
                         conn.close_on_drop();
                     }
                     if retryable(&e) && attempt < ATTEMPTS {
                         tracing::debug!(attempt, "a write met a serialization failure: again");
+                        self.metrics.write_retries.inc();
                         continue;
                     }
                     return Err(e);
@@ -205,20 +236,22 @@ impl Backend {
     }
 
     pub(super) async fn text_columns(&self, c: &mut Conn) -> Result<Vec<(String, String)>> {
-        Ok(
-            qa("SELECT CAST(c.table_name AS TEXT), CAST(c.column_name AS TEXT)
+        Ok(qa(
+            "SELECT CAST(c.table_name AS TEXT), CAST(c.column_name AS TEXT)
              FROM information_schema.columns c
              JOIN information_schema.tables t
                ON t.table_schema = c.table_schema AND t.table_name = c.table_name
              WHERE c.table_schema = current_schema() AND c.data_type = 'text'
                AND t.table_type = 'BASE TABLE' AND c.table_name <> '_sqlx_migrations'
-             ORDER BY c.table_name, c.ordinal_position")
-            .fetch_all(&mut *c)
-            .await?,
+             ORDER BY c.table_name, c.ordinal_position",
         )
+        .fetch_all(&mut *c)
+        .await?)
     }
 }
 
+/// Parameters in one bulk statement (PostgreSQL takes up to 65,535).
+pub(super) const MAX_PARAMS: usize = 20_000;
 
 /// Opens the shared SQL of `store/sql/` for this backend.
 macro_rules! shared {
@@ -227,7 +260,7 @@ macro_rules! shared {
             #[allow(clippy::too_many_arguments)]
             mod $m {
                 #[allow(unused_imports)]
-                use super::{Backend, Conn, Db, q, qa, qs};
+                use super::{Backend, Conn, Db, MAX_PARAMS, q, qa, qs};
                 include!(concat!("sql/", stringify!($m), ".rs"));
             }
         )*

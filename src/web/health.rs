@@ -88,3 +88,16 @@ pub async fn readyz(State(state): State<AppState>) -> Response {
     }
     healthz(State(state)).await
 }
+
+/// `GET /metrics`: every metric in the OpenMetrics text format Prometheus reads
+/// (admins only: a scraper uses an admin's API token).
+pub async fn metrics(State(state): State<AppState>) -> Response {
+    (
+        [(
+            axum::http::header::CONTENT_TYPE,
+            "application/openmetrics-text; version=1.0.0; charset=utf-8",
+        )],
+        state.metrics.encode(),
+    )
+        .into_response()
+}

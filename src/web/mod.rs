@@ -100,6 +100,7 @@ pub fn routes() -> Vec<(RouteSpec, MethodRouter<AppState>)> {
         // Health, documentation and static files.
         r("GET", "/healthz", Public, Api, get(health::healthz)),
         r("GET", "/readyz", Public, Api, get(health::readyz)),
+        r("GET", "/metrics", ADMIN, Api, get(health::metrics)),
         r(
             "GET",
             "/api/v1/openapi.json",
@@ -640,6 +641,10 @@ pub fn app(state: AppState) -> Router {
             .layer(TimeoutLayer::with_status_code(
                 StatusCode::REQUEST_TIMEOUT,
                 time_limit(spec.path),
+            ))
+            .layer(middleware::from_fn_with_state(
+                (state.clone(), spec),
+                measure,
             ));
         router = router.route(spec.path, guarded);
     }
@@ -658,6 +663,26 @@ pub fn app(state: AppState) -> Router {
         ))
         .layer(TraceLayer::new_for_http())
         .with_state(state)
+}
+
+/// Records a request in the metrics: its route (as the route table names it), the
+/// class of its answer, its time until the answer's head, and the SQL statements it
+/// sent (the guard's included, and those of the write jobs it waited for).
+async fn measure(
+    State((state, spec)): State<(AppState, RouteSpec)>,
+    req: Request,
+    next: Next,
+) -> Response {
+    let started = std::time::Instant::now();
+    let (resp, statements) = crate::store::count::measure(next.run(req)).await;
+    state.metrics.web.answered(
+        spec.method,
+        spec.path,
+        resp.status().as_u16(),
+        started.elapsed(),
+        statements,
+    );
+    resp
 }
 
 /// How long a request may take before it is answered 408: imports and the retained

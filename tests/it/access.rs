@@ -11,6 +11,7 @@ use tandem::web::{Kind, route_table};
 const MATRIX: &[(&str, &str, &str)] = &[
     ("GET", "/healthz", "public"),
     ("GET", "/readyz", "public"),
+    ("GET", "/metrics", "admin"),
     ("GET", "/api/v1/openapi.json", "public"),
     ("GET", "/static/{hash}/{file}", "public"),
     ("GET", "/api/v1/me", "signed_in"),

@@ -21,6 +21,7 @@ mod paper;
 mod process;
 mod review;
 mod servers;
+mod store;
 mod study;
 
 /// Says which database the integration tests ran on, past the test harness's output

@@ -116,3 +116,116 @@ async fn an_acknowledged_decision_survives_a_kill_9_and_sigterm_stops_cleanly() 
     let exit = child.wait().unwrap();
     assert!(exit.success(), "SIGTERM ends the server cleanly: {exit:?}");
 }
+
+/// Many clients send verdicts; the server is killed with SIGKILL in the middle; every
+/// verdict that was answered 201 is in the database afterwards (SQLite with group
+/// commit, or PostgreSQL under `TANDEM_TEST_POSTGRES`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn every_verdict_acknowledged_under_load_survives_a_kill_9() {
+    use crate::helpers::{start_server, tandem_ok, test_database_url};
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let src = dir.path().join("src");
+    std::fs::create_dir_all(&src).unwrap();
+    let url = test_database_url().await;
+    let url = url.as_deref();
+    const CLIPS: usize = 400;
+    let lines: Vec<_> = (0..CLIPS)
+        .map(|i| clip_line(&src, &format!("L{i:03}"), "MC_F_EGO_STA", &[]))
+        .collect();
+    let m = write_manifest(&src, "m.jsonl", &lines);
+    tandem_ok(&data, url, &["import", m.to_str().unwrap()]);
+    let mut tokens = Vec::new();
+    for (i, name) in ["val00", "val01"].iter().enumerate() {
+        tandem_ok(
+            &data,
+            url,
+            &[
+                "user",
+                "add",
+                name,
+                "--role",
+                "validator",
+                "--index",
+                &i.to_string(),
+            ],
+        );
+        tokens.push(tandem_ok(&data, url, &["token", "create", name]));
+    }
+    let server = start_server(&data, url, &[]);
+    let base = server.base.clone();
+    let client = reqwest::Client::new();
+    // 16 clients, each with its own share of the clips, as fast as they are answered.
+    let (done_tx, mut done_rx) = tokio::sync::mpsc::unbounded_channel::<(usize, usize)>();
+    let mut clients = Vec::new();
+    for k in 0..16usize {
+        let (client, base, tokens, done) = (
+            client.clone(),
+            base.clone(),
+            tokens.clone(),
+            done_tx.clone(),
+        );
+        clients.push(tokio::spawn(async move {
+            for i in (k..CLIPS).step_by(16) {
+                for (v, token) in tokens.iter().enumerate() {
+                    let r = client
+                        .post(format!(
+                            "{base}/api/v1/campaigns/default/items/1/L{i:03}/verdict"
+                        ))
+                        .bearer_auth(token)
+                        .json(&serde_json::json!({"verdict": "valid"}))
+                        .send()
+                        .await;
+                    match r {
+                        Ok(r) if r.status() == 201 => {
+                            let _ = done.send((v, i));
+                        }
+                        // The server is gone: this client stops.
+                        _ => return,
+                    }
+                }
+            }
+        }));
+    }
+    drop(done_tx);
+    // Kill it once a good number of verdicts are in, while the rest are in flight.
+    let mut acknowledged = Vec::new();
+    while let Some(d) = done_rx.recv().await {
+        acknowledged.push(d);
+        if acknowledged.len() == 200 {
+            break;
+        }
+    }
+    let mut server = server;
+    server.child.kill().unwrap(); // SIGKILL
+    server.child.wait().unwrap();
+    for c in clients {
+        let _ = c.await;
+    }
+    while let Ok(d) = done_rx.try_recv() {
+        acknowledged.push(d);
+    }
+    assert!(acknowledged.len() >= 200);
+    assert!(
+        acknowledged.len() < 2 * CLIPS,
+        "the kill came after every verdict"
+    );
+    let csv = tandem_ok(&data, url, &["export", "decisions"]);
+    let stored: std::collections::HashSet<(String, String)> = csv
+        .lines()
+        .skip(1)
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            Some((f.get(2)?.to_string(), f.get(1)?.to_string()))
+        })
+        .collect();
+    for (v, i) in &acknowledged {
+        let key = (format!("val0{v}"), format!("L{i:03}"));
+        assert!(
+            stored.contains(&key),
+            "{key:?} was acknowledged but is not stored ({} acknowledged, {} stored)",
+            acknowledged.len(),
+            stored.len()
+        );
+    }
+}

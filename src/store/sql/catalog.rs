@@ -119,9 +119,9 @@ pub(crate) fn values(first: usize, cols: usize, rows: usize) -> String {
     s
 }
 
-/// Rows per multi-row insert: SQLite takes at most 32,766 parameters in a statement.
+/// Rows per multi-row insert: at most `MAX_PARAMS` parameters in a statement.
 pub(crate) fn chunk_rows(cols: usize) -> usize {
-    (30_000 / cols.max(1)).max(1)
+    (MAX_PARAMS / cols.max(1)).max(1)
 }
 
 /// Recomputes the pair in force for every task of a campaign (the admin's override,

@@ -523,6 +523,26 @@ struct QueueRow {
     next: Option<String>,
 }
 
+/// A validator's queue in one statement: `$1` campaign, `$2` validator, `$3` stage.
+/// Their gate, done and total from `queue_counts` (kept by triggers), and the next
+/// undecided item: one index seek in each of `items_queue1` and `items_queue2`, so
+/// its cost does not grow with the campaign.
+pub(crate) const QUEUE: &str = "SELECT
+    (SELECT m.cleared FROM pool_members m WHERE m.campaign_id = $1 AND m.user_id = $2) AS gate,
+    COALESCE((SELECT total FROM queue_counts WHERE campaign_id = $1 AND stage = $3 AND user_id = $2), 0) AS total,
+    COALESCE((SELECT done FROM queue_counts WHERE campaign_id = $1 AND stage = $3 AND user_id = $2), 0) AS done,
+    (SELECT n.item_key FROM (
+         SELECT a.item_key, a.sort_key FROM (
+             SELECT item_key, sort_key FROM items
+             WHERE queue1 = $2 AND campaign_id = $1 AND stage = $3 AND decided1 = 0
+             ORDER BY sort_key LIMIT 1) a
+         UNION ALL
+         SELECT b.item_key, b.sort_key FROM (
+             SELECT item_key, sort_key FROM items
+             WHERE queue2 = $2 AND campaign_id = $1 AND stage = $3 AND decided2 = 0
+             ORDER BY sort_key LIMIT 1) b
+     ) n ORDER BY n.sort_key LIMIT 1) AS next";
+
 impl Backend {
     pub(crate) async fn in_pool(&self, campaign: &Campaign, validator: &User) -> Result<bool> {
         let found: Option<i64> =
@@ -534,6 +554,17 @@ impl Backend {
         Ok(found.is_some())
     }
 
+    /// The plan the database chooses for [`QUEUE`], one line per step.
+    pub(crate) async fn explain_next_item(
+        &self,
+        campaign: &Campaign,
+        validator: &User,
+        stage: Stage,
+    ) -> Result<Vec<String>> {
+        let mut c = self.read().await?;
+        super::explain(&mut c, QUEUE, &[campaign.id, validator.id, stage.number()]).await
+    }
+
     pub(crate) async fn queue(
         &self,
         campaign: &Campaign,
@@ -541,22 +572,7 @@ impl Backend {
         stage: Stage,
     ) -> Result<QueueStatus> {
         let mut c = self.read().await?;
-        let r = qa::<QueueRow>(concat!(
-            "SELECT (SELECT m.cleared FROM pool_members m WHERE m.campaign_id = $1 AND m.user_id = $2) AS gate,
-             COALESCE((SELECT total FROM queue_counts WHERE campaign_id = $1 AND stage = $3 AND user_id = $2), 0) AS total,
-             COALESCE((SELECT done FROM queue_counts WHERE campaign_id = $1 AND stage = $3 AND user_id = $2), 0) AS done,
-             (SELECT n.item_key FROM (
-                  SELECT a.item_key, a.sort_key FROM (
-                      SELECT item_key, sort_key FROM items
-                      WHERE queue1 = $2 AND campaign_id = $1 AND stage = $3 AND decided1 = 0
-                      ORDER BY sort_key LIMIT 1) a
-                  UNION ALL
-                  SELECT b.item_key, b.sort_key FROM (
-                      SELECT item_key, sort_key FROM items
-                      WHERE queue2 = $2 AND campaign_id = $1 AND stage = $3 AND decided2 = 0
-                      ORDER BY sort_key LIMIT 1) b
-              ) n ORDER BY n.sort_key LIMIT 1) AS next"
-        ))
+        let r = qa::<QueueRow>(QUEUE)
         .bind(campaign.id)
         .bind(validator.id)
         .bind(stage.number())
