@@ -1,30 +1,41 @@
-//! Load through the HTTP API: decisions per second and latency (p50, p99) for 1, 8 and 32
-//! concurrent validator clients, on SQLite (one server) and, when
-//! `TANDEM_BENCH_POSTGRES` names a PostgreSQL server's maintenance database, on
-//! PostgreSQL with one and with two servers.
+//! Load through HTTP, measured by wrk (a load client that shares no code with the
+//! server), with the machine's own references measured in the same run:
 //!
-//! Each configuration gets a fresh database with 12 tasks x 300 clips and 24 validators
-//! in 12 disjoint pairs; client c acts as validator c mod 24 (with 32 clients, 8
-//! validators have two clients, each on its own half of the items) and sends `valid`
-//! verdicts one after another through `POST .../verdict`, each acknowledged only after
-//! its commit. With two servers, client c talks to server c mod 2.
+//! - the raw durable commit rate of SQLite on the same disk (one-row INSERTs, WAL,
+//!   `synchronous = FULL`, one connection), and a bare axum handler under wrk;
+//! - decisions (`POST .../items/1/{clip}/verdict`, every request a new verdict of one of
+//!   12 validators on 12 tasks, as many clips as the run can use) at 1, 8 and 32
+//!   connections on SQLite;
+//! - a validator's next item (`GET .../queue/2`) at the paper's scale (1,200 clips, 9,800
+//!   questions, every clip retained) and at ten times it, at 1 and 32 connections;
+//! - the server's peak memory (VmHWM) after the load;
+//! - with `TANDEM_BENCH_POSTGRES` naming a PostgreSQL server's maintenance database, the
+//!   decisions at 32 connections with one server and with two (wrk against each).
 //!
-//! Run: `cargo bench --bench load` (SQLite only), or
-//! `TANDEM_BENCH_POSTGRES=postgres://USER@HOST:PORT/postgres cargo bench --bench load`.
-//! Numbers and the machine are in BENCHMARKS.md.
+//! Run: `cargo bench --bench load` (needs `wrk`: `apt install wrk`). It prints the rows
+//! of BENCHMARKS.md. `TANDEM_BENCH_SECONDS` sets each wrk run's length (default 5).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use futures_util::StreamExt;
 use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
-use tandem::Config;
-use tandem::domain::Role;
+use tandem::domain::taxonomy::Taxonomy;
+use tandem::domain::{Origin, Role, Stage, Verdict};
 use tandem::store::accounts::PoolPlacement;
+use tandem::store::review::{VerdictRequest, VersionRule};
+use tandem::{Config, Store};
 
-const TASKS: usize = 12;
-const CLIPS_PER_TASK: usize = 300;
-const VALIDATORS: usize = 24;
+const VALIDATORS: usize = 12;
+
+fn seconds() -> u64 {
+    std::env::var("TANDEM_BENCH_SECONDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(5)
+}
 
 struct Server(Child, String);
 
@@ -35,7 +46,20 @@ impl Drop for Server {
     }
 }
 
-fn serve(data: &std::path::Path, url: Option<&str>) -> Server {
+impl Server {
+    fn peak_rss_mib(&self) -> f64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.0.id())).unwrap();
+        let kb: f64 = status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmHWM:"))
+            .and_then(|v| v.split_whitespace().next())
+            .and_then(|v| v.parse().ok())
+            .unwrap();
+        kb / 1024.0
+    }
+}
+
+fn serve(data: &Path, url: Option<&str>) -> Server {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_tandem"));
     cmd.arg("--data-dir")
         .arg(data)
@@ -74,39 +98,60 @@ async fn fresh_postgres(admin: &str) -> String {
     format!("{base}/{name}")
 }
 
-/// A campaign ready for load: returns the data folder, the tokens of the validators and
-/// each validator's clip ids.
-async fn campaign(
-    dir: &std::path::Path,
-    url: Option<String>,
-) -> (std::path::PathBuf, Vec<String>, Vec<Vec<String>>) {
-    let data = dir.join("data");
-    let src = dir.join("src");
-    std::fs::create_dir_all(src.join("videos")).unwrap();
-    let config = Config::new(&data, url).unwrap();
-    let store = tandem::Store::open(&config.database_url).await.unwrap();
-    let tax = tandem::domain::taxonomy::Taxonomy::vgenst();
-    let mut manifest = String::new();
-    let mut by_task = vec![Vec::new(); TASKS];
-    for (t, task) in tax.tasks.iter().enumerate().take(TASKS) {
-        for k in 0..CLIPS_PER_TASK {
-            let id = format!("{}_{k:04}", task.code);
-            let file = format!("videos/{id}.mp4");
-            let mut bytes = b"\0\0\0\x18ftypisom\0\0\0\0isommp41".to_vec();
-            bytes.extend_from_slice(id.as_bytes());
-            std::fs::write(src.join(&file), bytes).unwrap();
-            manifest.push_str(
-                &serde_json::json!({"clip_id": id, "task": task.code, "file": file, "questions": []})
-                    .to_string(),
+/// A manifest of `clips` clips per task (with every applicable question when
+/// `questions`), all sharing one small video.
+fn manifest(dir: &Path, clips: usize, questions: bool) -> PathBuf {
+    let tax = Taxonomy::vgenst();
+    std::fs::create_dir_all(dir.join("videos")).unwrap();
+    std::fs::write(
+        dir.join("videos/clip.mp4"),
+        b"\0\0\0\x18ftypisom\0\0\0\0isommp41load",
+    )
+    .unwrap();
+    let mut text = String::new();
+    for task in &tax.tasks {
+        for i in 0..clips {
+            let id = format!("{}_{i:05}", task.code);
+            let qs: Vec<_> = if questions {
+                tax.applicability[&task.code]
+                    .iter()
+                    .map(|qa| serde_json::json!({"question_id": format!("{id}_{qa}"), "qa_type": qa,
+                        "question": "Which object appears in the video?",
+                        "options": ["a brass key", "a red candle", "a glass orb", "a feather quill"],
+                        "answer": 2}))
+                    .collect()
+            } else {
+                Vec::new()
+            };
+            text.push_str(
+                &serde_json::json!({"clip_id": id, "task": task.code, "file": "videos/clip.mp4",
+                    "theme": "t", "scene_graph": {}, "scenario": {}, "questions": qs})
+                .to_string(),
             );
-            manifest.push('\n');
-            by_task[t].push(id);
+            text.push('\n');
         }
     }
-    std::fs::write(src.join("m.jsonl"), manifest).unwrap();
-    tandem::app::import_manifest(&store, &config, "default", &src.join("m.jsonl"))
-        .await
-        .unwrap();
+    let path = dir.join("manifest.jsonl");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+struct Campaign {
+    data: PathBuf,
+    url: Option<String>,
+    tokens: Vec<String>,
+    admin: String,
+    /// (validator, clip) for every verdict the campaign can take, interleaved so that
+    /// consecutive requests go to different validators and clips.
+    slots: Vec<(usize, String)>,
+}
+
+/// A campaign of 12 tasks x `clips` clips, 12 validators (task t is reviewed by t and
+/// t+1 mod 12), each with an API token.
+async fn campaign(dir: &Path, url: Option<String>, clips: usize, questions: bool) -> Campaign {
+    let data = dir.join("data");
+    let config = Config::new(&data, url.clone()).unwrap();
+    let store = Store::open(&config.database_url).await.unwrap();
     let hash = tandem::auth::hash_password("a long load-test password").unwrap();
     let mut tokens = Vec::new();
     for v in 0..VALIDATORS {
@@ -121,122 +166,407 @@ async fn campaign(
             .unwrap();
         tokens.push(store.create_token(&name, "load").await.unwrap());
     }
-    let c = store.campaign("default").await.unwrap();
-    let mut items = vec![Vec::new(); VALIDATORS];
-    for (t, task) in tax.tasks.iter().enumerate().take(TASKS) {
-        let (a, b) = (2 * t, 2 * t + 1);
-        store
-            .set_pair(
-                &c,
-                &task.code,
-                Some((&format!("val{a:02}"), &format!("val{b:02}"))),
-            )
-            .await
-            .unwrap();
-        items[a] = by_task[t].clone();
-        items[b] = by_task[t].clone();
+    store
+        .add_user("admin", Role::Admin, &hash, None)
+        .await
+        .unwrap();
+    let admin = store.create_token("admin", "load").await.unwrap();
+    let m = manifest(&dir.join("src"), clips, questions);
+    tandem::app::import_manifest(&store, &config, "default", &m)
+        .await
+        .unwrap();
+    let tax = Taxonomy::vgenst();
+    let mut slots = Vec::new();
+    for i in 0..clips {
+        for (t, task) in tax.tasks.iter().enumerate() {
+            let id = format!("{}_{i:05}", task.code);
+            slots.push((t, id.clone()));
+            slots.push(((t + 1) % VALIDATORS, id));
+        }
     }
     store.close().await;
-    (data, tokens, items)
+    Campaign {
+        data,
+        url,
+        tokens,
+        admin,
+        slots,
+    }
 }
 
-struct Run {
-    decisions: usize,
+/// Both validators pass every clip, in-process, so that every question is open.
+async fn retain_every_clip(c: &Campaign) {
+    let config = Config::new(&c.data, c.url.clone()).unwrap();
+    let store = Store::open(&config.database_url).await.unwrap();
+    let campaign = store.campaign("default").await.unwrap();
+    let mut users = Vec::new();
+    for v in 0..VALIDATORS {
+        users.push(
+            store
+                .user_by_name(&format!("val{v:02}"))
+                .await
+                .unwrap()
+                .unwrap(),
+        );
+    }
+    let req = VerdictRequest {
+        verdict: Verdict::Valid,
+        reasons: vec![],
+        note: String::new(),
+        time_spent_ms: None,
+        version: VersionRule::Newest,
+    };
+    futures_util::stream::iter(c.slots.iter())
+        .map(|(v, clip)| {
+            let (store, campaign, user, req) = (&store, &campaign, &users[*v], &req);
+            async move {
+                store
+                    .record_verdict(campaign, user, Stage::Clip, clip, req, Origin::Api)
+                    .await
+                    .unwrap();
+            }
+        })
+        .buffer_unordered(64)
+        .collect::<Vec<()>>()
+        .await;
+    store.close().await;
+}
+
+/// What one wrk run measured.
+#[derive(Debug, Clone, Copy)]
+struct Wrk {
+    requests: u64,
     seconds: f64,
     p50_ms: f64,
     p99_ms: f64,
+    non_2xx: u64,
 }
 
-async fn run(bases: &[String], tokens: &[String], items: &[Vec<String>], clients: usize) -> Run {
-    let http = reqwest::Client::new();
-    // Which clients share each validator, so that they split its items.
-    let mut tasks = Vec::new();
+impl Wrk {
+    fn rate(&self) -> f64 {
+        self.requests as f64 / self.seconds
+    }
+}
+
+const SCRIPT: &str = r#"
+local counter = 0
+function setup(thread)
+  thread:set("id", counter)
+  counter = counter + 1
+end
+local lines = {}
+local i = 0
+function init(args)
+  if args[1] ~= nil then
+    for l in io.lines(args[1] .. "." .. id) do lines[#lines + 1] = l end
+  end
+end
+function request()
+  if #lines == 0 then
+    return wrk.format("GET", wrk.path)
+  end
+  i = i + 1
+  if i > #lines then
+    -- Out of new verdicts: a request that fails, so that the run shows it.
+    return wrk.format("GET", "/out-of-verdicts")
+  end
+  local token, path = lines[i]:match("(%S+) (%S+)")
+  return wrk.format("POST", path, {["Authorization"] = "Bearer " .. token,
+    ["Content-Type"] = "application/json"}, '{"verdict":"valid"}')
+end
+function done(summary, latency, requests)
+  io.write(string.format("RESULT %d %d %d %d %d\n", summary.requests, summary.duration,
+    latency:percentile(50), latency:percentile(99), summary.errors.status))
+end
+"#;
+
+/// Runs wrk for `secs` with `conns` connections on `url`; with `lines`, each request is
+/// the next `TOKEN PATH` line of its thread (a new verdict each), else a plain GET
+/// (with `token` as bearer when given).
+fn wrk(
+    dir: &Path,
+    url: &str,
+    conns: usize,
+    secs: u64,
+    lines: Option<&[String]>,
+    token: Option<&str>,
+) -> std::process::Child {
+    let threads = conns.min(2);
+    let script = dir.join("load.lua");
+    std::fs::write(&script, SCRIPT).unwrap();
+    let mut cmd = Command::new("wrk");
+    cmd.args([
+        "-t",
+        &threads.to_string(),
+        "-c",
+        &conns.to_string(),
+        "-d",
+        &format!("{secs}s"),
+        "--latency",
+        "-s",
+    ])
+    .arg(&script);
+    if let Some(t) = token {
+        cmd.args(["-H", &format!("Authorization: Bearer {t}")]);
+    }
+    cmd.arg(url);
+    if let Some(lines) = lines {
+        let base = dir.join("requests");
+        for t in 0..threads {
+            let mine: Vec<&str> = lines
+                .iter()
+                .skip(t)
+                .step_by(threads)
+                .map(String::as_str)
+                .collect();
+            std::fs::write(format!("{}.{t}", base.display()), mine.join("\n")).unwrap();
+        }
+        cmd.arg("--").arg(&base);
+    }
+    cmd.stdout(Stdio::piped()).stderr(Stdio::null());
+    cmd.spawn().expect("wrk (apt install wrk)")
+}
+
+fn wrk_result(child: std::process::Child) -> Wrk {
+    let out = child.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let line = text
+        .lines()
+        .find_map(|l| l.strip_prefix("RESULT "))
+        .unwrap_or_else(|| panic!("wrk said: {text}"));
+    let f: Vec<f64> = line
+        .split_whitespace()
+        .map(|x| x.parse().unwrap())
+        .collect();
+    Wrk {
+        requests: f[0] as u64,
+        seconds: f[1] / 1e6,
+        p50_ms: f[2] / 1000.0,
+        p99_ms: f[3] / 1000.0,
+        non_2xx: f[4] as u64,
+    }
+}
+
+/// Takes the next `n` verdict slots as wrk lines.
+fn take_lines(c: &Campaign, used: &mut usize, n: usize) -> Vec<String> {
+    let end = (*used + n).min(c.slots.len());
+    let lines = c.slots[*used..end]
+        .iter()
+        .map(|(v, clip)| {
+            format!(
+                "{} /api/v1/campaigns/default/items/1/{clip}/verdict",
+                c.tokens[*v]
+            )
+        })
+        .collect();
+    *used = end;
+    lines
+}
+
+/// The raw durable commit rate of SQLite on this disk: one-row INSERTs, each its own
+/// transaction, WAL and `synchronous = FULL`, for `secs` seconds.
+async fn raw_sqlite_commits(dir: &Path, secs: u64) -> f64 {
+    use sqlx::ConnectOptions;
+    let opts = sqlx::sqlite::SqliteConnectOptions::new()
+        .filename(dir.join("raw.db"))
+        .create_if_missing(true)
+        .journal_mode(sqlx::sqlite::SqliteJournalMode::Wal)
+        .synchronous(sqlx::sqlite::SqliteSynchronous::Full);
+    let mut c = opts.connect().await.unwrap();
+    sqlx::query("CREATE TABLE t (id INTEGER PRIMARY KEY, v BLOB)")
+        .execute(&mut c)
+        .await
+        .unwrap();
     let started = Instant::now();
-    for c in 0..clients {
-        let v = c % VALIDATORS;
-        let sharing: Vec<usize> = (0..clients).filter(|x| x % VALIDATORS == v).collect();
-        let part = sharing.iter().position(|x| *x == c).unwrap();
-        let mine: Vec<String> = items[v]
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| i % sharing.len() == part)
-            .map(|(_, id)| id.clone())
-            .collect();
-        let base = bases[c % bases.len()].clone();
-        let token = tokens[v].clone();
-        let http = http.clone();
-        tasks.push(tokio::spawn(async move {
-            let mut latencies = Vec::with_capacity(mine.len());
-            for id in mine {
-                let t = Instant::now();
-                let r = http
-                    .post(format!(
-                        "{base}/api/v1/campaigns/default/items/1/{id}/verdict"
-                    ))
-                    .bearer_auth(&token)
-                    .json(&serde_json::json!({"verdict": "valid"}))
-                    .send()
-                    .await
-                    .unwrap();
-                assert_eq!(r.status(), 201, "{}", r.text().await.unwrap_or_default());
-                latencies.push(t.elapsed());
-            }
-            latencies
-        }));
+    let mut n = 0u64;
+    while started.elapsed() < Duration::from_secs(secs) {
+        sqlx::query("INSERT INTO t (v) VALUES ($1)")
+            .bind(vec![7u8; 64])
+            .execute(&mut c)
+            .await
+            .unwrap();
+        n += 1;
     }
-    let mut all: Vec<Duration> = Vec::new();
-    for t in tasks {
-        all.extend(t.await.unwrap());
-    }
-    let seconds = started.elapsed().as_secs_f64();
-    all.sort();
-    let q = |p: f64| all[((all.len() - 1) as f64 * p).round() as usize].as_secs_f64() * 1000.0;
-    Run {
-        decisions: all.len(),
-        seconds,
-        p50_ms: q(0.5),
-        p99_ms: q(0.99),
-    }
+    n as f64 / started.elapsed().as_secs_f64()
+}
+
+/// A bare axum handler on its own runtime thread; returns its URL.
+fn bare_axum() -> String {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Runtime::new().unwrap();
+        rt.block_on(async move {
+            let app = axum::Router::new().route("/", axum::routing::get(|| async { "ok" }));
+            let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            tx.send(format!("http://{}/", l.local_addr().unwrap()))
+                .unwrap();
+            axum::serve(l, app).await.unwrap();
+        });
+    });
+    rx.recv().unwrap()
+}
+
+/// The sum and count of a histogram in the server's `/metrics`.
+fn histogram(base: &str, admin: &str, name: &str) -> (f64, f64) {
+    let out = Command::new("curl")
+        .args(["-s", "-H", &format!("Authorization: Bearer {admin}")])
+        .arg(format!("{base}/metrics"))
+        .output()
+        .expect("curl");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let value = |suffix: &str| -> f64 {
+        text.lines()
+            .find_map(|l| l.strip_prefix(&format!("{name}_{suffix} ")))
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(0.0)
+    };
+    (value("sum"), value("count"))
+}
+
+fn row(what: &str, conns: usize, w: &Wrk, reference: Option<(f64, &str)>) {
+    let ratio = reference
+        .map(|(r, name)| format!("{:.2}x {name}", w.rate() / r))
+        .unwrap_or_default();
+    println!(
+        "| {what} | {conns} | {:.0} | {:.2} ms | {:.2} ms | {} | {ratio} |",
+        w.rate(),
+        w.p50_ms,
+        w.p99_ms,
+        w.non_2xx
+    );
 }
 
 fn main() {
+    if Command::new("wrk").arg("--version").output().is_err() {
+        eprintln!("wrk is not installed (apt install wrk): nothing measured");
+        return;
+    }
+    let secs = seconds();
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(async {
-        let pg = std::env::var("TANDEM_BENCH_POSTGRES")
-            .ok()
-            .filter(|u| !u.is_empty());
-        let mut configs: Vec<(&str, usize)> = vec![("SQLite", 1)];
-        if pg.is_some() {
-            configs.push(("PostgreSQL", 1));
-            configs.push(("PostgreSQL", 2));
-        } else {
-            eprintln!(
-                "note: TANDEM_BENCH_POSTGRES is not set: the PostgreSQL configurations are skipped"
+        let dir = tempfile::tempdir().unwrap();
+        println!(
+            "| what | connections | per second | p50 | p99 | non-2xx | against the references |"
+        );
+        println!("| --- | ---: | ---: | ---: | ---: | ---: | --- |");
+
+        // References on this machine, now.
+        let raw = raw_sqlite_commits(dir.path(), 3).await;
+        let only = std::env::var("TANDEM_BENCH_ONLY").unwrap_or_default();
+        let runs = |part: &str| only.is_empty() || only.split(',').any(|p| p == part);
+        println!("| raw SQLite durable commits (1 connection) | 1 | {raw:.0} | | | | |");
+        let bare = bare_axum();
+        let b = wrk_result(wrk(dir.path(), &bare, 32, secs, None, None));
+        row("bare axum handler", 32, &b, None);
+
+        // Decisions on SQLite.
+        if runs("sqlite") {
+        // Verdicts a second assumed at most at 1, 8 and 32 connections: every request
+        // of a run is a new verdict (a run that uses them all shows failed requests).
+        let budget = [(1, 8_000), (8, 30_000), (32, 40_000)];
+        let needed: usize = budget.iter().map(|(_, r)| r * secs as usize).sum();
+        let clips = needed / (2 * 12) + 1;
+        let c = campaign(&dir.path().join("sqlite"), None, clips, false).await;
+        let server = serve(&c.data, None);
+        let mut used = 0;
+        for (conns, rate) in budget {
+            let before = histogram(&server.1, &c.admin, "tandem_writer_batch_jobs");
+            let commit_before = histogram(&server.1, &c.admin, "tandem_commit_seconds");
+            let lines = take_lines(&c, &mut used, rate * secs as usize);
+            let w = wrk_result(wrk(
+                dir.path(),
+                &server.1,
+                conns,
+                secs,
+                Some(&lines),
+                None,
+            ));
+            row(
+                "SQLite: decisions",
+                conns,
+                &w,
+                Some((raw, "raw commits")),
+            );
+            let after = histogram(&server.1, &c.admin, "tandem_writer_batch_jobs");
+            let commit_after = histogram(&server.1, &c.admin, "tandem_commit_seconds");
+            let batches = (after.1 - before.1).max(1.0);
+            println!(
+                "| SQLite: writer at {conns} connections | | {:.1} jobs a batch | {:.2} ms a COMMIT | | | {:.0} batches |",
+                (after.0 - before.0) / batches,
+                1000.0 * (commit_after.0 - commit_before.0) / (commit_after.1 - commit_before.1).max(1.0),
+                batches
             );
         }
-        println!("| database | servers | clients | decisions | decisions/s | p50 | p99 |");
-        println!("| --- | ---: | ---: | ---: | ---: | ---: | ---: |");
-        for (db, servers) in configs {
-            for clients in [1, 8, 32] {
-                let dir = tempfile::tempdir().unwrap();
-                let url = match (db, &pg) {
-                    ("PostgreSQL", Some(admin)) => Some(fresh_postgres(admin).await),
-                    _ => None,
-                };
-                let (data, tokens, items) = campaign(dir.path(), url.clone()).await;
-                let running: Vec<Server> =
-                    (0..servers).map(|_| serve(&data, url.as_deref())).collect();
-                let bases: Vec<String> = running.iter().map(|s| s.1.clone()).collect();
-                let r = run(&bases, &tokens, &items, clients).await;
-                println!(
-                    "| {db} | {servers} | {clients} | {} | {:.0} | {:.1} ms | {:.1} ms |",
-                    r.decisions,
-                    r.decisions as f64 / r.seconds,
-                    r.p50_ms,
-                    r.p99_ms
-                );
-                drop(running);
+        println!(
+            "| SQLite: server's peak memory after the decisions | | {:.1} MiB | | | | |",
+            server.peak_rss_mib()
+        );
+        drop(server);
+        }
+
+        // The next item, Stage 2, at the paper's scale and at ten times it.
+        for (label, clips) in [("paper scale", 100), ("10x paper scale", 1_000)] {
+            if !runs("next") {
+                break;
+            }
+            let c = campaign(&dir.path().join(label.replace(' ', "-")), None, clips, true).await;
+            retain_every_clip(&c).await;
+            let server = serve(&c.data, None);
+            let url = format!("{}/api/v1/campaigns/default/queue/2", server.1);
+            for conns in [1, 32] {
+                let w = wrk_result(wrk(
+                    dir.path(),
+                    &url,
+                    conns,
+                    secs,
+                    None,
+                    Some(&c.tokens[1]),
+                ));
+                row(&format!("SQLite: next item, {label}"), conns, &w, None);
             }
         }
+
+        // PostgreSQL: one server, then two on one database.
+        let Some(admin) = std::env::var("TANDEM_BENCH_POSTGRES")
+            .ok()
+            .filter(|u| !u.is_empty() && runs("pg"))
+        else {
+            eprintln!("note: TANDEM_BENCH_POSTGRES is not set: PostgreSQL is not measured");
+            return;
+        };
+        let url = fresh_postgres(&admin).await;
+        let c = campaign(&dir.path().join("pg"), Some(url.clone()), 10_000, false).await;
+        let mut used = 0;
+        let one = serve(&c.data, Some(&url));
+        let lines = take_lines(&c, &mut used, 10_000 * secs as usize);
+        let w = wrk_result(wrk(dir.path(), &one.1, 32, secs, Some(&lines), None));
+        row("PostgreSQL, 1 server: decisions", 32, &w, None);
+        let two = serve(&c.data, Some(&url));
+        let mut runs = Vec::new();
+        for (k, s) in [&one, &two].iter().enumerate() {
+            let sub = dir.path().join(format!("pg{k}"));
+            std::fs::create_dir_all(&sub).unwrap();
+            let lines = take_lines(&c, &mut used, 5_000 * secs as usize);
+            runs.push(wrk(&sub, &s.1, 16, secs, Some(&lines), None));
+        }
+        let results: Vec<Wrk> = runs.into_iter().map(wrk_result).collect();
+        let both = Wrk {
+            requests: results.iter().map(|r| r.requests).sum(),
+            seconds: results.iter().map(|r| r.seconds).fold(0.0, f64::max),
+            p50_ms: results.iter().map(|r| r.p50_ms).fold(0.0, f64::max),
+            p99_ms: results.iter().map(|r| r.p99_ms).fold(0.0, f64::max),
+            non_2xx: results.iter().map(|r| r.non_2xx).sum(),
+        };
+        row(
+            "PostgreSQL, 2 servers: decisions",
+            32,
+            &both,
+            Some((w.rate(), "one server")),
+        );
+        println!(
+            "| PostgreSQL: peak memory of each server | | {:.1} / {:.1} MiB | | | | |",
+            one.peak_rss_mib(),
+            two.peak_rss_mib()
+        );
     });
 }

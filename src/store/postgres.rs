@@ -186,6 +186,19 @@ impl Backend {
         }
     }
 
+    /// Brings the planner's statistics up to date after a bulk write. Without it, the
+    /// planner still believes a freshly imported campaign's tables are nearly empty and
+    /// finds an item by scanning every item of its stage (26 ms, not 0.05 ms, on 120,000
+    /// clips) until autovacuum gets to it. `ANALYZE` reads a sample and blocks neither
+    /// reads nor writes.
+    pub(super) async fn refresh_statistics(&self) -> Result<()> {
+        let mut c = self.write.acquire().await?;
+        q("ANALYZE items, clips, clip_versions, questions, tasks")
+            .execute(&mut *c)
+            .await?;
+        Ok(())
+    }
+
     pub(super) async fn ping(&self) -> Result<()> {
         q("SELECT 1").execute(&mut *self.read().await?).await?;
         Ok(())

@@ -230,6 +230,13 @@ impl Backend {
         }
     }
 
+    /// SQLite's planner picks indexes by their shape (equalities first) without
+    /// statistics, which is what every query here is written for (the EXPLAIN tests
+    /// check the queues): nothing to refresh.
+    pub(super) async fn refresh_statistics(&self) -> Result<()> {
+        Ok(())
+    }
+
     pub(super) async fn ping(&self) -> Result<()> {
         q("SELECT 1").execute(&mut *self.read().await?).await?;
         Ok(())

@@ -401,11 +401,17 @@ impl Backend {
     ) -> Result<(ImportSummary, HashSet<String>)> {
         let campaign_name = campaign_name.to_string();
         let manifest = Arc::new(manifest.clone());
-        self.write(Lock::Structure, move |c| {
-            let (campaign_name, manifest) = (campaign_name.clone(), manifest.clone());
-            Box::pin(async move { import_manifest_in(c, &campaign_name, &manifest).await })
-        })
-        .await
+        let stored = self
+            .write(Lock::Structure, move |c| {
+                let (campaign_name, manifest) = (campaign_name.clone(), manifest.clone());
+                Box::pin(async move { import_manifest_in(c, &campaign_name, &manifest).await })
+            })
+            .await?;
+        if let Err(e) = self.refresh_statistics().await {
+            // The import is stored; only the planner's estimates wait for autovacuum.
+            tracing::warn!(error = %e, "cannot refresh the planner's statistics after an import");
+        }
+        Ok(stored)
     }
 
     pub(crate) async fn progress(&self, campaign: &Campaign) -> Result<Vec<TaskProgress>> {
