@@ -407,13 +407,16 @@ fn bare_axum() -> String {
 }
 
 /// The sum and count of a histogram in the server's `/metrics`.
-fn histogram(base: &str, admin: &str, name: &str) -> (f64, f64) {
-    let out = Command::new("curl")
-        .args(["-s", "-H", &format!("Authorization: Bearer {admin}")])
-        .arg(format!("{base}/metrics"))
-        .output()
-        .expect("curl");
-    let text = String::from_utf8_lossy(&out.stdout);
+async fn histogram(base: &str, admin: &str, name: &str) -> (f64, f64) {
+    let text = reqwest::Client::new()
+        .get(format!("{base}/metrics"))
+        .bearer_auth(admin)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
     let value = |suffix: &str| -> f64 {
         text.lines()
             .find_map(|l| l.strip_prefix(&format!("{name}_{suffix} ")))
@@ -470,8 +473,8 @@ fn main() {
         let server = serve(&c.data, None);
         let mut used = 0;
         for (conns, rate) in budget {
-            let before = histogram(&server.1, &c.admin, "tandem_writer_batch_jobs");
-            let commit_before = histogram(&server.1, &c.admin, "tandem_commit_seconds");
+            let before = histogram(&server.1, &c.admin, "tandem_writer_batch_jobs").await;
+            let commit_before = histogram(&server.1, &c.admin, "tandem_commit_seconds").await;
             let lines = take_lines(&c, &mut used, rate * secs as usize);
             let w = wrk_result(wrk(
                 dir.path(),
@@ -487,8 +490,8 @@ fn main() {
                 &w,
                 Some((raw, "raw commits")),
             );
-            let after = histogram(&server.1, &c.admin, "tandem_writer_batch_jobs");
-            let commit_after = histogram(&server.1, &c.admin, "tandem_commit_seconds");
+            let after = histogram(&server.1, &c.admin, "tandem_writer_batch_jobs").await;
+            let commit_after = histogram(&server.1, &c.admin, "tandem_commit_seconds").await;
             let batches = (after.1 - before.1).max(1.0);
             println!(
                 "| SQLite: writer at {conns} connections | | {:.1} jobs a batch | {:.2} ms a COMMIT | | | {:.0} batches |",
