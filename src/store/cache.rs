@@ -1,12 +1,14 @@
 //! What a server keeps in memory to spare the database a statement: the campaigns
 //! (a second), the accounts behind API tokens (two seconds; disabling an account or
 //! revoking its tokens forgets this server's copies at once), the clip behind a media
-//! token (a clip version's file never changes) and whether a person may see it (two
-//! seconds). Another server sees a change within those times at most.
+//! token (a clip version's file never changes), the file behind a study clip token
+//! (never changes either), whether a person may see a clip and the browser sessions
+//! that fetch clips (two seconds; signing out forgets the session at once). Another server sees a change within those times at most.
 
 use super::accounts::User;
 use super::catalog::Campaign;
-use super::sessions::GrantedMedia;
+use super::sessions::{GrantedMedia, Session};
+use super::study::StudyMedia;
 use aes::Aes128;
 use aes::cipher::{BlockDecrypt, BlockEncrypt, KeyInit};
 use std::collections::HashMap;
@@ -24,6 +26,8 @@ pub(super) struct Caches {
     tokens: Mutex<HashMap<String, (Instant, Option<User>)>>,
     media: Mutex<HashMap<i64, GrantedMedia>>,
     may_see: Mutex<HashMap<(i64, i64), (Instant, bool)>>,
+    sessions: Mutex<HashMap<String, (Instant, Option<Session>)>>,
+    study_media: Mutex<HashMap<String, StudyMedia>>,
     cipher: OnceLock<Aes128>,
 }
 
@@ -76,8 +80,40 @@ impl Caches {
         if let Ok(mut m) = self.tokens.lock() {
             m.clear();
         }
+        if let Ok(mut m) = self.sessions.lock() {
+            m.clear();
+        }
         if let Ok(mut m) = self.may_see.lock() {
             m.clear();
+        }
+    }
+
+    pub(super) fn session(&self, id_hash: &str) -> Option<Option<Session>> {
+        let m = self.sessions.lock().ok()?;
+        fresh(m.get(id_hash), PEOPLE_TTL)
+    }
+
+    pub(super) fn put_session(&self, id_hash: &str, s: Option<Session>) {
+        if let Ok(mut m) = self.sessions.lock() {
+            bounded(&mut m);
+            m.insert(id_hash.to_string(), (Instant::now(), s));
+        }
+    }
+
+    pub(super) fn forget_session(&self, id_hash: &str) {
+        if let Ok(mut m) = self.sessions.lock() {
+            m.remove(id_hash);
+        }
+    }
+
+    pub(super) fn study_media(&self, token: &str) -> Option<StudyMedia> {
+        self.study_media.lock().ok()?.get(token).cloned()
+    }
+
+    pub(super) fn put_study_media(&self, token: &str, m: &StudyMedia) {
+        if let Ok(mut map) = self.study_media.lock() {
+            bounded(&mut map);
+            map.insert(token.to_string(), m.clone());
         }
     }
 

@@ -250,6 +250,39 @@ impl Store {
         Ok(ok)
     }
 
+    /// Ends a browser session (this server forgets its copy at once).
+    pub async fn end_session(&self, session: &Session) -> Result<()> {
+        self.inner.cache.forget_session(&session.id_hash);
+        on_backend!(self, end_session(session))
+    }
+
+    /// The live session behind a cookie id, from a copy at most two seconds old: for
+    /// clip files, fetched many times a second while a clip plays. Signing out or a
+    /// disable in this server forgets the copy at once; another server sees them within
+    /// two seconds.
+    pub async fn session_for_media(&self, cookie_id: &str) -> Result<Option<Session>> {
+        let key = crate::auth::sha256_hex(cookie_id.as_bytes());
+        if let Some(s) = self.inner.cache.session(&key) {
+            return Ok(s);
+        }
+        let s: Option<Session> = on_backend!(self, session(cookie_id))?;
+        self.inner.cache.put_session(&key, s.clone());
+        Ok(s)
+    }
+
+    /// The file behind a participant's clip token (a copy never changes; kept in
+    /// memory once read).
+    pub async fn study_media(&self, token: &str) -> Result<Option<StudyMedia>> {
+        if let Some(m) = self.inner.cache.study_media(token) {
+            return Ok(Some(m));
+        }
+        let m: Option<StudyMedia> = on_backend!(self, study_media(token))?;
+        if let Some(m) = &m {
+            self.inner.cache.put_study_media(token, m);
+        }
+        Ok(m)
+    }
+
     /// Checks that the database answers.
     pub async fn ping(&self) -> Result<()> {
         on_backend!(self, ping())
@@ -415,7 +448,6 @@ forward! {
     fn create_session(&self, user: &User) -> Result<String>;
     /// The live session behind a cookie id, if any.
     fn session(&self, cookie_id: &str) -> Result<Option<Session>>;
-    fn end_session(&self, session: &Session) -> Result<()>;
     /// Counts one sign-in attempt under each key, atomically, before its password is
     /// checked (see `sessions::Admission`).
     fn admit_login(&self, keys: &[(String, i64)]) -> Result<Admission>;
@@ -451,7 +483,6 @@ forward! {
     /// Records a participant's answer to the set at `position`, in one write.
     fn answer_study_set(&self, study: &Study, user: &User, position: i64, answer: &SetAnswer) -> Result<()>;
     /// The file behind a participant's clip token.
-    fn study_media(&self, token: &str) -> Result<Option<StudyMedia>>;
     /// Sets and clips in the study.
     fn study_size(&self, study: &Study) -> Result<(i64, i64)>;
     /// Every participant with an order or answers, and how far they are.

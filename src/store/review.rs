@@ -60,6 +60,13 @@ pub struct ClipView {
     pub media_sha256: String,
     #[serde(skip)]
     pub version_id: i64,
+    /// The clip file's URL for whoever asked (API replies; under the same rules as
+    /// the pages, with the session or the API token).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub media_url: Option<String>,
+    /// The frame strip's URL, when this server can draw strips.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub strip_url: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -195,6 +202,8 @@ impl TryFrom<ItemViewRow> for ItemHeader {
             media_type: r.media_type,
             media_sha256: r.media_sha256,
             version_id: r.version_id,
+            media_url: None,
+            strip_url: None,
         };
         let question = match stage {
             Stage::Clip => None,

@@ -58,6 +58,14 @@ fn stage(s: &str) -> Result<Stage> {
 
 static OPENAPI: &str = include_str!("openapi.json");
 
+/// Puts the URLs of a clip's file and strip, made for `user`, into an API reply.
+/// They answer to this user's token (or session) only, under the pages' rules.
+fn clip_urls(state: &AppState, user: &User, clip: &mut crate::store::review::ClipView) {
+    let token = state.store.media_grant(user, clip.version_id);
+    clip.media_url = Some(format!("/media/{token}"));
+    clip.strip_url = crate::web::media::strips_possible().then(|| format!("/media/{token}/strip"));
+}
+
 pub async fn openapi() -> Response {
     ([(header::CONTENT_TYPE, "application/json")], OPENAPI).into_response()
 }
@@ -132,6 +140,8 @@ pub async fn item(
         .store
         .validator_item(&campaign, &user, stage(&s)?, &key)
         .await?;
+    let mut item = item;
+    clip_urls(&state, &user, &mut item.clip);
     Ok(Json(item).into_response())
 }
 
@@ -198,10 +208,12 @@ pub async fn splits(
 
 pub async fn split(
     State(state): State<AppState>,
+    Extension(user): Extension<User>,
     Path((c, s, key)): Path<(String, String, String)>,
 ) -> Result<Response> {
     let campaign = campaign(&state, &c).await?;
-    let split = state.store.split_item(&campaign, stage(&s)?, &key).await?;
+    let mut split = state.store.split_item(&campaign, stage(&s)?, &key).await?;
+    clip_urls(&state, &user, &mut split.clip);
     Ok(Json(split).into_response())
 }
 
@@ -236,7 +248,8 @@ pub async fn resolution(
             Origin::Api,
         )
         .await?;
-    let split = state.store.split_item(&campaign, stage, &key).await?;
+    let mut split = state.store.split_item(&campaign, stage, &key).await?;
+    clip_urls(&state, &user, &mut split.clip);
     let status = if recorded {
         StatusCode::CREATED
     } else {
@@ -348,6 +361,8 @@ pub async fn calibration_item(
         .store
         .calibration_item(&campaign, &user, stage(&s)?, &key)
         .await?;
+    let mut item = item;
+    clip_urls(&state, &user, &mut item.clip);
     Ok(Json(item).into_response())
 }
 

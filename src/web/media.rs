@@ -1,21 +1,32 @@
 //! Clip files, served under opaque per-person URLs with HTTP byte ranges (so that
 //! seeking works), and strips of 8 evenly spaced frames when `ffmpeg` is installed.
-//! The file on disk is found from the database (by its SHA-256), never from a path
-//! the client sends.
+//! The file on disk is found from the store (by its SHA-256), never from a path the
+//! client sends.
+//!
+//! A range costs one blocking task: it opens the file, reads its size and date,
+//! decides the answer ([`plan`], a pure function) and, for a reply of up to
+//! [`INLINE_BYTES`], reads the bytes with one positioned read straight into the
+//! buffer that becomes the body. Larger replies stream in [`CHUNK_BYTES`] positioned
+//! reads. Review clips carry their SHA-256 as a strong `ETag` and the file's date as
+//! `Last-Modified`, so a browser revalidates with a 304; study clips carry neither
+//! (a hash could name a public real clip).
 
 use crate::AppState;
 use crate::error::Error;
 use crate::io::media::media_path;
 use crate::io::video::StripLayout;
-use crate::store::sessions::{GrantedMedia, Session};
+use crate::store::accounts::User;
+use crate::store::sessions::GrantedMedia;
 use axum::Extension;
-use axum::body::Body;
+use axum::body::{Body, Bytes};
 use axum::extract::{Path, State};
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use std::collections::VecDeque;
+use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
-use std::sync::OnceLock;
-use tokio::io::{AsyncReadExt, AsyncSeekExt};
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// The reviewers' strip: 8 small frames side by side.
 pub const REVIEW_STRIP: StripLayout = StripLayout {
@@ -24,142 +35,582 @@ pub const REVIEW_STRIP: StripLayout = StripLayout {
     width: 160,
 };
 
+/// Replies up to this size are read whole in the task that opens the file.
+pub const INLINE_BYTES: u64 = 256 * 1024;
+/// Larger replies are read in positioned reads of this size.
+pub const CHUNK_BYTES: u64 = 256 * 1024;
+/// At most this many ranges (after overlapping and adjacent ones are merged) in one
+/// request; more are refused with 416 and a reason, not answered with the whole file.
+pub const MAX_RANGES: usize = 16;
+
 /// Whether this server can draw frame strips (ffmpeg and ffprobe are installed).
 pub fn strips_possible() -> bool {
     crate::io::video::ffmpeg_available()
 }
 
-/// A body that streams `len` bytes of `file` from `start`.
-pub fn file_body(file: tokio::fs::File, start: u64, len: u64) -> Body {
-    let stream = futures_util::stream::unfold(
-        (file, start, len, false),
-        |(mut file, pos, left, sought)| async move {
-            if left == 0 {
-                return None;
+/// What a reply says about the file's identity.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Identity {
+    /// A strong `ETag` (the quoted text) and the file's `Last-Modified`.
+    Tagged(String),
+    /// A strong `ETag` made of this prefix, the file's size and its date (files drawn
+    /// here, such as strips), and `Last-Modified`.
+    Stamped(String),
+    /// Neither: the reply must not identify the file (study clips).
+    Blind,
+}
+
+/// The conditional and range headers of a request, as text.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Conditions {
+    pub range: Option<String>,
+    pub if_none_match: Option<String>,
+    pub if_modified_since: Option<String>,
+    pub if_range: Option<String>,
+}
+
+impl Conditions {
+    pub fn from_headers(headers: &HeaderMap) -> Conditions {
+        let text = |name: header::HeaderName| {
+            // Several fields of one name are one comma-separated list.
+            let all: Vec<&str> = headers
+                .get_all(name)
+                .iter()
+                .filter_map(|v| v.to_str().ok())
+                .collect();
+            (!all.is_empty()).then(|| all.join(", "))
+        };
+        Conditions {
+            range: text(header::RANGE),
+            if_none_match: text(header::IF_NONE_MATCH),
+            if_modified_since: text(header::IF_MODIFIED_SINCE),
+            if_range: text(header::IF_RANGE),
+        }
+    }
+}
+
+/// A file's validators: its strong entity tag (quoted) and its date to the second.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Validators {
+    pub etag: String,
+    pub modified: SystemTime,
+}
+
+/// How to answer a request for a file of some size.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Plan {
+    /// 304: the client's copy is current.
+    NotModified,
+    /// 200 with the whole file.
+    Whole,
+    /// 206 with these inclusive byte ranges (one: a plain 206; several: multipart).
+    Ranges(Vec<(u64, u64)>),
+    /// 416: no range can be satisfied.
+    Unsatisfiable,
+    /// 416: more ranges than [`MAX_RANGES`].
+    TooManyRanges,
+}
+
+/// Whether an entity tag in a list matches ours: `*`, or the same opaque tag
+/// (`weak` allows either side to be weak, as If-None-Match does).
+fn tag_in_list(list: &str, ours: &str, weak: bool) -> bool {
+    list.split(',').map(str::trim).any(|t| {
+        if t == "*" {
+            return true;
+        }
+        let bare = |s: &str| s.strip_prefix("W/").unwrap_or(s).to_string();
+        if weak {
+            bare(t) == bare(ours)
+        } else {
+            !t.starts_with("W/") && !ours.starts_with("W/") && t == ours
+        }
+    })
+}
+
+/// The seconds of a time since the epoch (HTTP dates have no finer grain).
+fn seconds(t: SystemTime) -> u64 {
+    t.duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+/// Decides the answer, following RFC 9110 section 13.2.2: If-None-Match (or, without
+/// it, If-Modified-Since) may answer 304; a Range applies only if If-Range, when sent,
+/// names the current file (a strong tag or its exact date); ranges that overlap or
+/// touch are merged, and past [`MAX_RANGES`] refused.
+pub fn plan(c: &Conditions, size: u64, v: Option<&Validators>) -> Plan {
+    if let Some(v) = v {
+        if let Some(inm) = &c.if_none_match {
+            if tag_in_list(inm, &v.etag, true) {
+                return Plan::NotModified;
             }
-            if !sought && let Err(e) = file.seek(std::io::SeekFrom::Start(pos)).await {
-                return Some((Err(e), (file, pos, 0, true)));
+        } else if let Some(ims) = c.if_modified_since.as_deref()
+            && let Ok(since) = httpdate::parse_http_date(ims.trim())
+            && seconds(v.modified) <= seconds(since)
+        {
+            return Plan::NotModified;
+        }
+    }
+    let Some(range) = &c.range else {
+        return Plan::Whole;
+    };
+    if let Some(ir) = &c.if_range {
+        let ir = ir.trim();
+        let current = match v {
+            None => false,
+            Some(v) if ir.starts_with('"') || ir.starts_with("W/") => {
+                tag_in_list(ir, &v.etag, false) && !ir.contains(',')
             }
-            let mut buf = vec![0u8; usize::try_from(left.min(64 * 1024)).unwrap_or(64 * 1024)];
-            match file.read(&mut buf).await {
-                Ok(0) => None,
-                Ok(n) => {
-                    buf.truncate(n);
-                    Some((Ok(buf), (file, pos + n as u64, left - n as u64, true)))
-                }
-                Err(e) => Some((Err(e), (file, pos, 0, true))),
-            }
-        },
-    );
-    Body::from_stream(stream)
+            Some(v) => httpdate::parse_http_date(ir)
+                .map(|d| seconds(d) == seconds(v.modified))
+                .unwrap_or(false),
+        };
+        if !current {
+            return Plan::Whole;
+        }
+    }
+    match parse_ranges(range, size) {
+        Ok(None) => Plan::Whole,
+        Ok(Some(r)) if r.len() > MAX_RANGES => Plan::TooManyRanges,
+        Ok(Some(r)) => Plan::Ranges(r),
+        Err(Unsatisfiable) => Plan::Unsatisfiable,
+    }
 }
 
 /// A `Range` header that no byte of the file satisfies (answered with 416).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Unsatisfiable;
 
-/// A byte range of a file of `size` bytes, from the `Range` header: `Ok(None)` for the
-/// whole file, `Err(Unsatisfiable)` when the range cannot be satisfied. One range only.
-pub fn parse_range(header: Option<&str>, size: u64) -> Result<Option<(u64, u64)>, Unsatisfiable> {
-    let Some(h) = header else { return Ok(None) };
-    let Some(spec) = h.trim().strip_prefix("bytes=") else {
+/// The byte ranges of a file of `size` bytes named by a `Range` header, sorted, with
+/// overlapping and adjacent ranges merged: `Ok(None)` for another unit than bytes
+/// (the whole file), `Err(Unsatisfiable)` when a range is malformed or none can be
+/// satisfied. Ranges past the end are dropped when another one is satisfiable.
+pub fn parse_ranges(header: &str, size: u64) -> Result<Option<Vec<(u64, u64)>>, Unsatisfiable> {
+    let Some(specs) = header.trim().strip_prefix("bytes=") else {
         return Ok(None);
     };
-    if spec.contains(',') {
-        // Several ranges: answer with the whole file, which is allowed.
-        return Ok(None);
-    }
-    let (a, b) = spec.split_once('-').ok_or(Unsatisfiable)?;
-    let (a, b) = (a.trim(), b.trim());
-    if size == 0 {
-        return Err(Unsatisfiable);
-    }
-    let (start, end) = if a.is_empty() {
-        let n: u64 = b.parse().map_err(|_| Unsatisfiable)?;
-        if n == 0 {
-            return Err(Unsatisfiable);
+    let mut out: Vec<(u64, u64)> = Vec::new();
+    let mut count = 0usize;
+    for spec in specs.split(',') {
+        let spec = spec.trim();
+        if spec.is_empty() {
+            continue;
         }
-        (size.saturating_sub(n), size - 1)
-    } else {
-        let start: u64 = a.parse().map_err(|_| Unsatisfiable)?;
-        let end = if b.is_empty() {
-            size - 1
-        } else {
-            b.parse::<u64>().map_err(|_| Unsatisfiable)?.min(size - 1)
+        count += 1;
+        if count > 10 * MAX_RANGES {
+            // Merging cannot bring this many back under the limit in a useful way.
+            return Ok(Some(vec![(0, 0); MAX_RANGES + 1]));
+        }
+        let (a, b) = spec.split_once('-').ok_or(Unsatisfiable)?;
+        let (a, b) = (a.trim(), b.trim());
+        let number = |s: &str| -> Result<u64, Unsatisfiable> {
+            if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
+                return Err(Unsatisfiable);
+            }
+            s.parse().map_err(|_| Unsatisfiable)
         };
-        (start, end)
-    };
-    if start > end || start >= size {
+        let (start, end) = if a.is_empty() {
+            let n = number(b)?;
+            if n == 0 || size == 0 {
+                continue;
+            }
+            (size.saturating_sub(n), size - 1)
+        } else {
+            let start = number(a)?;
+            let end = if b.is_empty() { u64::MAX } else { number(b)? };
+            if end < start {
+                return Err(Unsatisfiable);
+            }
+            if start >= size {
+                continue;
+            }
+            (start, end.min(size - 1))
+        };
+        out.push((start, end));
+    }
+    if out.is_empty() {
         return Err(Unsatisfiable);
     }
-    Ok(Some((start, end)))
+    out.sort_unstable();
+    let mut merged: Vec<(u64, u64)> = Vec::with_capacity(out.len());
+    for (s, e) in out {
+        match merged.last_mut() {
+            Some(last) if s <= last.1.saturating_add(1) => last.1 = last.1.max(e),
+            _ => merged.push((s, e)),
+        }
+    }
+    Ok(Some(merged))
 }
 
-/// Serves a stored file, honouring a single byte range.
-pub async fn serve_file(path: PathBuf, content_type: &str, headers: &HeaderMap) -> Response {
-    let file = match tokio::fs::File::open(&path).await {
-        Ok(f) => f,
-        Err(e) => {
-            tracing::error!(error = %e, path = %path.display(), "a stored video is missing");
-            return (StatusCode::NOT_FOUND, "the video is missing on the server").into_response();
-        }
-    };
-    let size = match file.metadata().await {
-        Ok(m) => m.len(),
-        Err(_) => return (StatusCode::INTERNAL_SERVER_ERROR, "unreadable video").into_response(),
-    };
-    let range = headers.get(header::RANGE).and_then(|v| v.to_str().ok());
-    let ct = HeaderValue::from_str(content_type)
-        .unwrap_or(HeaderValue::from_static("application/octet-stream"));
-    let common = [
-        (header::CONTENT_TYPE, ct),
-        (header::ACCEPT_RANGES, HeaderValue::from_static("bytes")),
-        (
-            header::CACHE_CONTROL,
-            HeaderValue::from_static("private, max-age=3600"),
-        ),
-    ];
-    match parse_range(range, size) {
-        Ok(None) => {
-            let mut resp = (common, file_body(file, 0, size)).into_response();
-            if let Ok(v) = HeaderValue::from_str(&size.to_string()) {
-                resp.headers_mut().insert(header::CONTENT_LENGTH, v);
+/// One piece of a body: text made here, or bytes of the file.
+#[derive(Debug, Clone)]
+enum Piece {
+    Text(Bytes),
+    File { at: u64, len: u64 },
+}
+
+fn pieces_len(pieces: &[Piece]) -> u64 {
+    pieces
+        .iter()
+        .map(|p| match p {
+            Piece::Text(t) => t.len() as u64,
+            Piece::File { len, .. } => *len,
+        })
+        .sum()
+}
+
+/// Reads `buf.len()` bytes at `at` from the page cache only: `Ok(false)` when some of
+/// them would have to come from the disk (or the file system cannot tell), so that the
+/// caller reads them on the blocking pool instead of stalling the async thread.
+fn read_cached(file: &std::fs::File, buf: &mut [u8], at: u64) -> std::io::Result<bool> {
+    let mut done = 0usize;
+    while done < buf.len() {
+        let mut slices = [std::io::IoSliceMut::new(&mut buf[done..])];
+        match rustix::io::preadv2(
+            file,
+            &mut slices,
+            at + done as u64,
+            rustix::io::ReadWriteFlags::NOWAIT,
+        ) {
+            Ok(0) => {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::UnexpectedEof,
+                    "the file is shorter than it was",
+                ));
             }
-            resp
-        }
-        Ok(Some((start, end))) => {
-            let len = end - start + 1;
-            let mut resp = (
-                StatusCode::PARTIAL_CONTENT,
-                common,
-                file_body(file, start, len),
-            )
-                .into_response();
-            if let (Ok(cr), Ok(cl)) = (
-                HeaderValue::from_str(&format!("bytes {start}-{end}/{size}")),
-                HeaderValue::from_str(&len.to_string()),
-            ) {
-                resp.headers_mut().insert(header::CONTENT_RANGE, cr);
-                resp.headers_mut().insert(header::CONTENT_LENGTH, cl);
-            }
-            resp
-        }
-        Err(Unsatisfiable) => {
-            let mut resp = StatusCode::RANGE_NOT_SATISFIABLE.into_response();
-            if let Ok(v) = HeaderValue::from_str(&format!("bytes */{size}")) {
-                resp.headers_mut().insert(header::CONTENT_RANGE, v);
-            }
-            resp
+            Ok(n) => done += n,
+            Err(rustix::io::Errno::INTR) => {}
+            Err(_) => return Ok(false),
         }
     }
+    Ok(true)
+}
+
+/// Reads `buf.len()` bytes at `at`: from the page cache on this thread when they are
+/// all there (no thread switch), else on the blocking pool.
+async fn read_at(file: &Arc<std::fs::File>, mut buf: Vec<u8>, at: u64) -> std::io::Result<Vec<u8>> {
+    if read_cached(file, &mut buf, at)? {
+        return Ok(buf);
+    }
+    let f = file.clone();
+    tokio::task::spawn_blocking(move || {
+        f.read_exact_at(&mut buf, at)?;
+        Ok(buf)
+    })
+    .await
+    .map_err(|e| std::io::Error::other(e.to_string()))?
+}
+
+/// All the pieces in one buffer (a small reply: one allocation, the file's bytes read
+/// in place, one positioned read per range).
+async fn read_inline(file: &Arc<std::fs::File>, pieces: &[Piece]) -> std::io::Result<Bytes> {
+    let total = usize::try_from(pieces_len(pieces))
+        .map_err(|_| std::io::Error::other("reply too large"))?;
+    let mut buf = vec![0u8; total];
+    let mut pos = 0usize;
+    let mut cached = true;
+    for p in pieces {
+        match p {
+            Piece::Text(t) => {
+                buf[pos..pos + t.len()].copy_from_slice(t);
+                pos += t.len();
+            }
+            Piece::File { at, len } => {
+                let n = usize::try_from(*len).map_err(|_| std::io::Error::other("range"))?;
+                cached = cached && read_cached(file, &mut buf[pos..pos + n], *at)?;
+                pos += n;
+            }
+        }
+    }
+    if !cached {
+        let (f, pieces) = (file.clone(), pieces.to_vec());
+        buf = tokio::task::spawn_blocking(move || {
+            let mut pos = 0usize;
+            for p in &pieces {
+                match p {
+                    Piece::Text(t) => pos += t.len(),
+                    Piece::File { at, len } => {
+                        let n =
+                            usize::try_from(*len).map_err(|_| std::io::Error::other("range"))?;
+                        f.read_exact_at(&mut buf[pos..pos + n], *at)?;
+                        pos += n;
+                    }
+                }
+            }
+            Ok::<_, std::io::Error>(buf)
+        })
+        .await
+        .map_err(|e| std::io::Error::other(e.to_string()))??;
+    }
+    Ok(Bytes::from(buf))
+}
+
+/// A body that streams `pieces`, reading the file's in positioned reads of at most
+/// [`CHUNK_BYTES`] (from the page cache when there, else on the blocking pool).
+fn stream_pieces(file: Arc<std::fs::File>, pieces: Vec<Piece>) -> Body {
+    let queue: VecDeque<Piece> = pieces.into();
+    let stream = futures_util::stream::unfold((file, queue), |(file, mut queue)| async move {
+        let piece = queue.pop_front()?;
+        match piece {
+            Piece::Text(t) => Some((Ok(t), (file, queue))),
+            Piece::File { at, len } => {
+                let n = len.min(CHUNK_BYTES);
+                if len > n {
+                    queue.push_front(Piece::File {
+                        at: at + n,
+                        len: len - n,
+                    });
+                }
+                let buf = vec![0u8; usize::try_from(n).unwrap_or(0)];
+                match read_at(&file, buf, at).await {
+                    Ok(bytes) => Some((Ok(Bytes::from(bytes)), (file, queue))),
+                    Err(e) => {
+                        queue.clear();
+                        Some((Err(e), (file, queue)))
+                    }
+                }
+            }
+        }
+    });
+    Body::from_stream(stream)
+}
+
+/// A body of `len` bytes of `file` from `start` (exports use it for their archives).
+pub fn file_body(file: std::fs::File, start: u64, len: u64) -> Body {
+    stream_pieces(Arc::new(file), vec![Piece::File { at: start, len }])
+}
+
+/// The multipart/byteranges body of `ranges` and its boundary.
+fn multipart(ranges: &[(u64, u64)], size: u64, content_type: &str) -> (Vec<Piece>, String) {
+    // Random, so that no file's bytes can be crafted to contain it.
+    let boundary = format!(
+        "tandem-{}",
+        crate::auth::random_id(12).unwrap_or_else(|_| "3d6b6a416f9b2e5c".into())
+    );
+    let mut pieces = Vec::with_capacity(ranges.len() * 2 + 1);
+    for (i, (s, e)) in ranges.iter().enumerate() {
+        let lead = if i == 0 { "" } else { "\r\n" };
+        pieces.push(Piece::Text(Bytes::from(format!(
+            "{lead}--{boundary}\r\nContent-Type: {content_type}\r\nContent-Range: bytes {s}-{e}/{size}\r\n\r\n"
+        ))));
+        pieces.push(Piece::File {
+            at: *s,
+            len: e - s + 1,
+        });
+    }
+    pieces.push(Piece::Text(Bytes::from(format!("\r\n--{boundary}--\r\n"))));
+    (pieces, boundary)
+}
+
+/// What a reply is made of.
+struct Opened {
+    size: u64,
+    validators: Option<Validators>,
+    plan: Plan,
+    pieces: Vec<Piece>,
+    boundary: Option<String>,
+    inline: Option<Bytes>,
+    file: Arc<std::fs::File>,
+}
+
+/// An open stored file with its size and date.
+#[derive(Clone)]
+struct OpenFile {
+    file: Arc<std::fs::File>,
+    size: u64,
+    modified: SystemTime,
+}
+
+/// How long an open file is reused: stored clips never change (they are named by their
+/// hash); a strip drawn again is seen within this time.
+const OPEN_FILE_TTL: Duration = Duration::from_secs(10);
+/// Open files kept at most (then all are closed and the cache starts again).
+const OPEN_FILES_MAX: usize = 256;
+
+type OpenFiles =
+    std::sync::Mutex<std::collections::HashMap<PathBuf, (std::time::Instant, OpenFile)>>;
+
+fn open_files() -> &'static OpenFiles {
+    static FILES: OnceLock<OpenFiles> = OnceLock::new();
+    FILES.get_or_init(Default::default)
+}
+
+/// The file at `path`, open: reused for a few seconds, so that a range costs no open
+/// and no stat; opened on the blocking pool otherwise.
+async fn open_file(path: &std::path::Path) -> std::io::Result<OpenFile> {
+    if let Ok(map) = open_files().lock()
+        && let Some((at, f)) = map.get(path)
+        && at.elapsed() < OPEN_FILE_TTL
+    {
+        return Ok(f.clone());
+    }
+    let p = path.to_path_buf();
+    let opened = tokio::task::spawn_blocking(move || -> std::io::Result<OpenFile> {
+        let file = std::fs::File::open(&p)?;
+        let meta = file.metadata()?;
+        Ok(OpenFile {
+            file: Arc::new(file),
+            size: meta.len(),
+            // HTTP dates are whole seconds: what is sent is what is compared.
+            modified: UNIX_EPOCH
+                + Duration::from_secs(seconds(meta.modified().unwrap_or(UNIX_EPOCH))),
+        })
+    })
+    .await
+    .map_err(|e| std::io::Error::other(e.to_string()))??;
+    if let Ok(mut map) = open_files().lock() {
+        if map.len() >= OPEN_FILES_MAX {
+            map.clear();
+        }
+        map.insert(
+            path.to_path_buf(),
+            (std::time::Instant::now(), opened.clone()),
+        );
+    }
+    Ok(opened)
+}
+
+fn set(resp: &mut Response, name: header::HeaderName, value: &str) {
+    if let Ok(v) = HeaderValue::from_str(value) {
+        resp.headers_mut().insert(name, v);
+    }
+}
+
+/// Serves a stored file: whole, by one or several byte ranges, or 304 when the
+/// client's copy is current.
+pub async fn serve_file(
+    path: PathBuf,
+    content_type: &str,
+    method: &Method,
+    headers: &HeaderMap,
+    identity: Identity,
+) -> Response {
+    let unreadable = |e: std::io::Error| {
+        if e.kind() == std::io::ErrorKind::NotFound {
+            tracing::error!(path = %path.display(), "a stored file is missing");
+            (StatusCode::NOT_FOUND, "the video is missing on the server").into_response()
+        } else {
+            tracing::error!(error = %e, path = %path.display(), "a stored file cannot be read");
+            (StatusCode::INTERNAL_SERVER_ERROR, "unreadable video").into_response()
+        }
+    };
+    let f = match open_file(&path).await {
+        Ok(f) => f,
+        Err(e) => return unreadable(e),
+    };
+    let head = *method == Method::HEAD;
+    let validators = match identity {
+        Identity::Tagged(tag) => Some(Validators {
+            etag: format!("\"{tag}\""),
+            modified: f.modified,
+        }),
+        Identity::Stamped(prefix) => Some(Validators {
+            etag: format!("\"{prefix}-{:x}-{:x}\"", f.size, seconds(f.modified)),
+            modified: f.modified,
+        }),
+        Identity::Blind => None,
+    };
+    let plan = plan(
+        &Conditions::from_headers(headers),
+        f.size,
+        validators.as_ref(),
+    );
+    let (pieces, boundary) = match &plan {
+        Plan::Whole => (vec![Piece::File { at: 0, len: f.size }], None),
+        Plan::Ranges(r) if r.len() == 1 => (
+            vec![Piece::File {
+                at: r[0].0,
+                len: r[0].1 - r[0].0 + 1,
+            }],
+            None,
+        ),
+        Plan::Ranges(r) => {
+            let (p, b) = multipart(r, f.size, content_type);
+            (p, Some(b))
+        }
+        _ => (Vec::new(), None),
+    };
+    let inline = if !head && !pieces.is_empty() && pieces_len(&pieces) <= INLINE_BYTES {
+        match read_inline(&f.file, &pieces).await {
+            Ok(b) => Some(b),
+            Err(e) => return unreadable(e),
+        }
+    } else {
+        None
+    };
+    let o = Opened {
+        size: f.size,
+        validators,
+        plan,
+        pieces,
+        boundary,
+        inline,
+        file: f.file,
+    };
+    let length = pieces_len(&o.pieces);
+    let body = match (o.inline, head) {
+        (_, true) => Body::empty(),
+        (Some(bytes), false) => Body::from(bytes),
+        (None, false) => stream_pieces(o.file, o.pieces),
+    };
+    let mut resp = match &o.plan {
+        Plan::NotModified => StatusCode::NOT_MODIFIED.into_response(),
+        Plan::Whole => (StatusCode::OK, body).into_response(),
+        Plan::Ranges(_) => (StatusCode::PARTIAL_CONTENT, body).into_response(),
+        Plan::Unsatisfiable => StatusCode::RANGE_NOT_SATISFIABLE.into_response(),
+        Plan::TooManyRanges => (
+            StatusCode::RANGE_NOT_SATISFIABLE,
+            format!("at most {MAX_RANGES} ranges in one request (after merging those that overlap or touch)"),
+        )
+            .into_response(),
+    };
+    set(&mut resp, header::ACCEPT_RANGES, "bytes");
+    set(&mut resp, header::CACHE_CONTROL, "private, max-age=3600");
+    if let Some(v) = &o.validators {
+        set(&mut resp, header::ETAG, &v.etag);
+        set(
+            &mut resp,
+            header::LAST_MODIFIED,
+            &httpdate::fmt_http_date(v.modified),
+        );
+    }
+    match &o.plan {
+        Plan::Whole => {
+            set(&mut resp, header::CONTENT_TYPE, content_type);
+            set(&mut resp, header::CONTENT_LENGTH, &length.to_string());
+        }
+        Plan::Ranges(r) => {
+            match &o.boundary {
+                None => {
+                    set(&mut resp, header::CONTENT_TYPE, content_type);
+                    set(
+                        &mut resp,
+                        header::CONTENT_RANGE,
+                        &format!("bytes {}-{}/{}", r[0].0, r[0].1, o.size),
+                    );
+                }
+                Some(b) => set(
+                    &mut resp,
+                    header::CONTENT_TYPE,
+                    &format!("multipart/byteranges; boundary={b}"),
+                ),
+            }
+            set(&mut resp, header::CONTENT_LENGTH, &length.to_string());
+        }
+        Plan::Unsatisfiable | Plan::TooManyRanges => {
+            set(
+                &mut resp,
+                header::CONTENT_RANGE,
+                &format!("bytes */{}", o.size),
+            );
+        }
+        Plan::NotModified => {}
+    }
+    resp
 }
 
 /// The clip behind a token, if it is this person's and they may still see it.
-async fn granted(
-    state: &AppState,
-    session: &Session,
-    token: &str,
-) -> Result<GrantedMedia, Response> {
+async fn granted(state: &AppState, user: &User, token: &str) -> Result<GrantedMedia, Response> {
     let not_found = || (StatusCode::NOT_FOUND, "no such clip").into_response();
     if token.len() > 100 || !token.bytes().all(|b| b.is_ascii_hexdigit()) {
         return Err(not_found());
@@ -169,14 +620,10 @@ async fn granted(
         Ok(None) => return Err(not_found()),
         Err(e) => return Err(crate::web::pages::PageError(e).into_response()),
     };
-    if grant.user_id != session.user.id {
+    if grant.user_id != user.id {
         return Err(not_found());
     }
-    match state
-        .store
-        .may_see_clip(&session.user, grant.clip_version_id)
-        .await
-    {
+    match state.store.may_see_clip(user, grant.clip_version_id).await {
         Ok(true) => Ok(grant),
         Ok(false) => Err((StatusCode::FORBIDDEN, "this clip is not in your work").into_response()),
         Err(e) => Err(crate::web::pages::PageError(e).into_response()),
@@ -185,29 +632,24 @@ async fn granted(
 
 pub async fn clip(
     State(state): State<AppState>,
-    Extension(session): Extension<Session>,
+    Extension(user): Extension<User>,
     Path(token): Path<String>,
+    method: Method,
     headers: HeaderMap,
 ) -> Response {
-    match granted(&state, &session, &token).await {
-        Ok(g) => serve_stored(&state, &g.sha256, &g.media_type, &headers).await,
+    match granted(&state, &user, &token).await {
+        Ok(g) => {
+            serve_file(
+                media_path(&state.config.media_dir, &g.sha256),
+                &g.media_type,
+                &method,
+                &headers,
+                Identity::Tagged(g.sha256.clone()),
+            )
+            .await
+        }
         Err(resp) => resp,
     }
-}
-
-/// Serves a stored video by its SHA-256.
-async fn serve_stored(
-    state: &AppState,
-    sha256: &str,
-    media_type: &str,
-    headers: &HeaderMap,
-) -> Response {
-    serve_file(
-        media_path(&state.config.media_dir, sha256),
-        media_type,
-        headers,
-    )
-    .await
 }
 
 /// At most this many ffmpeg runs at once, whoever asks (two cores).
@@ -266,11 +708,12 @@ pub fn warm_strips(state: &AppState) {
 
 pub async fn strip(
     State(state): State<AppState>,
-    Extension(session): Extension<Session>,
+    Extension(user): Extension<User>,
     Path(token): Path<String>,
+    method: Method,
     headers: HeaderMap,
 ) -> Response {
-    let g = match granted(&state, &session, &token).await {
+    let g = match granted(&state, &user, &token).await {
         Ok(g) => g,
         Err(resp) => return resp,
     };
@@ -292,14 +735,21 @@ pub async fn strip(
         tracing::warn!(error = %e, "no frame strip");
         return (StatusCode::NOT_FOUND, "no frame strip for this clip").into_response();
     }
-    serve_file(out, "image/jpeg", &headers).await
+    serve_file(
+        out,
+        "image/jpeg",
+        &method,
+        &headers,
+        Identity::Stamped(format!("{}-strip", g.sha256)),
+    )
+    .await
 }
 
 /// A study clip behind a participant's token: only its participant may fetch it, and
 /// nothing of the answer (no file name, date or hash) names where it came from.
 async fn study_grant(
     state: &AppState,
-    session: &Session,
+    user: &User,
     token: &str,
 ) -> Result<crate::store::study::StudyMedia, Response> {
     let not_found = || (StatusCode::NOT_FOUND, "no such clip").into_response();
@@ -307,7 +757,7 @@ async fn study_grant(
         return Err(not_found());
     }
     match state.store.study_media(token).await {
-        Ok(Some(m)) if m.participant_id == session.user.id => Ok(m),
+        Ok(Some(m)) if m.participant_id == user.id => Ok(m),
         Ok(_) => Err(not_found()),
         Err(e) => Err(crate::web::pages::PageError(e).into_response()),
     }
@@ -315,29 +765,40 @@ async fn study_grant(
 
 pub async fn study_clip(
     State(state): State<AppState>,
-    Extension(session): Extension<Session>,
+    Extension(user): Extension<User>,
     Path(token): Path<String>,
+    method: Method,
     headers: HeaderMap,
 ) -> Response {
-    match study_grant(&state, &session, &token).await {
-        Ok(m) => serve_stored(&state, &m.sha256, &m.media_type, &headers).await,
+    match study_grant(&state, &user, &token).await {
+        Ok(m) => {
+            serve_file(
+                media_path(&state.config.media_dir, &m.sha256),
+                &m.media_type,
+                &method,
+                &headers,
+                Identity::Blind,
+            )
+            .await
+        }
         Err(resp) => resp,
     }
 }
 
 pub async fn study_frames(
     State(state): State<AppState>,
-    Extension(session): Extension<Session>,
+    Extension(user): Extension<User>,
     Path(token): Path<String>,
+    method: Method,
     headers: HeaderMap,
 ) -> Response {
-    match study_grant(&state, &session, &token).await {
+    match study_grant(&state, &user, &token).await {
         Ok(m) => {
             let path = crate::io::media::strip_path(&state.config.media_dir, &m.sha256, m.frames);
             if !path.exists() {
                 return (StatusCode::NOT_FOUND, "no frames for this clip").into_response();
             }
-            serve_file(path, "image/jpeg", &headers).await
+            serve_file(path, "image/jpeg", &method, &headers, Identity::Blind).await
         }
         Err(resp) => resp,
     }
@@ -347,17 +808,142 @@ pub async fn study_frames(
 mod tests {
     use super::*;
 
+    fn ranges(h: &str, size: u64) -> Result<Option<Vec<(u64, u64)>>, Unsatisfiable> {
+        parse_ranges(h, size)
+    }
+
     #[test]
-    fn ranges() {
-        assert_eq!(parse_range(None, 100), Ok(None));
-        assert_eq!(parse_range(Some("bytes=0-9"), 100), Ok(Some((0, 9))));
-        assert_eq!(parse_range(Some("bytes=90-"), 100), Ok(Some((90, 99))));
-        assert_eq!(parse_range(Some("bytes=-10"), 100), Ok(Some((90, 99))));
-        assert_eq!(parse_range(Some("bytes=50-500"), 100), Ok(Some((50, 99))));
-        assert_eq!(parse_range(Some("bytes=100-"), 100), Err(Unsatisfiable));
-        assert_eq!(parse_range(Some("bytes=9-3"), 100), Err(Unsatisfiable));
-        assert_eq!(parse_range(Some("bytes=x-3"), 100), Err(Unsatisfiable));
-        assert_eq!(parse_range(Some("bytes=0-1,4-5"), 100), Ok(None));
-        assert_eq!(parse_range(Some("items=0-1"), 100), Ok(None));
+    fn single_ranges() {
+        assert_eq!(ranges("bytes=0-9", 100), Ok(Some(vec![(0, 9)])));
+        assert_eq!(ranges("bytes=90-", 100), Ok(Some(vec![(90, 99)])));
+        assert_eq!(ranges("bytes=-10", 100), Ok(Some(vec![(90, 99)])));
+        assert_eq!(ranges("bytes=-500", 100), Ok(Some(vec![(0, 99)])));
+        assert_eq!(ranges("bytes=50-500", 100), Ok(Some(vec![(50, 99)])));
+        assert_eq!(ranges("bytes=100-", 100), Err(Unsatisfiable));
+        assert_eq!(ranges("bytes=9-3", 100), Err(Unsatisfiable));
+        assert_eq!(ranges("bytes=x-3", 100), Err(Unsatisfiable));
+        assert_eq!(ranges("bytes=+1-3", 100), Err(Unsatisfiable));
+        assert_eq!(ranges("bytes=-0", 100), Err(Unsatisfiable));
+        assert_eq!(ranges("bytes=0-0", 0), Err(Unsatisfiable));
+        assert_eq!(ranges("items=0-1", 100), Ok(None));
+    }
+
+    #[test]
+    fn several_ranges_are_sorted_and_merged_and_past_the_end_dropped() {
+        assert_eq!(
+            ranges("bytes=50-59, 0-9,200-300", 100),
+            Ok(Some(vec![(0, 9), (50, 59)]))
+        );
+        assert_eq!(ranges("bytes=0-9,10-19,5-12", 100), Ok(Some(vec![(0, 19)])));
+        assert_eq!(ranges("bytes=0-1,-2", 4), Ok(Some(vec![(0, 3)])));
+        assert_eq!(ranges("bytes=200-,300-", 100), Err(Unsatisfiable));
+    }
+
+    fn v() -> Validators {
+        Validators {
+            etag: "\"abc\"".into(),
+            modified: UNIX_EPOCH + Duration::from_secs(1_700_000_000),
+        }
+    }
+
+    fn c(range: Option<&str>) -> Conditions {
+        Conditions {
+            range: range.map(str::to_string),
+            ..Conditions::default()
+        }
+    }
+
+    #[test]
+    fn conditional_requests() {
+        let date = httpdate::fmt_http_date(v().modified);
+        let later = httpdate::fmt_http_date(v().modified + Duration::from_secs(5));
+        let earlier = httpdate::fmt_http_date(v().modified - Duration::from_secs(1));
+        let with = |f: fn(&mut Conditions, String), s: &str| {
+            let mut x = c(None);
+            f(&mut x, s.to_string());
+            x
+        };
+        let inm = |x: &mut Conditions, s: String| x.if_none_match = Some(s);
+        let ims = |x: &mut Conditions, s: String| x.if_modified_since = Some(s);
+        assert_eq!(
+            plan(&with(inm, "\"abc\""), 10, Some(&v())),
+            Plan::NotModified
+        );
+        assert_eq!(
+            plan(&with(inm, "W/\"abc\""), 10, Some(&v())),
+            Plan::NotModified
+        );
+        assert_eq!(
+            plan(&with(inm, "\"x\", \"abc\""), 10, Some(&v())),
+            Plan::NotModified
+        );
+        assert_eq!(plan(&with(inm, "*"), 10, Some(&v())), Plan::NotModified);
+        assert_eq!(plan(&with(inm, "\"abd\""), 10, Some(&v())), Plan::Whole);
+        assert_eq!(plan(&with(ims, &date), 10, Some(&v())), Plan::NotModified);
+        assert_eq!(plan(&with(ims, &later), 10, Some(&v())), Plan::NotModified);
+        assert_eq!(plan(&with(ims, &earlier), 10, Some(&v())), Plan::Whole);
+        assert_eq!(plan(&with(ims, "not a date"), 10, Some(&v())), Plan::Whole);
+        // If-None-Match decides alone when both are sent.
+        let mut both = with(inm, "\"old\"");
+        both.if_modified_since = Some(later.clone());
+        assert_eq!(plan(&both, 10, Some(&v())), Plan::Whole);
+        // Without validators (study clips) nothing is ever "not modified".
+        assert_eq!(plan(&with(inm, "*"), 10, None), Plan::Whole);
+        assert_eq!(plan(&with(ims, &later), 10, None), Plan::Whole);
+    }
+
+    #[test]
+    fn if_range_applies_the_range_only_to_the_same_file() {
+        let date = httpdate::fmt_http_date(v().modified);
+        let mut x = c(Some("bytes=0-3"));
+        x.if_range = Some("\"abc\"".into());
+        assert_eq!(plan(&x, 10, Some(&v())), Plan::Ranges(vec![(0, 3)]));
+        x.if_range = Some("\"stale\"".into());
+        assert_eq!(plan(&x, 10, Some(&v())), Plan::Whole);
+        x.if_range = Some("W/\"abc\"".into());
+        assert_eq!(plan(&x, 10, Some(&v())), Plan::Whole, "weak never matches");
+        x.if_range = Some(date);
+        assert_eq!(plan(&x, 10, Some(&v())), Plan::Ranges(vec![(0, 3)]));
+        x.if_range = Some(httpdate::fmt_http_date(
+            v().modified + Duration::from_secs(1),
+        ));
+        assert_eq!(plan(&x, 10, Some(&v())), Plan::Whole);
+        x.if_range = Some("\"abc\"".into());
+        assert_eq!(plan(&x, 10, None), Plan::Whole);
+    }
+
+    #[test]
+    fn too_many_ranges_are_refused() {
+        let many: Vec<String> = (0..=MAX_RANGES as u64)
+            .map(|i| format!("{}-{}", i * 10, i * 10 + 1))
+            .collect();
+        let h = format!("bytes={}", many.join(","));
+        assert_eq!(plan(&c(Some(&h)), 1000, None), Plan::TooManyRanges);
+        let fine: Vec<String> = (0..MAX_RANGES as u64)
+            .map(|i| format!("{}-{}", i * 10, i * 10 + 1))
+            .collect();
+        let h = format!("bytes={}", fine.join(","));
+        assert!(matches!(plan(&c(Some(&h)), 1000, None), Plan::Ranges(r) if r.len() == MAX_RANGES));
+        // Thousands of overlapping ranges merge into one and are answered.
+        let h = format!("bytes={}", vec!["0-5"; 100].join(","));
+        assert_eq!(plan(&c(Some(&h)), 1000, None), Plan::Ranges(vec![(0, 5)]));
+    }
+
+    #[tokio::test]
+    async fn multipart_bodies_hold_each_range() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        let data: Vec<u8> = (0..=255u8).cycle().take(1000).collect();
+        std::fs::write(&path, &data).unwrap();
+        let file = Arc::new(std::fs::File::open(&path).unwrap());
+        let (pieces, boundary) = multipart(&[(0, 9), (500, 509)], 1000, "video/mp4");
+        let body = read_inline(&file, &pieces).await.unwrap();
+        assert_eq!(body.len() as u64, pieces_len(&pieces));
+        let text = String::from_utf8_lossy(&body);
+        assert!(text.starts_with(&format!("--{boundary}\r\n")));
+        assert!(text.contains("Content-Range: bytes 500-509/1000\r\n\r\n"));
+        assert!(text.ends_with(&format!("\r\n--{boundary}--\r\n")));
+        let at = body.windows(4).position(|w| w == b"\r\n\r\n").unwrap() + 4;
+        assert_eq!(&body[at..at + 10], &data[0..10]);
     }
 }

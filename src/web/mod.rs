@@ -760,8 +760,31 @@ async fn guard(
             req.extensions_mut().insert(user);
             next.run(req).await
         }
+        Kind::Media if req.headers().contains_key(header::AUTHORIZATION) => {
+            // An API client fetches the clips its replies name with its bearer token,
+            // under the same rules as the pages.
+            let user = match authenticate(&state, req.headers()).await {
+                Ok(Some(u)) => u,
+                Ok(None) => return (StatusCode::UNAUTHORIZED, "sign in first").into_response(),
+                Err(e) => return (StatusCode::UNAUTHORIZED, e.to_string()).into_response(),
+            };
+            if !spec.access.allows(Some(user.role)) {
+                return (
+                    StatusCode::FORBIDDEN,
+                    format!("This page is not for a {}.", user.role),
+                )
+                    .into_response();
+            }
+            req.extensions_mut().insert(user);
+            next.run(req).await
+        }
         Kind::Page | Kind::Media => {
-            let session = match session::from_cookie(&state, req.headers()).await {
+            let session = if spec.kind == Kind::Media {
+                session::from_cookie_for_media(&state, req.headers()).await
+            } else {
+                session::from_cookie(&state, req.headers()).await
+            };
+            let session = match session {
                 Ok(s) => s,
                 Err(e) => return pages::PageError(e).into_response(),
             };

@@ -45,6 +45,17 @@ pub async fn from_cookie(state: &AppState, headers: &HeaderMap) -> Result<Option
     }
 }
 
+/// The session behind the cookie, from a copy at most two seconds old (clip files).
+pub async fn from_cookie_for_media(
+    state: &AppState,
+    headers: &HeaderMap,
+) -> Result<Option<Session>, Error> {
+    match cookie(headers, SESSION_COOKIE) {
+        Some(id) if !id.is_empty() => state.store.session_for_media(&id).await,
+        _ => Ok(None),
+    }
+}
+
 pub fn prelogin_token(headers: &HeaderMap) -> Option<String> {
     cookie(headers, PRELOGIN_COOKIE).filter(|t| !t.is_empty())
 }

@@ -288,6 +288,22 @@ async fn every_route_refuses_the_roles_it_does_not_name() {
                     app.page(role.map(|_| &webs[who]), m, &concrete, form).await
                 }
             };
+            if kind == Kind::Media && role.is_some() {
+                // The API token reaches exactly what the same person's session reaches.
+                let by_token = app
+                    .call(
+                        Method::from_bytes(method.as_bytes()).unwrap(),
+                        &concrete,
+                        Some(tokens[who].as_str()),
+                        None,
+                    )
+                    .await;
+                assert_eq!(
+                    (by_token.status, by_token.text.len()),
+                    (r.status, r.text.len()),
+                    "{method} {path} as {role:?}: by token vs by session"
+                );
+            }
             let to_login = r.status == StatusCode::SEE_OTHER
                 && r.location().is_some_and(|l| l.starts_with("/login?next="));
             if allowed(rule, role) {

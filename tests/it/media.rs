@@ -212,3 +212,326 @@ async fn a_strip_of_eight_frames_is_drawn_when_ffmpeg_is_installed() {
         assert_eq!(status, StatusCode::NOT_FOUND);
     }
 }
+
+/// Imports one clip whose file is `size` bytes (more than one read's worth when large),
+/// and returns its id and bytes.
+async fn big_clip(app: &TestApp, size: usize) -> (String, Vec<u8>) {
+    let src = app.source();
+    let id = format!("{MC}_0000");
+    let line = clip_line(&src, &id, MC, &[]);
+    let mut bytes = fake_mp4(&id);
+    let mut x: u32 = 12345;
+    while bytes.len() < size {
+        x = x.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+        bytes.push((x >> 16) as u8);
+    }
+    std::fs::write(src.join(format!("videos/{id}.mp4")), &bytes).unwrap();
+    let m = write_manifest(&src, "big.jsonl", &[line]);
+    app.import(&m).await.expect("import");
+    (id, bytes)
+}
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+async fn get_with(
+    app: &TestApp,
+    web: &Web,
+    path: &str,
+    headers: &[(&str, &str)],
+) -> (StatusCode, reqwest::header::HeaderMap, Vec<u8>) {
+    let mut req = app
+        .client
+        .get(format!("{}{path}", app.base))
+        .header("Cookie", &web.cookie);
+    for (k, v) in headers {
+        req = req.header(*k, *v);
+    }
+    let resp = req.send().await.unwrap();
+    (
+        resp.status(),
+        resp.headers().clone(),
+        resp.bytes().await.unwrap().to_vec(),
+    )
+}
+
+/// The parts of a multipart/byteranges body: each part's Content-Range and bytes.
+fn parts(content_type: &str, body: &[u8]) -> Vec<(String, Vec<u8>)> {
+    let boundary = content_type
+        .strip_prefix("multipart/byteranges; boundary=")
+        .expect("a multipart reply");
+    let delimiter = format!("--{boundary}");
+    let mut out = Vec::new();
+    let mut rest = body;
+    loop {
+        let at = rest
+            .windows(delimiter.len())
+            .position(|w| w == delimiter.as_bytes())
+            .expect("a delimiter");
+        rest = &rest[at + delimiter.len()..];
+        if rest.starts_with(b"--") {
+            assert_eq!(rest, b"--\r\n", "nothing after the closing delimiter");
+            return out;
+        }
+        let head_end = rest.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
+        let head = String::from_utf8(rest[..head_end].to_vec()).unwrap();
+        let range = head
+            .lines()
+            .find_map(|l| l.strip_prefix("Content-Range: bytes "))
+            .expect("a Content-Range")
+            .to_string();
+        let (span, _) = range.split_once('/').unwrap();
+        let (s, e) = span.split_once('-').unwrap();
+        let len = e.parse::<usize>().unwrap() - s.parse::<usize>().unwrap() + 1;
+        let data = rest[head_end + 4..head_end + 4 + len].to_vec();
+        rest = &rest[head_end + 4 + len..];
+        assert!(rest.starts_with(b"\r\n"), "a part ends with CRLF");
+        out.push((range, data));
+    }
+}
+
+#[tokio::test]
+async fn clips_revalidate_with_their_hash_honour_if_range_and_answer_several_ranges() {
+    let app = spawn_app().await;
+    cast(&app).await;
+    let size = 1_500_000;
+    let (id, whole) = big_clip(&app, size).await;
+    let web = app.login("val00").await;
+    let page = app
+        .page(
+            Some(&web),
+            Method::GET,
+            &format!("/c/{CAMPAIGN}/review/1/{id}"),
+            None,
+        )
+        .await;
+    let url = media_url(&page.text);
+
+    // The whole file streams (larger than one read), with its validators.
+    let (status, headers, body) = get_with(&app, &web, &url, &[]).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(body == whole, "the whole file, byte for byte");
+    let etag = headers["etag"].to_str().unwrap().to_string();
+    assert_eq!(
+        etag,
+        format!("\"{}\"", sha256_hex(&whole)),
+        "the stored SHA-256"
+    );
+    let date = headers["last-modified"].to_str().unwrap().to_string();
+    assert_eq!(headers["content-length"], size.to_string().as_str());
+
+    // Conditional requests.
+    for (name, value) in [
+        ("If-None-Match", etag.as_str()),
+        ("If-None-Match", "\"other\", *"),
+        ("If-Modified-Since", date.as_str()),
+    ] {
+        let (status, headers, body) = get_with(&app, &web, &url, &[(name, value)]).await;
+        assert_eq!(status, StatusCode::NOT_MODIFIED, "{name}: {value}");
+        assert_eq!(headers["etag"], etag.as_str());
+        assert!(body.is_empty());
+    }
+    let (status, _, body) = get_with(&app, &web, &url, &[("If-None-Match", "\"other\"")]).await;
+    assert_eq!((status, body.len()), (StatusCode::OK, size));
+    let (status, _, _) = get_with(
+        &app,
+        &web,
+        &url,
+        &[("If-Modified-Since", "Sat, 01 Jan 2000 00:00:00 GMT")],
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+
+    // If-Range: the range only for the same file.
+    let range = ("Range", "bytes=100-199");
+    for current in [etag.as_str(), date.as_str()] {
+        let (status, headers, body) =
+            get_with(&app, &web, &url, &[range, ("If-Range", current)]).await;
+        assert_eq!(status, StatusCode::PARTIAL_CONTENT, "If-Range {current}");
+        assert_eq!(
+            headers["content-range"],
+            format!("bytes 100-199/{size}").as_str()
+        );
+        assert_eq!(body, whole[100..200].to_vec());
+    }
+    let stale = format!("\"{}\"", sha256_hex(b"an older version"));
+    let (status, headers, body) = get_with(&app, &web, &url, &[range, ("If-Range", &stale)]).await;
+    assert_eq!(
+        status,
+        StatusCode::OK,
+        "a stale If-Range gives the whole file"
+    );
+    assert!(headers.get("content-range").is_none());
+    assert!(body == whole);
+
+    // Several ranges: one multipart reply whose parts are the file's bytes, small
+    // (read at once) and large (streamed).
+    for spec in [
+        "bytes=0-99,700000-700099,-100",
+        "bytes=1000000-1399999,0-299999",
+    ] {
+        let (status, headers, body) = get_with(&app, &web, &url, &[("Range", spec)]).await;
+        assert_eq!(status, StatusCode::PARTIAL_CONTENT, "{spec}");
+        assert_eq!(headers["content-length"], body.len().to_string().as_str());
+        let got = parts(headers["content-type"].to_str().unwrap(), &body);
+        let mut want: Vec<(usize, usize)> = spec["bytes=".len()..]
+            .split(',')
+            .map(|r| match r.split_once('-').unwrap() {
+                ("", n) => (size - n.parse::<usize>().unwrap(), size - 1),
+                (a, b) => (a.parse().unwrap(), b.parse().unwrap()),
+            })
+            .collect();
+        want.sort();
+        assert_eq!(got.len(), want.len(), "{spec}");
+        for ((range, data), (s, e)) in got.iter().zip(&want) {
+            assert_eq!(range, &format!("{s}-{e}/{size}"));
+            assert!(data[..] == whole[*s..=*e], "{spec}: bytes {s}-{e}");
+        }
+    }
+    // Overlapping ranges merge into one plain 206.
+    let (status, headers, body) = get_with(&app, &web, &url, &[("Range", "bytes=0-9,5-19")]).await;
+    assert_eq!(status, StatusCode::PARTIAL_CONTENT);
+    assert_eq!(
+        headers["content-range"],
+        format!("bytes 0-19/{size}").as_str()
+    );
+    assert_eq!(body, whole[..20].to_vec());
+    // Too many ranges: refused with the reason, not the whole file.
+    let many: Vec<String> = (0..40)
+        .map(|i| format!("{}-{}", i * 100, i * 100 + 9))
+        .collect();
+    let (status, headers, body) = get_with(
+        &app,
+        &web,
+        &url,
+        &[("Range", &format!("bytes={}", many.join(",")))],
+    )
+    .await;
+    assert_eq!(status, StatusCode::RANGE_NOT_SATISFIABLE);
+    assert_eq!(headers["content-range"], format!("bytes */{size}").as_str());
+    assert!(String::from_utf8_lossy(&body).contains("at most 16 ranges"));
+
+    // HEAD: the headers, no body.
+    let r = app
+        .client
+        .head(format!("{}{url}", app.base))
+        .header("Cookie", &web.cookie)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    assert_eq!(r.headers()["content-length"], size.to_string().as_str());
+    assert_eq!(r.headers()["etag"], etag.as_str());
+}
+
+#[tokio::test]
+async fn api_replies_name_the_clip_and_the_token_fetches_what_the_session_does() {
+    let app = spawn_app().await;
+    let c = cast(&app).await;
+    let ids = app.import_clips(&[MC], 1, &[]).await;
+    let r = app
+        .get(
+            &format!("/api/v1/campaigns/{CAMPAIGN}/items/1/{}", ids[0]),
+            &c.v0,
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    let url = r.body["clip"]["media_url"].as_str().unwrap().to_string();
+    assert!(
+        url.starts_with("/media/") && !url.contains(&ids[0]),
+        "{url}"
+    );
+    assert_eq!(
+        r.body["clip"]["strip_url"].as_str().is_some(),
+        tandem::web::media::strips_possible()
+    );
+    let web = app.login("val00").await;
+    let by_session = get_with(&app, &web, &url, &[]).await;
+    let fetch = |token: Option<String>| {
+        let req = app.client.get(format!("{}{url}", app.base));
+        let req = match token {
+            Some(t) => req.bearer_auth(t),
+            None => req,
+        };
+        async move {
+            let resp = req.send().await.unwrap();
+            (resp.status(), resp.bytes().await.unwrap().to_vec())
+        }
+    };
+    let (status, body) = fetch(Some(c.v0.clone())).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(body, fake_mp4(&ids[0]));
+    assert_eq!((status, body), (by_session.0, by_session.2));
+    // Someone else's token, a wrong one, none.
+    assert_eq!(fetch(Some(c.v1.clone())).await.0, StatusCode::NOT_FOUND);
+    assert_eq!(
+        fetch(Some("tdm_nope".into())).await.0,
+        StatusCode::UNAUTHORIZED
+    );
+    assert_eq!(fetch(None).await.0, StatusCode::UNAUTHORIZED);
+
+    // A disabled account gets nothing, by token or by session, at once.
+    let r = app
+        .call(
+            Method::POST,
+            "/api/v1/users/val00/disable",
+            Some(&c.admin),
+            None,
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    assert_eq!(fetch(Some(c.v0.clone())).await.0, StatusCode::UNAUTHORIZED);
+    let (status, _, _) = get_with(&app, &web, &url, &[]).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+}
+
+#[tokio::test]
+async fn study_clips_carry_no_hash_and_no_date_and_are_never_not_modified() {
+    let app = spawn_app().await;
+    crate::study::import_sets(&app, &crate::study::write_sets(&app.source(), 1))
+        .await
+        .unwrap();
+    let c = cast(&app).await;
+    let r = app.get("/api/v1/studies/1/sets/1", &c.participant).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    let url = r.body["clips"][0]["video"].as_str().unwrap().to_string();
+    for headers in [
+        vec![],
+        vec![("If-None-Match", "*")],
+        vec![("If-Modified-Since", "Fri, 01 Jan 2100 00:00:00 GMT")],
+        vec![("Range", "bytes=0-9")],
+    ] {
+        let mut req = app
+            .client
+            .get(format!("{}{url}", app.base))
+            .bearer_auth(&c.participant);
+        for (k, v) in &headers {
+            req = req.header(*k, *v);
+        }
+        let resp = req.send().await.unwrap();
+        assert!(resp.status().is_success(), "{headers:?}: {}", resp.status());
+        for h in [
+            "etag",
+            "last-modified",
+            "date-modified",
+            "content-disposition",
+        ] {
+            assert!(resp.headers().get(h).is_none(), "{headers:?}: {h}");
+        }
+    }
+    // Another participant's token reaches nothing.
+    let other = app.user("part2", Role::Participant, None).await;
+    let resp = app
+        .client
+        .get(format!("{}{url}", app.base))
+        .bearer_auth(&other)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::NOT_FOUND);
+}

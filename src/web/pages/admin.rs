@@ -920,12 +920,10 @@ pub async fn export_retained(State(state): State<AppState>, Path(c): Path<String
     })
     .await
     .map_err(|e| Error::Internal(format!("export failed: {e}")))??;
-    let file = tokio::fs::File::open(&zip_path)
-        .await
-        .map_err(|e| Error::io("cannot open the archive", e))?;
+    let file =
+        std::fs::File::open(&zip_path).map_err(|e| Error::io("cannot open the archive", e))?;
     let len = file
         .metadata()
-        .await
         .map_err(|e| Error::io("cannot read the archive", e))?
         .len();
     // The open file outlives its folder: the scratch folder goes when this returns.
