@@ -433,6 +433,18 @@ pub enum ExportCommand {
         /// Only this clip
         #[arg(long)]
         clip: Option<String>,
+        /// Only what this person did (verdicts, resolutions, calibration verdicts)
+        #[arg(long)]
+        validator: Option<String>,
+        /// Only from this day (YYYY-MM-DD, UTC) or time (RFC 3339) on
+        #[arg(long)]
+        from: Option<String>,
+        /// Only up to this day (inclusive) or time
+        #[arg(long)]
+        to: Option<String>,
+        /// Only the latest N events, newest first
+        #[arg(long)]
+        latest: Option<usize>,
         /// File to write [default: standard output]
         #[arg(long)]
         out: Option<PathBuf>,
@@ -687,11 +699,27 @@ async fn command(command: Command, config: &Config, store: &Store) -> Result<()>
         }
         Command::Export(ExportCommand::Audit {
             clip,
+            validator,
+            from,
+            to,
+            latest,
             out,
             campaign,
         }) => {
             let campaign = store.campaign(&campaign.campaign).await?;
-            let events = store.audit(&campaign, clip.as_deref()).await?;
+            let mut filter = crate::domain::records::AuditFilter::parse(
+                clip.as_deref(),
+                validator.as_deref(),
+                from.as_deref(),
+                to.as_deref(),
+            )?;
+            filter.limit = latest;
+            if let Some(name) = &filter.who
+                && store.user_by_name(name).await?.is_none()
+            {
+                return Err(Error::field("validator", format!("no account `{name}`")));
+            }
+            let events = store.audit(&campaign, &filter).await?;
             if let Some(c) = &clip
                 && events.is_empty()
             {

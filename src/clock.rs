@@ -19,6 +19,25 @@ pub fn parse_rfc3339(s: &str) -> Result<i64, String> {
         .map_err(|e| format!("`{s}` is not an RFC 3339 timestamp ({e})"))
 }
 
+/// A day (`YYYY-MM-DD`, UTC) or an RFC 3339 timestamp, as the first (`end = false`) or
+/// the last (`end = true`) microsecond it names.
+pub fn parse_day_or_time(s: &str, end: bool) -> Result<i64, String> {
+    let s = s.trim();
+    let format = time::macros::format_description!("[year]-[month]-[day]");
+    match time::Date::parse(s, &format) {
+        Ok(d) => {
+            let start = micros_of(d.midnight().assume_utc());
+            Ok(if end {
+                start + 86_400_000_000 - 1
+            } else {
+                start
+            })
+        }
+        Err(_) => parse_rfc3339(s)
+            .map_err(|_| format!("`{s}` is neither a day (YYYY-MM-DD) nor an RFC 3339 timestamp")),
+    }
+}
+
 /// Formats microseconds since the epoch as RFC 3339 in UTC.
 pub fn to_rfc3339(micros: i64) -> String {
     OffsetDateTime::from_unix_timestamp_nanos(i128::from(micros) * 1000)
@@ -56,5 +75,27 @@ mod tests {
     fn refuses_what_is_not_rfc3339() {
         assert!(parse_rfc3339("2026-03-01 10:15").is_err());
         assert!(parse_rfc3339("yesterday").is_err());
+    }
+}
+
+#[cfg(test)]
+mod day_tests {
+    use super::*;
+
+    #[test]
+    fn a_day_names_its_first_and_last_microsecond() {
+        let a = parse_day_or_time("2026-11-30", false).unwrap();
+        let b = parse_day_or_time("2026-11-30", true).unwrap();
+        assert_eq!(to_rfc3339(a), "2026-11-30T00:00:00Z");
+        assert_eq!(b - a, 86_400_000_000 - 1);
+        assert_eq!(
+            parse_day_or_time("2026-11-30T12:00:00Z", true).unwrap(),
+            a + 12 * 3_600_000_000
+        );
+        assert!(
+            parse_day_or_time("30/11/2026", false)
+                .unwrap_err()
+                .contains("YYYY-MM-DD")
+        );
     }
 }

@@ -137,3 +137,59 @@ pub struct AuditEvent {
     #[serde(skip)]
     pub order: i64,
 }
+
+/// Which events of the audit trail to show: of one clip, by one person, within a time
+/// window (inclusive, µs), the latest `limit` (all when none). Events without a person
+/// (imports, outcomes) do not match a person.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AuditFilter {
+    pub clip: Option<String>,
+    pub who: Option<String>,
+    pub from: Option<i64>,
+    pub to: Option<i64>,
+    pub limit: Option<usize>,
+}
+
+impl AuditFilter {
+    /// A filter from text fields (a form, a query string, the command line): empty
+    /// fields are no filter; dates are days (`YYYY-MM-DD`, UTC) or RFC 3339 times.
+    pub fn parse(
+        clip: Option<&str>,
+        who: Option<&str>,
+        from: Option<&str>,
+        to: Option<&str>,
+    ) -> Result<AuditFilter, crate::error::Error> {
+        let text = |v: Option<&str>| {
+            v.map(str::trim)
+                .filter(|v| !v.is_empty())
+                .map(str::to_string)
+        };
+        let time =
+            |name: &str, v: Option<&str>, end: bool| -> Result<Option<i64>, crate::error::Error> {
+                match text(v) {
+                    None => Ok(None),
+                    Some(v) => crate::clock::parse_day_or_time(&v, end)
+                        .map(Some)
+                        .map_err(|m| crate::error::Error::field(name, m)),
+                }
+            };
+        let f = AuditFilter {
+            clip: text(clip),
+            who: text(who),
+            from: time("from", from, false)?,
+            to: time("to", to, true)?,
+            limit: None,
+        };
+        if let (Some(a), Some(b)) = (f.from, f.to)
+            && a > b
+        {
+            return Err(crate::error::Error::field("to", "`to` is before `from`"));
+        }
+        Ok(f)
+    }
+
+    /// Whether anything narrows the trail.
+    pub fn is_empty(&self) -> bool {
+        self.clip.is_none() && self.who.is_none() && self.from.is_none() && self.to.is_none()
+    }
+}

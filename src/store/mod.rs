@@ -440,8 +440,9 @@ forward! {
     fn retained(&self, campaign: &Campaign) -> Result<(Vec<RetainedClip>, RetainedCounts)>;
     /// The clips whose newest version was rejected in Stage 1, with the reasons given.
     fn regeneration_list(&self, campaign: &Campaign) -> Result<Vec<RegenerationItem>>;
-    /// Every event of a clip (or of every clip), in order.
-    fn audit(&self, campaign: &Campaign, clip: Option<&str>) -> Result<Vec<AuditEvent>>;
+    /// The events the filter names: per clip and version in time order, or with a
+    /// `limit`, the latest that many, newest first.
+    fn audit(&self, campaign: &Campaign, filter: &crate::domain::records::AuditFilter) -> Result<Vec<AuditEvent>>;
 
     // Sessions and sign-in.
     /// Starts a session for `user`; returns the cookie's id (kept only by the browser).

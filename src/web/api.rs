@@ -402,6 +402,10 @@ pub async fn regeneration(
 #[derive(Deserialize)]
 pub struct AuditQuery {
     clip: Option<String>,
+    validator: Option<String>,
+    from: Option<String>,
+    to: Option<String>,
+    latest: Option<usize>,
 }
 
 pub async fn audit(
@@ -410,6 +414,13 @@ pub async fn audit(
     Query(q): Query<AuditQuery>,
 ) -> Result<Response> {
     let campaign = campaign(&state, &c).await?;
-    let events = state.store.audit(&campaign, q.clip.as_deref()).await?;
+    let mut filter = crate::domain::records::AuditFilter::parse(
+        q.clip.as_deref(),
+        q.validator.as_deref(),
+        q.from.as_deref(),
+        q.to.as_deref(),
+    )?;
+    filter.limit = q.latest;
+    let events = state.store.audit(&campaign, &filter).await?;
     Ok(Json(json!({ "events": events })).into_response())
 }

@@ -326,6 +326,44 @@ fn the_campaign_life_commands_work_from_the_command_line() {
     assert_eq!(audit.lines().count(), 1 + 4, "{audit}");
     let err = fails(&tandem(&data, &["export", "audit", "--clip", "NOPE"]));
     assert!(err.contains("no clip `NOPE`"), "{err}");
+    // The same filters as the page and the API: a person, days, the latest N.
+    let mine = ok(&tandem(&data, &["export", "audit", "--validator", "val00"]));
+    let rows: Vec<&str> = mine.lines().skip(1).collect();
+    assert_eq!(rows.len(), 1, "{mine}");
+    assert!(
+        rows[0].contains(",val00,") && rows[0].contains("drifts"),
+        "{mine}"
+    );
+    // The verdicts of March 1st and their outcome; not the import, made today.
+    let day = ok(&tandem(
+        &data,
+        &[
+            "export",
+            "audit",
+            "--clip",
+            "X",
+            "--from",
+            "2026-03-01",
+            "--to",
+            "2026-03-01",
+        ],
+    ));
+    assert_eq!(day.lines().count(), 1 + 3, "{day}");
+    assert!(!day.contains(",import,"), "{day}");
+    let later = ok(&tandem(
+        &data,
+        &["export", "audit", "--clip", "X", "--from", "2026-03-02"],
+    ));
+    assert_eq!(later.lines().count(), 1 + 1, "only the import: {later}");
+    let latest = ok(&tandem(&data, &["export", "audit", "--latest", "2"]));
+    assert_eq!(latest.lines().count(), 1 + 2, "{latest}");
+    let err = fails(&tandem(&data, &["export", "audit", "--from", "March"]));
+    assert!(err.contains("from") && err.contains("YYYY-MM-DD"), "{err}");
+    let err = fails(&tandem(
+        &data,
+        &["export", "audit", "--validator", "nobody"],
+    ));
+    assert!(err.contains("no account `nobody`"), "{err}");
 }
 
 #[test]

@@ -564,3 +564,114 @@ async fn the_overview_says_when_a_task_reached_its_target() {
     );
     assert!(!r.text.contains("fraction"));
 }
+
+#[tokio::test]
+async fn the_audit_trail_is_searched_by_clip_person_and_day_on_the_page_the_api_and_the_csv() {
+    let app = spawn_app().await;
+    let c = cast(&app).await;
+    let ids = app.import_clips(&[MC], 3, &[]).await;
+    for id in &ids {
+        app.pass(&c.v0, 1, id).await;
+    }
+    app.reject(&c.v1, 1, &ids[0], "prompt_drift").await;
+    let api = |q: String| {
+        let app = &app;
+        let admin = c.admin.clone();
+        async move {
+            app.get(&format!("/api/v1/campaigns/{CAMPAIGN}/audit?{q}"), &admin)
+                .await
+        }
+    };
+    let events = |r: &crate::helpers::Reply| -> Vec<(String, String, String)> {
+        r.body["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| {
+                (
+                    e["clip_id"].as_str().unwrap().to_string(),
+                    e["event"].as_str().unwrap().to_string(),
+                    e["who"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect()
+    };
+    // By person: exactly their verdicts.
+    let r = api("validator=val00".into()).await;
+    let e = events(&r);
+    assert_eq!(e.len(), 3, "{}", r.text);
+    assert!(
+        e.iter()
+            .all(|(_, ev, who)| ev == "verdict" && who == "val00")
+    );
+    let r = api(format!("validator=val01&clip={}", ids[0])).await;
+    assert_eq!(events(&r).len(), 1);
+    // By day: today has everything (3 imports, 4 verdicts, 1 outcome), yesterday nothing.
+    let today = tandem::clock::to_rfc3339(tandem::clock::now_micros())[..10].to_string();
+    let r = api(format!("from={today}&to={today}")).await;
+    assert_eq!(events(&r).len(), 3 + 4 + 1, "{}", r.text);
+    let r = api("to=2020-01-01".into()).await;
+    assert!(events(&r).is_empty());
+    // The latest N, newest first.
+    let r = api("latest=2".into()).await;
+    let all = r.body["events"].as_array().unwrap();
+    assert_eq!(all.len(), 2);
+    assert!(all[0]["at"].as_str().unwrap() >= all[1]["at"].as_str().unwrap());
+    assert_eq!(
+        (all[0]["event"].as_str(), all[0]["who"].as_str()),
+        (Some("outcome"), Some("")),
+        "the split is the newest event: {}",
+        r.text
+    );
+    // A date that is not one is a 422 naming the field.
+    let r = api("from=yesterday".into()).await;
+    assert_eq!(r.status, reqwest::StatusCode::UNPROCESSABLE_ENTITY);
+    assert_eq!(r.body["field"], "from", "{}", r.text);
+
+    // The page: the latest events without a filter, with links to each clip.
+    let web = app.login("admin1").await;
+    let page = |q: String| {
+        let (app, web) = (&app, &web);
+        async move {
+            app.page(
+                Some(web),
+                Method::GET,
+                &format!("/c/{CAMPAIGN}/admin/audit{q}"),
+                None,
+            )
+            .await
+        }
+    };
+    let p = page(String::new()).await;
+    assert_eq!(p.status, reqwest::StatusCode::OK);
+    assert!(p.text.contains("The latest 200 events"), "{}", p.text);
+    for id in &ids {
+        assert!(p.text.contains(&format!("audit?clip={id}\"")), "{id}");
+    }
+    let p = page("?validator=val01".into()).await;
+    assert_eq!(p.text.matches("<td>val01</td>").count(), 1, "{}", p.text);
+    assert_eq!(p.text.matches("<td>val00</td>").count(), 0);
+    assert!(p.text.contains("reject (Prompt drift)"));
+    let p = page("?from=30.11.2026".into()).await;
+    assert!(p.text.contains("YYYY-MM-DD"), "{}", p.text);
+    // The page's CSV link carries its filters.
+    let p = page(format!("?clip={}&validator=val00", ids[1])).await;
+    let at = p
+        .text
+        .find("/admin/exports/audit.csv?")
+        .expect("a CSV link");
+    let href = p.text[..at].rsplit('"').next().unwrap().to_string()
+        + p.text[at..].split('"').next().unwrap();
+    let href = href.replace("&#38;", "&").replace("&amp;", "&");
+    assert_eq!(
+        href,
+        format!(
+            "/c/{CAMPAIGN}/admin/exports/audit.csv?clip={}&validator=val00",
+            ids[1]
+        )
+    );
+    let csv = app.page(Some(&web), Method::GET, &href, None).await;
+    let rows: Vec<&str> = csv.text.lines().skip(1).collect();
+    assert_eq!(rows.len(), 1, "{}", csv.text);
+    assert!(rows[0].contains(&ids[1]) && rows[0].contains(",val00,"));
+}

@@ -508,12 +508,21 @@ impl Backend {
     pub(crate) async fn audit(
         &self,
         campaign: &Campaign,
-        clip: Option<&str>,
+        filter: &crate::domain::records::AuditFilter,
     ) -> Result<Vec<AuditEvent>> {
         let mut c = self.read().await?;
         let mut out = Vec::new();
-        // The clip filter: an empty key matches every clip.
-        let clip = clip.unwrap_or("");
+        // Empty text matches every clip and every person; the window is inclusive. Each
+        // kind of event is read newest first, at most `limit` of it, so that the latest
+        // `limit` of all are among them.
+        let clip = filter.clip.as_deref().unwrap_or("");
+        let who = filter.who.as_deref().unwrap_or("");
+        let from = filter.from.unwrap_or(i64::MIN);
+        let to = filter.to.unwrap_or(i64::MAX);
+        let limit = filter
+            .limit
+            .and_then(|l| i64::try_from(l).ok())
+            .unwrap_or(i64::MAX);
         #[derive(sqlx::FromRow)]
         struct Versions {
             clip_key: String,
@@ -525,10 +534,16 @@ impl Backend {
         for r in qa::<Versions>(
             "SELECT c.clip_key, v.version, v.created_at, v.source_file, im.manifest
              FROM clip_versions v JOIN clips c ON c.id = v.clip_id JOIN imports im ON im.id = v.import_id
-             WHERE c.campaign_id = $1 AND ($2 = '' OR c.clip_key = $2)",
+             WHERE c.campaign_id = $1 AND ($2 = '' OR c.clip_key = $2) AND $3 = ''
+               AND v.created_at >= $4 AND v.created_at <= $5
+             ORDER BY v.created_at DESC LIMIT $6",
         )
         .bind(campaign.id)
         .bind(clip)
+        .bind(who)
+        .bind(from)
+        .bind(to)
+        .bind(limit)
         .fetch_all(&mut *c)
         .await?
         {
@@ -567,10 +582,16 @@ impl Backend {
                     d.note, d.decided_at, d.origin, u.name
              FROM decisions d JOIN items i ON i.id = d.item_id JOIN users u ON u.id = d.validator_id
              JOIN clip_versions v ON v.id = i.clip_version_id JOIN clips c ON c.id = v.clip_id
-             WHERE c.campaign_id = $1 AND ($2 = '' OR c.clip_key = $2)",
+             WHERE c.campaign_id = $1 AND ($2 = '' OR c.clip_key = $2) AND ($3 = '' OR u.name = $3)
+               AND d.decided_at >= $4 AND d.decided_at <= $5
+             ORDER BY d.decided_at DESC LIMIT $6",
         )
         .bind(campaign.id)
         .bind(clip)
+        .bind(who)
+        .bind(from)
+        .bind(to)
+        .bind(limit)
         .fetch_all(&mut *c)
         .await?
         {
@@ -609,15 +630,22 @@ impl Backend {
             outcome: String,
         }
         for r in qa::<Completed>(
-            "SELECT c.clip_key, i.clip_version AS version, i.stage, i.item_key,
-                    CASE WHEN d1.decided_at > d2.decided_at THEN d1.decided_at ELSE d2.decided_at END AS at,
-                    CASE WHEN i.outcome IN ('split_accepted', 'split_rejected') THEN 'split' ELSE i.outcome END AS outcome
-             FROM items i JOIN decisions d1 ON d1.id = i.final1_id JOIN decisions d2 ON d2.id = i.final2_id
-             JOIN clip_versions v ON v.id = i.clip_version_id JOIN clips c ON c.id = v.clip_id
-             WHERE c.campaign_id = $1 AND ($2 = '' OR c.clip_key = $2)",
+            "SELECT x.* FROM (
+               SELECT c.clip_key, i.clip_version AS version, i.stage, i.item_key,
+                      CASE WHEN d1.decided_at > d2.decided_at THEN d1.decided_at ELSE d2.decided_at END AS at,
+                      CASE WHEN i.outcome IN ('split_accepted', 'split_rejected') THEN 'split' ELSE i.outcome END AS outcome
+               FROM items i JOIN decisions d1 ON d1.id = i.final1_id JOIN decisions d2 ON d2.id = i.final2_id
+               JOIN clip_versions v ON v.id = i.clip_version_id JOIN clips c ON c.id = v.clip_id
+               WHERE c.campaign_id = $1 AND ($2 = '' OR c.clip_key = $2) AND $3 = ''
+             ) x WHERE x.at >= $4 AND x.at <= $5
+             ORDER BY x.at DESC LIMIT $6",
         )
         .bind(campaign.id)
         .bind(clip)
+        .bind(who)
+        .bind(from)
+        .bind(to)
+        .bind(limit)
         .fetch_all(&mut *c)
         .await?
         {
@@ -654,10 +682,16 @@ impl Backend {
                     r.decided_at, u.name
              FROM resolutions r JOIN items i ON i.id = r.item_id JOIN users u ON u.id = r.author_id
              JOIN clip_versions v ON v.id = i.clip_version_id JOIN clips c ON c.id = v.clip_id
-             WHERE c.campaign_id = $1 AND ($2 = '' OR c.clip_key = $2)",
+             WHERE c.campaign_id = $1 AND ($2 = '' OR c.clip_key = $2) AND ($3 = '' OR u.name = $3)
+               AND r.decided_at >= $4 AND r.decided_at <= $5
+             ORDER BY r.decided_at DESC LIMIT $6",
         )
         .bind(campaign.id)
         .bind(clip)
+        .bind(who)
+        .bind(from)
+        .bind(to)
+        .bind(limit)
         .fetch_all(&mut *c)
         .await?
         {
@@ -698,10 +732,16 @@ impl Backend {
                     d.round, d.decided_at, u.name
              FROM calibration_decisions d JOIN items i ON i.id = d.item_id JOIN users u ON u.id = d.validator_id
              JOIN clip_versions v ON v.id = i.clip_version_id JOIN clips c ON c.id = v.clip_id
-             WHERE c.campaign_id = $1 AND ($2 = '' OR c.clip_key = $2)",
+             WHERE c.campaign_id = $1 AND ($2 = '' OR c.clip_key = $2) AND ($3 = '' OR u.name = $3)
+               AND d.decided_at >= $4 AND d.decided_at <= $5
+             ORDER BY d.decided_at DESC LIMIT $6",
         )
         .bind(campaign.id)
         .bind(clip)
+        .bind(who)
+        .bind(from)
+        .bind(to)
+        .bind(limit)
         .fetch_all(&mut *c)
         .await?
         {
@@ -740,6 +780,11 @@ impl Backend {
             };
             k(a).cmp(&k(b))
         });
+        if let Some(limit) = filter.limit {
+            // The latest `limit` events, newest first.
+            out.sort_by_key(|e| std::cmp::Reverse((e.at, e.order)));
+            out.truncate(limit);
+        }
         Ok(out)
     }
 }

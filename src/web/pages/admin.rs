@@ -979,18 +979,60 @@ pub async fn export_study_responses(
     ))
 }
 
-#[derive(serde::Deserialize)]
+#[derive(serde::Deserialize, Default)]
 pub struct AuditQuery {
-    clip: Option<String>,
+    #[serde(default)]
+    clip: String,
+    #[serde(default)]
+    validator: String,
+    #[serde(default)]
+    from: String,
+    #[serde(default)]
+    to: String,
 }
+
+impl AuditQuery {
+    fn filter(&self) -> Result<crate::domain::records::AuditFilter, Error> {
+        crate::domain::records::AuditFilter::parse(
+            Some(&self.clip),
+            Some(&self.validator),
+            Some(&self.from),
+            Some(&self.to),
+        )
+    }
+
+    /// The same filters as a query string, for the CSV link.
+    fn query_string(&self) -> String {
+        let pairs: Vec<(&str, &str)> = [
+            ("clip", self.clip.trim()),
+            ("validator", self.validator.trim()),
+            ("from", self.from.trim()),
+            ("to", self.to.trim()),
+        ]
+        .into_iter()
+        .filter(|(_, v)| !v.is_empty())
+        .collect();
+        serde_urlencoded::to_string(pairs).unwrap_or_default()
+    }
+}
+
+/// Events the audit page shows at most (the CSV has them all).
+const AUDIT_PAGE_EVENTS: usize = 200;
 
 #[derive(Template)]
 #[template(path = "admin/audit.html")]
 struct AuditPage {
     chrome: Chrome,
     campaign: String,
-    clip: String,
+    q: AuditQuery,
+    /// Whether a filter was given (else: the latest events of the campaign).
+    filtered: bool,
+    /// Why the filter was refused, if it was.
+    problem: Option<String>,
     events: Vec<crate::domain::records::AuditEvent>,
+    people: Vec<String>,
+    csv: String,
+    limit: usize,
 }
 
 impl AuditPage {
@@ -1021,7 +1063,8 @@ fn reasons_in_words(stage: i64, detail: &str) -> String {
     format!("reject ({}){after}", words.join(", "))
 }
 
-/// Every event of one clip, in order.
+/// The audit trail: the latest events of the campaign, or those of a clip, a person
+/// or a time window.
 pub async fn audit(
     State(state): State<AppState>,
     Extension(session): Extension<Session>,
@@ -1029,25 +1072,51 @@ pub async fn audit(
     axum::extract::Query(q): axum::extract::Query<AuditQuery>,
 ) -> PageResult {
     let campaign = state.store.campaign(&c).await?;
-    let clip = q.clip.unwrap_or_default().trim().to_string();
-    let events = if clip.is_empty() {
-        Vec::new()
-    } else {
-        state.store.audit(&campaign, Some(&clip)).await?
+    let (events, filtered, problem) = match q.filter() {
+        Ok(mut filter) => {
+            let filtered = !filter.is_empty();
+            filter.limit = Some(AUDIT_PAGE_EVENTS);
+            let mut events = state.store.audit(&campaign, &filter).await?;
+            if filtered {
+                // Matching events in time order, as a clip's history reads.
+                events.reverse();
+            }
+            (events, filtered, None)
+        }
+        Err(e) => (Vec::new(), true, Some(e.to_string())),
     };
+    let people = state
+        .store
+        .users()
+        .await?
+        .into_iter()
+        .filter(|u| matches!(u.role, Role::Validator | Role::Author))
+        .map(|u| u.name)
+        .collect();
     let here = format!("/c/{c}/admin/audit");
     let chrome = Chrome::new(&state, &session, Some(&c), "Audit trail", &here).await?;
+    let csv = format!("/c/{c}/admin/exports/audit.csv?{}", q.query_string());
     Ok(render(&AuditPage {
         chrome,
         campaign: c,
-        clip,
+        q,
+        filtered,
+        problem,
         events,
+        people,
+        csv,
+        limit: AUDIT_PAGE_EVENTS,
     }))
 }
 
-pub async fn export_audit(State(state): State<AppState>, Path(c): Path<String>) -> PageResult {
+/// The audit trail as CSV, with the page's filters (all of it without).
+pub async fn export_audit(
+    State(state): State<AppState>,
+    Path(c): Path<String>,
+    axum::extract::Query(q): axum::extract::Query<AuditQuery>,
+) -> PageResult {
     let campaign = state.store.campaign(&c).await?;
-    let events = state.store.audit(&campaign, None).await?;
+    let events = state.store.audit(&campaign, &q.filter()?).await?;
     let mut body = Vec::new();
     io::records::write_audit(&mut body, &events)?;
     Ok(download(
