@@ -111,6 +111,176 @@ pub struct StageProgress {
     pub not_open: i64,
 }
 
+/// Where one item stands, as the overview counts it (newest clip versions, no
+/// calibration items): one classification for the counts and for the lists behind
+/// them, so that a list always holds exactly the items its number counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ItemClass {
+    /// Stage 2: its clip is not (yet) retained.
+    NotOpen,
+    Unstarted,
+    HalfDecided,
+    BothPass,
+    BothReject,
+    /// A split waiting for an author.
+    Split,
+    SplitAccepted,
+    SplitRejected,
+}
+
+impl ItemClass {
+    /// From the item's stored outcome, whether a verdict is in, and whether it is open.
+    pub fn of(outcome: &str, started: bool, open: bool) -> crate::error::Result<ItemClass> {
+        Ok(match (open, outcome) {
+            (false, _) => ItemClass::NotOpen,
+            (true, "pending") if !started => ItemClass::Unstarted,
+            (true, "pending") => ItemClass::HalfDecided,
+            (true, "both_pass") => ItemClass::BothPass,
+            (true, "both_reject") => ItemClass::BothReject,
+            (true, "split") => ItemClass::Split,
+            (true, "split_accepted") => ItemClass::SplitAccepted,
+            (true, "split_rejected") => ItemClass::SplitRejected,
+            (true, other) => {
+                return Err(crate::error::Error::Internal(format!(
+                    "stored outcome `{other}`"
+                )));
+            }
+        })
+    }
+
+    /// In words, for the pages.
+    pub fn words(self) -> &'static str {
+        match self {
+            ItemClass::NotOpen => "not open (clip not retained)",
+            ItemClass::Unstarted => "not started",
+            ItemClass::HalfDecided => "one verdict in",
+            ItemClass::BothPass => "both pass",
+            ItemClass::BothReject => "both reject",
+            ItemClass::Split => "split, waiting for an author",
+            ItemClass::SplitAccepted => "split, accepted by the author",
+            ItemClass::SplitRejected => "split, rejected by the author",
+        }
+    }
+}
+
+/// A group of item classes: what one number of the overview counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ItemGroup {
+    /// Every open item.
+    Open,
+    One(ItemClass),
+    /// Both pass or split accepted.
+    Retained,
+    /// Both reject or split rejected (Stage 1: waiting for a new version; Stage 2:
+    /// dropped).
+    Rejected,
+    /// Not started, one verdict in, or waiting for an author.
+    InReview,
+    /// Every open item with both verdicts in.
+    Reviewed,
+}
+
+impl ItemGroup {
+    /// The names the overview's links use.
+    pub const NAMES: [&'static str; 13] = [
+        "open",
+        "not_open",
+        "unstarted",
+        "half_decided",
+        "both_pass",
+        "both_reject",
+        "split",
+        "split_accepted",
+        "split_rejected",
+        "retained",
+        "rejected",
+        "in_review",
+        "reviewed",
+    ];
+
+    pub fn parse(name: &str) -> Option<ItemGroup> {
+        use ItemClass::*;
+        Some(match name {
+            "open" => ItemGroup::Open,
+            "not_open" => ItemGroup::One(NotOpen),
+            "unstarted" => ItemGroup::One(Unstarted),
+            "half_decided" => ItemGroup::One(HalfDecided),
+            "both_pass" => ItemGroup::One(BothPass),
+            "both_reject" => ItemGroup::One(BothReject),
+            "split" => ItemGroup::One(Split),
+            "split_accepted" => ItemGroup::One(SplitAccepted),
+            "split_rejected" => ItemGroup::One(SplitRejected),
+            "retained" => ItemGroup::Retained,
+            "rejected" => ItemGroup::Rejected,
+            "in_review" => ItemGroup::InReview,
+            "reviewed" => ItemGroup::Reviewed,
+            _ => return None,
+        })
+    }
+
+    pub fn contains(self, c: ItemClass) -> bool {
+        use ItemClass::*;
+        match self {
+            ItemGroup::Open => c != NotOpen,
+            ItemGroup::One(x) => c == x,
+            ItemGroup::Retained => matches!(c, BothPass | SplitAccepted),
+            ItemGroup::Rejected => matches!(c, BothReject | SplitRejected),
+            ItemGroup::InReview => matches!(c, Unstarted | HalfDecided | Split),
+            ItemGroup::Reviewed => {
+                matches!(
+                    c,
+                    BothPass | BothReject | Split | SplitAccepted | SplitRejected
+                )
+            }
+        }
+    }
+
+    /// In words, for the page's title.
+    pub fn words(self) -> &'static str {
+        match self {
+            ItemGroup::Open => "open for review",
+            ItemGroup::One(c) => c.words(),
+            ItemGroup::Retained => "retained",
+            ItemGroup::Rejected => "rejected",
+            ItemGroup::InReview => "in review",
+            ItemGroup::Reviewed => "reviewed by both",
+        }
+    }
+}
+
+impl StageProgress {
+    /// Counts one item (or `n` of one class).
+    pub fn count(&mut self, class: ItemClass, n: i64) {
+        if class == ItemClass::NotOpen {
+            self.not_open += n;
+            return;
+        }
+        self.items += n;
+        match class {
+            ItemClass::NotOpen => {}
+            ItemClass::Unstarted => self.unstarted += n,
+            ItemClass::HalfDecided => self.half_decided += n,
+            ItemClass::BothPass => self.both_pass += n,
+            ItemClass::BothReject => self.both_reject += n,
+            ItemClass::Split => self.split += n,
+            ItemClass::SplitAccepted => self.split_accepted += n,
+            ItemClass::SplitRejected => self.split_rejected += n,
+        }
+    }
+}
+
+/// One item in a list behind an overview number.
+#[derive(Debug, Clone, Serialize)]
+pub struct ClassifiedItem {
+    pub item_id: String,
+    pub clip_id: String,
+    pub task: String,
+    pub class: ItemClass,
+    pub rater1: Option<String>,
+    pub rater2: Option<String>,
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct TaskProgress {
     pub task: String,

@@ -384,6 +384,8 @@ forward! {
     fn import_manifest(&self, campaign_name: &str, manifest: &CheckedManifest) -> Result<(ImportSummary, HashSet<String>)>;
     /// Where each task stands in both stages.
     fn progress(&self, campaign: &Campaign) -> Result<Vec<TaskProgress>>;
+    /// The items behind one of the overview's numbers (at most `limit`), and how many.
+    fn items_in_group(&self, campaign: &Campaign, stage: crate::domain::Stage, task: Option<&str>, group: crate::store::catalog::ItemGroup, limit: usize) -> Result<(Vec<crate::store::catalog::ClassifiedItem>, usize)>;
 
     // The review.
     /// Whether a validator is in a campaign's pool.

@@ -411,6 +411,13 @@ pub fn routes() -> Vec<(RouteSpec, MethodRouter<AppState>)> {
         ),
         r(
             "GET",
+            "/c/{campaign}/admin/items",
+            ADMIN,
+            Page,
+            get(pages::admin::items),
+        ),
+        r(
+            "GET",
             "/c/{campaign}/admin/exports/audit.csv",
             ADMIN,
             Page,

@@ -115,6 +115,7 @@ const MATRIX: &[(&str, &str, &str)] = &[
     ("POST", "/c/{campaign}/admin/calibration/mark", "admin"),
     ("POST", "/c/{campaign}/admin/settings", "admin"),
     ("GET", "/c/{campaign}/admin/audit", "admin"),
+    ("GET", "/c/{campaign}/admin/items", "admin"),
     ("GET", "/c/{campaign}/admin/exports/audit.csv", "admin"),
     (
         "GET",

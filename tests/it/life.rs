@@ -522,7 +522,12 @@ async fn the_overview_says_when_a_task_reached_its_target() {
         "{}",
         overview.text
     );
-    assert!(overview.text.contains("2 / 2 ✓"));
+    // The retained count (a link to those clips) against the target.
+    assert!(
+        overview.text.contains("show=retained\">2</a> / 2 ✓"),
+        "{}",
+        overview.text
+    );
     let r = app
         .page(
             Some(&web),

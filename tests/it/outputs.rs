@@ -437,3 +437,107 @@ async fn the_overview_draws_progress_hides_empty_columns_and_names_reasons_in_wo
     let stats = get(format!("/c/{CAMPAIGN}/stats")).await;
     assert!(stats.contains("<td>Prompt drift</td>") && !stats.contains("prompt_drift"));
 }
+
+#[tokio::test]
+async fn every_number_of_the_overview_links_to_exactly_the_items_it_counts() {
+    let app = spawn_app().await;
+    half_way(&app).await;
+    // One more state: a half-decided Stage 1 clip.
+    let src = app.source();
+    let extra: Vec<String> = (0..2).map(|i| format!("EXTRA_{i}")).collect();
+    let lines: Vec<_> = extra
+        .iter()
+        .map(|id| clip_line(&src, id, "MC_F_EGO_STA", &[]))
+        .collect();
+    app.import(&write_manifest(&src, "extra.jsonl", &lines))
+        .await
+        .unwrap();
+    let web = app.login("admin1").await;
+    let get = |path: String| {
+        let (app, web) = (&app, &web);
+        async move { app.page(Some(web), Method::GET, &path, None).await }
+    };
+    let token = app.store.create_token("val00", "t").await.unwrap();
+    assert_eq!(app.pass(&token, 1, &extra[1]).await.status, 201);
+    let html = get(format!("/c/{CAMPAIGN}/admin")).await.text;
+    let mut links = 0;
+    let mut rest = html.as_str();
+    let mut seen_groups = std::collections::HashSet::new();
+    while let Some(at) = rest.find("<a href=\"/c/default/admin/items?") {
+        let tail = &rest[at + "<a href=\"".len()..];
+        let href = tail
+            .split('"')
+            .next()
+            .unwrap()
+            .replace("&amp;", "&")
+            .replace("&#38;", "&");
+        let number: usize = tail
+            .split('>')
+            .nth(1)
+            .unwrap()
+            .split('<')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        let page = get(href.clone()).await;
+        assert_eq!(page.status, 200, "{href}");
+        assert!(
+            page.text.contains(&format!("<p>{number} item(s)")),
+            "{href} counts {number}: {}",
+            page.text
+        );
+        assert_eq!(
+            page.text.matches("/admin/audit?clip=").count(),
+            number,
+            "{href}: one row per item"
+        );
+        if let Some(task) = href
+            .split("task=")
+            .nth(1)
+            .map(|t| t.split('&').next().unwrap())
+        {
+            assert_eq!(
+                page.text.matches(&format!("<td>{task}</td>")).count(),
+                number,
+                "{href}: only that task's items"
+            );
+        }
+        seen_groups.insert(href.split("show=").nth(1).unwrap().to_string());
+        links += 1;
+        rest = &tail[1..];
+    }
+    assert!(links >= 20, "every non-zero number is a link ({links})");
+    for g in [
+        "open",
+        "retained",
+        "in_review",
+        "unstarted",
+        "half_decided",
+        "split",
+        "reviewed",
+    ] {
+        assert!(seen_groups.contains(g), "{g} is linked: {seen_groups:?}");
+    }
+    // Zeros are not links, and the lists name the state and the pair.
+    let list = get(format!(
+        "/c/{CAMPAIGN}/admin/items?stage=1&task=MC_F_EGO_STA&show=split"
+    ))
+    .await;
+    assert!(
+        list.text.contains("split, waiting for an author"),
+        "{}",
+        list.text
+    );
+    assert!(list.text.contains("val00 + val01"), "{}", list.text);
+    let list = get(format!("/c/{CAMPAIGN}/admin/items?stage=1&show=unstarted")).await;
+    assert!(list.text.contains("not fixed yet"));
+    // Clear refusals.
+    let r = get(format!("/c/{CAMPAIGN}/admin/items?stage=1&show=everything")).await;
+    assert_eq!(r.status, 422);
+    assert!(r.text.contains("not one of: open"), "{}", r.text);
+    let r = get(format!("/c/{CAMPAIGN}/admin/items?stage=3")).await;
+    assert_eq!(r.status, 422);
+    let r = get(format!("/c/{CAMPAIGN}/admin/items?task=NOPE")).await;
+    assert_eq!(r.status, 404);
+}

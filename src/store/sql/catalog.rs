@@ -9,8 +9,10 @@ use crate::domain::{Outcome, Role, check_identifier};
 use crate::error::{Error, LineError, Rejected, Result};
 use crate::store::Lock;
 use crate::store::accounts::User;
+use crate::domain::Stage;
 use crate::store::catalog::{
-    Campaign, ImportSummary, Settings, StageProgress, TaskInfo, TaskProgress,
+    Campaign, ClassifiedItem, ImportSummary, ItemClass, ItemGroup, Settings, StageProgress,
+    TaskInfo, TaskProgress,
 };
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
@@ -461,23 +463,75 @@ impl Backend {
             } else {
                 &mut tp.stage2
             };
-            if r.is_open == 0 {
-                s.not_open += r.n;
-                continue;
-            }
-            s.items += r.n;
-            match r.outcome.as_str() {
-                "pending" if r.started == 0 => s.unstarted += r.n,
-                "pending" => s.half_decided += r.n,
-                "both_pass" => s.both_pass += r.n,
-                "both_reject" => s.both_reject += r.n,
-                "split" => s.split += r.n,
-                "split_accepted" => s.split_accepted += r.n,
-                "split_rejected" => s.split_rejected += r.n,
-                other => return Err(Error::Internal(format!("stored outcome `{other}`"))),
-            }
+            s.count(ItemClass::of(&r.outcome, r.started == 1, r.is_open == 1)?, r.n);
         }
         Ok(out)
+    }
+}
+
+impl Backend {
+    /// The items of a stage (of one task, or all) in one group of the overview, in task
+    /// and item order: at most `limit`, and how many there are in all. Classified by
+    /// the same `ItemClass::of` as the overview's counts, over the same rows.
+    pub(crate) async fn items_in_group(
+        &self,
+        campaign: &Campaign,
+        stage: Stage,
+        task: Option<&str>,
+        group: ItemGroup,
+        limit: usize,
+    ) -> Result<(Vec<ClassifiedItem>, usize)> {
+        #[derive(sqlx::FromRow)]
+        struct Row {
+            item_key: String,
+            clip_key: String,
+            code: String,
+            outcome: String,
+            started: i64,
+            is_open: i64,
+            rater1: Option<String>,
+            rater2: Option<String>,
+        }
+        let rows: Vec<Row> = qa(
+            "SELECT i.item_key, c.clip_key, t.code, i.outcome,
+                    CAST(CASE WHEN i.rater1_id IS NOT NULL THEN 1 ELSE 0 END AS BIGINT) AS started,
+                    CAST(CASE WHEN i.stage = 1 OR i.parent_item_id IS NULL
+                                   OR p.outcome IN ('both_pass', 'split_accepted') THEN 1 ELSE 0 END AS BIGINT) AS is_open,
+                    u1.name AS rater1, u2.name AS rater2
+             FROM items i
+             JOIN tasks t ON t.id = i.task_id
+             JOIN clip_versions v ON v.id = i.clip_version_id JOIN clips c ON c.id = v.clip_id
+             LEFT JOIN items p ON p.id = i.parent_item_id
+             LEFT JOIN users u1 ON u1.id = i.rater1_id LEFT JOIN users u2 ON u2.id = i.rater2_id
+             WHERE i.campaign_id = $1 AND i.calibration = 0 AND i.is_current = 1 AND i.stage = $2
+               AND ($3 = '' OR t.code = $3)
+             ORDER BY t.position, i.item_key",
+        )
+        .bind(campaign.id)
+        .bind(stage.number())
+        .bind(task.unwrap_or(""))
+        .fetch_all(&mut *self.read().await?)
+        .await?;
+        let mut out = Vec::new();
+        let mut total = 0usize;
+        for r in rows {
+            let class = ItemClass::of(&r.outcome, r.started == 1, r.is_open == 1)?;
+            if !group.contains(class) {
+                continue;
+            }
+            total += 1;
+            if out.len() < limit {
+                out.push(ClassifiedItem {
+                    item_id: r.item_key,
+                    clip_id: r.clip_key,
+                    task: r.code,
+                    class,
+                    rater1: r.rater1,
+                    rater2: r.rater2,
+                });
+            }
+        }
+        Ok((out, total))
     }
 }
 

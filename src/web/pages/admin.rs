@@ -1140,3 +1140,97 @@ pub async fn export_regeneration(
         Body::from(body),
     ))
 }
+
+/// Items a list page shows at most (the numbers count them all).
+const ITEM_LIST_MAX: usize = 1000;
+
+#[derive(serde::Deserialize, Default)]
+pub struct ItemsQuery {
+    #[serde(default)]
+    stage: String,
+    #[serde(default)]
+    task: String,
+    #[serde(default)]
+    show: String,
+}
+
+#[derive(Template)]
+#[template(path = "admin/items.html")]
+struct ItemsPage {
+    chrome: Chrome,
+    campaign: String,
+    heading: String,
+    items: Vec<crate::store::catalog::ClassifiedItem>,
+    total: usize,
+    limit: usize,
+}
+
+/// The items behind one number of the overview: a stage, a task (or all) and a group
+/// (`show`: open, not_open, unstarted, half_decided, both_pass, both_reject, split,
+/// split_accepted, split_rejected, retained, rejected, in_review, reviewed).
+pub async fn items(
+    State(state): State<AppState>,
+    Extension(session): Extension<Session>,
+    Path(c): Path<String>,
+    axum::extract::Query(q): axum::extract::Query<ItemsQuery>,
+) -> PageResult {
+    use crate::store::catalog::ItemGroup;
+    let campaign = state.store.campaign(&c).await?;
+    let stage = match q.stage.trim() {
+        "" | "1" => crate::domain::Stage::Clip,
+        "2" => crate::domain::Stage::Question,
+        other => {
+            return Err(
+                Error::field("stage", format!("`{other}` is not a stage: use 1 or 2")).into(),
+            );
+        }
+    };
+    let show = match q.show.trim() {
+        "" => "open",
+        s => s,
+    };
+    let group = ItemGroup::parse(show).ok_or_else(|| {
+        Error::field(
+            "show",
+            format!("`{show}` is not one of: {}", ItemGroup::NAMES.join(", ")),
+        )
+    })?;
+    let task = q.task.trim();
+    if !task.is_empty()
+        && !state
+            .store
+            .tasks(&campaign)
+            .await?
+            .iter()
+            .any(|t| t.code == task)
+    {
+        return Err(Error::NotFound(format!("no task `{task}` in campaign `{c}`")).into());
+    }
+    let task = (!task.is_empty()).then_some(task);
+    let (items, total) = state
+        .store
+        .items_in_group(&campaign, stage, task, group, ITEM_LIST_MAX)
+        .await?;
+    let heading = format!(
+        "Stage {}: {} {}{}",
+        stage.number(),
+        if stage == crate::domain::Stage::Clip {
+            "clips"
+        } else {
+            "questions"
+        },
+        group.words(),
+        task.map(|t| format!(", task {t}"))
+            .unwrap_or_else(|| ", every task".into())
+    );
+    let here = format!("/c/{c}/admin");
+    let chrome = Chrome::new(&state, &session, Some(&c), &heading, &here).await?;
+    Ok(render(&ItemsPage {
+        chrome,
+        campaign: c,
+        heading,
+        items,
+        total,
+        limit: ITEM_LIST_MAX,
+    }))
+}
