@@ -107,6 +107,45 @@ async fn draw_study_strips(store: &Store, study: &Study, media_dir: &Path) -> Re
 /// Imports checked comparison sets, all or nothing: the copies participants receive
 /// are made first (without metadata when ffmpeg is there), then the sets are stored
 /// in one write, then the strips are drawn when the display needs them.
+/// What `probe_timings` did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Probed {
+    /// Videos whose frame rate and count are now stored.
+    pub timed: usize,
+    /// Videos ffprobe could not read (marked, so they are not asked again).
+    pub unreadable: usize,
+}
+
+/// Asks ffprobe for the frame rate and frame count of every stored video that has not
+/// been asked yet, one after another, and stores them on their clip versions (the
+/// player steps frame by frame with them). Refused without ffprobe.
+pub async fn probe_timings(store: &Store, config: &Config) -> Result<Probed> {
+    if !crate::io::video::ffmpeg_available() {
+        return Err(Error::Invalid(
+            "ffprobe is not installed (apt install ffmpeg): no frame rates can be read".into(),
+        ));
+    }
+    let mut done = Probed::default();
+    for sha in store.media_without_timing().await? {
+        let path = crate::io::media::media_path(&config.media_dir, &sha);
+        let probed = tokio::task::spawn_blocking(move || crate::io::video::probe_timing(&path))
+            .await
+            .map_err(|e| Error::Internal(format!("the probe task failed: {e}")))?;
+        match probed {
+            Ok(t) => {
+                store.set_frame_timing(&sha, Some(t)).await?;
+                done.timed += 1;
+            }
+            Err(e) => {
+                tracing::debug!(error = %e, %sha, "no frame timing");
+                store.set_frame_timing(&sha, None).await?;
+                done.unreadable += 1;
+            }
+        }
+    }
+    Ok(done)
+}
+
 pub async fn import_study(
     store: &Store,
     config: &Config,

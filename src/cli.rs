@@ -158,6 +158,9 @@ pub enum Command {
         #[arg(long, default_value = "127.0.0.1:8080", env = "TANDEM_BIND")]
         bind: String,
     },
+    /// Read the frame rate and frame count of every stored video not read yet (ffprobe),
+    /// for clips imported before this was done after each import
+    Probe,
     /// Import a clip manifest (JSON Lines); all or nothing
     Import {
         manifest: PathBuf,
@@ -310,6 +313,10 @@ pub enum UserCommand {
         /// Read the password from the first line of standard input
         #[arg(long)]
         password_stdin: bool,
+        /// Confirm that tasks get new default pairs (and their unstarted items move);
+        /// without it, such a change is only shown
+        #[arg(long)]
+        yes: bool,
     },
     /// List accounts
     List,
@@ -329,6 +336,10 @@ pub enum PoolCommand {
         index: i64,
         #[command(flatten)]
         campaign: CampaignArg,
+        /// Confirm that tasks get new default pairs (and their unstarted items move);
+        /// without it, such a change is only shown
+        #[arg(long)]
+        yes: bool,
     },
 }
 
@@ -453,6 +464,34 @@ pub enum ExportCommand {
     },
 }
 
+/// Shows which tasks would get a new pair if `name` joined the pool at `index`, and
+/// refuses unless `yes` confirms it (nothing is changed then).
+async fn confirm_pairs(
+    store: &Store,
+    campaign: &str,
+    name: &str,
+    index: i64,
+    yes: bool,
+) -> Result<()> {
+    let changes = store.pool_change_preview(campaign, name, index).await?;
+    if !crate::store::catalog::needs_confirmation(&changes) {
+        return Ok(());
+    }
+    let list: Vec<String> = changes
+        .iter()
+        .map(|c| format!("  {}", c.describe()))
+        .collect();
+    if yes {
+        eprintln!("new pairs in campaign `{campaign}`:\n{}", list.join("\n"));
+        return Ok(());
+    }
+    Err(Error::Conflict(format!(
+        "placing {name} at pool index {index} gives {} task(s) of campaign `{campaign}` a new pair:\n{}\nnothing was changed; run again with --yes to confirm",
+        changes.len(),
+        list.join("\n")
+    )))
+}
+
 fn parse_role(s: &str) -> std::result::Result<Role, String> {
     Role::parse(s)
 }
@@ -537,6 +576,14 @@ async fn command(command: Command, config: &Config, store: &Store) -> Result<()>
             );
             Ok(())
         }
+        Command::Probe => {
+            let p = crate::app::probe_timings(store, config).await?;
+            println!(
+                "frame rate and count read for {} video(s); {} could not be read by ffprobe (the player steps by presented frames for those)",
+                p.timed, p.unreadable
+            );
+            Ok(())
+        }
         Command::Migrate => {
             println!("database is up to date");
             Ok(())
@@ -587,7 +634,11 @@ async fn command(command: Command, config: &Config, store: &Store) -> Result<()>
             index,
             campaign,
             password_stdin,
+            yes,
         }) => {
+            if let Some(i) = index {
+                confirm_pairs(store, &campaign, &name, i, yes).await?;
+            }
             let (password, generated) = if password_stdin {
                 let mut line = String::new();
                 std::io::stdin()
@@ -647,7 +698,9 @@ async fn command(command: Command, config: &Config, store: &Store) -> Result<()>
             name,
             index,
             campaign,
+            yes,
         }) => {
+            confirm_pairs(store, &campaign.campaign, &name, index, yes).await?;
             store
                 .add_to_pool(
                     &name,

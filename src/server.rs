@@ -185,6 +185,7 @@ pub async fn serve_until_stopped(
 ) -> Result<()> {
     let state = AppState::new(store, config);
     crate::web::media::warm_strips(&state);
+    crate::web::media::warm_timings(&state);
     survive_file_size_limit();
     serve_with(listener, state, shutdown_signal(), None)
         .await

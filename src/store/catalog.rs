@@ -270,6 +270,45 @@ impl StageProgress {
     }
 }
 
+/// A task whose pair in force a change of the pool would change.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PairChange {
+    pub task: String,
+    /// The pair in force now (none: the task has no pair).
+    pub from: Option<(String, String)>,
+    pub to: Option<(String, String)>,
+    /// Open items of the task that no one has started, which would move to the new pair.
+    pub unstarted_moving: i64,
+    /// Items of the task that someone has started: they keep the pair they have.
+    pub started: i64,
+}
+
+/// Whether a change of pairs touches anyone's work (a task that had a pair and has
+/// items): then it is shown and done only once confirmed. Tasks without items, or
+/// without a pair before, change freely (a campaign being set up).
+pub fn needs_confirmation(changes: &[PairChange]) -> bool {
+    changes
+        .iter()
+        .any(|c| c.from.is_some() && c.unstarted_moving + c.started > 0)
+}
+
+impl PairChange {
+    /// "MC_F_EGO_STA: val00 + val01 -> val00 + val04 (3 unstarted items move)".
+    pub fn describe(&self) -> String {
+        let p = |x: &Option<(String, String)>| match x {
+            Some((a, b)) => format!("{a} + {b}"),
+            None => "no pair".to_string(),
+        };
+        format!(
+            "{}: {} -> {} ({} unstarted item(s) move)",
+            self.task,
+            p(&self.from),
+            p(&self.to),
+            self.unstarted_moving
+        )
+    }
+}
+
 /// One item in a list behind an overview number.
 #[derive(Debug, Clone, Serialize)]
 pub struct ClassifiedItem {

@@ -368,6 +368,10 @@ forward! {
     fn taxonomy_for(&self, name: &str) -> Result<Arc<crate::domain::taxonomy::Taxonomy>>;
     /// The SHA-256 of every stored video, newest first.
     fn media_hashes(&self) -> Result<Vec<String>>;
+    /// The videos whose frame timing ffprobe has not been asked for.
+    fn media_without_timing(&self) -> Result<Vec<String>>;
+    /// Stores a video's frame timing (none: ffprobe could not tell) on its versions.
+    fn set_frame_timing(&self, sha256: &str, timing: Option<crate::io::video::FrameTiming>) -> Result<()>;
     /// The campaigns a person works in: a validator's pools; participants none;
     /// everyone else all of them.
     fn campaign_names_for(&self, user: &User) -> Result<Vec<String>>;
@@ -384,6 +388,11 @@ forward! {
     fn import_manifest(&self, campaign_name: &str, manifest: &CheckedManifest) -> Result<(ImportSummary, HashSet<String>)>;
     /// Where each task stands in both stages.
     fn progress(&self, campaign: &Campaign) -> Result<Vec<TaskProgress>>;
+    /// What placing `name` at pool `index` of a campaign would change (nothing is
+    /// written): the tasks that get a new pair and the unstarted items that move.
+    fn pool_change_preview(&self, campaign_name: &str, name: &str, index: i64) -> Result<Vec<crate::store::catalog::PairChange>>;
+    /// Per task, the pairs that reviewed its Stage 1 items and how many each.
+    fn reviewing_pairs(&self, campaign: &Campaign) -> Result<Vec<(String, String, String, i64)>>;
     /// The items behind one of the overview's numbers (at most `limit`), and how many.
     fn items_in_group(&self, campaign: &Campaign, stage: crate::domain::Stage, task: Option<&str>, group: crate::store::catalog::ItemGroup, limit: usize) -> Result<(Vec<crate::store::catalog::ClassifiedItem>, usize)>;
 

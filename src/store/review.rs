@@ -67,6 +67,9 @@ pub struct ClipView {
     /// The frame strip's URL, when this server can draw strips.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub strip_url: Option<String>,
+    /// The version's frame rate and count, once ffprobe has read them.
+    #[serde(skip)]
+    pub timing: Option<crate::io::video::FrameTiming>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -164,6 +167,9 @@ pub(crate) struct ItemViewRow {
     pub fields: String,
     pub media_type: String,
     pub media_sha256: String,
+    pub fps: Option<f64>,
+    pub frame_count: Option<i64>,
+    pub constant_rate: Option<i64>,
     pub task: String,
     pub clip_key: String,
     pub qa_type: Option<String>,
@@ -204,6 +210,14 @@ impl TryFrom<ItemViewRow> for ItemHeader {
             version_id: r.version_id,
             media_url: None,
             strip_url: None,
+            timing: match (r.fps, r.frame_count, r.constant_rate) {
+                (Some(fps), Some(frames), Some(constant)) => Some(crate::io::video::FrameTiming {
+                    fps,
+                    constant: constant == 1,
+                    frames: u64::try_from(frames).unwrap_or(0),
+                }),
+                _ => None,
+            },
         };
         let question = match stage {
             Stage::Clip => None,

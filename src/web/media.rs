@@ -672,6 +672,29 @@ async fn ensure_strip(video: PathBuf, out: PathBuf) -> Result<(), Error> {
         .map_err(|e| Error::Internal(format!("frame strip task failed: {e}")))?
 }
 
+/// Reads, in the background, the frame rate and count of the videos not probed yet
+/// (`app::probe_timings`), so that the player steps exactly one frame. Does nothing
+/// without ffprobe.
+pub fn warm_timings(state: &AppState) {
+    if !strips_possible() {
+        return;
+    }
+    let (store, config) = (state.store.clone(), state.config.clone());
+    tokio::spawn(async move {
+        match crate::app::probe_timings(&store, &config).await {
+            Ok(p) if p.timed + p.unreadable > 0 => {
+                tracing::info!(
+                    timed = p.timed,
+                    unreadable = p.unreadable,
+                    "frame timings read"
+                );
+            }
+            Ok(_) => {}
+            Err(e) => tracing::warn!(error = %e, "cannot read frame timings"),
+        }
+    });
+}
+
 /// Draws, one after another in the background, the strips that are missing, so that
 /// reviewers do not wait for them. Does nothing without ffmpeg.
 pub fn warm_strips(state: &AppState) {

@@ -364,6 +364,17 @@ fn the_campaign_life_commands_work_from_the_command_line() {
         &["export", "audit", "--validator", "nobody"],
     ));
     assert!(err.contains("no account `nobody`"), "{err}");
+    // Frame timing for videos imported before: the two fake videos cannot be read,
+    // and are not asked again.
+    if tandem::web::media::strips_possible() {
+        let out = ok(&tandem(&data, &["probe"]));
+        assert!(out.contains("for 0 video(s); 2 could not be read"), "{out}");
+        let out = ok(&tandem(&data, &["probe"]));
+        assert!(out.contains("for 0 video(s); 0 could not be read"), "{out}");
+    } else {
+        let err = fails(&tandem(&data, &["probe"]));
+        assert!(err.contains("ffprobe is not installed"), "{err}");
+    }
 }
 
 #[test]
@@ -462,4 +473,75 @@ fn the_study_through_the_command_line() {
     let more = crate::study::write_sets(&dir.path().join("more"), 3);
     let err = fails(&tandem(&data, &["study", "import", more.to_str().unwrap()]));
     assert!(err.contains("the study has begun"), "{err}");
+}
+
+#[test]
+fn a_validator_who_would_re_pair_tasks_joins_only_with_yes() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let src = dir.path().join("src");
+    std::fs::create_dir_all(&src).unwrap();
+    let lines: Vec<Value> = vec![
+        clip_line(&src, "A", "MC_F_EGO_STA", &[]),
+        clip_line(&src, "B", "MC_F_EGO_STA", &[]),
+        clip_line(&src, "Q", "QC_F_EGO_DYN", &[]),
+    ];
+    let m = write_manifest(&src, "m.jsonl", &lines);
+    ok(&tandem(&data, &["import", m.to_str().unwrap()]));
+    // The first pair forms without a question: nobody's work moves.
+    for (name, idx) in [("val00", "0"), ("val01", "1")] {
+        ok(&tandem(
+            &data,
+            &["user", "add", name, "--role", "validator", "--index", idx],
+        ));
+    }
+    let before = ok(&tandem(&data, &["user", "list"]));
+    let err = fails(&tandem(
+        &data,
+        &[
+            "user",
+            "add",
+            "val02",
+            "--role",
+            "validator",
+            "--index",
+            "2",
+        ],
+    ));
+    assert!(
+        err.contains("QC_F_EGO_DYN: val01 + val00 -> val01 + val02 (1 unstarted item(s) move)"),
+        "the tasks, their pairs and the items that move are named: {err}"
+    );
+    assert!(
+        err.contains("--yes") && err.contains("nothing was changed"),
+        "{err}"
+    );
+    assert!(
+        !err.contains("MC_F_EGO_STA:"),
+        "task 0 keeps (val00, val01): {err}"
+    );
+    assert_eq!(
+        ok(&tandem(&data, &["user", "list"])),
+        before,
+        "nothing changed"
+    );
+    let out = tandem(
+        &data,
+        &[
+            "user",
+            "add",
+            "val02",
+            "--role",
+            "validator",
+            "--index",
+            "2",
+            "--yes",
+        ],
+    );
+    ok(&out);
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("QC_F_EGO_DYN: val01 + val00 -> val01 + val02")
+    );
+    assert!(ok(&tandem(&data, &["user", "list"])).contains("val02"));
 }

@@ -535,3 +535,81 @@ async fn study_clips_carry_no_hash_and_no_date_and_are_never_not_modified() {
         .unwrap();
     assert_eq!(resp.status(), StatusCode::NOT_FOUND);
 }
+
+#[tokio::test]
+async fn frame_rates_are_read_once_stored_and_given_to_the_player() {
+    let app = spawn_app().await;
+    cast(&app).await;
+    let src = app.source();
+    let mut real = clip_line(&src, "REAL", MC, &[]);
+    std::fs::write(src.join("videos/REAL.webm"), tandem::demo::CLIPS[0]).unwrap();
+    real["file"] = json!("videos/REAL.webm");
+    let fake = clip_line(&src, "FAKE", "QC_F_EGO_DYN", &[]);
+    app.import(&write_manifest(&src, "m.jsonl", &[real, fake]))
+        .await
+        .unwrap();
+    if !tandem::web::media::strips_possible() {
+        let err = tandem::app::probe_timings(&app.store, &app.config)
+            .await
+            .unwrap_err();
+        assert!(
+            err.to_string().contains("ffprobe is not installed"),
+            "{err}"
+        );
+        eprintln!("ffmpeg is not installed: frame timing not checked");
+        return;
+    }
+    let web = app.login("val00").await;
+    let review = |id: &'static str| {
+        let (app, web) = (&app, &web);
+        async move {
+            app.page(
+                Some(web),
+                Method::GET,
+                &format!("/c/{CAMPAIGN}/review/1/{id}"),
+                None,
+            )
+            .await
+            .text
+        }
+    };
+    assert!(!review("REAL").await.contains("data-fps"), "not probed yet");
+    let p = tandem::app::probe_timings(&app.store, &app.config)
+        .await
+        .unwrap();
+    assert_eq!((p.timed, p.unreadable), (1, 1), "{p:?}");
+    let again = tandem::app::probe_timings(&app.store, &app.config)
+        .await
+        .unwrap();
+    assert_eq!(
+        (again.timed, again.unreadable),
+        (0, 0),
+        "each video is asked once"
+    );
+    // The page carries what ffprobe says about the file itself.
+    let path = src.join("videos/REAL.webm");
+    let t = tandem::io::video::probe_timing(&path).unwrap();
+    assert!(t.constant && t.frames > 1, "{t:?}");
+    let page = review("REAL").await;
+    assert!(
+        page.contains(&format!(
+            "data-fps=\"{}\" data-frames=\"{}\"",
+            t.fps, t.frames
+        )),
+        "{page}"
+    );
+    let web1 = app.login("val01").await;
+    let fake = app
+        .page(
+            Some(&web1),
+            Method::GET,
+            &format!("/c/{CAMPAIGN}/review/1/FAKE"),
+            None,
+        )
+        .await;
+    assert_eq!(fake.status, StatusCode::OK);
+    assert!(
+        !fake.text.contains("data-fps"),
+        "unreadable: steps by presented frames"
+    );
+}

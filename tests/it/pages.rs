@@ -805,3 +805,90 @@ async fn a_revoked_token_stops_working() {
     let r = app.get("/api/v1/me", &c.v0).await;
     assert_eq!(r.status, StatusCode::UNAUTHORIZED);
 }
+
+#[tokio::test]
+async fn adding_a_validator_shows_the_new_pairs_and_changes_nothing_until_confirmed() {
+    let app = spawn_app().await;
+    let c = cast(&app).await;
+    // Task 0 (MC) is reviewed by val00 + val01, task 1 (QC) by val01 + val00; one QC
+    // clip is started (it keeps its pair), two are not.
+    app.import_clips(&["MC_F_EGO_STA", "QC_F_EGO_DYN"], 3, &[])
+        .await;
+    assert_eq!(app.pass(&c.v0, 1, "QC_F_EGO_DYN_0000").await.status, 201);
+    let web = app.login("admin1").await;
+    let before = app.dump().await;
+    let form = [
+        ("name", "val02"),
+        ("role", "validator"),
+        ("index", "2"),
+        ("campaign", CAMPAIGN),
+        ("password", ""),
+    ];
+    let r = app
+        .page(
+            Some(&web),
+            reqwest::Method::POST,
+            "/admin/users",
+            Some(&form),
+        )
+        .await;
+    assert_eq!(r.status, 200);
+    assert!(r.text.contains("Confirm the new pairs"), "{}", r.text);
+    // QC (position 1) goes from (val01, val00) to (val01, val02) with its 2 unstarted clips.
+    assert!(
+        r.text.contains(
+            "<td>QC_F_EGO_DYN</td><td>val01 + val00</td><td>val01 + val02</td><td>2</td>"
+        ),
+        "{}",
+        r.text
+    );
+    assert!(
+        !r.text.contains("<td>MC_F_EGO_STA</td>"),
+        "task 0 keeps its pair"
+    );
+    assert!(r.text.contains("name=\"confirm\" value=\"yes\""));
+    assert_eq!(
+        app.dump().await,
+        before,
+        "nothing changes before the confirmation"
+    );
+
+    let mut confirmed = form.to_vec();
+    confirmed.push(("confirm", "yes"));
+    let r = app
+        .page(
+            Some(&web),
+            reqwest::Method::POST,
+            "/admin/users",
+            Some(&confirmed),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert!(
+        r.text.contains("The password of validator val02"),
+        "{}",
+        r.text
+    );
+    let moved: i64 = sqlx::query_scalar(
+        "SELECT COUNT(*) FROM items i JOIN users u ON u.id = i.queue2 JOIN tasks t ON t.id = i.task_id
+         WHERE u.name = 'val02' AND t.code = 'QC_F_EGO_DYN'",
+    )
+    .fetch_one(&app.db)
+    .await
+    .unwrap();
+    assert_eq!(moved, 2, "the 2 unstarted QC clips moved, as announced");
+    // The overview tells who new items go to apart from who reviewed the task.
+    let r = app
+        .page(
+            Some(&web),
+            reqwest::Method::GET,
+            &format!("/c/{CAMPAIGN}/admin"),
+            None,
+        )
+        .await;
+    assert!(
+        r.text.contains("<th>QC_F_EGO_DYN</th><td class=\"pair\">val01 + val02</td><td class=\"pair\">val01 + val00 (1)</td>"),
+        "{}",
+        r.text
+    );
+}

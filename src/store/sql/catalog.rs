@@ -11,8 +11,8 @@ use crate::store::Lock;
 use crate::store::accounts::User;
 use crate::domain::Stage;
 use crate::store::catalog::{
-    Campaign, ClassifiedItem, ImportSummary, ItemClass, ItemGroup, Settings, StageProgress,
-    TaskInfo, TaskProgress,
+    Campaign, ClassifiedItem, ImportSummary, ItemClass, ItemGroup, PairChange, Settings,
+    StageProgress, TaskInfo, TaskProgress,
 };
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
@@ -126,21 +126,30 @@ pub(crate) fn chunk_rows(cols: usize) -> usize {
     (MAX_PARAMS / cols.max(1)).max(1)
 }
 
-/// Recomputes the pair in force for every task of a campaign (the admin's override,
-/// else the default pair from the pool), then moves the campaign's open items that no
-/// one has started to their task's pair: the queues hold what the pairs say. Called in
-/// the write that changes the pool or an override, so the tasks and the queues never
-/// disagree with them.
-pub(crate) async fn refresh_pairs_in(c: &mut Conn, campaign_id: i64) -> Result<()> {
-    let pool: Vec<(i64, i64)> = qa(
+/// A task's pair in force now and as the pool (with `joining`, a validator about to
+/// join at an index) makes it: (task id, code, now, then), each as (rater 1, rater 2,
+/// problem).
+type PairInForce = (Option<i64>, Option<i64>, Option<String>);
+
+async fn planned_pairs_in(
+    c: &mut Conn,
+    campaign_id: i64,
+    joining: Option<(i64, i64)>,
+) -> Result<Vec<(i64, String, PairInForce, PairInForce)>> {
+    let mut pool: Vec<(i64, i64)> = qa(
         "SELECT pool_index, user_id FROM pool_members WHERE campaign_id = $1 ORDER BY pool_index",
     )
     .bind(campaign_id)
     .fetch_all(&mut *c)
     .await?;
+    if let Some(j) = joining {
+        pool.push(j);
+        pool.sort_unstable();
+    }
     #[derive(sqlx::FromRow)]
     struct TaskPair {
         id: i64,
+        code: String,
         position: i64,
         pair_rater1: Option<i64>,
         pair_rater2: Option<i64>,
@@ -149,47 +158,142 @@ pub(crate) async fn refresh_pairs_in(c: &mut Conn, campaign_id: i64) -> Result<(
         pair_problem: Option<String>,
     }
     let tasks: Vec<TaskPair> = qa(
-        "SELECT id, position, pair_rater1, pair_rater2, rater1_id, rater2_id, pair_problem
-         FROM tasks WHERE campaign_id = $1",
+        "SELECT id, code, position, pair_rater1, pair_rater2, rater1_id, rater2_id, pair_problem
+         FROM tasks WHERE campaign_id = $1 ORDER BY position",
     )
     .bind(campaign_id)
     .fetch_all(&mut *c)
     .await?;
+    Ok(tasks
+        .into_iter()
+        .map(|t| {
+            let pair = match (t.pair_rater1, t.pair_rater2) {
+                (Some(a), Some(b)) => Ok((a, b)),
+                _ => default_pair(usize::try_from(t.position).unwrap_or(0), &pool),
+            };
+            let then = match pair {
+                Ok((a, b)) => (Some(a), Some(b), None),
+                Err(p) => (None, None, Some(p)),
+            };
+            (t.id, t.code, (t.rater1_id, t.rater2_id, t.pair_problem), then)
+        })
+        .collect())
+}
+
+/// Recomputes the pair in force for every task of a campaign (the admin's override,
+/// else the default pair from the pool), then moves the campaign's open items that no
+/// one has started to their task's pair: the queues hold what the pairs say. Called in
+/// the write that changes the pool or an override, so the tasks and the queues never
+/// disagree with them.
+pub(crate) async fn refresh_pairs_in(c: &mut Conn, campaign_id: i64) -> Result<()> {
     let mut changed = false;
-    for t in tasks {
-        let pair = match (t.pair_rater1, t.pair_rater2) {
-            (Some(a), Some(b)) => Ok((a, b)),
-            _ => default_pair(usize::try_from(t.position).unwrap_or(0), &pool),
-        };
-        let (r1, r2, problem) = match pair {
-            Ok((a, b)) => (Some(a), Some(b), None),
-            Err(p) => (None, None, Some(p)),
-        };
-        if (r1, r2, &problem) == (t.rater1_id, t.rater2_id, &t.pair_problem) {
+    for (id, _, now, then) in planned_pairs_in(c, campaign_id, None).await? {
+        if now == then {
             continue;
         }
         changed = true;
         q("UPDATE tasks SET rater1_id = $1, rater2_id = $2, pair_problem = $3 WHERE id = $4")
-            .bind(r1)
-            .bind(r2)
-            .bind(problem)
-            .bind(t.id)
+            .bind(then.0)
+            .bind(then.1)
+            .bind(then.2)
+            .bind(id)
             .execute(&mut *c)
             .await?;
     }
     if changed {
         // Items that someone started keep their pair; a question goes with its clip.
-        q("UPDATE items SET queue1 = t.rater1_id, queue2 = t.rater2_id
-           FROM tasks t
-           WHERE t.id = items.task_id AND items.campaign_id = $1 AND items.is_current = 1
-             AND items.calibration = 0 AND items.rater1_id IS NULL
-             AND (items.stage = 1 OR items.parent_item_id IS NULL)
-             AND (items.queue1 IS DISTINCT FROM t.rater1_id OR items.queue2 IS DISTINCT FROM t.rater2_id)")
-        .bind(campaign_id)
-        .execute(&mut *c)
-        .await?;
+        q(MOVE_UNSTARTED).bind(campaign_id).execute(&mut *c).await?;
     }
     Ok(())
+}
+
+/// Moves the open items no one has started to their task's pair in force (the items
+/// that `pool_change_preview` counts).
+const MOVE_UNSTARTED: &str = "UPDATE items SET queue1 = t.rater1_id, queue2 = t.rater2_id
+   FROM tasks t
+   WHERE t.id = items.task_id AND items.campaign_id = $1 AND items.is_current = 1
+     AND items.calibration = 0 AND items.rater1_id IS NULL
+     AND (items.stage = 1 OR items.parent_item_id IS NULL)
+     AND (items.queue1 IS DISTINCT FROM t.rater1_id OR items.queue2 IS DISTINCT FROM t.rater2_id)";
+
+impl Backend {
+    /// Per task, the pairs that have reviewed its Stage 1 items (newest versions, no
+    /// calibration items) and how many items each: (task, rater 1, rater 2, items).
+    pub(crate) async fn reviewing_pairs(
+        &self,
+        campaign: &Campaign,
+    ) -> Result<Vec<(String, String, String, i64)>> {
+        Ok(qa::<(String, String, String, i64)>(
+            "SELECT t.code, u1.name, u2.name, COUNT(*)
+             FROM items i JOIN tasks t ON t.id = i.task_id
+             JOIN users u1 ON u1.id = i.rater1_id JOIN users u2 ON u2.id = i.rater2_id
+             WHERE i.campaign_id = $1 AND i.stage = 1 AND i.is_current = 1 AND i.calibration = 0
+             GROUP BY t.code, u1.name, u2.name
+             ORDER BY t.code, COUNT(*) DESC, u1.name, u2.name",
+        )
+        .bind(campaign.id)
+        .fetch_all(&mut *self.read().await?)
+        .await?)
+    }
+
+    /// What placing a validator at `index` in a campaign's pool would change, before it
+    /// does: each task whose pair in force changes, from and to whom, and how many of
+    /// its unstarted items would move to the new pair (the items `MOVE_UNSTARTED`
+    /// moves). Nothing is written.
+    pub(crate) async fn pool_change_preview(
+        &self,
+        campaign_name: &str,
+        name: &str,
+        index: i64,
+    ) -> Result<Vec<PairChange>> {
+        let mut c = self.read().await?;
+        let Some(campaign) = campaign_in(&mut c, campaign_name).await? else {
+            // A campaign made by this placement has no tasks yet: nothing moves.
+            return Ok(Vec::new());
+        };
+        const JOINING: i64 = -1;
+        let planned = planned_pairs_in(&mut c, campaign.id, Some((index, JOINING))).await?;
+        let names: HashMap<i64, String> = qa::<(i64, String)>(
+            "SELECT u.id, u.name FROM pool_members p JOIN users u ON u.id = p.user_id WHERE p.campaign_id = $1",
+        )
+        .bind(campaign.id)
+        .fetch_all(&mut *c)
+        .await?
+        .into_iter()
+        .chain([(JOINING, name.to_string())])
+        .collect();
+        // Per task: the items MOVE_UNSTARTED would move, and those someone started.
+        let counts: HashMap<i64, (i64, i64)> = qa::<(i64, i64, i64)>(
+            "SELECT items.task_id,
+                    SUM(CASE WHEN items.rater1_id IS NULL AND (items.stage = 1 OR items.parent_item_id IS NULL)
+                             THEN 1 ELSE 0 END),
+                    SUM(CASE WHEN items.rater1_id IS NOT NULL THEN 1 ELSE 0 END)
+             FROM items
+             WHERE items.campaign_id = $1 AND items.is_current = 1 AND items.calibration = 0
+             GROUP BY items.task_id",
+        )
+        .bind(campaign.id)
+        .fetch_all(&mut *c)
+        .await?
+        .into_iter()
+        .map(|(t, u, s)| (t, (u, s)))
+        .collect();
+        let pair = |p: &PairInForce| -> Option<(String, String)> {
+            let n = |id: i64| names.get(&id).cloned().unwrap_or_else(|| format!("user #{id}"));
+            p.0.zip(p.1).map(|(a, b)| (n(a), n(b)))
+        };
+        Ok(planned
+            .into_iter()
+            .filter(|(_, _, now, then)| now != then)
+            .map(|(id, code, now, then)| PairChange {
+                task: code,
+                from: pair(&now),
+                to: pair(&then),
+                unstarted_moving: counts.get(&id).map_or(0, |c| c.0),
+                started: counts.get(&id).map_or(0, |c| c.1),
+            })
+            .collect())
+    }
 }
 
 /// Stores the known verdicts of calibration items: (item, verdict) pairs.
@@ -283,6 +387,42 @@ impl Backend {
                 .await?;
                 // A lower threshold can pass someone: the gates follow the rules.
                 super::calibration::refresh_gates_in(c, id).await
+            })
+        })
+        .await
+    }
+
+    /// The videos whose frame timing nobody has asked ffprobe for yet.
+    pub(crate) async fn media_without_timing(&self) -> Result<Vec<String>> {
+        Ok(qs(
+            "SELECT media_sha256 FROM clip_versions WHERE timing_probed_at IS NULL
+             GROUP BY media_sha256 ORDER BY MAX(id) DESC",
+        )
+        .fetch_all(&mut *self.read().await?)
+        .await?)
+    }
+
+    /// Stores what ffprobe said about a video (none: it could not tell) on every clip
+    /// version showing it.
+    pub(crate) async fn set_frame_timing(
+        &self,
+        sha256: &str,
+        timing: Option<crate::io::video::FrameTiming>,
+    ) -> Result<()> {
+        let sha = sha256.to_string();
+        self.write(Lock::Rows, move |c| {
+            let sha = sha.clone();
+            Box::pin(async move {
+                q("UPDATE clip_versions SET fps = $1, frame_count = $2, constant_rate = $3, timing_probed_at = $4
+                   WHERE media_sha256 = $5")
+                .bind(timing.map(|t| t.fps))
+                .bind(timing.and_then(|t| i64::try_from(t.frames).ok()))
+                .bind(timing.map(|t| i64::from(t.constant)))
+                .bind(now_micros())
+                .bind(&sha)
+                .execute(&mut *c)
+                .await?;
+                Ok(())
             })
         })
         .await

@@ -20,7 +20,10 @@ use std::path::PathBuf;
 /// One row of the overview: a task (or the total) in both stages.
 pub struct OverviewRow {
     pub task: String,
+    /// The pair in force: who new and unstarted items go to.
     pub pair: String,
+    /// The pairs that have reviewed the task's clips, with how many each.
+    pub reviewed_by: String,
     pub s1: StageProgress,
     pub s2: StageProgress,
     /// Stage 1 items rejected, waiting for a new version.
@@ -40,6 +43,7 @@ fn row(task: String, pair: String, p: &TaskProgress, target: i64) -> OverviewRow
     OverviewRow {
         task,
         pair,
+        reviewed_by: String::new(),
         in_review: p.stage1.unstarted + p.stage1.half_decided + p.stage1.split,
         reached: retained >= target,
         new_version: p.stage1.both_reject + p.stage1.split_rejected,
@@ -257,6 +261,7 @@ pub async fn overview(
         stage1: StageProgress::default(),
         stage2: StageProgress::default(),
     };
+    let reviewing = state.store.reviewing_pairs(&campaign).await?;
     let mut rows = Vec::new();
     for p in &progress {
         add(&mut total.stage1, &p.stage1);
@@ -269,12 +274,14 @@ pub async fn overview(
                 _ => "no pair".to_string(),
             })
             .unwrap_or_default();
-        rows.push(row(
-            p.task.clone(),
-            pair,
-            p,
-            campaign.settings.target_per_task,
-        ));
+        let mut r = row(p.task.clone(), pair, p, campaign.settings.target_per_task);
+        r.reviewed_by = reviewing
+            .iter()
+            .filter(|(t, ..)| *t == p.task)
+            .map(|(_, a, b, n)| format!("{a} + {b} ({n})"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        rows.push(r);
     }
     let splits_waiting = total.stage1.split + total.stage2.split;
     let target = campaign.settings.target_per_task;
@@ -490,6 +497,29 @@ async fn secret_page(
     }))
 }
 
+#[derive(Template)]
+#[template(path = "admin/confirm_pairs.html")]
+struct ConfirmPairsPage {
+    chrome: Chrome,
+    name: String,
+    role: &'static str,
+    campaign: String,
+    index: i64,
+    /// What the admin typed, sent again with the confirmation (empty: generate one).
+    password: String,
+    changes: Vec<crate::store::catalog::PairChange>,
+    moving: i64,
+}
+
+impl ConfirmPairsPage {
+    fn pair(&self, p: &Option<(String, String)>) -> String {
+        match p {
+            Some((a, b)) => format!("{a} + {b}"),
+            None => "no pair".into(),
+        }
+    }
+}
+
 pub async fn create_user(
     State(state): State<AppState>,
     Extension(session): Extension<Session>,
@@ -520,6 +550,37 @@ pub async fn create_user(
             }
         }
     };
+    // Placing a validator may give tasks new default pairs and move their unstarted
+    // items: shown first, and done only once the admin confirms.
+    if let Some(p) = &placement
+        && role == Role::Validator
+        && form.get("confirm") != "yes"
+    {
+        let changes = state
+            .store
+            .pool_change_preview(&p.campaign, &name, p.index)
+            .await?;
+        if crate::store::catalog::needs_confirmation(&changes) {
+            let chrome = Chrome::new(
+                &state,
+                &session,
+                Some(&p.campaign),
+                "Confirm the new pairs",
+                "/admin/users",
+            )
+            .await?;
+            return Ok(render(&ConfirmPairsPage {
+                chrome,
+                name,
+                role: role.as_str(),
+                campaign: p.campaign.clone(),
+                index: p.index,
+                password: form.get("password"),
+                moving: changes.iter().map(|c| c.unstarted_moving).sum(),
+                changes,
+            }));
+        }
+    }
     // A password is taken as typed, spaces and all.
     let typed = form.get("password");
     let (password, generated) = if typed.is_empty() {
@@ -689,6 +750,7 @@ async fn finish_import(
     match crate::app::import_manifest(&state.store, &state.config, c, manifest).await {
         Ok(summary) => {
             crate::web::media::warm_strips(state);
+            crate::web::media::warm_timings(state);
             Ok(crate::web::flash::redirect(
                 &format!("/c/{c}/admin"),
                 &format!("Imported: {summary}."),

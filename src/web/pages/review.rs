@@ -130,11 +130,11 @@ pub struct Player {
     pub src: String,
     pub media_type: String,
     pub strip: Option<String>,
-    /// FOR THE STORE: the clip version's frame rate and frame count
-    /// (`io::video::probe_timing` at import), drawn as the video's `data-fps` and
-    /// `data-frames` so that a step goes to the middle of the next frame. `None` until
-    /// the store keeps them per clip version; the player then steps from one presented
-    /// frame to the next (`requestVideoFrameCallback`). Only for a constant rate.
+    /// The clip version's frame rate and frame count (read by ffprobe after the import,
+    /// `app::probe_timings`), drawn as the video's `data-fps` and `data-frames` so that
+    /// a step goes to the middle of the next frame. `None` until probed, without
+    /// ffprobe, or for a file it cannot read: the player then steps from one presented
+    /// frame to the next (`requestVideoFrameCallback`). Used only for a constant rate.
     pub timing: Option<crate::io::video::FrameTiming>,
 }
 
@@ -173,7 +173,7 @@ pub async fn player(
         src: format!("/media/{token}"),
         media_type: clip.media_type.clone(),
         strip: media::strips_possible().then(|| format!("/media/{token}/strip")),
-        timing: None,
+        timing: clip.timing,
     })
 }
 
