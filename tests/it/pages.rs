@@ -892,3 +892,58 @@ async fn adding_a_validator_shows_the_new_pairs_and_changes_nothing_until_confir
         r.text
     );
 }
+
+#[tokio::test]
+async fn the_queue_filters_lists_undecided_first_and_says_what_waits_in_stage_2() {
+    let app = spawn_app().await;
+    let c = cast(&app).await;
+    let ids = app
+        .import_clips(&["MC_F_EGO_STA", "QC_F_EGO_DYN"], 2, &["OE"])
+        .await;
+    // val00 decides the first MC clip; val01 passes it too, so its OE question opens.
+    assert_eq!(app.pass(&c.v0, 1, &ids[0]).await.status, 201);
+    assert_eq!(app.pass(&c.v1, 1, &ids[0]).await.status, 201);
+    let web = app.login("val00").await;
+    let get = |path: String| {
+        let (app, web) = (&app, &web);
+        async move {
+            let r = app.page(Some(web), Method::GET, &path, None).await;
+            assert_eq!(r.status, StatusCode::OK, "{path}: {}", r.text);
+            r.text
+        }
+    };
+    let page = get(format!("/c/{CAMPAIGN}/review/1")).await;
+    // Undecided first, then the decided one with its verdict and when.
+    let first_undecided = page.find(&format!(">{}</a>", ids[1])).unwrap();
+    let decided = page.find(&format!(">{}</a>", ids[0])).unwrap();
+    assert!(first_undecided < decided, "undecided rows come first");
+    let today = tandem::clock::to_rfc3339(tandem::clock::now_micros())[..10].to_string();
+    assert!(
+        page.contains(&format!("<td>valid</td><td>{today} ")),
+        "{page}"
+    );
+    // Filters.
+    let only_qc = get(format!("/c/{CAMPAIGN}/review/1?task=QC_F_EGO_DYN")).await;
+    assert!(!only_qc.contains(&format!(">{}</a>", ids[0])));
+    assert!(only_qc.contains(&format!(">{}</a>", ids[2])));
+    assert!(
+        only_qc.contains("2 item(s) left out by the filter"),
+        "{only_qc}"
+    );
+    let decided_only = get(format!("/c/{CAMPAIGN}/review/1?show=decided")).await;
+    assert!(decided_only.contains(&format!(">{}</a>", ids[0])));
+    assert!(!decided_only.contains(&format!(">{}</a>", ids[1])));
+    // Stage 2 rows name the QA type in words.
+    let s2 = get(format!("/c/{CAMPAIGN}/review/2")).await;
+    assert!(s2.contains("OE · "), "{s2}");
+    // Once Stage 1 is done, the page says what waits in Stage 2.
+    for id in &ids[1..] {
+        assert_eq!(app.pass(&c.v0, 1, id).await.status, 201);
+    }
+    let done = get(format!("/c/{CAMPAIGN}/review/1")).await;
+    assert!(done.contains("You have decided everything in this stage."));
+    assert!(
+        done.contains("1 question(s) wait for you in Stage 2"),
+        "{done}"
+    );
+}

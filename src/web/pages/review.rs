@@ -27,7 +27,35 @@ struct QueuePage {
     total: i64,
     percent: i64,
     next: Option<String>,
-    items: Vec<crate::store::review::QueueEntry>,
+    /// The rows shown: undecided first, then decided, each in queue order.
+    rows: Vec<QueueRow>,
+    /// How many rows the filters left out.
+    hidden: usize,
+    /// The tasks of the queue, for the filter.
+    tasks: Vec<String>,
+    filter: QueueFilter,
+    /// Stage 1 only, once everything in it is decided: the questions waiting in Stage 2.
+    stage2_waiting: Option<i64>,
+}
+
+/// One row of a validator's queue, as the page shows it.
+pub struct QueueRow {
+    pub item_id: String,
+    pub task: String,
+    /// "OE · Object existence" (Stage 2).
+    pub qa_type: Option<String>,
+    pub level: Option<String>,
+    pub verdict: Option<&'static str>,
+    pub decided_at: Option<String>,
+}
+
+/// The queue's filters (`?task=&show=undecided|decided`).
+#[derive(serde::Deserialize, Default)]
+pub struct QueueFilter {
+    #[serde(default)]
+    pub task: String,
+    #[serde(default)]
+    pub show: String,
 }
 
 pub fn percent(done: i64, total: i64) -> i64 {
@@ -38,6 +66,7 @@ pub async fn queue(
     State(state): State<AppState>,
     Extension(session): Extension<Session>,
     Path((c, s)): Path<(String, String)>,
+    axum::extract::Query(filter): axum::extract::Query<QueueFilter>,
 ) -> PageResult {
     let campaign = state.store.campaign(&c).await?;
     let stage = stage(&s)?;
@@ -49,6 +78,56 @@ pub async fn queue(
         .store
         .queue_items(&campaign, &session.user, stage)
         .await?;
+    let mut tasks: Vec<String> = Vec::new();
+    for it in &items {
+        if !tasks.contains(&it.task) {
+            tasks.push(it.task.clone());
+        }
+    }
+    let total_rows = items.len();
+    let wanted = |it: &crate::store::review::QueueEntry| {
+        (filter.task.is_empty() || it.task == filter.task)
+            && match filter.show.as_str() {
+                "undecided" => !it.decided,
+                "decided" => it.decided,
+                _ => true,
+            }
+    };
+    let (mut undecided, decided): (Vec<_>, Vec<_>) =
+        items.into_iter().filter(wanted).partition(|it| !it.decided);
+    undecided.extend(decided);
+    let rows: Vec<QueueRow> = undecided
+        .into_iter()
+        .map(|it| QueueRow {
+            qa_type: it
+                .qa_type
+                .as_ref()
+                .map(|code| match campaign.taxonomy.qa_type(code) {
+                    Some(d) => format!("{code} · {}", d.name),
+                    None => code.clone(),
+                }),
+            item_id: it.item_id,
+            task: it.task,
+            level: it.level,
+            verdict: it.verdict.map(|v| v.as_str()),
+            decided_at: it.decided_at.map(|t| {
+                let full = crate::clock::to_rfc3339(t);
+                full.get(..16).unwrap_or(&full).replace('T', " ")
+            }),
+        })
+        .collect();
+    let stage2_waiting = if stage == crate::domain::Stage::Clip && q.next.is_none() && q.total > 0 {
+        match state
+            .store
+            .queue(&campaign, &session.user, crate::domain::Stage::Question)
+            .await
+        {
+            Ok(q2) => Some(q2.total - q2.done),
+            Err(_) => None,
+        }
+    } else {
+        None
+    };
     let here = format!("/c/{c}/review/{s}");
     let chrome = Chrome::new(
         &state,
@@ -66,7 +145,11 @@ pub async fn queue(
         total: q.total,
         percent: percent(q.done, q.total),
         next: q.next,
-        items,
+        hidden: total_rows - rows.len(),
+        rows,
+        tasks,
+        filter,
+        stage2_waiting,
     }))
 }
 
