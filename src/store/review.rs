@@ -43,6 +43,9 @@ pub struct Recorded {
     pub decision: OwnDecision,
     /// False when the request repeated a stored decision and nothing was added.
     pub recorded: bool,
+    /// True once both verdicts are in: this one can no longer change.
+    #[serde(rename = "final")]
+    pub is_final: bool,
 }
 
 /// A clip as reviewers see it.

@@ -13,7 +13,7 @@ const MAX_CHARS: usize = 300;
 
 tokio::task_local! {
     /// The message this request brought, and whether a page showed it.
-    static INCOMING: RefCell<(Option<String>, bool)>;
+    static INCOMING: RefCell<(Option<(String, Option<String>)>, bool)>;
 }
 
 fn encode(message: &str) -> String {
@@ -24,13 +24,51 @@ fn encode(message: &str) -> String {
         .to_string()
 }
 
+#[cfg(test)]
 fn decode(value: &str) -> Option<String> {
-    serde_urlencoded::from_str::<Vec<(String, String)>>(&format!("m={value}"))
-        .ok()?
+    decode_with_link(value).map(|(m, _)| m)
+}
+
+/// A message and, after it (`&l=`), the local page it offers to go back to.
+fn decode_with_link(value: &str) -> Option<(String, Option<String>)> {
+    let pairs = serde_urlencoded::from_str::<Vec<(String, String)>>(&format!("m={value}")).ok()?;
+    let message = pairs
+        .iter()
+        .find(|(k, _)| k == "m")
+        .map(|(_, m)| m.clone())
+        .filter(|m| !m.is_empty() && crate::domain::text::check(m).is_ok())?;
+    let link = pairs
         .into_iter()
-        .next()
-        .map(|(_, m)| m)
-        .filter(|m| !m.is_empty() && crate::domain::text::check(m).is_ok())
+        .find(|(k, _)| k == "l")
+        .map(|(_, l)| l)
+        .filter(|l| is_local_page(l));
+    Some((message, link))
+}
+
+/// A path of this site's campaign pages and nothing else (the cookie is the browser's:
+/// what it sends back is checked like any input).
+fn is_local_page(l: &str) -> bool {
+    l.starts_with("/c/")
+        && l.len() < 300
+        && l.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'/' | b'_' | b'-' | b'.'))
+        && !l.contains("..")
+}
+
+/// A 303 to a local path that leaves `message` for the page it leads to, with a link
+/// back to `link` (a local campaign page, such as the item just saved).
+pub fn redirect_with_link(path: &str, message: &str, link: &str) -> Response {
+    let mut resp = super::see_other(path);
+    let value = format!(
+        "{}&{}",
+        encode(message),
+        serde_urlencoded::to_string([("l", link)]).unwrap_or_default()
+    );
+    let cookie = format!("{COOKIE}={value}; Path=/; Max-Age=120; HttpOnly; SameSite=Lax");
+    if let Ok(v) = HeaderValue::from_str(&cookie) {
+        resp.headers_mut().append(header::SET_COOKIE, v);
+    }
+    resp
 }
 
 /// A 303 to a local path that leaves `message` for the page it leads to.
@@ -48,6 +86,11 @@ pub fn redirect(path: &str, message: &str) -> Response {
 
 /// The message left for this page, if any (the page shows it; it is cleared then).
 pub fn take() -> Option<String> {
+    take_with_link().map(|(m, _)| m)
+}
+
+/// The message left for this page and the page it links back to, if any.
+pub fn take_with_link() -> Option<(String, Option<String>)> {
     INCOMING
         .try_with(|cell| {
             let mut state = cell.borrow_mut();
@@ -68,7 +111,7 @@ pub async fn scope(headers: &HeaderMap, page: impl Future<Output = Response>) ->
         .flat_map(|v| v.split(';'))
         .filter_map(|kv| kv.trim().split_once('='))
         .find(|(k, _)| *k == COOKIE)
-        .and_then(|(_, v)| decode(v));
+        .and_then(|(_, v)| decode_with_link(v));
     let had = incoming.is_some();
     let (mut resp, shown) = INCOMING
         .scope(RefCell::new((incoming, false)), async {
@@ -111,5 +154,34 @@ mod tests {
             "control characters are dropped"
         );
         assert_eq!(encode(&"x".repeat(1000)).len(), MAX_CHARS);
+    }
+
+    #[test]
+    fn a_link_back_is_kept_only_when_it_is_a_local_campaign_page() {
+        let value = |m: &str, l: &str| {
+            format!(
+                "{}&{}",
+                encode(m),
+                serde_urlencoded::to_string([("l", l)]).unwrap()
+            )
+        };
+        let ok = value("Saved: C12 is valid.", "/c/default/review/1/C12");
+        assert_eq!(
+            decode_with_link(&ok),
+            Some((
+                "Saved: C12 is valid.".into(),
+                Some("/c/default/review/1/C12".into())
+            ))
+        );
+        for bad in [
+            "javascript:alert(1)",
+            "https://evil.example/c/x",
+            "/c/../admin",
+            "/c/a b",
+            "//evil/c/",
+        ] {
+            let (m, l) = decode_with_link(&value("m", bad)).unwrap();
+            assert_eq!((m.as_str(), l), ("m", None), "{bad}");
+        }
     }
 }

@@ -213,6 +213,14 @@ async fn a_validator_reviews_both_stages_through_the_pages() {
         next.text.contains(&format!("Saved: {} is valid.", ids[0])),
         "the saved verdict is confirmed"
     );
+    assert!(
+        next.text.contains(&format!(
+            "<a href=\"{base}/1/{}\" id=\"change-saved\">Change it</a>",
+            ids[0]
+        )),
+        "while the partner has not decided, the message links back: {}",
+        next.text
+    );
     let r = app
         .page(
             Some(&web),
@@ -946,4 +954,39 @@ async fn the_queue_filters_lists_undecided_first_and_says_what_waits_in_stage_2(
         done.contains("1 question(s) wait for you in Stage 2"),
         "{done}"
     );
+}
+
+#[tokio::test]
+async fn a_save_that_completes_the_pair_says_it_is_final_and_offers_no_change() {
+    let app = spawn_app().await;
+    let c = cast(&app).await;
+    let ids = app.import_clips(&["MC_F_EGO_STA"], 2, &[]).await;
+    assert_eq!(app.pass(&c.v1, 1, &ids[0]).await.status, 201);
+    let web = app.login("val00").await;
+    let r = app
+        .page(
+            Some(&web),
+            Method::POST,
+            &format!("/c/{CAMPAIGN}/review/1/{}", ids[0]),
+            Some(&[("verdict", "valid"), ("rendered_at", "0")]),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER);
+    let next = app
+        .page(Some(&web), Method::GET, &r.location().unwrap(), None)
+        .await;
+    assert!(
+        next.text.contains(&format!(
+            "Saved: {} is valid (final: both verdicts are in).",
+            ids[0]
+        )),
+        "{}",
+        next.text
+    );
+    assert!(!next.text.contains("change-saved"));
+    // The API says the same.
+    let r = app.pass(&c.v1, 1, &ids[1]).await;
+    assert_eq!(r.body["final"], false, "{}", r.text);
+    let r = app.pass(&c.v0, 1, &ids[1]).await;
+    assert_eq!(r.body["final"], true, "{}", r.text);
 }

@@ -255,6 +255,7 @@ pub(crate) async fn record_verdict_in(
             return Ok(Recorded {
                 decision: d.into(),
                 recorded: false,
+                is_final: loaded.facts.outcome != crate::domain::Outcome::Pending,
             });
         }
         Plan::Record(r) => r,
@@ -278,7 +279,9 @@ pub(crate) async fn record_verdict_in(
     .fetch_one(&mut *c)
     .await?;
     apply_in(c, &loaded, &record, validator.id, decision_id).await?;
+    let is_final = record.completes.is_some();
     Ok(Recorded {
+        is_final,
         decision: OwnDecision {
             change: record.seq,
             verdict: record.checked.verdict,

@@ -27,6 +27,8 @@ pub struct Chrome {
     pub campaign: Option<String>,
     pub csrf: String,
     pub flash: Option<String>,
+    /// The page the message links back to ("Change it"), if any.
+    pub flash_link: Option<String>,
     pub css: String,
     pub js: String,
     /// (link, label, is the current page)
@@ -42,7 +44,10 @@ impl Chrome {
         title: &str,
         here: &str,
     ) -> Result<Chrome, Error> {
-        let flash = super::flash::take();
+        let (flash, flash_link) = match super::flash::take_with_link() {
+            Some((m, l)) => (Some(m), l),
+            None => (None, None),
+        };
         let mut nav = Vec::new();
         if let Some(c) = campaign {
             let links: Vec<(String, String)> = match session.user.role {
@@ -98,6 +103,7 @@ impl Chrome {
             campaign: campaign.map(str::to_string),
             csrf: session.csrf_token.clone(),
             flash,
+            flash_link,
             css: assets::url("app.css"),
             js: assets::url("app.js"),
             nav,

@@ -461,10 +461,19 @@ pub async fn decide(
                 Some(next) => format!("/c/{c}/review/{}/{next}", stage.number()),
                 None => format!("/c/{c}/review/{}", stage.number()),
             };
-            Ok(crate::web::flash::redirect(
-                &to,
-                &format!("Saved: {key} is {what}."),
-            ))
+            if recorded.is_final {
+                Ok(crate::web::flash::redirect(
+                    &to,
+                    &format!("Saved: {key} is {what} (final: both verdicts are in)."),
+                ))
+            } else {
+                // While the partner has not decided, the verdict can still change.
+                Ok(crate::web::flash::redirect_with_link(
+                    &to,
+                    &format!("Saved: {key} is {what}."),
+                    &format!("/c/{c}/review/{}/{key}", stage.number()),
+                ))
+            }
         }
         Err(e @ (Error::Field { .. } | Error::Invalid(_) | Error::Conflict(_))) => {
             let item = state
