@@ -157,6 +157,7 @@ fn record_verdict(bencher: Bencher) {
             },
             note: String::new(),
             time_spent_ms: Some(4000),
+            time_measure: None,
             version: VersionRule::Newest,
         };
         let key = format!("MC_F_EGO_STA_{:04}", n % 100);

@@ -214,6 +214,7 @@ async fn retain_every_clip(c: &Campaign) {
         reasons: vec![],
         note: String::new(),
         time_spent_ms: None,
+        time_measure: None,
         version: VersionRule::Newest,
     };
     futures_util::stream::iter(c.slots.iter())

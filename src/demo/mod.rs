@@ -366,6 +366,7 @@ pub async fn build(
         };
         for (who, v) in [r1, r2].into_iter().zip(verdicts) {
             rows.push(DecisionRow {
+                time_measure: None,
                 line: rows.len() + 2,
                 stage: Stage::Clip,
                 item_id: format!("{}_D{k:02}", task.code),

@@ -184,6 +184,8 @@ impl Rows {
         for (who, v) in [(pair.0, v1), (pair.1, v2)] {
             let at = self.tick();
             self.decisions.push(DecisionRow {
+                // Reconstructed, not measured: no measure is claimed.
+                time_measure: None,
                 line: self.decisions.len() + 2,
                 stage,
                 item_id: item.to_string(),

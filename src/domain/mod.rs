@@ -351,6 +351,41 @@ impl Outcome {
     }
 }
 
+/// What a decision's `time_spent_ms` measures (stored with it, so that rows recorded
+/// under another definition stay interpretable).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TimeMeasure {
+    /// The time the item's page was open and visible in the browser (a hidden tab does
+    /// not count; kept across a refused save).
+    Visible,
+    /// The time since the page was drawn (the browser did not report how long it was
+    /// visible, as without JavaScript).
+    Open,
+    /// What an API client sent, measured by the client.
+    Client,
+}
+
+impl TimeMeasure {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TimeMeasure::Visible => "visible",
+            TimeMeasure::Open => "open",
+            TimeMeasure::Client => "client",
+        }
+    }
+
+    pub fn parse(s: &str) -> Result<TimeMeasure, String> {
+        match s {
+            "visible" => Ok(TimeMeasure::Visible),
+            "open" => Ok(TimeMeasure::Open),
+            "client" => Ok(TimeMeasure::Client),
+            other => Err(format!(
+                "`{other}` is not a time measure: use visible, open or client (or leave it empty)"
+            )),
+        }
+    }
+}
+
 /// Where a decision came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Origin {

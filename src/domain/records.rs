@@ -19,6 +19,8 @@ pub struct DecisionRow {
     pub note: String,
     pub decided_at: i64,
     pub time_spent_ms: Option<i64>,
+    /// What `time_spent_ms` measures, when the file says.
+    pub time_measure: Option<crate::domain::TimeMeasure>,
     /// The clip version the row is about; the newest when the file does not say.
     pub clip_version: Option<i64>,
 }
@@ -46,6 +48,9 @@ pub struct DecisionRecord {
     pub note: String,
     pub decided_at: i64,
     pub time_spent_ms: Option<i64>,
+    /// What `time_spent_ms` measures: `visible`, `client`, or none (recorded before the
+    /// measure was stored, or imported without it).
+    pub time_measure: Option<String>,
     pub clip_version: i64,
     /// Whether this is the verdict that counted when the pair completed.
     pub counted: bool,

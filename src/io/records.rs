@@ -194,11 +194,22 @@ pub fn read_decisions(input: impl Read) -> (Vec<DecisionRow>, Vec<LineError>) {
                 }
             },
         };
+        let time_measure = match table.cell(rec, "time_measure") {
+            "" => None,
+            s => match crate::domain::TimeMeasure::parse(s) {
+                Ok(m) => Some(m),
+                Err(m) => {
+                    fail("time_measure", m);
+                    None
+                }
+            },
+        };
         if bad {
             continue;
         }
         if let (Some(stage), Some(verdict), Some(decided_at)) = (stage, verdict, decided_at) {
             rows.push(DecisionRow {
+                time_measure,
                 line,
                 stage,
                 item_id,
@@ -278,13 +289,13 @@ fn csv_error(e: csv::Error) -> Error {
     Error::Internal(format!("cannot write CSV: {e}"))
 }
 
-/// Writes every decision: the import columns, then `time_spent_ms`, `clip_version`
-/// and `final` (true for the two verdicts that decided the item's outcome). The
-/// output can be imported again: extra columns are ignored on import.
+/// Writes every decision: the import columns, then `time_spent_ms`, `clip_version`,
+/// `final` (true for the two verdicts that decided the item's outcome) and
+/// `time_measure`. The output can be imported again.
 pub fn write_decisions(out: impl Write, records: &[DecisionRecord]) -> Result<()> {
     let mut w = csv::Writer::from_writer(out);
     let mut header: Vec<&str> = DECISION_COLUMNS.to_vec();
-    header.extend(["time_spent_ms", "clip_version", "final"]);
+    header.extend(["time_spent_ms", "clip_version", "final", "time_measure"]);
     w.write_record(&header).map_err(csv_error)?;
     for r in records {
         w.write_record([
@@ -298,6 +309,7 @@ pub fn write_decisions(out: impl Write, records: &[DecisionRecord]) -> Result<()
             r.time_spent_ms.map(|t| t.to_string()).unwrap_or_default(),
             r.clip_version.to_string(),
             r.counted.to_string(),
+            r.time_measure.clone().unwrap_or_default(),
         ])
         .map_err(csv_error)?;
     }

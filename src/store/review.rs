@@ -15,6 +15,8 @@ pub struct VerdictRequest {
     pub reasons: Vec<String>,
     pub note: String,
     pub time_spent_ms: Option<i64>,
+    /// What `time_spent_ms` measures (stored with the decision).
+    pub time_measure: Option<crate::domain::TimeMeasure>,
     pub version: VersionRule,
 }
 

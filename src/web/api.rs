@@ -165,6 +165,7 @@ impl VerdictBody {
             reasons: self.reasons,
             note: self.note,
             time_spent_ms: self.time_spent_ms,
+            time_measure: Some(crate::domain::TimeMeasure::Client),
             version: self.version.map_or(VersionRule::Newest, VersionRule::Shown),
         })
     }

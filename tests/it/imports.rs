@@ -615,3 +615,102 @@ async fn exported_decisions_of_several_versions_import_again_as_repeats() {
     let s = import_csv_decisions(&app, &text).await.unwrap();
     assert_eq!((s.recorded, s.repeated), (0, 3));
 }
+
+#[tokio::test]
+async fn each_decision_says_what_its_time_measures_and_the_export_carries_it() {
+    let app = spawn_app().await;
+    let c = cast(&app).await;
+    let ids = app.import_clips(&[MC], 4, &[]).await;
+    // The browser with its script (visible time), without it (time since drawn), the API.
+    let web = app.login("val00").await;
+    for (id, form) in [
+        (
+            &ids[0],
+            vec![
+                ("verdict", "valid"),
+                ("rendered_at", "0"),
+                ("spent_ms", "4200"),
+            ],
+        ),
+        (&ids[1], vec![("verdict", "valid"), ("rendered_at", "0")]),
+    ] {
+        let r = app
+            .page(
+                Some(&web),
+                reqwest::Method::POST,
+                &format!("/c/{CAMPAIGN}/review/1/{id}"),
+                Some(&form),
+            )
+            .await;
+        assert_eq!(r.status, reqwest::StatusCode::SEE_OTHER, "{}", r.text);
+    }
+    let r = app
+        .verdict(
+            &c.v0,
+            1,
+            &ids[2],
+            json!({"verdict": "valid", "time_spent_ms": 3000}),
+        )
+        .await;
+    assert_eq!(r.status, reqwest::StatusCode::CREATED);
+    app.pass(&c.v0, 1, &ids[3]).await; // no time: no measure
+    // A file says what its times measure; a wrong word is refused with line and field.
+    let t = "2026-03-01T10:00:00Z";
+    let err = import_csv_decisions(
+        &app,
+        &format!(
+            "stage,item_id,validator,verdict,reasons,note,decided_at,time_spent_ms,time_measure\n1,{},val01,valid,,,{t},900,seconds\n",
+            ids[0]
+        ),
+    )
+    .await
+    .unwrap_err();
+    let text = err.to_string();
+    assert!(
+        text.contains("line 2") && text.contains("time_measure"),
+        "{text}"
+    );
+    import_csv_decisions(
+        &app,
+        &format!(
+            "stage,item_id,validator,verdict,reasons,note,decided_at,time_spent_ms,time_measure\n1,{},val01,valid,,,{t},900,client\n",
+            ids[0]
+        ),
+    )
+    .await
+    .unwrap();
+    let records = app
+        .store
+        .decision_records(&campaign(&app).await)
+        .await
+        .unwrap();
+    let measures: Vec<(String, Option<i64>, Option<String>)> = records
+        .iter()
+        .map(|r| (r.item_id.clone(), r.time_spent_ms, r.time_measure.clone()))
+        .collect();
+    assert_eq!(
+        measures[0],
+        (ids[0].clone(), Some(4200), Some("visible".into()))
+    );
+    assert_eq!(measures[1].2.as_deref(), Some("open"));
+    assert_eq!(
+        measures[2],
+        (ids[2].clone(), Some(3000), Some("client".into()))
+    );
+    assert_eq!(measures[3], (ids[3].clone(), None, None));
+    assert_eq!(
+        measures[4],
+        (ids[0].clone(), Some(900), Some("client".into()))
+    );
+    // The export names it in its last column, and importing the export adds nothing.
+    let mut csv = Vec::new();
+    tandem::io::records::write_decisions(&mut csv, &records).unwrap();
+    let csv = String::from_utf8(csv).unwrap();
+    assert!(
+        csv.lines().next().unwrap().ends_with(",final,time_measure"),
+        "{csv}"
+    );
+    assert!(csv.lines().nth(1).unwrap().ends_with(",visible"), "{csv}");
+    let again = import_csv_decisions(&app, &csv).await.unwrap();
+    assert_eq!(again.recorded, 0, "{again:?}");
+}

@@ -23,6 +23,7 @@ fn verdict(v: Verdict) -> VerdictRequest {
         },
         note: String::new(),
         time_spent_ms: Some(1000),
+        time_measure: None,
         version: tandem::domain::verdict::VersionRule::Newest,
     }
 }

@@ -117,6 +117,7 @@ async fn import_decisions_in(
             reasons: row.reasons.clone(),
             note: row.note.clone(),
             time_spent_ms: row.time_spent_ms,
+            time_measure: row.time_measure,
             version: if row.clip_version.is_some() {
                 VersionRule::Named
             } else {
@@ -258,12 +259,13 @@ impl Backend {
             note: String,
             decided_at: i64,
             time_spent_ms: Option<i64>,
+            time_measure: Option<String>,
             clip_version: i64,
             counted: i64,
         }
         Ok(qa::<Row>(
             "SELECT i.stage, i.item_key, u.name, d.verdict, d.reasons, d.note, d.decided_at,
-                    d.time_spent_ms, i.clip_version,
+                    d.time_spent_ms, d.time_measure, i.clip_version,
                     CAST(CASE WHEN d.id = i.final1_id OR d.id = i.final2_id THEN 1 ELSE 0 END AS BIGINT) AS counted
              FROM decisions d
              JOIN items i ON i.id = d.item_id
@@ -284,6 +286,7 @@ impl Backend {
             note: r.note,
             decided_at: r.decided_at,
             time_spent_ms: r.time_spent_ms,
+            time_measure: r.time_measure,
             clip_version: r.clip_version,
             counted: r.counted == 1,
         })

@@ -261,8 +261,8 @@ pub(crate) async fn record_verdict_in(
         Plan::Record(r) => r,
     };
     let decision_id: i64 = qs(
-        "INSERT INTO decisions (item_id, validator_id, seq, verdict, reasons, note, time_spent_ms, decided_at, recorded_at, origin, campaign_id, stage)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING id",
+        "INSERT INTO decisions (item_id, validator_id, seq, verdict, reasons, note, time_spent_ms, decided_at, recorded_at, origin, campaign_id, stage, time_measure)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING id",
     )
     .bind(loaded.facts.id)
     .bind(validator.id)
@@ -276,6 +276,12 @@ pub(crate) async fn record_verdict_in(
     .bind(origin.as_str())
     .bind(target.campaign_id)
     .bind(stage.number())
+    .bind(
+        record
+            .time_spent_ms
+            .and(req.time_measure)
+            .map(crate::domain::TimeMeasure::as_str),
+    )
     .fetch_one(&mut *c)
     .await?;
     apply_in(c, &loaded, &record, validator.id, decision_id).await?;

@@ -234,6 +234,7 @@ pub async fn decide(
                         reasons: reasons.clone(),
                         note: note.clone(),
                         time_spent_ms,
+                        time_measure: form.time_measure(),
                         version: VersionRule::Newest,
                     },
                 )

@@ -308,6 +308,18 @@ impl FormFields {
     /// `spent_before`, what a refused save carried over), never more than the time since
     /// the page was first drawn (`rendered_at`, ms since the epoch, kept across a refused
     /// save); without the script, the time since it was first drawn. Within 0 and a day.
+    /// What `time_spent_ms` measures: the visible time when the page's script sent it,
+    /// else the time since the page was drawn.
+    pub fn time_measure(&self) -> Option<crate::domain::TimeMeasure> {
+        if self.get("spent_ms").parse::<i64>().is_ok() {
+            Some(crate::domain::TimeMeasure::Visible)
+        } else if self.get("rendered_at").parse::<i64>().is_ok() {
+            Some(crate::domain::TimeMeasure::Open)
+        } else {
+            None
+        }
+    }
+
     pub fn time_spent_ms(&self) -> Option<i64> {
         let max = crate::domain::rules::MAX_TIME_SPENT_MS;
         let open = self

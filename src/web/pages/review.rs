@@ -429,6 +429,7 @@ pub async fn decide(
                 reasons,
                 note: draft.note.clone(),
                 time_spent_ms,
+                time_measure: form.time_measure(),
                 version: form
                     .get("version")
                     .parse::<i64>()
