@@ -84,12 +84,8 @@ pub fn redirect(path: &str, message: &str) -> Response {
     resp
 }
 
-/// The message left for this page, if any (the page shows it; it is cleared then).
-pub fn take() -> Option<String> {
-    take_with_link().map(|(m, _)| m)
-}
-
-/// The message left for this page and the page it links back to, if any.
+/// The message left for this page and the page it links back to, if any (the page
+/// shows it; it is cleared then).
 pub fn take_with_link() -> Option<(String, Option<String>)> {
     INCOMING
         .try_with(|cell| {

@@ -402,17 +402,6 @@ fn multipart(ranges: &[(u64, u64)], size: u64, content_type: &str) -> (Vec<Piece
     (pieces, boundary)
 }
 
-/// What a reply is made of.
-struct Opened {
-    size: u64,
-    validators: Option<Validators>,
-    plan: Plan,
-    pieces: Vec<Piece>,
-    boundary: Option<String>,
-    inline: Option<Bytes>,
-    file: Arc<std::fs::File>,
-}
-
 /// An open stored file with its size and date.
 #[derive(Clone)]
 struct OpenFile {
@@ -538,22 +527,13 @@ pub async fn serve_file(
     } else {
         None
     };
-    let o = Opened {
-        size: f.size,
-        validators,
-        plan,
-        pieces,
-        boundary,
-        inline,
-        file: f.file,
-    };
-    let length = pieces_len(&o.pieces);
-    let body = match (o.inline, head) {
+    let length = pieces_len(&pieces);
+    let body = match (inline, head) {
         (_, true) => Body::empty(),
         (Some(bytes), false) => Body::from(bytes),
-        (None, false) => stream_pieces(o.file, o.pieces),
+        (None, false) => stream_pieces(f.file, pieces),
     };
-    let mut resp = match &o.plan {
+    let mut resp = match &plan {
         Plan::NotModified => StatusCode::NOT_MODIFIED.into_response(),
         Plan::Whole => (StatusCode::OK, body).into_response(),
         Plan::Ranges(_) => (StatusCode::PARTIAL_CONTENT, body).into_response(),
@@ -566,7 +546,7 @@ pub async fn serve_file(
     };
     set(&mut resp, header::ACCEPT_RANGES, "bytes");
     set(&mut resp, header::CACHE_CONTROL, "private, max-age=3600");
-    if let Some(v) = &o.validators {
+    if let Some(v) = &validators {
         set(&mut resp, header::ETAG, &v.etag);
         set(
             &mut resp,
@@ -574,19 +554,19 @@ pub async fn serve_file(
             &httpdate::fmt_http_date(v.modified),
         );
     }
-    match &o.plan {
+    match &plan {
         Plan::Whole => {
             set(&mut resp, header::CONTENT_TYPE, content_type);
             set(&mut resp, header::CONTENT_LENGTH, &length.to_string());
         }
         Plan::Ranges(r) => {
-            match &o.boundary {
+            match &boundary {
                 None => {
                     set(&mut resp, header::CONTENT_TYPE, content_type);
                     set(
                         &mut resp,
                         header::CONTENT_RANGE,
-                        &format!("bytes {}-{}/{}", r[0].0, r[0].1, o.size),
+                        &format!("bytes {}-{}/{}", r[0].0, r[0].1, f.size),
                     );
                 }
                 Some(b) => set(
@@ -601,7 +581,7 @@ pub async fn serve_file(
             set(
                 &mut resp,
                 header::CONTENT_RANGE,
-                &format!("bytes */{}", o.size),
+                &format!("bytes */{}", f.size),
             );
         }
         Plan::NotModified => {}
