@@ -89,6 +89,20 @@ fn retryable(e: &Error) -> bool {
 }
 
 impl Backend {
+    /// A verdict: one write job, its item's row locked (`review::record_verdict_in`).
+    pub(super) async fn record_verdict(
+        &self,
+        campaign: &crate::store::catalog::Campaign,
+        validator: &crate::store::accounts::User,
+        stage: crate::domain::Stage,
+        key: &str,
+        req: &crate::store::review::VerdictRequest,
+        origin: crate::domain::Origin,
+    ) -> Result<crate::store::review::Recorded> {
+        self.record_verdict_job(campaign, validator, stage, key, req, origin)
+            .await
+    }
+
     pub(super) async fn open(url: &str, metrics: Arc<Metrics>) -> Result<Backend> {
         let opts = PgConnectOptions::from_str(url)?
             .log_statements(tracing::log::LevelFilter::Trace)

@@ -85,7 +85,17 @@ impl CommitFailure {
 }
 
 type Reply = Box<dyn FnOnce(std::result::Result<(), CommitFailure>) + Send>;
-type Job = Box<dyn for<'c> FnOnce(&'c mut Conn) -> BoxFuture<'c, (bool, Reply)> + Send>;
+type AsyncJob = Box<dyn for<'c> FnOnce(&'c mut Conn) -> BoxFuture<'c, (bool, Reply)> + Send>;
+type SyncJob = Box<dyn FnOnce(&rusqlite::Connection) -> (bool, Reply) + Send>;
+
+/// A write: through sqlx (any write), or called in place on the writer's thread
+/// (rusqlite: the hot ones, see `verdict`).
+enum Job {
+    Async(AsyncJob),
+    Sync(SyncJob),
+}
+
+mod verdict;
 
 pub(crate) struct Backend {
     read: SqlitePool,
@@ -160,7 +170,17 @@ impl Backend {
             .await?;
         let (jobs, rx) = mpsc::channel::<Job>(4096);
         let counters = Arc::new(Counters::default());
-        tokio::spawn(run_writer(rx, opts, counters.clone(), metrics.clone()));
+        // The writer has a thread of its own: its in-place jobs block it while they
+        // run, and its sqlx jobs' round trips wake a thread that does nothing else.
+        let (wc, wm) = (counters.clone(), metrics.clone());
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| Error::Internal(format!("cannot start the database writer: {e}")))?;
+        std::thread::Builder::new()
+            .name("tandem-writer".into())
+            .spawn(move || runtime.block_on(run_writer(rx, opts, wc, wm)))
+            .map_err(|e| Error::Internal(format!("cannot start the database writer: {e}")))?;
         Ok(Backend {
             read,
             jobs,
@@ -185,7 +205,7 @@ impl Backend {
         F: for<'c> Fn(&'c mut Conn) -> BoxFuture<'c, Result<T>> + Send + Sync + 'static,
     {
         let (tx, rx) = oneshot::channel::<Result<(T, u64)>>();
-        let boxed: Job = Box::new(move |c: &mut Conn| {
+        let boxed: AsyncJob = Box::new(move |c: &mut Conn| {
             Box::pin(async move {
                 let run = std::panic::AssertUnwindSafe(super::count::measure(job(c)))
                     .catch_unwind()
@@ -207,7 +227,7 @@ impl Backend {
             })
         });
         self.jobs
-            .send(boxed)
+            .send(Job::Async(boxed))
             .await
             .map_err(|_| Error::Internal("the database writer has stopped".into()))?;
         let (value, statements) = rx.await.map_err(|_| {
@@ -217,6 +237,87 @@ impl Backend {
         })??;
         super::count::add(statements);
         Ok(value)
+    }
+
+    /// Runs `job` in place on the writer's thread (rusqlite), in its own savepoint, in
+    /// the next batch; answers once the batch is committed. The job counts the
+    /// statements it sends in its second argument.
+    async fn write_in_place<T, F>(&self, job: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&rusqlite::Connection, &mut u64) -> Result<T> + Send + 'static,
+    {
+        let (tx, rx) = oneshot::channel::<Result<(T, u64)>>();
+        let boxed: SyncJob = Box::new(move |c: &rusqlite::Connection| {
+            let mut statements = 0;
+            let run =
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| job(c, &mut statements)));
+            let result =
+                run.unwrap_or_else(|_| Err(Error::Internal("a write job panicked".into())));
+            let ok = result.is_ok();
+            let reply: Reply = Box::new(move |committed| {
+                let answer = match (result, committed) {
+                    (Ok(v), Ok(())) => Ok((v, statements)),
+                    (Ok(_), Err(f)) => Err(f.error()),
+                    (Err(e), _) => Err(e),
+                };
+                let _ = tx.send(answer);
+            });
+            (ok, reply)
+        });
+        self.jobs
+            .send(Job::Sync(boxed))
+            .await
+            .map_err(|_| Error::Internal("the database writer has stopped".into()))?;
+        let (value, statements) = rx.await.map_err(|_| {
+            Error::Unavailable(
+                "the database cannot write right now; nothing was stored: try again later".into(),
+            )
+        })??;
+        super::count::add(statements);
+        Ok(value)
+    }
+
+    /// A verdict from a validator's queue: in place on the writer's thread, or, for the
+    /// refusals that need more lookups, the general road (`record_verdict_job`).
+    pub(super) async fn record_verdict(
+        &self,
+        campaign: &crate::store::catalog::Campaign,
+        validator: &crate::store::accounts::User,
+        stage: crate::domain::Stage,
+        key: &str,
+        req: &crate::store::review::VerdictRequest,
+        origin: crate::domain::Origin,
+    ) -> Result<crate::store::review::Recorded> {
+        let (campaign_id, owned_key, owned_req, owned_validator) =
+            (campaign.id, key.to_string(), req.clone(), validator.clone());
+        let fast = self
+            .write_in_place(move |c, statements| {
+                let target = review::Target {
+                    campaign_id,
+                    stage,
+                    key: &owned_key,
+                    version: None,
+                    path: crate::store::review::Path::Queue,
+                };
+                verdict::record_verdict(
+                    c,
+                    statements,
+                    &target,
+                    &owned_validator,
+                    &owned_req,
+                    crate::clock::now_micros(),
+                    origin,
+                )
+            })
+            .await?;
+        match fast {
+            verdict::Fast::Done(r) => Ok(r),
+            verdict::Fast::Elsewhere => {
+                self.record_verdict_job(campaign, validator, stage, key, req, origin)
+                    .await
+            }
+        }
     }
 
     pub(crate) fn writer_stats(&self) -> WriterStats {
@@ -338,26 +439,55 @@ async fn run_writer(
     m: Arc<Metrics>,
 ) {
     let mut conn: Option<Conn> = None;
-    let mut batch: Vec<Job> = Vec::with_capacity(MAX_BATCH);
+    let mut in_place: Option<rusqlite::Connection> = None;
+    let mut jobs: Vec<Job> = Vec::with_capacity(MAX_BATCH);
+    let mut sync: Vec<SyncJob> = Vec::with_capacity(MAX_BATCH);
+    let mut batch: Vec<AsyncJob> = Vec::with_capacity(MAX_BATCH);
     while let Some(first) = rx.recv().await {
-        batch.push(first);
-        while batch.len() < MAX_BATCH {
+        jobs.push(first);
+        while jobs.len() < MAX_BATCH {
             match rx.try_recv() {
-                Ok(j) => batch.push(j),
+                Ok(j) => jobs.push(j),
                 Err(_) => break,
             }
         }
-        let size = batch.len() as u64;
-        c.batches.fetch_add(1, Ordering::Relaxed);
-        c.jobs.fetch_add(size, Ordering::Relaxed);
-        c.largest.fetch_max(size, Ordering::Relaxed);
-        m.batch_jobs.observe(size as f64);
+        for job in jobs.drain(..) {
+            match job {
+                Job::Sync(j) => sync.push(j),
+                Job::Async(j) => batch.push(j),
+            }
+        }
+        if !sync.is_empty() {
+            observe(&c, &m, sync.len());
+            if in_place.is_none() {
+                match open_in_place(&opts) {
+                    Ok(fresh) => in_place = Some(fresh),
+                    Err(e) => {
+                        tracing::error!(error = %e, "the database writer cannot connect");
+                        // Dropping the jobs answers them: nothing was stored.
+                        sync.clear();
+                    }
+                }
+            }
+            if let Some(db) = in_place.as_ref()
+                && let Err(e) = run_in_place(db, &mut sync, &c, &m)
+            {
+                c.failed.fetch_add(1, Ordering::Relaxed);
+                m.failed_commits.inc();
+                tracing::error!(error = %e, "a write batch failed: its connection is closed");
+                in_place = None;
+            }
+            sync.clear();
+        }
+        if batch.is_empty() {
+            continue;
+        }
+        observe(&c, &m, batch.len());
         if conn.is_none() {
             match opts.clone().connect().await {
                 Ok(fresh) => conn = Some(fresh),
                 Err(e) => {
                     tracing::error!(error = %e, "the database writer cannot connect");
-                    // Dropping the jobs answers them: nothing was stored.
                     batch.clear();
                     continue;
                 }
@@ -382,6 +512,95 @@ async fn run_writer(
     }
 }
 
+/// Counts one batch of `size` jobs.
+fn observe(c: &Counters, m: &Metrics, size: usize) {
+    let size = size as u64;
+    c.batches.fetch_add(1, Ordering::Relaxed);
+    c.jobs.fetch_add(size, Ordering::Relaxed);
+    c.largest.fetch_max(size, Ordering::Relaxed);
+    m.batch_jobs.observe(size as f64);
+}
+
+/// The writer's connection for its in-place jobs, with the settings of sqlx's (see
+/// [`options`]): the same file, used by the same thread, never at the same time.
+fn open_in_place(opts: &SqliteConnectOptions) -> rusqlite::Result<rusqlite::Connection> {
+    let db = rusqlite::Connection::open(opts.get_filename())?;
+    db.busy_timeout(Duration::from_secs(10))?;
+    db.execute_batch(
+        "PRAGMA foreign_keys = ON; PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;
+         PRAGMA wal_autocheckpoint = 1000; PRAGMA journal_size_limit = 67108864;
+         PRAGMA cache_size = -16000;",
+    )?;
+    db.set_prepared_statement_cache_capacity(64);
+    Ok(db)
+}
+
+/// One batch of in-place jobs, as [`run_batch`] does it: BEGIN IMMEDIATE, each job in
+/// its savepoint, COMMIT, then the answers.
+fn run_in_place(
+    db: &rusqlite::Connection,
+    batch: &mut Vec<SyncJob>,
+    c: &Counters,
+    m: &Metrics,
+) -> rusqlite::Result<()> {
+    if let Err(e) = db.execute_batch("BEGIN IMMEDIATE") {
+        batch.clear();
+        return Err(e);
+    }
+    let mut replies: Vec<Reply> = Vec::with_capacity(batch.len());
+    let mut broken: Option<rusqlite::Error> = None;
+    for job in batch.drain(..) {
+        if broken.is_some() {
+            continue;
+        }
+        if let Err(e) = db.execute_batch("SAVEPOINT job") {
+            broken = Some(e);
+            continue;
+        }
+        let (ok, reply) = job(db);
+        replies.push(reply);
+        let end = if ok {
+            "RELEASE job"
+        } else {
+            "ROLLBACK TO job; RELEASE job"
+        };
+        if let Err(e) = db.execute_batch(end) {
+            broken = Some(e);
+        }
+    }
+    let started = Instant::now();
+    let outcome = match broken {
+        Some(e) => Err(e),
+        None => db.execute_batch("COMMIT"),
+    };
+    let took = started.elapsed();
+    c.commit_micros.fetch_add(
+        u64::try_from(took.as_micros()).unwrap_or(u64::MAX),
+        Ordering::Relaxed,
+    );
+    m.commit_seconds.observe(took.as_secs_f64());
+    match outcome {
+        Ok(()) => {
+            for r in replies {
+                r(Ok(()));
+            }
+            Ok(())
+        }
+        Err(e) => {
+            let failure = CommitFailure {
+                unavailable: matches!(&e, rusqlite::Error::SqliteFailure(f, _)
+                    if crate::error::cannot_write(Some(&f.extended_code.to_string()))),
+                message: e.to_string(),
+            };
+            let _ = db.execute_batch("ROLLBACK");
+            for r in replies {
+                r(Err(failure.clone()));
+            }
+            Err(e)
+        }
+    }
+}
+
 /// One batch: BEGIN IMMEDIATE, each job in its savepoint, COMMIT, then the answers.
 /// The end of one job's savepoint and the start of the next go to SQLite in one call
 /// (`RELEASE job; SAVEPOINT job`): each call is a round trip to the connection's
@@ -389,7 +608,7 @@ async fn run_writer(
 /// (not a job's): the batch is answered with it and the caller closes the connection.
 async fn run_batch(
     db: &mut Conn,
-    batch: &mut Vec<Job>,
+    batch: &mut Vec<AsyncJob>,
     c: &Counters,
     m: &Metrics,
 ) -> std::result::Result<(), sqlx::Error> {

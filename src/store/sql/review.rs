@@ -24,29 +24,29 @@ use crate::store::review::{
 
 /// An item with everything the verdict rules need, and the validator's gate.
 #[derive(sqlx::FromRow)]
-struct FactsRow {
-    id: i64,
-    outcome: String,
-    rater1_id: Option<i64>,
-    rater2_id: Option<i64>,
-    queue1: Option<i64>,
-    queue2: Option<i64>,
-    decided1: i64,
-    decided2: i64,
-    clip_version: i64,
-    is_current: i64,
-    calibration: i64,
-    level: Option<String>,
-    clip_key: String,
-    task: String,
-    task_rater1: Option<i64>,
-    task_rater2: Option<i64>,
-    pair_problem: Option<String>,
-    parent_item_id: Option<i64>,
-    parent_outcome: Option<String>,
-    parent_rater1: Option<i64>,
-    parent_rater2: Option<i64>,
-    gate: Option<i64>,
+pub(crate) struct FactsRow {
+    pub id: i64,
+    pub outcome: String,
+    pub rater1_id: Option<i64>,
+    pub rater2_id: Option<i64>,
+    pub queue1: Option<i64>,
+    pub queue2: Option<i64>,
+    pub decided1: i64,
+    pub decided2: i64,
+    pub clip_version: i64,
+    pub is_current: i64,
+    pub calibration: i64,
+    pub level: Option<String>,
+    pub clip_key: String,
+    pub task: String,
+    pub task_rater1: Option<i64>,
+    pub task_rater2: Option<i64>,
+    pub pair_problem: Option<String>,
+    pub parent_item_id: Option<i64>,
+    pub parent_outcome: Option<String>,
+    pub parent_rater1: Option<i64>,
+    pub parent_rater2: Option<i64>,
+    pub gate: Option<i64>,
 }
 
 /// What the apply step needs beyond the rules' facts.
@@ -70,7 +70,7 @@ fn outcome(s: &str) -> Result<Outcome> {
 /// `$3` key, `$4` the validator whose calibration gate is read, `$5` the version named
 /// (0: the clip's newest). The joins are spelled out (not `item_details`) so that the
 /// lock falls on the item's row alone.
-const FACTS: &str = concat!(
+pub(crate) const FACTS: &str = concat!(
     "SELECT i.id, i.outcome, i.rater1_id, i.rater2_id, i.queue1, i.queue2, i.decided1, i.decided2,
             i.clip_version, i.is_current, i.calibration, i.level, c.clip_key, t.code AS task,
             t.rater1_id AS task_rater1, t.rater2_id AS task_rater2, t.pair_problem, i.parent_item_id,
@@ -85,6 +85,71 @@ const FACTS: &str = concat!(
        AND CASE WHEN $5 = 0 THEN i.is_current = 1 ELSE i.clip_version = $5 END",
     for_update!("i")
 );
+
+/// Every decision on an item (`$1`), in order.
+pub(crate) const DECISIONS: &str =
+    "SELECT id, validator_id, seq, verdict, reasons, note, decided_at, time_spent_ms
+     FROM decisions WHERE item_id = $1 ORDER BY seq";
+
+/// A new decision, `$1`..`$13` as [`DecisionInsert`] orders them.
+pub(crate) const INSERT_DECISION: &str =
+    "INSERT INTO decisions (item_id, validator_id, seq, verdict, reasons, note, time_spent_ms, decided_at, recorded_at, origin, campaign_id, stage, time_measure)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING id";
+
+/// The pair fixed and the queue's marks (`$1`..`$5`, see [`ItemWrite::Marks`]).
+pub(crate) const UPDATE_MARKS: &str =
+    "UPDATE items SET rater1_id = $1, rater2_id = $2, decided1 = $3, decided2 = $4 WHERE id = $5";
+
+/// The pair completes (`$1`..`$13`, see [`ItemWrite::Complete`]).
+pub(crate) const UPDATE_COMPLETE: &str =
+    "UPDATE items SET rater1_id = $1, rater2_id = $2, decided1 = $3, decided2 = $4,
+                      outcome = $5, verdict1 = $6, verdict2 = $7, final1_id = $8, final2_id = $9,
+                      reasons1 = $10, reasons2 = $11, completed_at = $12
+     WHERE id = $13 AND outcome = 'pending'";
+
+/// A retained clip's questions enter the queues of the pair that reviewed it (`$1`,
+/// `$2` the pair, `$3` the clip's item).
+pub(crate) const OPEN_QUESTIONS: &str = "UPDATE items SET queue1 = $1, queue2 = $2
+     WHERE parent_item_id = $3 AND is_current = 1 AND calibration = 0 AND rater1_id IS NULL";
+
+impl FactsRow {
+    /// The rules' facts of the item of `stage` named `key`.
+    pub(crate) fn loaded(self, stage: Stage, key: &str) -> Result<Loaded> {
+        let r = self;
+        let pair = |a: Option<i64>, b: Option<i64>| a.zip(b);
+        let facts = ItemFacts {
+            id: r.id,
+            stage,
+            key: key.to_string(),
+            clip_key: r.clip_key,
+            task: r.task,
+            version: r.clip_version,
+            is_current: r.is_current == 1,
+            calibration: r.calibration != 0,
+            level: r.level.as_deref().and_then(|l| Level::parse(l).ok()),
+            outcome: outcome(&r.outcome)?,
+            raters: pair(r.rater1_id, r.rater2_id),
+            inherited: pair(r.parent_rater1, r.parent_rater2),
+            in_force: pair(r.task_rater1, r.task_rater2),
+            pair_problem: r.pair_problem,
+            parent_retained: match (stage, r.parent_item_id) {
+                (Stage::Question, Some(_)) => Some(
+                    r.parent_outcome
+                        .as_deref()
+                        .and_then(Outcome::parse)
+                        .is_some_and(Outcome::is_retained),
+                ),
+                _ => None,
+            },
+        };
+        Ok(Loaded {
+            facts,
+            queue: (r.queue1, r.queue2),
+            decided: (r.decided1, r.decided2),
+            gate: r.gate,
+        })
+    }
+}
 
 /// Loads the item of `stage` named `key` (in the clip's newest version, or in
 /// `version`) with everything the rules need, locking its row: one statement.
@@ -107,52 +172,18 @@ pub(crate) async fn load_item_in(
     else {
         return Ok(None);
     };
-    let pair = |a: Option<i64>, b: Option<i64>| a.zip(b);
-    let facts = ItemFacts {
-        id: r.id,
-        stage,
-        key: key.to_string(),
-        clip_key: r.clip_key,
-        task: r.task,
-        version: r.clip_version,
-        is_current: r.is_current == 1,
-        calibration: r.calibration != 0,
-        level: r.level.as_deref().and_then(|l| Level::parse(l).ok()),
-        outcome: outcome(&r.outcome)?,
-        raters: pair(r.rater1_id, r.rater2_id),
-        inherited: pair(r.parent_rater1, r.parent_rater2),
-        in_force: pair(r.task_rater1, r.task_rater2),
-        pair_problem: r.pair_problem,
-        parent_retained: match (stage, r.parent_item_id) {
-            (Stage::Question, Some(_)) => Some(
-                r.parent_outcome
-                    .as_deref()
-                    .and_then(Outcome::parse)
-                    .is_some_and(Outcome::is_retained),
-            ),
-            _ => None,
-        },
-    };
-    Ok(Some(Loaded {
-        facts,
-        queue: (r.queue1, r.queue2),
-        decided: (r.decided1, r.decided2),
-        gate: r.gate,
-    }))
+    Ok(Some(r.loaded(stage, key)?))
 }
 
 /// Every decision on an item: one statement.
 async fn decisions_in(c: &mut Conn, item_id: i64) -> Result<Vec<DecisionFact>> {
-    qa::<DecisionRowDb>(
-        "SELECT id, validator_id, seq, verdict, reasons, note, decided_at, time_spent_ms
-         FROM decisions WHERE item_id = $1 ORDER BY seq",
-    )
-    .bind(item_id)
-    .fetch_all(&mut *c)
-    .await?
-    .into_iter()
-    .map(DecisionRowDb::fact)
-    .collect()
+    qa::<DecisionRowDb>(DECISIONS)
+        .bind(item_id)
+        .fetch_all(&mut *c)
+        .await?
+        .into_iter()
+        .map(DecisionRowDb::fact)
+        .collect()
 }
 
 async fn user_name_in(c: &mut Conn, id: i64) -> Result<String> {
@@ -171,6 +202,26 @@ pub(crate) struct Target<'a> {
     pub path: Path,
 }
 
+impl Target<'_> {
+    /// The answer for an item that is not there (or not the validator's to see).
+    pub(crate) fn not_found(&self) -> Error {
+        let (stage, key) = (self.stage, self.key);
+        match self.path {
+            Path::Queue => Error::NotFound(format!(
+                "no {} `{key}` in your Stage {stage} queue",
+                stage.item_noun()
+            )),
+            Path::Records => Error::NotFound(format!(
+                "no {} `{key}`{}",
+                stage.item_noun(),
+                self.version
+                    .map(|v| format!(" in version {v} of its clip"))
+                    .unwrap_or_default()
+            )),
+        }
+    }
+}
+
 /// The refusal of a validator whose gate is closed: why, in their words.
 async fn gate_refusal(c: &mut Conn, campaign_id: i64, validator: &User, gate: Option<i64>) -> Error {
     match gate {
@@ -185,6 +236,186 @@ async fn gate_refusal(c: &mut Conn, campaign_id: i64, validator: &User, gate: Op
     }
 }
 
+/// What the rules make of a verdict on its loaded item: an answer now, a refusal whose
+/// words need one more lookup, or a decision to write.
+pub(crate) enum Decided {
+    Answer(Result<Recorded>),
+    /// The validator's gate is closed (the calibration status says why).
+    Gate,
+    /// The validator is not in the item's pair (their names say so).
+    NotInPair((i64, i64)),
+    Write(Record),
+}
+
+/// Applies the rules (`domain::verdict::decide_verdict`) to a loaded item and its
+/// decisions: no database.
+pub(crate) fn decide(
+    target: &Target<'_>,
+    loaded: &Loaded,
+    decisions: &[DecisionFact],
+    input: &VerdictInput<'_>,
+) -> Decided {
+    if target.path == Path::Queue && loaded.gate != Some(1) {
+        return Decided::Gate;
+    }
+    let refused = |e: Error| Decided::Answer(Err(e));
+    match decide_verdict(&loaded.facts, decisions, input) {
+        Ok(Plan::Record(r)) => Decided::Write(r),
+        Ok(Plan::Repeat(d)) => Decided::Answer(Ok(Recorded {
+            decision: d.into(),
+            recorded: false,
+            is_final: loaded.facts.outcome != Outcome::Pending,
+        })),
+        Err(Refusal::NotInQueue) => refused(target.not_found()),
+        Err(Refusal::NotInPair(pair)) => Decided::NotInPair(pair),
+        Err(Refusal::NoPair(problem)) => refused(Error::Forbidden(format!(
+            "task {} has no validator pair yet ({problem})",
+            loaded.facts.task
+        ))),
+        Err(Refusal::Conflict(m)) => refused(Error::Conflict(m)),
+        Err(Refusal::Field(e)) => refused(e.into()),
+    }
+}
+
+/// The answer to a verdict that was written.
+pub(crate) fn recorded(record: Record, decided_at: i64) -> Recorded {
+    Recorded {
+        is_final: record.completes.is_some(),
+        decision: OwnDecision {
+            change: record.seq,
+            verdict: record.checked.verdict,
+            reasons: record.checked.reasons,
+            note: record.checked.note,
+            decided_at,
+            time_spent_ms: record.time_spent_ms,
+        },
+        recorded: true,
+    }
+}
+
+/// The values of [`INSERT_DECISION`], in its order.
+pub(crate) struct DecisionInsert<'a> {
+    pub item: i64,
+    pub validator: i64,
+    pub seq: i64,
+    pub verdict: &'static str,
+    pub reasons: &'a str,
+    pub note: &'a str,
+    pub time_spent_ms: Option<i64>,
+    pub decided_at: i64,
+    pub recorded_at: i64,
+    pub origin: &'static str,
+    pub campaign_id: i64,
+    pub stage: i64,
+    pub time_measure: Option<&'static str>,
+}
+
+impl<'a> DecisionInsert<'a> {
+    pub(crate) fn of(
+        target: &Target<'_>,
+        loaded: &Loaded,
+        record: &'a Record,
+        validator: i64,
+        req: &VerdictRequest,
+        decided_at: i64,
+        origin: Origin,
+    ) -> DecisionInsert<'a> {
+        DecisionInsert {
+            item: loaded.facts.id,
+            validator,
+            seq: record.seq,
+            verdict: record.checked.verdict.as_str(),
+            reasons: &record.reasons,
+            note: &record.checked.note,
+            time_spent_ms: record.time_spent_ms,
+            decided_at,
+            recorded_at: now_micros(),
+            origin: origin.as_str(),
+            campaign_id: target.campaign_id,
+            stage: target.stage.number(),
+            time_measure: record
+                .time_spent_ms
+                .and(req.time_measure)
+                .map(crate::domain::TimeMeasure::as_str),
+        }
+    }
+}
+
+/// The item's new state after a recorded verdict.
+pub(crate) enum ItemWrite<'a> {
+    /// Nothing about the item changes.
+    Nothing,
+    /// [`UPDATE_MARKS`]: the pair fixed and the queue's "decided" marks.
+    Marks {
+        pair: (i64, i64),
+        decided: (i64, i64),
+        item: i64,
+    },
+    /// [`UPDATE_COMPLETE`], and [`OPEN_QUESTIONS`] when a current clip is retained.
+    Complete {
+        pair: (i64, i64),
+        decided: (i64, i64),
+        outcome: &'static str,
+        verdicts: (&'static str, &'static str),
+        finals: (i64, i64),
+        reasons: (&'a str, &'a str),
+        completed_at: i64,
+        item: i64,
+        open_questions: bool,
+    },
+}
+
+impl<'a> ItemWrite<'a> {
+    /// The pair fixed, the queue's "decided" mark, and the outcome when the pair
+    /// completes (none when nothing about the item changes).
+    pub(crate) fn of(
+        loaded: &Loaded,
+        record: &'a Record,
+        validator: i64,
+        decision_id: i64,
+    ) -> ItemWrite<'a> {
+        let mut decided = loaded.decided;
+        if loaded.queue.0 == Some(validator) {
+            decided.0 = 1;
+        }
+        if loaded.queue.1 == Some(validator) {
+            decided.1 = 1;
+        }
+        let marks = decided != loaded.decided;
+        let item = loaded.facts.id;
+        match &record.completes {
+            None if !record.fix_pair && !marks => ItemWrite::Nothing,
+            None => ItemWrite::Marks {
+                pair: record.pair,
+                decided,
+                item,
+            },
+            Some(done) => ItemWrite::Complete {
+                pair: record.pair,
+                decided,
+                outcome: done.outcome.as_str(),
+                verdicts: (done.verdict1.as_str(), done.verdict2.as_str()),
+                finals: if done.mine_is_first {
+                    (decision_id, done.partner_decision)
+                } else {
+                    (done.partner_decision, decision_id)
+                },
+                reasons: (&done.reasons1, &done.reasons2),
+                completed_at: now_micros(),
+                item,
+                open_questions: loaded.facts.stage == Stage::Clip
+                    && done.outcome.is_retained()
+                    && loaded.facts.is_current,
+            },
+        }
+    }
+}
+
+/// An UPDATE_COMPLETE that found the item no longer pending.
+pub(crate) fn changed_under_lock(item: i64) -> Error {
+    Error::Internal(format!("item #{item} changed under its lock"))
+}
+
 /// Stores one verdict and, when it completes the pair, applies the intersection rule.
 /// Runs inside a write, which holds the item's row lock from its first statement on.
 pub(crate) async fn record_verdict_in(
@@ -196,29 +427,14 @@ pub(crate) async fn record_verdict_in(
     origin: Origin,
     dedupe: Dedupe,
 ) -> Result<Recorded> {
-    let stage = target.stage;
-    let key = target.key;
-    let not_found = || match target.path {
-        Path::Queue => Error::NotFound(format!(
-            "no {} `{key}` in your Stage {stage} queue",
-            stage.item_noun()
-        )),
-        Path::Records => Error::NotFound(format!(
-            "no {} `{key}`{}",
-            stage.item_noun(),
-            target
-                .version
-                .map(|v| format!(" in version {v} of its clip"))
-                .unwrap_or_default()
-        )),
-    };
-    let loaded = load_item_in(c, target.campaign_id, stage, key, target.version, validator.id)
+    let loaded = load_item_in(c, target.campaign_id, target.stage, target.key, target.version, validator.id)
         .await?
-        .ok_or_else(not_found)?;
-    if target.path == Path::Queue && loaded.gate != Some(1) {
-        return Err(gate_refusal(c, target.campaign_id, validator, loaded.gate).await);
-    }
-    let decisions = decisions_in(c, loaded.facts.id).await?;
+        .ok_or_else(|| target.not_found())?;
+    let decisions = if target.path == Path::Queue && loaded.gate != Some(1) {
+        Vec::new()
+    } else {
+        decisions_in(c, loaded.facts.id).await?
+    };
     let input = VerdictInput {
         validator: validator.id,
         verdict: req.verdict,
@@ -230,141 +446,99 @@ pub(crate) async fn record_verdict_in(
         dedupe,
         path: target.path,
     };
-    let plan = match decide_verdict(&loaded.facts, &decisions, &input) {
-        Ok(p) => p,
-        Err(Refusal::NotInQueue) => return Err(not_found()),
-        Err(Refusal::NotInPair((a, b))) => {
+    let record = match decide(target, &loaded, &decisions, &input) {
+        Decided::Answer(a) => return a,
+        Decided::Gate => {
+            return Err(gate_refusal(c, target.campaign_id, validator, loaded.gate).await);
+        }
+        Decided::NotInPair((a, b)) => {
             let (a, b) = (user_name_in(c, a).await?, user_name_in(c, b).await?);
             return Err(Error::Forbidden(format!(
-                "{} is not in the pair of {} `{key}` (it is reviewed by {a} and {b})",
+                "{} is not in the pair of {} `{}` (it is reviewed by {a} and {b})",
                 validator.name,
-                stage.item_noun()
+                target.stage.item_noun(),
+                target.key
             )));
         }
-        Err(Refusal::NoPair(problem)) => {
-            return Err(Error::Forbidden(format!(
-                "task {} has no validator pair yet ({problem})",
-                loaded.facts.task
-            )));
-        }
-        Err(Refusal::Conflict(m)) => return Err(Error::Conflict(m)),
-        Err(Refusal::Field(e)) => return Err(e.into()),
+        Decided::Write(r) => r,
     };
-    let record = match plan {
-        Plan::Repeat(d) => {
-            return Ok(Recorded {
-                decision: d.into(),
-                recorded: false,
-                is_final: loaded.facts.outcome != crate::domain::Outcome::Pending,
-            });
-        }
-        Plan::Record(r) => r,
-    };
-    let decision_id: i64 = qs(
-        "INSERT INTO decisions (item_id, validator_id, seq, verdict, reasons, note, time_spent_ms, decided_at, recorded_at, origin, campaign_id, stage, time_measure)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING id",
-    )
-    .bind(loaded.facts.id)
-    .bind(validator.id)
-    .bind(record.seq)
-    .bind(record.checked.verdict.as_str())
-    .bind(&record.reasons)
-    .bind(&record.checked.note)
-    .bind(record.time_spent_ms)
-    .bind(decided_at)
-    .bind(now_micros())
-    .bind(origin.as_str())
-    .bind(target.campaign_id)
-    .bind(stage.number())
-    .bind(
-        record
-            .time_spent_ms
-            .and(req.time_measure)
-            .map(crate::domain::TimeMeasure::as_str),
-    )
-    .fetch_one(&mut *c)
-    .await?;
-    apply_in(c, &loaded, &record, validator.id, decision_id).await?;
-    let is_final = record.completes.is_some();
-    Ok(Recorded {
-        is_final,
-        decision: OwnDecision {
-            change: record.seq,
-            verdict: record.checked.verdict,
-            reasons: record.checked.reasons,
-            note: record.checked.note,
-            decided_at,
-            time_spent_ms: record.time_spent_ms,
-        },
-        recorded: true,
-    })
+    let d = DecisionInsert::of(target, &loaded, &record, validator.id, req, decided_at, origin);
+    let decision_id: i64 = qs(INSERT_DECISION)
+        .bind(d.item)
+        .bind(d.validator)
+        .bind(d.seq)
+        .bind(d.verdict)
+        .bind(d.reasons)
+        .bind(d.note)
+        .bind(d.time_spent_ms)
+        .bind(d.decided_at)
+        .bind(d.recorded_at)
+        .bind(d.origin)
+        .bind(d.campaign_id)
+        .bind(d.stage)
+        .bind(d.time_measure)
+        .fetch_one(&mut *c)
+        .await?;
+    apply_in(c, &ItemWrite::of(&loaded, &record, validator.id, decision_id)).await?;
+    Ok(recorded(record, decided_at))
 }
 
-/// Writes the item's new state after a recorded verdict: the pair fixed, the queue's
-/// "decided" mark, and the outcome when the pair completes (one statement, none when
+/// Writes the item's new state after a recorded verdict (one statement, none when
 /// nothing about the item changes); a retained clip opens its questions (one more).
-async fn apply_in(
-    c: &mut Conn,
-    loaded: &Loaded,
-    record: &Record,
-    validator: i64,
-    decision_id: i64,
-) -> Result<()> {
-    let mut decided = loaded.decided;
-    if loaded.queue.0 == Some(validator) {
-        decided.0 = 1;
-    }
-    if loaded.queue.1 == Some(validator) {
-        decided.1 = 1;
-    }
-    let marks = decided != loaded.decided;
-    let item = loaded.facts.id;
-    match &record.completes {
-        None if !record.fix_pair && !marks => {}
-        None => {
-            q("UPDATE items SET rater1_id = $1, rater2_id = $2, decided1 = $3, decided2 = $4 WHERE id = $5")
-                .bind(record.pair.0)
-                .bind(record.pair.1)
+async fn apply_in(c: &mut Conn, write: &ItemWrite<'_>) -> Result<()> {
+    match *write {
+        ItemWrite::Nothing => {}
+        ItemWrite::Marks {
+            pair,
+            decided,
+            item,
+        } => {
+            q(UPDATE_MARKS)
+                .bind(pair.0)
+                .bind(pair.1)
                 .bind(decided.0)
                 .bind(decided.1)
                 .bind(item)
                 .execute(&mut *c)
                 .await?;
         }
-        Some(done) => {
-            let (f1, f2) = if done.mine_is_first {
-                (decision_id, done.partner_decision)
-            } else {
-                (done.partner_decision, decision_id)
-            };
-            let updated = q(
-                "UPDATE items SET rater1_id = $1, rater2_id = $2, decided1 = $3, decided2 = $4,
-                                  outcome = $5, verdict1 = $6, verdict2 = $7, final1_id = $8, final2_id = $9,
-                                  reasons1 = $10, reasons2 = $11, completed_at = $12
-                 WHERE id = $13 AND outcome = 'pending'",
-            )
-            .bind(record.pair.0)
-            .bind(record.pair.1)
-            .bind(decided.0)
-            .bind(decided.1)
-            .bind(done.outcome.as_str())
-            .bind(done.verdict1.as_str())
-            .bind(done.verdict2.as_str())
-            .bind(f1)
-            .bind(f2)
-            .bind(&done.reasons1)
-            .bind(&done.reasons2)
-            .bind(now_micros())
-            .bind(item)
-            .execute(&mut *c)
-            .await?;
+        ItemWrite::Complete {
+            pair,
+            decided,
+            outcome,
+            verdicts,
+            finals,
+            reasons,
+            completed_at,
+            item,
+            open_questions,
+        } => {
+            let updated = q(UPDATE_COMPLETE)
+                .bind(pair.0)
+                .bind(pair.1)
+                .bind(decided.0)
+                .bind(decided.1)
+                .bind(outcome)
+                .bind(verdicts.0)
+                .bind(verdicts.1)
+                .bind(finals.0)
+                .bind(finals.1)
+                .bind(reasons.0)
+                .bind(reasons.1)
+                .bind(completed_at)
+                .bind(item)
+                .execute(&mut *c)
+                .await?;
             if updated.rows_affected() != 1 {
-                return Err(Error::Internal(format!(
-                    "item #{item} changed under its lock"
-                )));
+                return Err(changed_under_lock(item));
             }
-            if loaded.facts.stage == Stage::Clip && done.outcome.is_retained() && loaded.facts.is_current {
-                open_questions_in(c, item, record.pair).await?;
+            if open_questions {
+                q(OPEN_QUESTIONS)
+                    .bind(pair.0)
+                    .bind(pair.1)
+                    .bind(item)
+                    .execute(&mut *c)
+                    .await?;
             }
         }
     }
@@ -373,13 +547,12 @@ async fn apply_in(
 
 /// A retained clip's questions enter the queues of the pair that reviewed it.
 async fn open_questions_in(c: &mut Conn, clip_item: i64, pair: (i64, i64)) -> Result<()> {
-    q("UPDATE items SET queue1 = $1, queue2 = $2
-       WHERE parent_item_id = $3 AND is_current = 1 AND calibration = 0 AND rater1_id IS NULL")
-    .bind(pair.0)
-    .bind(pair.1)
-    .bind(clip_item)
-    .execute(&mut *c)
-    .await?;
+    q(OPEN_QUESTIONS)
+        .bind(pair.0)
+        .bind(pair.1)
+        .bind(clip_item)
+        .execute(&mut *c)
+        .await?;
     Ok(())
 }
 
@@ -735,7 +908,9 @@ impl Backend {
         })
     }
 
-    pub(crate) async fn record_verdict(
+    /// A verdict as one write job of the backend's general road (PostgreSQL's only
+    /// road; on SQLite, the one for the rare refusals whose words need more lookups).
+    pub(crate) async fn record_verdict_job(
         &self,
         campaign: &Campaign,
         validator: &User,
