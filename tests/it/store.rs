@@ -247,6 +247,43 @@ async fn the_next_item_is_found_through_an_index() {
     }
 }
 
+/// SQLite compiles a prepared statement again whenever it binds a parameter that a
+/// partial index's WHERE is compared with: the statements that name a stage as a
+/// parameter (a verdict's load, the queues) must be compiled once, not on every run.
+#[tokio::test]
+async fn statements_naming_a_stage_are_compiled_once() {
+    let app = spawn_app().await;
+    if app.store.backend() != tandem::store::Backend::Sqlite {
+        return;
+    }
+    cast(&app).await;
+    app.import_clips(&[MC], 4, &["OE"]).await;
+    let db = rusqlite::Connection::open(app.config.data_dir.join("tandem.db")).unwrap();
+    for sql in [
+        "SELECT id FROM items WHERE campaign_id = $1 AND stage = $2 AND item_key = $3",
+        "SELECT id FROM items WHERE queue1 = $3 AND campaign_id = $1 AND stage = $2 ORDER BY sort_key",
+    ] {
+        let mut st = db.prepare(sql).unwrap();
+        for stage in [1_i64, 2, 1, 2] {
+            let mut rows = st
+                .query(
+                    &[
+                        ("$1", &1_i64 as &dyn rusqlite::types::ToSql),
+                        ("$2", &stage),
+                        ("$3", &"x"),
+                    ][..st.parameter_count()],
+                )
+                .unwrap();
+            while rows.next().unwrap().is_some() {}
+        }
+        assert_eq!(
+            st.get_status(rusqlite::StatementStatus::RePrepare),
+            0,
+            "compiled again: {sql}"
+        );
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn thirty_two_verdicts_at_once_are_committed_together() {
     let app = Arc::new(spawn_app().await);
