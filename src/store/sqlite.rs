@@ -85,6 +85,43 @@ impl CommitFailure {
 }
 
 type Reply = Box<dyn FnOnce(std::result::Result<(), CommitFailure>) + Send>;
+
+/// Whether a job succeeded, and how it is answered once its batch is committed (or not):
+/// its value and statement count, or the commit's failure, or its own error.
+fn answered_by<T: Send + 'static>(
+    tx: oneshot::Sender<Result<(T, u64)>>,
+    result: Result<T>,
+    statements: u64,
+) -> (bool, Reply) {
+    let ok = result.is_ok();
+    let reply: Reply = Box::new(move |committed| {
+        let answer = match (result, committed) {
+            (Ok(v), Ok(())) => Ok((v, statements)),
+            (Ok(_), Err(f)) => Err(f.error()),
+            (Err(e), _) => Err(e),
+        };
+        let _ = tx.send(answer);
+    });
+    (ok, reply)
+}
+
+/// Records a COMMIT's time and answers the batch's jobs with its result.
+fn committed(
+    c: &Counters,
+    m: &Metrics,
+    took: Duration,
+    replies: Vec<Reply>,
+    result: std::result::Result<(), CommitFailure>,
+) {
+    c.commit_micros.fetch_add(
+        u64::try_from(took.as_micros()).unwrap_or(u64::MAX),
+        Ordering::Relaxed,
+    );
+    m.commit_seconds.observe(took.as_secs_f64());
+    for r in replies {
+        r(result.clone());
+    }
+}
 type AsyncJob = Box<dyn for<'c> FnOnce(&'c mut Conn) -> BoxFuture<'c, (bool, Reply)> + Send>;
 type SyncJob = Box<dyn FnOnce(&rusqlite::Connection) -> (bool, Reply) + Send>;
 
@@ -217,16 +254,7 @@ impl Backend {
                     Ok(r) => r,
                     Err(_) => (Err(Error::Internal("a write job panicked".into())), 0),
                 };
-                let ok = result.is_ok();
-                let reply: Reply = Box::new(move |committed| {
-                    let answer = match (result, committed) {
-                        (Ok(v), Ok(())) => Ok((v, statements)),
-                        (Ok(_), Err(f)) => Err(f.error()),
-                        (Err(e), _) => Err(e),
-                    };
-                    let _ = tx.send(answer);
-                });
-                (ok, reply)
+                answered_by(tx, result, statements)
             })
         });
         self.jobs
@@ -257,16 +285,7 @@ impl Backend {
                 std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| job(c, &mut statements)));
             let result =
                 run.unwrap_or_else(|_| Err(Error::Internal("a write job panicked".into())));
-            let ok = result.is_ok();
-            let reply: Reply = Box::new(move |committed| {
-                let answer = match (result, committed) {
-                    (Ok(v), Ok(())) => Ok((v, statements)),
-                    (Ok(_), Err(f)) => Err(f.error()),
-                    (Err(e), _) => Err(e),
-                };
-                let _ = tx.send(answer);
-            });
-            (ok, reply)
+            answered_by(tx, result, statements)
         });
         self.jobs
             .send(Job::Sync(boxed))
@@ -582,28 +601,18 @@ fn run_in_place(
         None => db.execute_batch("COMMIT"),
     };
     let took = started.elapsed();
-    c.commit_micros.fetch_add(
-        u64::try_from(took.as_micros()).unwrap_or(u64::MAX),
-        Ordering::Relaxed,
-    );
-    m.commit_seconds.observe(took.as_secs_f64());
     match outcome {
         Ok(()) => {
-            for r in replies {
-                r(Ok(()));
-            }
+            committed(c, m, took, replies, Ok(()));
             Ok(())
         }
         Err(e) => {
             let failure = CommitFailure {
-                unavailable: matches!(&e, rusqlite::Error::SqliteFailure(f, _)
-                    if crate::error::cannot_write(Some(&f.extended_code.to_string()))),
+                unavailable: verdict::cannot_write(&e),
                 message: e.to_string(),
             };
             let _ = db.execute_batch("ROLLBACK");
-            for r in replies {
-                r(Err(failure.clone()));
-            }
+            committed(c, m, took, replies, Err(failure));
             Err(e)
         }
     }
@@ -655,24 +664,15 @@ async fn run_batch(
         None => control("COMMIT").execute(&mut *db).await.map(|_| ()),
     };
     let took = started.elapsed();
-    c.commit_micros.fetch_add(
-        u64::try_from(took.as_micros()).unwrap_or(u64::MAX),
-        Ordering::Relaxed,
-    );
-    m.commit_seconds.observe(took.as_secs_f64());
     match outcome {
         Ok(()) => {
-            for r in replies {
-                r(Ok(()));
-            }
+            committed(c, m, took, replies, Ok(()));
             Ok(())
         }
         Err(e) => {
             let failure = CommitFailure::of(&e);
             let _ = control("ROLLBACK").execute(&mut *db).await;
-            for r in replies {
-                r(Err(failure.clone()));
-            }
+            committed(c, m, took, replies, Err(failure));
             Err(e)
         }
     }

@@ -23,12 +23,17 @@ pub(crate) enum Fast {
     Elsewhere,
 }
 
+/// Whether SQLite said it cannot write (a full disk, an I/O error).
+pub(crate) fn cannot_write(e: &rusqlite::Error) -> bool {
+    matches!(e, rusqlite::Error::SqliteFailure(f, _)
+        if crate::error::cannot_write(Some(&f.extended_code.to_string())))
+}
+
 /// A rusqlite error as the store's: a full disk is unavailable, a unique violation a
 /// conflict, anything else internal.
 pub(crate) fn error(e: rusqlite::Error) -> Error {
     if let rusqlite::Error::SqliteFailure(f, _) = &e {
-        let code = f.extended_code.to_string();
-        if crate::error::cannot_write(Some(&code)) {
+        if cannot_write(&e) {
             tracing::error!(error = %e, "the database cannot write");
             return Error::Unavailable(
                 "the database cannot write right now (the disk may be full); nothing was stored: try again later"
