@@ -59,7 +59,15 @@ pub async fn import_manifest(
     })
     .await
     .map_err(|e| Error::Internal(format!("checking the manifest failed: {e}")))??;
+    let writing = std::time::Instant::now();
     let result = store.import_manifest(campaign, &checked).await;
+    tracing::info!(
+        manifest = %manifest.display(),
+        lines = checked.clips.len(),
+        write_ms = writing.elapsed().as_millis(),
+        stored = result.is_ok(),
+        "import written"
+    );
     let keep: HashSet<String> = match &result {
         Ok((_, stored)) => stored.clone(),
         Err(_) => HashSet::new(),

@@ -89,6 +89,22 @@ fn retryable(e: &Error) -> bool {
 }
 
 impl Backend {
+    /// An import: one write job under the exclusive lock (`catalog::import_manifest_in`).
+    pub(super) async fn import_manifest(
+        &self,
+        campaign_name: &str,
+        manifest: &crate::domain::import::CheckedManifest,
+    ) -> Result<(
+        crate::store::catalog::ImportSummary,
+        std::collections::HashSet<String>,
+    )> {
+        let stored = self
+            .import_manifest_job(campaign_name, Arc::new(manifest.clone()))
+            .await?;
+        self.after_import().await;
+        Ok(stored)
+    }
+
     /// A verdict: one write job, its item's row locked (`review::record_verdict_in`).
     pub(super) async fn record_verdict(
         &self,

@@ -130,8 +130,13 @@ type SyncJob = Box<dyn FnOnce(&rusqlite::Connection) -> (bool, Reply) + Send>;
 enum Job {
     Async(AsyncJob),
     Sync(SyncJob),
+    /// In place, in a transaction of its own (a large import): without a savepoint
+    /// around it, SQLite keeps each statement's journal in memory, where inside one it
+    /// would write a copy of every page each statement touches to a temporary file.
+    Alone(SyncJob),
 }
 
+mod import;
 mod verdict;
 
 pub(crate) struct Backend {
@@ -278,6 +283,23 @@ impl Backend {
         T: Send + 'static,
         F: FnOnce(&rusqlite::Connection, &mut u64) -> Result<T> + Send + 'static,
     {
+        self.in_place(job, false).await
+    }
+
+    /// As [`Backend::write_in_place`], in a transaction of its own (see `Job::Alone`).
+    async fn write_alone<T, F>(&self, job: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&rusqlite::Connection, &mut u64) -> Result<T> + Send + 'static,
+    {
+        self.in_place(job, true).await
+    }
+
+    async fn in_place<T, F>(&self, job: F, alone: bool) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&rusqlite::Connection, &mut u64) -> Result<T> + Send + 'static,
+    {
         let (tx, rx) = oneshot::channel::<Result<(T, u64)>>();
         let boxed: SyncJob = Box::new(move |c: &rusqlite::Connection| {
             let mut statements = 0;
@@ -288,7 +310,11 @@ impl Backend {
             answered_by(tx, result, statements)
         });
         self.jobs
-            .send(Job::Sync(boxed))
+            .send(if alone {
+                Job::Alone(boxed)
+            } else {
+                Job::Sync(boxed)
+            })
             .await
             .map_err(|_| Error::Internal("the database writer has stopped".into()))?;
         let (value, statements) = rx.await.map_err(|_| {
@@ -298,6 +324,30 @@ impl Backend {
         })??;
         super::count::add(statements);
         Ok(value)
+    }
+
+    /// An import: in place on the writer's thread (`import`), or through a write job
+    /// when the campaign is new or the manifest has calibration keys.
+    pub(super) async fn import_manifest(
+        &self,
+        campaign_name: &str,
+        manifest: &crate::domain::import::CheckedManifest,
+    ) -> Result<(
+        crate::store::catalog::ImportSummary,
+        std::collections::HashSet<String>,
+    )> {
+        let manifest = Arc::new(manifest.clone());
+        let campaign = match self.load_campaign(campaign_name).await? {
+            Some(c) if !import::needs_general_road(&manifest) => c,
+            _ => return self.import_manifest_job(campaign_name, manifest).await,
+        };
+        let stored = self
+            .write_alone(move |c, statements| {
+                import::import_manifest(c, statements, &campaign, &manifest)
+            })
+            .await?;
+        self.after_import().await;
+        Ok(stored)
     }
 
     /// A verdict from a validator's queue: in place on the writer's thread, or, for the
@@ -464,6 +514,7 @@ async fn run_writer(
     let mut in_place: Option<rusqlite::Connection> = None;
     let mut jobs: Vec<Job> = Vec::with_capacity(MAX_BATCH);
     let mut sync: Vec<SyncJob> = Vec::with_capacity(MAX_BATCH);
+    let mut alone: Vec<SyncJob> = Vec::new();
     let mut batch: Vec<AsyncJob> = Vec::with_capacity(MAX_BATCH);
     while let Some(first) = rx.recv().await {
         jobs.push(first);
@@ -476,10 +527,17 @@ async fn run_writer(
         for job in jobs.drain(..) {
             match job {
                 Job::Sync(j) => sync.push(j),
+                Job::Alone(j) => alone.push(j),
                 Job::Async(j) => batch.push(j),
             }
         }
+        // Each job that runs alone is a batch of one, after the others in place.
+        let mut runs: Vec<Vec<SyncJob>> = Vec::with_capacity(1 + alone.len());
         if !sync.is_empty() {
+            runs.push(std::mem::take(&mut sync));
+        }
+        runs.extend(alone.drain(..).map(|j| vec![j]));
+        for mut sync in runs {
             observe(&c, &m, sync.len());
             if in_place.is_none() {
                 match open_in_place(&opts) {
@@ -499,7 +557,6 @@ async fn run_writer(
                 tracing::error!(error = %e, "a write batch failed: its connection is closed");
                 in_place = None;
             }
-            sync.clear();
         }
         if batch.is_empty() {
             continue;
@@ -551,7 +608,7 @@ fn open_in_place(opts: &SqliteConnectOptions) -> rusqlite::Result<rusqlite::Conn
     db.execute_batch(
         "PRAGMA foreign_keys = ON; PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;
          PRAGMA wal_autocheckpoint = 1000; PRAGMA journal_size_limit = 67108864;
-         PRAGMA cache_size = -4000;",
+         PRAGMA cache_size = -4000; PRAGMA temp_store = MEMORY;",
     )?;
     db.set_prepared_statement_cache_capacity(64);
     Ok(db)
@@ -563,7 +620,8 @@ fn control(db: &rusqlite::Connection, sql: &str) -> rusqlite::Result<()> {
 }
 
 /// One batch of in-place jobs, as [`run_batch`] does it: BEGIN IMMEDIATE, each job in
-/// its savepoint, COMMIT, then the answers.
+/// its savepoint, COMMIT, then the answers. A batch of one job needs no savepoint: a
+/// refused job rolls the transaction back.
 fn run_in_place(
     db: &rusqlite::Connection,
     batch: &mut Vec<SyncJob>,
@@ -576,8 +634,16 @@ fn run_in_place(
     }
     let mut replies: Vec<Reply> = Vec::with_capacity(batch.len());
     let mut broken: Option<rusqlite::Error> = None;
+    let alone = batch.len() == 1;
+    let mut refused = false;
     for job in batch.drain(..) {
         if broken.is_some() {
+            continue;
+        }
+        if alone {
+            let (ok, reply) = job(db);
+            replies.push(reply);
+            refused = !ok;
             continue;
         }
         if let Err(e) = control(db, "SAVEPOINT job") {
@@ -598,6 +664,7 @@ fn run_in_place(
     let started = Instant::now();
     let outcome = match broken {
         Some(e) => Err(e),
+        None if refused => db.execute_batch("ROLLBACK"),
         None => db.execute_batch("COMMIT"),
     };
     let took = started.elapsed();

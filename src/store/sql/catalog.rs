@@ -320,27 +320,41 @@ pub(crate) async fn insert_keys_in(
 }
 
 /// A clip of the manifest that is new to the campaign, or a new version of a known one.
-struct Plan<'a> {
-    clip: &'a ManifestClip,
+pub(crate) struct Plan<'a> {
+    pub(crate) clip: &'a ManifestClip,
     /// The known clip, for a new version.
-    clip_pk: Option<i64>,
-    version: i64,
+    pub(crate) clip_pk: Option<i64>,
+    pub(crate) version: i64,
     /// The pair that reviewed the rejected version reviews the new one.
-    pair: (Option<i64>, Option<i64>),
+    pub(crate) pair: (Option<i64>, Option<i64>),
+}
+
+impl Plan<'_> {
+    /// The queue of its Stage 1 item: the pair that reviewed the rejected version, or
+    /// the task's pair in force; a calibration item is in no queue.
+    pub(crate) fn queue(&self, task: &ImportTask) -> (Option<i64>, Option<i64>) {
+        if self.clip.calibration.is_some() {
+            (None, None)
+        } else if self.pair.0.is_some() {
+            self.pair
+        } else {
+            (task.rater1_id, task.rater2_id)
+        }
+    }
 }
 
 /// A clip as stored, for an import to compare with.
 #[derive(sqlx::FromRow)]
-struct KnownClip {
-    id: i64,
-    clip_key: String,
-    task: String,
-    media_sha256: String,
-    fields: String,
-    version: i64,
-    outcome: String,
-    rater1_id: Option<i64>,
-    rater2_id: Option<i64>,
+pub(crate) struct KnownClip {
+    pub(crate) id: i64,
+    pub(crate) clip_key: String,
+    pub(crate) task: String,
+    pub(crate) media_sha256: String,
+    pub(crate) fields: String,
+    pub(crate) version: i64,
+    pub(crate) outcome: String,
+    pub(crate) rater1_id: Option<i64>,
+    pub(crate) rater2_id: Option<i64>,
 }
 
 impl Backend {
@@ -536,24 +550,26 @@ impl Backend {
             .ok_or_else(|| Error::Internal("task vanished".into()))
     }
 
-    pub(crate) async fn import_manifest(
+    /// Stores a checked manifest through a write job (`import_manifest_in`).
+    pub(crate) async fn import_manifest_job(
         &self,
         campaign_name: &str,
-        manifest: &CheckedManifest,
+        manifest: Arc<CheckedManifest>,
     ) -> Result<(ImportSummary, HashSet<String>)> {
         let campaign_name = campaign_name.to_string();
-        let manifest = Arc::new(manifest.clone());
-        let stored = self
-            .write(Lock::Structure, move |c| {
-                let (campaign_name, manifest) = (campaign_name.clone(), manifest.clone());
-                Box::pin(async move { import_manifest_in(c, &campaign_name, &manifest).await })
-            })
-            .await?;
+        self.write(Lock::Structure, move |c| {
+            let (campaign_name, manifest) = (campaign_name.clone(), manifest.clone());
+            Box::pin(async move { import_manifest_in(c, &campaign_name, &manifest).await })
+        })
+        .await
+    }
+
+    /// After an import: the planner's statistics, so that queues keep their indexes.
+    pub(crate) async fn after_import(&self) {
         if let Err(e) = self.refresh_statistics().await {
             // The import is stored; only the planner's estimates wait for autovacuum.
             tracing::warn!(error = %e, "cannot refresh the planner's statistics after an import");
         }
-        Ok(stored)
     }
 
     pub(crate) async fn progress(&self, campaign: &Campaign) -> Result<Vec<TaskProgress>> {
@@ -741,72 +757,120 @@ pub(crate) fn sort_key(task_position: i64, clip_key: &str, question: Option<i64>
 /// of the campaign (its clips, its questions' owners, its clips' earlier videos), then
 /// written with multi-row inserts. Returns what it stored and the SHA-256 of the videos
 /// of the versions it added.
-async fn import_manifest_in(
-    c: &mut Conn,
-    campaign_name: &str,
-    manifest: &CheckedManifest,
-) -> Result<(ImportSummary, HashSet<String>)> {
-    let campaign = ensure_campaign_in(c, campaign_name).await?;
-    #[derive(sqlx::FromRow)]
-    struct TaskRow {
-        id: i64,
-        code: String,
-        position: i64,
-        rater1_id: Option<i64>,
-        rater2_id: Option<i64>,
-    }
-    let tasks: HashMap<String, TaskRow> = qa::<TaskRow>(
-        "SELECT id, code, position, rater1_id, rater2_id FROM tasks WHERE campaign_id = $1",
-    )
-    .bind(campaign.id)
-    .fetch_all(&mut *c)
-    .await?
-    .into_iter()
-    .map(|t| (t.code.clone(), t))
-    .collect();
-    let known: HashMap<String, KnownClip> = qa::<KnownClip>(
-        "SELECT c.id, c.clip_key, t.code AS task, v.media_sha256, v.fields, v.version,
-                i.outcome, i.rater1_id, i.rater2_id
-         FROM clips c JOIN tasks t ON t.id = c.task_id
-         JOIN clip_versions v ON v.id = c.current_version_id
-         JOIN items i ON i.clip_version_id = v.id AND i.stage = 1
-         WHERE c.campaign_id = $1",
-    )
-    .bind(campaign.id)
-    .fetch_all(&mut *c)
-    .await?
-    .into_iter()
-    .map(|k| (k.clip_key.clone(), k))
-    .collect();
-    // Every earlier video of a known clip, and the owner of every question id.
-    let earlier: HashSet<(String, String)> = qa::<(String, String)>(
-        "SELECT c.clip_key, v.media_sha256 FROM clip_versions v JOIN clips c ON c.id = v.clip_id
-         WHERE c.campaign_id = $1",
-    )
-    .bind(campaign.id)
-    .fetch_all(&mut *c)
-    .await?
-    .into_iter()
-    .collect();
-    let owners: HashMap<String, String> = qa::<(String, String)>(
-        "SELECT q.question_key, c.clip_key FROM questions q
-         JOIN clip_versions v ON v.id = q.clip_version_id JOIN clips c ON c.id = v.clip_id
-         WHERE c.campaign_id = $1",
-    )
-    .bind(campaign.id)
-    .fetch_all(&mut *c)
-    .await?
-    .into_iter()
-    .collect();
+/// The campaign's tasks, as an import needs them.
+pub(crate) const IMPORT_TASKS: &str =
+    "SELECT id, code, position, rater1_id, rater2_id FROM tasks WHERE campaign_id = $1";
+/// Every clip of the campaign with its current version and Stage 1 item.
+pub(crate) const IMPORT_KNOWN: &str =
+    "SELECT c.id, c.clip_key, t.code AS task, v.media_sha256, v.fields, v.version,
+            i.outcome, i.rater1_id, i.rater2_id
+     FROM clips c JOIN tasks t ON t.id = c.task_id
+     JOIN clip_versions v ON v.id = c.current_version_id
+     JOIN items i ON i.clip_version_id = v.id AND i.stage = 1
+     WHERE c.campaign_id = $1";
+/// Every earlier video of a known clip.
+pub(crate) const IMPORT_EARLIER: &str =
+    "SELECT c.clip_key, v.media_sha256 FROM clip_versions v JOIN clips c ON c.id = v.clip_id
+     WHERE c.campaign_id = $1";
+/// The owner of every question id.
+pub(crate) const IMPORT_OWNERS: &str = "SELECT q.question_key, c.clip_key FROM questions q
+     JOIN clip_versions v ON v.id = q.clip_version_id JOIN clips c ON c.id = v.clip_id
+     WHERE c.campaign_id = $1";
+pub(crate) const INSERT_IMPORT: &str = "INSERT INTO imports (campaign_id, manifest, manifest_sha256, clips_new, versions_new, imported_at)
+     VALUES ($1, $2, $3, $4, $5, $6) RETURNING id";
+/// The versions an import replaces leave the queues.
+pub(crate) const RETIRE_REPLACED: &str = "UPDATE items SET is_current = 0, queue1 = NULL, queue2 = NULL
+     WHERE is_current = 1 AND clip_version_id IN
+         (SELECT c.current_version_id FROM clips c JOIN clip_versions v ON v.clip_id = c.id
+          WHERE v.import_id = $1)";
+/// The clips an import brought a version of point at it.
+pub(crate) const POINT_AT_NEW_VERSIONS: &str =
+    "UPDATE clips SET current_version_id = (SELECT v.id FROM clip_versions v
+                                            WHERE v.clip_id = clips.id AND v.import_id = $1)
+     WHERE id IN (SELECT clip_id FROM clip_versions WHERE import_id = $1)";
+/// The rows an import inserts, without their `VALUES`.
+pub(crate) const INSERT_CLIPS: &str =
+    "INSERT INTO clips (campaign_id, task_id, clip_key, calibration) VALUES ";
+pub(crate) const INSERT_VERSIONS: &str = "INSERT INTO clip_versions (clip_id, version, media_sha256, media_type, media_size, source_file, fields, import_id, created_at) VALUES ";
+pub(crate) const INSERT_STAGE1: &str = "INSERT INTO items (campaign_id, task_id, stage, clip_version_id, item_key, clip_version, sort_key,
+                          rater1_id, rater2_id, queue1, queue2, calibration, is_current) VALUES ";
+pub(crate) const INSERT_QUESTIONS: &str = "INSERT INTO questions (clip_version_id, position, question_key, qa_type, level, body, options, answer) VALUES ";
+pub(crate) const INSERT_STAGE2: &str = "INSERT INTO items (campaign_id, task_id, stage, clip_version_id, question_id, parent_item_id,
+                          item_key, clip_version, qa_type, level, sort_key, calibration, is_current) VALUES ";
 
+/// A task as an import needs it.
+#[derive(sqlx::FromRow)]
+pub(crate) struct ImportTask {
+    pub(crate) id: i64,
+    pub(crate) code: String,
+    pub(crate) position: i64,
+    pub(crate) rater1_id: Option<i64>,
+    pub(crate) rater2_id: Option<i64>,
+}
+
+/// What an import compares its manifest with, read inside its write.
+pub(crate) struct Known {
+    /// Tasks by code.
+    pub(crate) tasks: HashMap<String, ImportTask>,
+    /// Clips by key.
+    pub(crate) clips: HashMap<String, KnownClip>,
+    /// (clip key, video) of every version.
+    pub(crate) earlier: HashSet<(String, String)>,
+    /// Question key -> clip key.
+    pub(crate) owners: HashMap<String, String>,
+}
+
+async fn known_in(c: &mut Conn, campaign_id: i64) -> Result<Known> {
+    let tasks = qa::<ImportTask>(IMPORT_TASKS)
+        .bind(campaign_id)
+        .fetch_all(&mut *c)
+        .await?
+        .into_iter()
+        .map(|t| (t.code.clone(), t))
+        .collect();
+    let clips = qa::<KnownClip>(IMPORT_KNOWN)
+        .bind(campaign_id)
+        .fetch_all(&mut *c)
+        .await?
+        .into_iter()
+        .map(|k| (k.clip_key.clone(), k))
+        .collect();
+    let earlier = qa::<(String, String)>(IMPORT_EARLIER)
+        .bind(campaign_id)
+        .fetch_all(&mut *c)
+        .await?
+        .into_iter()
+        .collect();
+    let owners = qa::<(String, String)>(IMPORT_OWNERS)
+        .bind(campaign_id)
+        .fetch_all(&mut *c)
+        .await?
+        .into_iter()
+        .collect();
+    Ok(Known {
+        tasks,
+        clips,
+        earlier,
+        owners,
+    })
+}
+
+/// What an import stores, decided from the manifest and what the campaign holds (no
+/// database): every clip that is new or a new version, or every problem with line and
+/// field. An empty plan stores nothing.
+pub(crate) fn plan_import<'m>(
+    campaign: &Campaign,
+    manifest: &'m CheckedManifest,
+    known: &Known,
+) -> Result<(Vec<Plan<'m>>, ImportSummary)> {
     let mut problems = Vec::new();
-    let mut plans: Vec<Plan<'_>> = Vec::new();
+    let mut plans: Vec<Plan<'m>> = Vec::new();
     let mut summary = ImportSummary {
         campaign: campaign.name.clone(),
         ..ImportSummary::default()
     };
     for clip in &manifest.clips {
-        if !tasks.contains_key(&clip.task) {
+        if !known.tasks.contains_key(&clip.task) {
             problems.push(LineError::new(
                 clip.line,
                 Some("task"),
@@ -814,7 +878,7 @@ async fn import_manifest_in(
             ));
             continue;
         }
-        let plan = match known.get(&clip.clip_id) {
+        let plan = match known.clips.get(&clip.clip_id) {
             None => Plan {
                 clip,
                 clip_pk: None,
@@ -850,7 +914,7 @@ async fn import_manifest_in(
                 }
                 // A video this clip had before (an older manifest imported again) is
                 // not a new version.
-                if earlier.contains(&(clip.clip_id.clone(), clip.media.sha256.clone())) {
+                if known.earlier.contains(&(clip.clip_id.clone(), clip.media.sha256.clone())) {
                     summary.unchanged += 1;
                     continue;
                 }
@@ -882,7 +946,7 @@ async fn import_manifest_in(
         };
         // A question id belongs to one clip of the campaign.
         for (i, q) in clip.questions.iter().enumerate() {
-            if let Some(owner) = owners.get(&q.question_id)
+            if let Some(owner) = known.owners.get(&q.question_id)
                 && *owner != clip.clip_id
             {
                 problems.push(LineError::new(
@@ -903,19 +967,28 @@ async fn import_manifest_in(
             problems,
         }));
     }
+    summary.clips_new = plans.iter().filter(|p| p.clip_pk.is_none()).count();
+    summary.versions_new = plans.len() - summary.clips_new;
+    summary.questions_new = plans.iter().map(|p| p.clip.questions.len()).sum();
+    Ok((plans, summary))
+}
+
+async fn import_manifest_in(
+    c: &mut Conn,
+    campaign_name: &str,
+    manifest: &CheckedManifest,
+) -> Result<(ImportSummary, HashSet<String>)> {
+    let campaign = ensure_campaign_in(c, campaign_name).await?;
+    let known = known_in(c, campaign.id).await?;
+    let (plans, summary) = plan_import(&campaign, manifest, &known)?;
     if plans.is_empty() {
         // Nothing new: leave the database exactly as it was.
         return Ok((summary, HashSet::new()));
     }
-    summary.clips_new = plans.iter().filter(|p| p.clip_pk.is_none()).count();
-    summary.versions_new = plans.len() - summary.clips_new;
-    summary.questions_new = plans.iter().map(|p| p.clip.questions.len()).sum();
+    let tasks = &known.tasks;
 
     let now = now_micros();
-    let import_id: i64 = qs(
-        "INSERT INTO imports (campaign_id, manifest, manifest_sha256, clips_new, versions_new, imported_at)
-         VALUES ($1, $2, $3, $4, $5, $6) RETURNING id",
-    )
+    let import_id: i64 = qs(INSERT_IMPORT)
     .bind(campaign.id)
     .bind(manifest.path.display().to_string())
     .bind(&manifest.sha256)
@@ -933,7 +1006,7 @@ async fn import_manifest_in(
         .collect();
     for chunk in new_clips.chunks(chunk_rows(4)) {
         let sql = format!(
-            "INSERT INTO clips (campaign_id, task_id, clip_key, calibration) VALUES {} RETURNING id, clip_key",
+            "{INSERT_CLIPS}{} RETURNING id, clip_key",
             values(1, 4, chunk.len())
         );
         let mut insert = qa::<(i64, String)>(sqlx::AssertSqlSafe(sql));
@@ -952,8 +1025,7 @@ async fn import_manifest_in(
     let mut version_of: HashMap<i64, i64> = HashMap::new(); // clip pk -> new version id
     for chunk in plans.chunks(chunk_rows(9)) {
         let sql = format!(
-            "INSERT INTO clip_versions (clip_id, version, media_sha256, media_type, media_size, source_file, fields, import_id, created_at)
-             VALUES {} RETURNING id, clip_id",
+            "{INSERT_VERSIONS}{} RETURNING id, clip_id",
             values(1, 9, chunk.len())
         );
         let mut insert = qa::<(i64, i64)>(sqlx::AssertSqlSafe(sql));
@@ -976,17 +1048,12 @@ async fn import_manifest_in(
     }
     // The versions they replace leave the queues.
     if summary.versions_new > 0 {
-        q("UPDATE items SET is_current = 0, queue1 = NULL, queue2 = NULL
-           WHERE is_current = 1 AND clip_version_id IN
-               (SELECT c.current_version_id FROM clips c JOIN clip_versions v ON v.clip_id = c.id
-                WHERE v.import_id = $1)")
+        q(RETIRE_REPLACED)
         .bind(import_id)
         .execute(&mut *c)
         .await?;
     }
-    q("UPDATE clips SET current_version_id = (SELECT v.id FROM clip_versions v
-                                              WHERE v.clip_id = clips.id AND v.import_id = $1)
-       WHERE id IN (SELECT clip_id FROM clip_versions WHERE import_id = $1)")
+    q(POINT_AT_NEW_VERSIONS)
     .bind(import_id)
     .execute(&mut *c)
     .await?;
@@ -997,9 +1064,7 @@ async fn import_manifest_in(
     let mut keys: Vec<(i64, &crate::domain::rules::CheckedVerdict)> = Vec::new();
     for chunk in plans.chunks(chunk_rows(13)) {
         let sql = format!(
-            "INSERT INTO items (campaign_id, task_id, stage, clip_version_id, item_key, clip_version, sort_key,
-                                rater1_id, rater2_id, queue1, queue2, calibration, is_current)
-             VALUES {} RETURNING id, clip_version_id",
+            "{INSERT_STAGE1}{} RETURNING id, clip_version_id",
             values(1, 13, chunk.len())
         );
         let mut insert = qa::<(i64, i64)>(sqlx::AssertSqlSafe(sql));
@@ -1007,13 +1072,7 @@ async fn import_manifest_in(
             let task = &tasks[&p.clip.task];
             let pk = clip_pk.get(&p.clip.clip_id).copied().unwrap_or(0);
             let version_id = version_of.get(&pk).copied().unwrap_or(0);
-            let queue = if p.clip.calibration.is_some() {
-                (None, None)
-            } else if p.pair.0.is_some() {
-                p.pair
-            } else {
-                (task.rater1_id, task.rater2_id)
-            };
+            let queue = p.queue(task);
             insert = insert
                 .bind(campaign.id)
                 .bind(task.id)
@@ -1050,8 +1109,7 @@ async fn import_manifest_in(
     let mut question_id: HashMap<(i64, i64), i64> = HashMap::new(); // (version, position) -> id
     for chunk in questions.chunks(chunk_rows(8)) {
         let sql = format!(
-            "INSERT INTO questions (clip_version_id, position, question_key, qa_type, level, body, options, answer)
-             VALUES {} RETURNING id, clip_version_id, position",
+            "{INSERT_QUESTIONS}{} RETURNING id, clip_version_id, position",
             values(1, 8, chunk.len())
         );
         let mut insert = qa::<(i64, i64, i64)>(sqlx::AssertSqlSafe(sql));
@@ -1077,9 +1135,7 @@ async fn import_manifest_in(
     let mut question_item: HashMap<i64, i64> = HashMap::new(); // question id -> item id
     for chunk in questions.chunks(chunk_rows(13)) {
         let sql = format!(
-            "INSERT INTO items (campaign_id, task_id, stage, clip_version_id, question_id, parent_item_id,
-                                item_key, clip_version, qa_type, level, sort_key, calibration, is_current)
-             VALUES {} RETURNING id, question_id",
+            "{INSERT_STAGE2}{} RETURNING id, question_id",
             values(1, 13, chunk.len())
         );
         let mut insert = qa::<(i64, i64)>(sqlx::AssertSqlSafe(sql));

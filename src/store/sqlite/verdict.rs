@@ -58,13 +58,27 @@ pub(crate) fn error(e: rusqlite::Error) -> Error {
 
 /// Runs one statement (cached, prepared once per connection) with `$1`.. bound by
 /// name, counting it.
-struct Db<'c> {
+pub(super) struct Db<'c> {
     c: &'c Connection,
     statements: u64,
 }
 
-impl Db<'_> {
-    fn statement(&mut self, sql: &str) -> Result<rusqlite::CachedStatement<'_>> {
+impl<'c> Db<'c> {
+    pub(super) fn new(c: &'c Connection) -> Db<'c> {
+        Db { c, statements: 0 }
+    }
+
+    /// The statements run so far.
+    pub(super) fn statements(&self) -> u64 {
+        self.statements
+    }
+
+    /// The rowid of the last row inserted.
+    pub(super) fn last_insert_rowid(&self) -> i64 {
+        self.c.last_insert_rowid()
+    }
+
+    pub(super) fn statement(&mut self, sql: &str) -> Result<rusqlite::CachedStatement<'_>> {
         self.statements += 1;
         self.c.prepare_cached(sql).map_err(error)
     }
@@ -151,9 +165,9 @@ pub(crate) fn record_verdict(
     decided_at: i64,
     origin: Origin,
 ) -> Result<Fast> {
-    let mut db = Db { c, statements: 0 };
+    let mut db = Db::new(c);
     let answer = record(&mut db, target, validator, req, decided_at, origin);
-    *statements += db.statements;
+    *statements += db.statements();
     answer
 }
 
