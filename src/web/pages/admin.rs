@@ -651,7 +651,7 @@ pub async fn set_disabled(
             Ok(crate::web::flash::redirect("/admin/users", &msg))
         }
         Err(e @ (Error::Conflict(_) | Error::NotFound(_))) => {
-            users_page(&state, &session, Some(e.to_string())).await
+            users_page(&state, &session, Some(super::for_people(&e))).await
         }
         Err(e) => Err(e.into()),
     }
@@ -1145,7 +1145,7 @@ pub async fn audit(
             }
             (events, filtered, None)
         }
-        Err(e) => (Vec::new(), true, Some(e.to_string())),
+        Err(e) => (Vec::new(), true, Some(super::for_people(&e))),
     };
     let people = state
         .store
