@@ -26,8 +26,10 @@ pub struct CalibrationStatus {
     pub round: i64,
     pub decided: i64,
     pub agreed: i64,
-    /// Calibration items in the campaign.
+    /// Calibration items in this round.
     pub total: i64,
+    /// Calibration items in the campaign, from which each round draws its items.
+    pub pool: i64,
     /// Items to decide before the agreement can pass.
     pub required: i64,
     pub threshold: f64,
@@ -92,4 +94,47 @@ pub struct CalibrationScore {
     pub validator: String,
     #[serde(flatten)]
     pub status: CalibrationStatus,
+}
+
+/// One verdict of a calibration round, beside the known one.
+#[derive(Debug, Clone, Serialize)]
+pub struct RoundDecision {
+    pub stage: Stage,
+    pub item_id: String,
+    pub verdict: Verdict,
+    pub reasons: Vec<Reason>,
+    pub agrees: bool,
+    pub known: KnownVerdict,
+}
+
+/// How a round ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RoundResult {
+    Passed,
+    Failed,
+    /// The validator's current round, not finished.
+    Open,
+}
+
+/// One round of one validator's calibration, with every verdict in it.
+#[derive(Debug, Clone, Serialize)]
+pub struct CalibrationRound {
+    pub validator: String,
+    pub round: i64,
+    pub result: RoundResult,
+    /// The admin who started it (none for the first).
+    pub started_by: Option<String>,
+    pub decisions: Vec<RoundDecision>,
+}
+
+impl CalibrationRound {
+    pub fn agreed(&self) -> usize {
+        self.decisions.iter().filter(|d| d.agrees).count()
+    }
+
+    /// The items decided otherwise than the known verdict.
+    pub fn missed(&self) -> impl Iterator<Item = &RoundDecision> {
+        self.decisions.iter().filter(|d| !d.agrees)
+    }
 }

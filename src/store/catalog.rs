@@ -23,7 +23,8 @@ pub struct Settings {
     pub target_per_task: i64,
     /// Agreement with the known verdicts a validator needs in calibration.
     pub calibration_threshold: f64,
-    /// ... over at least this many calibration items (or all of them, if fewer).
+    /// ... over a round of this many calibration items, drawn from them (all of them, if
+    /// there are no more).
     pub calibration_min_items: i64,
 }
 

@@ -41,7 +41,8 @@ use crate::domain::{Origin, Role, Stage};
 use crate::error::{Error, LineError, Result};
 use accounts::{Account, PoolEntry, PoolPlacement, User};
 use calibration::{
-    CalibrationFeedback, CalibrationItem, CalibrationKey, CalibrationScore, CalibrationStatus,
+    CalibrationFeedback, CalibrationItem, CalibrationKey, CalibrationRound, CalibrationScore,
+    CalibrationStatus,
 };
 use catalog::{Campaign, ImportSummary, Settings, TaskInfo, TaskProgress};
 use records::BulkSummary;
@@ -430,6 +431,9 @@ forward! {
     fn reset_calibration(&self, campaign: &Campaign, name: &str, by: &str) -> Result<i64>;
     /// Every pool validator's calibration, for the admin.
     fn calibration_scores(&self, campaign: &Campaign) -> Result<Vec<CalibrationScore>>;
+    /// Every calibration round of every pool validator (or of one), with its verdicts
+    /// beside the known ones.
+    fn calibration_rounds(&self, campaign: &Campaign, validator: Option<&User>) -> Result<Vec<CalibrationRound>>;
     /// The calibration items with their known verdicts.
     fn calibration_keys(&self, campaign: &Campaign) -> Result<Vec<CalibrationKey>>;
     /// Makes an imported clip that nobody has decided yet a calibration clip, with the

@@ -1425,3 +1425,91 @@ async fn a_study_shown_as_strips_numbers_each_frame_in_a_tile_of_its_own() {
         "no videos, nothing to play"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn adding_a_validator_in_the_browser_shows_the_new_pairs_and_waits_for_a_confirmation() {
+    let Some(d) = driver().await else { return };
+    let app = spawn_app().await;
+    let c = cast(&app).await;
+    // Task 0 (MC) is reviewed by val00 + val01, task 1 (QC) by val01 + val00; one QC
+    // clip is started (it keeps its pair), two are not.
+    app.import_clips(&["MC_F_EGO_STA", "QC_F_EGO_DYN"], 3, &[])
+        .await;
+    assert_eq!(app.pass(&c.v0, 1, "QC_F_EGO_DYN_0000").await.status, 201);
+    // What a re-pairing changes: the accounts, the pools, the tasks' pairs, the queues.
+    let pairing = || async {
+        let rows: Vec<(String,)> = sqlx::query_as(
+            "SELECT 'user ' || name FROM users
+             UNION ALL SELECT 'pool ' || user_id || ' ' || pool_index FROM pool_members
+             UNION ALL SELECT 'task ' || code || ' ' || COALESCE(rater1_id, 0) || ' ' || COALESCE(rater2_id, 0) FROM tasks
+             UNION ALL SELECT 'item ' || item_key || ' ' || COALESCE(queue1, 0) || ' ' || COALESCE(queue2, 0) FROM items
+             ORDER BY 1",
+        )
+        .fetch_all(&app.db)
+        .await
+        .unwrap();
+        rows.into_iter().map(|r| r.0).collect::<Vec<_>>()
+    };
+    let before = pairing().await;
+    sign_in_by_keyboard(&d, &app, "admin1").await;
+
+    let fill_and_create = || async {
+        d.go(&format!("{}/admin/users", app.base)).await;
+        d.wait_ready().await;
+        d.exec(
+            "const f = document.querySelector('form.stack'); \
+             const set = (n, v) => { f.querySelector('[name=' + n + ']').value = v; }; \
+             set('name', 'val02'); set('role', 'validator'); set('index', '2'); \
+             set('campaign', arguments[0]); return true;",
+            vec![json!(CAMPAIGN)],
+        )
+        .await;
+        d.mark().await;
+        d.click("form.stack button[type=submit]").await;
+        d.reloaded().await;
+        let page = d.source().await;
+        assert!(page.contains("Confirm the new pairs"), "{page}");
+        // QC (position 1) goes from (val01, val00) to (val01, val02) with its 2
+        // unstarted clips; MC keeps its pair.
+        assert!(
+            page.contains(
+                "<td>QC_F_EGO_DYN</td><td>val01 + val00</td><td>val01 + val02</td><td>2</td>"
+            ),
+            "{page}"
+        );
+        assert!(!page.contains("<td>MC_F_EGO_STA</td>"), "{page}");
+    };
+
+    // Shown, then cancelled: nothing changed.
+    fill_and_create().await;
+    assert_eq!(
+        pairing().await,
+        before,
+        "nothing changes before the confirmation"
+    );
+    d.mark().await;
+    d.click("form.inline + a").await;
+    d.reloaded().await;
+    assert!(d.url().await.ends_with("/admin/users"));
+    assert_eq!(
+        pairing().await,
+        before,
+        "a cancelled confirmation changes nothing"
+    );
+
+    // Shown again, then confirmed: the account exists and the announced items moved.
+    fill_and_create().await;
+    d.mark().await;
+    d.click("form.inline button.primary").await;
+    d.reloaded().await;
+    let page = d.source().await;
+    assert!(page.contains("The password of validator val02"), "{page}");
+    let moved: i64 = sqlx::query_scalar(
+        "SELECT COUNT(*) FROM items i JOIN users u ON u.id = i.queue2 JOIN tasks t ON t.id = i.task_id
+         WHERE u.name = 'val02' AND t.code = 'QC_F_EGO_DYN'",
+    )
+    .fetch_one(&app.db)
+    .await
+    .unwrap();
+    assert_eq!(moved, 2, "the 2 unstarted QC clips moved, as announced");
+}

@@ -295,6 +295,183 @@ async fn calibration_is_shown_in_pages_with_the_known_verdict_after_each_item() 
     );
 }
 
+/// Decides the validator's calibration items as the status names them, each against its
+/// known verdict (CAL_i is valid for even i), until the round ends; returns their ids.
+async fn decide_round_wrongly(app: &TestApp, token: &str) -> Vec<String> {
+    let mut decided = Vec::new();
+    loop {
+        let r = app
+            .get(&format!("/api/v1/campaigns/{CAMPAIGN}/calibration"), token)
+            .await;
+        let Some(next) = r.body["next"][1].as_str().map(str::to_string) else {
+            return decided;
+        };
+        let i: usize = next.trim_start_matches("CAL_").parse().unwrap();
+        let body = if i.is_multiple_of(2) {
+            json!({"verdict": "reject", "reasons": ["prompt_drift"]})
+        } else {
+            json!({"verdict": "valid"})
+        };
+        let r = app
+            .call(
+                Method::POST,
+                &format!("/api/v1/campaigns/{CAMPAIGN}/calibration/1/{next}/verdict"),
+                Some(token),
+                Some(body),
+            )
+            .await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        assert_eq!(r.body["agrees"], json!(false));
+        decided.push(next);
+    }
+}
+
+#[tokio::test]
+async fn each_calibration_round_draws_other_items_and_the_misses_are_shown_with_why() {
+    let app = spawn_app().await;
+    let c = cast(&app).await;
+    campaign_with_calibration(&app).await;
+    let admin = app.login("admin1").await;
+    let r = app
+        .page(
+            Some(&admin),
+            Method::POST,
+            &format!("/c/{CAMPAIGN}/admin/settings"),
+            Some(&[
+                ("target_per_task", "100"),
+                ("calibration_threshold_pct", "80"),
+                ("calibration_min_items", "4"),
+            ]),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
+    let status = app
+        .get(&format!("/api/v1/campaigns/{CAMPAIGN}/calibration"), &c.v0)
+        .await;
+    assert_eq!(
+        (status.body["total"].as_i64(), status.body["pool"].as_i64()),
+        (Some(4), Some(10)),
+        "{}",
+        status.text
+    );
+
+    // Round 1: four of the ten, all decided against the known verdict.
+    let first = decide_round_wrongly(&app, &c.v0).await;
+    assert_eq!(first.len(), 4, "{first:?}");
+    let r = app
+        .get(&format!("/api/v1/campaigns/{CAMPAIGN}/calibration"), &c.v0)
+        .await;
+    assert_eq!(r.body["state"], "failed", "{}", r.text);
+    // An item of the pool outside the round is refused while a round is open (after
+    // the reset below); here the round is over.
+    let web = app.login("val00").await;
+    let page = app
+        .page(
+            Some(&web),
+            Method::GET,
+            &format!("/c/{CAMPAIGN}/calibration"),
+            None,
+        )
+        .await;
+    assert!(
+        page.text
+            .contains("Round 1: 4 verdicts differed from the known one"),
+        "{}",
+        page.text
+    );
+    // Each missed item's row says what was said, the known verdict and why.
+    for id in &first {
+        let row = page
+            .text
+            .split("<tr>")
+            .find(|row| row.contains(&format!(">{id}</a>")))
+            .unwrap_or_else(|| panic!("{id} is not listed: {}", page.text));
+        let (said, known, why) = if id.trim_start_matches("CAL_").parse::<usize>().unwrap() % 2 == 0
+        {
+            ("reject (Prompt drift)", "valid", "clean")
+        } else {
+            (
+                "valid",
+                "reject (Generation artifact)",
+                "the key morphs at 2 s",
+            )
+        };
+        assert!(
+            row.contains(&format!("<td>{said}</td><td>{known}</td><td>{why}</td>")),
+            "{row}"
+        );
+    }
+
+    // Round 2 draws four items that round 1 did not show.
+    let r = app
+        .page(
+            Some(&admin),
+            Method::POST,
+            &format!("/c/{CAMPAIGN}/admin/calibration/reset"),
+            Some(&[("name", "val00")]),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
+    let outside = first[0].clone();
+    let r = app
+        .call(
+            Method::POST,
+            &format!("/api/v1/campaigns/{CAMPAIGN}/calibration/1/{outside}/verdict"),
+            Some(&c.v0),
+            Some(json!({"verdict": "valid"})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CONFLICT, "{}", r.text);
+    assert!(
+        r.text.contains("not in your calibration round 2"),
+        "{}",
+        r.text
+    );
+    let second = decide_round_wrongly(&app, &c.v0).await;
+    assert_eq!(second.len(), 4, "{second:?}");
+    for id in &second {
+        assert!(
+            !first.contains(id),
+            "round 2 repeated {id}: {first:?} {second:?}"
+        );
+    }
+
+    // The admin sees both rounds, each with the items that differed.
+    let page = app
+        .page(
+            Some(&admin),
+            Method::GET,
+            &format!("/c/{CAMPAIGN}/admin/calibration"),
+            None,
+        )
+        .await;
+    let rounds = page.text.split("<h2>Every round</h2>").nth(1).unwrap_or("");
+    let rows: Vec<&str> = rounds
+        .split("<tr><th>val00</th>")
+        .skip(1)
+        .map(|row| row.split("</tr>").next().unwrap_or(""))
+        .collect();
+    assert_eq!(rows.len(), 2, "{}", page.text);
+    assert!(
+        rows[0].starts_with(
+            "<td>1</td><td>-</td><td>4</td><td>0</td><td>0%</td><td>below the threshold</td>"
+        ),
+        "{}",
+        rows[0]
+    );
+    assert!(
+        rows[1].starts_with("<td>2</td><td>admin1</td><td>4</td><td>0</td>"),
+        "{}",
+        rows[1]
+    );
+    for id in first.iter() {
+        assert!(rows[0].contains(id.as_str()), "{}", rows[0]);
+    }
+    for id in second.iter() {
+        assert!(rows[1].contains(id.as_str()), "{}", rows[1]);
+    }
+}
+
 #[tokio::test]
 async fn a_campaign_without_calibration_items_opens_at_once() {
     let app = spawn_app().await;

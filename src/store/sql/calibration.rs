@@ -11,8 +11,8 @@ use crate::error::{Error, Result};
 use crate::store::Lock;
 use crate::store::accounts::User;
 use crate::store::calibration::{
-    CalibrationFeedback, CalibrationItem, CalibrationKey, CalibrationScore, CalibrationState,
-    CalibrationStatus, KnownVerdict,
+    CalibrationFeedback, CalibrationItem, CalibrationKey, CalibrationRound, CalibrationScore,
+    CalibrationState, CalibrationStatus, KnownVerdict, RoundDecision, RoundResult,
 };
 use crate::store::catalog::Campaign;
 use crate::store::review::{ItemHeader, ItemViewRow, VerdictRequest};
@@ -118,27 +118,73 @@ async fn histories_in(
     Ok(out)
 }
 
+/// The items of a validator's round, in the pool's order: the whole pool when it holds
+/// no more than a round needs (`calibration_min_items`); otherwise that many, drawn
+/// anew each round: first the items they decided in the fewest earlier rounds, ties
+/// broken by a draw seeded by (validator, round), so round 2 does not repeat round 1
+/// while the pool has items they have not seen.
+fn round_items<'a>(
+    items: &'a [CalItem],
+    size: usize,
+    h: &History,
+    user: i64,
+    round: i64,
+) -> Vec<&'a CalItem> {
+    if items.len() <= size {
+        return items.iter().collect();
+    }
+    let mut seen: HashMap<i64, u32> = HashMap::new();
+    let mut counted: HashSet<(i64, i64)> = HashSet::new();
+    for (r, item, _) in &h.decisions {
+        if *r < round && counted.insert((*r, *item)) {
+            *seen.entry(*item).or_default() += 1;
+        }
+    }
+    let seed = (user as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ (round as u64);
+    let mut ranked: Vec<(u32, u64, usize)> = items
+        .iter()
+        .enumerate()
+        .map(|(i, it)| {
+            let draw = crate::rng::SplitMix64::new(seed ^ (it.id as u64).rotate_left(32)).next_u64();
+            (seen.get(&it.id).copied().unwrap_or(0), draw, i)
+        })
+        .collect();
+    ranked.sort_unstable();
+    let mut chosen: Vec<usize> = ranked.into_iter().take(size).map(|r| r.2).collect();
+    chosen.sort_unstable();
+    chosen.into_iter().map(|i| &items[i]).collect()
+}
+
 /// A validator's calibration status from the items, the rules and their history.
-fn status_from(items: &[CalItem], rules: Rules, h: Option<&History>) -> Result<CalibrationStatus> {
-    let total = i64::try_from(items.len()).unwrap_or(i64::MAX);
-    let required = rules.calibration_min_items.min(total);
+fn status_from(
+    items: &[CalItem],
+    rules: Rules,
+    h: Option<&History>,
+    user: i64,
+) -> Result<CalibrationStatus> {
+    let pool = i64::try_from(items.len()).unwrap_or(i64::MAX);
+    let size = usize::try_from(rules.calibration_min_items.max(1)).unwrap_or(usize::MAX);
     let mut status = CalibrationStatus {
         state: CalibrationState::NotRequired,
         round: 0,
         decided: 0,
         agreed: 0,
-        total,
-        required,
+        total: pool,
+        pool,
+        required: rules.calibration_min_items.min(pool),
         threshold: rules.calibration_threshold,
         next: None,
     };
-    if total == 0 {
+    if pool == 0 {
         return Ok(status);
     }
     let empty = History::default();
     let h = h.unwrap_or(&empty);
     status.round = h.rounds.last().map_or(1, |r| r.0);
     let passed = h.rounds.iter().any(|r| r.1);
+    let mine = round_items(items, size, h, user, status.round);
+    status.total = i64::try_from(mine.len()).unwrap_or(i64::MAX);
+    status.required = status.total;
     let mut decided_items = HashSet::new();
     for (round, item, agrees) in &h.decisions {
         if *round == status.round {
@@ -147,24 +193,30 @@ fn status_from(items: &[CalItem], rules: Rules, h: Option<&History>) -> Result<C
         }
     }
     status.decided = i64::try_from(decided_items.len()).unwrap_or(i64::MAX);
-    let reached = status.decided >= required
+    let reached = status.decided >= status.required
         && status.agreed as f64 >= rules.calibration_threshold * status.decided as f64 - 1e-9;
+    let undecided = mine.iter().find(|it| !decided_items.contains(&it.id));
     status.state = if passed || reached {
         CalibrationState::Passed
-    } else if status.decided >= total {
+    } else if undecided.is_none() {
         CalibrationState::Failed
     } else {
         CalibrationState::InProgress
     };
-    if status.state == CalibrationState::InProgress {
-        for it in items {
-            if !decided_items.contains(&it.id) {
-                status.next = Some((it.stage()?, it.item_key.clone()));
-                break;
-            }
-        }
+    if status.state == CalibrationState::InProgress
+        && let Some(it) = undecided
+    {
+        status.next = Some((it.stage()?, it.item_key.clone()));
     }
     Ok(status)
+}
+
+/// Whether `item` is one of the validator's current round.
+fn in_round(items: &[CalItem], rules: Rules, h: &History, user: i64, round: i64, item: i64) -> bool {
+    let size = usize::try_from(rules.calibration_min_items.max(1)).unwrap_or(usize::MAX);
+    round_items(items, size, h, user, round)
+        .iter()
+        .any(|it| it.id == item)
 }
 
 /// One validator's calibration status, the rules read now.
@@ -176,7 +228,7 @@ pub(crate) async fn status_of_in(
     let rules = rules_in(c, campaign_id).await?;
     let items = items_in(c, campaign_id).await?;
     let h = histories_in(c, campaign_id, Some(user_id)).await?;
-    status_from(&items, rules, h.get(&user_id))
+    status_from(&items, rules, h.get(&user_id), user_id)
 }
 
 /// Why a validator's main queue is not open.
@@ -205,7 +257,7 @@ pub(crate) async fn refresh_gates_in(c: &mut Conn, campaign_id: i64) -> Result<(
             .fetch_all(&mut *c)
             .await?;
     for (user, cleared) in members {
-        let open = i64::from(status_from(&items, rules, histories.get(&user))?.open());
+        let open = i64::from(status_from(&items, rules, histories.get(&user), user)?.open());
         if open != cleared {
             q("UPDATE pool_members SET cleared = $1 WHERE campaign_id = $2 AND user_id = $3")
                 .bind(open)
@@ -389,7 +441,7 @@ impl Backend {
                 let checked: CheckedVerdict =
                     check_verdict(stage, level, req.verdict, &req.reasons, &req.note)?;
                 let time_spent = check_time_spent(req.time_spent_ms)?;
-                let status = status_from(&items, rules, Some(&history))?;
+                let status = status_from(&items, rules, Some(&history), validator.id)?;
                 let reasons = Reason::join(&checked.reasons);
                 let earlier: Option<(String, String, String, i64)> = qa(
                     "SELECT verdict, reasons, note, agrees FROM calibration_decisions
@@ -413,6 +465,19 @@ impl Backend {
                     return Err(Error::Conflict(format!(
                         "{} `{key}` is already decided in this calibration round; calibration verdicts do not change",
                         stage.item_noun()
+                    )));
+                }
+                if status.state == CalibrationState::InProgress
+                    && !in_round(&items, rules, &history, validator.id, status.round, item.id)
+                {
+                    return Err(Error::Conflict(format!(
+                        "{} `{key}` is not in your calibration round {}; {}",
+                        stage.item_noun(),
+                        status.round,
+                        match &status.next {
+                            Some((_, next)) => format!("the next one is `{next}`"),
+                            None => "your round is complete".into(),
+                        }
                     )));
                 }
                 if status.state != CalibrationState::InProgress {
@@ -452,7 +517,7 @@ impl Backend {
                     history.rounds.push((status.round, false));
                 }
                 history.decisions.push((status.round, item.id, agrees));
-                let after = status_from(&items, rules, Some(&history))?;
+                let after = status_from(&items, rules, Some(&history), validator.id)?;
                 if after.state == CalibrationState::Passed {
                     q("UPDATE calibration_rounds SET passed_at = $1
                        WHERE campaign_id = $2 AND user_id = $3 AND round = $4 AND passed_at IS NULL")
@@ -548,10 +613,118 @@ impl Backend {
             .map(|(id, name)| {
                 Ok(CalibrationScore {
                     validator: name,
-                    status: status_from(&items, rules, histories.get(&id))?,
+                    status: status_from(&items, rules, histories.get(&id), id)?,
                 })
             })
             .collect()
+    }
+
+    /// Every round of every validator in the pool (or of one), each with its verdicts
+    /// beside the known ones, in the order they were made: four statements.
+    pub(crate) async fn calibration_rounds(
+        &self,
+        campaign: &Campaign,
+        validator: Option<&User>,
+    ) -> Result<Vec<CalibrationRound>> {
+        #[derive(sqlx::FromRow)]
+        struct Row {
+            validator_id: i64,
+            round: i64,
+            stage: i64,
+            item_key: String,
+            verdict: String,
+            reasons: String,
+            agrees: i64,
+            k_verdict: String,
+            k_reasons: String,
+            k_note: String,
+        }
+        let mut c = self.read().await?;
+        let only = validator.map_or(0, |u| u.id);
+        let rules = rules_in(&mut c, campaign.id).await?;
+        let items = items_in(&mut c, campaign.id).await?;
+        let histories = histories_in(&mut c, campaign.id, validator.map(|u| u.id)).await?;
+        #[derive(sqlx::FromRow)]
+        struct RoundRow {
+            user_id: i64,
+            name: String,
+            round: i64,
+            passed_at: Option<i64>,
+            reset_by: Option<String>,
+        }
+        let rounds = qa::<RoundRow>(
+            "SELECT r.user_id, u.name, r.round, r.passed_at, r.reset_by
+             FROM calibration_rounds r JOIN users u ON u.id = r.user_id
+             WHERE r.campaign_id = $1 AND ($2 = 0 OR r.user_id = $2)
+             ORDER BY u.name, r.round",
+        )
+        .bind(campaign.id)
+        .bind(only)
+        .fetch_all(&mut *c)
+        .await?;
+        let rows = qa::<Row>(
+            "SELECT d.validator_id, d.round, i.stage, i.item_key, d.verdict, d.reasons, d.agrees,
+                    k.verdict AS k_verdict, k.reasons AS k_reasons, k.note AS k_note
+             FROM calibration_decisions d
+             JOIN items i ON i.id = d.item_id
+             JOIN calibration_keys k ON k.item_id = d.item_id
+             WHERE d.campaign_id = $1 AND ($2 = 0 OR d.validator_id = $2)
+             ORDER BY d.decided_at, d.id",
+        )
+        .bind(campaign.id)
+        .bind(only)
+        .fetch_all(&mut *c)
+        .await?;
+        let mut out: Vec<CalibrationRound> = Vec::with_capacity(rounds.len());
+        let mut at: HashMap<(i64, i64), usize> = HashMap::new();
+        let last: HashMap<i64, i64> = rounds.iter().map(|r| (r.user_id, r.round)).collect();
+        for RoundRow {
+            user_id: user,
+            name,
+            round,
+            passed_at,
+            reset_by,
+        } in rounds
+        {
+            let result = if passed_at.is_some() {
+                RoundResult::Passed
+            } else if last.get(&user) == Some(&round) {
+                match status_from(&items, rules, histories.get(&user), user)?.state {
+                    CalibrationState::InProgress => RoundResult::Open,
+                    CalibrationState::Passed => RoundResult::Passed,
+                    _ => RoundResult::Failed,
+                }
+            } else {
+                RoundResult::Failed
+            };
+            at.insert((user, round), out.len());
+            out.push(CalibrationRound {
+                validator: name,
+                round,
+                result,
+                started_by: reset_by,
+                decisions: Vec::new(),
+            });
+        }
+        for r in rows {
+            let Some(&i) = at.get(&(r.validator_id, r.round)) else {
+                continue;
+            };
+            out[i].decisions.push(RoundDecision {
+                stage: Stage::from_number(r.stage)
+                    .ok_or_else(|| Error::Internal("stored stage".into()))?,
+                item_id: r.item_key,
+                verdict: Verdict::parse(&r.verdict).map_err(Error::Internal)?,
+                reasons: Reason::split_stored(&r.reasons),
+                agrees: r.agrees == 1,
+                known: KnownVerdict {
+                    verdict: Verdict::parse(&r.k_verdict).map_err(Error::Internal)?,
+                    reasons: Reason::split_stored(&r.k_reasons),
+                    note: r.k_note,
+                },
+            });
+        }
+        Ok(out)
     }
 
     pub(crate) async fn calibration_keys(&self, campaign: &Campaign) -> Result<Vec<CalibrationKey>> {

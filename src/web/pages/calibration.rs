@@ -11,7 +11,8 @@ use crate::domain::rules::check_verdict;
 use crate::domain::{Level, Reason, Stage, Verdict};
 use crate::error::Error;
 use crate::store::calibration::{
-    CalibrationFeedback, CalibrationKey, CalibrationScore, CalibrationState,
+    CalibrationFeedback, CalibrationKey, CalibrationRound, CalibrationScore, CalibrationState,
+    RoundResult,
 };
 use crate::store::catalog::Settings;
 use crate::store::review::{VerdictRequest, VersionRule};
@@ -32,9 +33,65 @@ struct StatusPage {
     agreed: i64,
     required: i64,
     total: i64,
+    pool: i64,
     threshold_pct: i64,
     percent: i64,
     next: Option<String>,
+    /// Their rounds, the latest first.
+    rounds: Vec<RoundView>,
+}
+
+/// A verdict of a round that differed from the known one, and why the known one holds.
+pub struct MissedView {
+    pub stage: i64,
+    pub item_id: String,
+    pub mine: String,
+    pub known: String,
+    pub why: String,
+}
+
+/// One round of one validator, in words.
+pub struct RoundView {
+    pub validator: String,
+    pub round: i64,
+    pub result: &'static str,
+    pub started_by: String,
+    pub decided: usize,
+    pub agreed: usize,
+    pub agreement: String,
+    pub missed: Vec<MissedView>,
+}
+
+fn round_view(r: &CalibrationRound) -> RoundView {
+    let decided = r.decisions.len();
+    let agreed = r.agreed();
+    RoundView {
+        validator: r.validator.clone(),
+        round: r.round,
+        result: match r.result {
+            RoundResult::Passed => "passed",
+            RoundResult::Failed => "below the threshold",
+            RoundResult::Open => "in progress",
+        },
+        started_by: r.started_by.clone().unwrap_or_default(),
+        decided,
+        agreed,
+        agreement: if decided == 0 {
+            "-".into()
+        } else {
+            format!("{:.0}%", agreed as f64 * 100.0 / decided as f64)
+        },
+        missed: r
+            .missed()
+            .map(|d| MissedView {
+                stage: d.stage.number(),
+                item_id: d.item_id.clone(),
+                mine: describe(d.verdict, &d.reasons),
+                known: describe(d.known.verdict, &d.known.reasons),
+                why: d.known.note.clone(),
+            })
+            .collect(),
+    }
 }
 
 fn state_word(s: CalibrationState) -> &'static str {
@@ -56,6 +113,11 @@ pub async fn status(
         .store
         .calibration_status(&campaign, &session.user)
         .await?;
+    let mut rounds = state
+        .store
+        .calibration_rounds(&campaign, Some(&session.user))
+        .await?;
+    rounds.reverse();
     let here = format!("/c/{c}/calibration");
     let chrome = Chrome::new(&state, &session, Some(&c), "Calibration", &here).await?;
     Ok(render(&StatusPage {
@@ -66,8 +128,10 @@ pub async fn status(
         agreed: s.agreed,
         required: s.required,
         total: s.total,
+        pool: s.pool,
         threshold_pct: (s.threshold * 100.0).round() as i64,
         percent: super::review::percent(s.decided.min(s.total), s.total),
+        rounds: rounds.iter().map(round_view).collect(),
         next: s
             .next
             .as_ref()
@@ -288,6 +352,7 @@ struct AdminPage {
     settings: Settings,
     threshold_pct: i64,
     scores: Vec<ScoreRow>,
+    rounds: Vec<RoundView>,
     keys: Vec<KeyRow>,
     error: Option<String>,
 }
@@ -330,6 +395,7 @@ async fn admin_page(
     let campaign = state.store.campaign(c).await?;
     let scores = state.store.calibration_scores(&campaign).await?;
     let keys = state.store.calibration_keys(&campaign).await?;
+    let rounds = state.store.calibration_rounds(&campaign, None).await?;
     let here = format!("/c/{c}/admin/calibration");
     let chrome = Chrome::new(state, session, Some(c), "Calibration and targets", &here).await?;
     let mut resp = render(&AdminPage {
@@ -338,6 +404,7 @@ async fn admin_page(
         settings: campaign.settings,
         threshold_pct: (campaign.settings.calibration_threshold * 100.0).round() as i64,
         scores: scores.iter().map(score_row).collect(),
+        rounds: rounds.iter().map(round_view).collect(),
         keys: keys.iter().map(key_row).collect(),
         error: error.clone(),
     });
