@@ -264,7 +264,7 @@ pub enum CampaignCommand {
         /// Agreement with the known verdicts needed in calibration (0.8 is 80%)
         #[arg(long)]
         calibration_threshold: Option<f64>,
-        /// ... over at least this many calibration items
+        /// ... over a round of this many calibration items (drawn anew each round)
         #[arg(long)]
         calibration_min: Option<i64>,
         #[command(flatten)]
@@ -626,6 +626,22 @@ async fn command(command: Command, config: &Config, store: &Store) -> Result<()>
             let summary =
                 crate::app::import_manifest(store, config, &campaign.campaign, &manifest).await?;
             println!("imported {}: {summary}", manifest.display());
+            // The player steps frame by frame with each video's rate and count: read
+            // them now for the videos this import brought (stored, so a running server
+            // need not), or say how they will be.
+            if crate::io::video::ffmpeg_available() {
+                let p = crate::app::probe_timings(store, config).await?;
+                if p.timed + p.unreadable > 0 {
+                    println!(
+                        "frame rate and count read for {} video(s); {} could not be read by ffprobe (the player steps by presented frames for those)",
+                        p.timed, p.unreadable
+                    );
+                }
+            } else {
+                println!(
+                    "note: ffprobe is not installed, so the videos' frame rates were not read: the player steps by presented frames until `tandem probe` runs with ffmpeg installed"
+                );
+            }
             Ok(())
         }
         Command::User(UserCommand::Add {
@@ -821,7 +837,7 @@ async fn command(command: Command, config: &Config, store: &Store) -> Result<()>
                 store.set_settings(&campaign, s).await?;
             }
             println!(
-                "campaign `{}`: target {} retained clips per task; calibration needs {:.0}% agreement over at least {} items",
+                "campaign `{}`: target {} retained clips per task; calibration needs {:.0}% agreement in rounds of {} items",
                 campaign.name,
                 s.target_per_task,
                 s.calibration_threshold * 100.0,
