@@ -990,3 +990,28 @@ async fn a_save_that_completes_the_pair_says_it_is_final_and_offers_no_change() 
     let r = app.pass(&c.v0, 1, &ids[1]).await;
     assert_eq!(r.body["final"], true, "{}", r.text);
 }
+
+#[tokio::test]
+async fn a_refused_setting_is_said_without_the_fields_name() {
+    let app = spawn_app().await;
+    cast(&app).await;
+    app.import_clips(&[MC], 1, &[]).await;
+    let web = app.login("admin1").await;
+    let r = app
+        .page(
+            Some(&web),
+            reqwest::Method::POST,
+            &format!("/c/{CAMPAIGN}/admin/study/display"),
+            Some(&[("display", "strip"), ("frames", "1")]),
+        )
+        .await;
+    let to = r.location().expect("a redirect with a message");
+    let page = app.page(Some(&web), reqwest::Method::GET, &to, None).await;
+    assert!(
+        page.text
+            .contains("Not changed. A strip has 2 to 32 frames, not 1."),
+        "{}",
+        page.text
+    );
+    assert!(!page.text.contains("frames: "), "{}", page.text);
+}

@@ -390,7 +390,9 @@ pub async fn set_pair(
             }
             _ => format!("{task} has no pair."),
         },
-        Err(e @ (Error::Invalid(_) | Error::NotFound(_))) => format!("Not changed: {e}"),
+        Err(e @ (Error::Invalid(_) | Error::NotFound(_))) => {
+            format!("Not changed. {}", super::for_people(&e))
+        }
         Err(e) => return Err(e.into()),
     };
     Ok(crate::web::flash::redirect(

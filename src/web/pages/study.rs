@@ -459,7 +459,9 @@ pub async fn set_display(
                 format!("Participants now see strips of {frames} frames ({made} drawn now).")
             }
         },
-        Err(e @ (Error::Field { .. } | Error::Invalid(_))) => format!("Not changed: {e}"),
+        Err(e @ (Error::Field { .. } | Error::Invalid(_))) => {
+            format!("Not changed. {}", super::for_people(&e))
+        }
         Err(e) => return Err(e.into()),
     };
     Ok(crate::web::flash::redirect(
