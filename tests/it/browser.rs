@@ -1504,12 +1504,6 @@ async fn adding_a_validator_in_the_browser_shows_the_new_pairs_and_waits_for_a_c
     d.reloaded().await;
     let page = d.source().await;
     assert!(page.contains("The password of validator val02"), "{page}");
-    let moved: i64 = sqlx::query_scalar(
-        "SELECT COUNT(*) FROM items i JOIN users u ON u.id = i.queue2 JOIN tasks t ON t.id = i.task_id
-         WHERE u.name = 'val02' AND t.code = 'QC_F_EGO_DYN'",
-    )
-    .fetch_one(&app.db)
-    .await
-    .unwrap();
+    let moved = app.queued_second_to("val02", "QC_F_EGO_DYN").await;
     assert_eq!(moved, 2, "the 2 unstarted QC clips moved, as announced");
 }

@@ -290,6 +290,19 @@ impl TestApp {
     }
 
     /// Signs in through the login page, as a browser would.
+    /// Items of task `task` in the queue of `name` as its second rater.
+    pub async fn queued_second_to(&self, name: &str, task: &str) -> i64 {
+        sqlx::query_scalar(
+            "SELECT COUNT(*) FROM items i JOIN users u ON u.id = i.queue2 JOIN tasks t ON t.id = i.task_id
+             WHERE u.name = $1 AND t.code = $2",
+        )
+        .bind(name)
+        .bind(task)
+        .fetch_one(&self.db)
+        .await
+        .expect("count")
+    }
+
     pub async fn login(&self, name: &str) -> Web {
         self.try_login(name, PASSWORD).await.expect("sign in")
     }

@@ -182,15 +182,7 @@ async fn a_validator_below_the_threshold_cannot_reach_the_main_queue_by_any_rout
         "{}",
         page.text
     );
-    let r = app
-        .page(
-            Some(&admin),
-            Method::POST,
-            &format!("/c/{CAMPAIGN}/admin/calibration/reset"),
-            Some(&[("name", "val00")]),
-        )
-        .await;
-    assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
+    start_another_round(&app, &admin, "val00").await;
     let r = app
         .get(&format!("/api/v1/campaigns/{CAMPAIGN}/calibration"), &c.v0)
         .await;
@@ -293,6 +285,19 @@ async fn calibration_is_shown_in_pages_with_the_known_verdict_after_each_item() 
     assert!(
         after.text.contains("the key morphs at 2 s") && after.text.contains("Generation artifact")
     );
+}
+
+/// The admin starts another calibration round for `name` on the calibration page.
+async fn start_another_round(app: &TestApp, admin: &Web, name: &str) {
+    let r = app
+        .page(
+            Some(admin),
+            Method::POST,
+            &format!("/c/{CAMPAIGN}/admin/calibration/reset"),
+            Some(&[("name", name)]),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
 }
 
 /// Decides the validator's calibration items as the status names them, each against its
@@ -403,15 +408,7 @@ async fn each_calibration_round_draws_other_items_and_the_misses_are_shown_with_
     }
 
     // Round 2 draws four items that round 1 did not show.
-    let r = app
-        .page(
-            Some(&admin),
-            Method::POST,
-            &format!("/c/{CAMPAIGN}/admin/calibration/reset"),
-            Some(&[("name", "val00")]),
-        )
-        .await;
-    assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
+    start_another_round(&app, &admin, "val00").await;
     let outside = first[0].clone();
     let r = app
         .call(

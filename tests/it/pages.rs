@@ -877,13 +877,7 @@ async fn adding_a_validator_shows_the_new_pairs_and_changes_nothing_until_confir
         "{}",
         r.text
     );
-    let moved: i64 = sqlx::query_scalar(
-        "SELECT COUNT(*) FROM items i JOIN users u ON u.id = i.queue2 JOIN tasks t ON t.id = i.task_id
-         WHERE u.name = 'val02' AND t.code = 'QC_F_EGO_DYN'",
-    )
-    .fetch_one(&app.db)
-    .await
-    .unwrap();
+    let moved = app.queued_second_to("val02", "QC_F_EGO_DYN").await;
     assert_eq!(moved, 2, "the 2 unstarted QC clips moved, as announced");
     // The overview tells who new items go to apart from who reviewed the task.
     let r = app
