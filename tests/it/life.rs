@@ -407,8 +407,53 @@ async fn each_calibration_round_draws_other_items_and_the_misses_are_shown_with_
         );
     }
 
-    // Round 2 draws four items that round 1 did not show.
+    // A larger round size set now leaves the finished round as it was (failed, its
+    // four items); the next round draws six, none of which round 1 showed.
+    let set_round_size = |n: &'static str| {
+        let (app, admin) = (&app, &admin);
+        async move {
+            let r = app
+                .page(
+                    Some(admin),
+                    Method::POST,
+                    &format!("/c/{CAMPAIGN}/admin/settings"),
+                    Some(&[
+                        ("target_per_task", "100"),
+                        ("calibration_threshold_pct", "80"),
+                        ("calibration_min_items", n),
+                    ]),
+                )
+                .await;
+            assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
+        }
+    };
+    set_round_size("6").await;
+    let r = app
+        .get(&format!("/api/v1/campaigns/{CAMPAIGN}/calibration"), &c.v0)
+        .await;
+    assert_eq!(
+        (r.body["state"].as_str(), r.body["total"].as_i64()),
+        (Some("failed"), Some(4)),
+        "{}",
+        r.text
+    );
     start_another_round(&app, &admin, "val00").await;
+    // While round 2 is under way, round 1's known verdicts are not listed.
+    let page = app
+        .page(
+            Some(&web),
+            Method::GET,
+            &format!("/c/{CAMPAIGN}/calibration"),
+            None,
+        )
+        .await;
+    assert!(
+        !page.text.contains("differed from the known one"),
+        "{}",
+        page.text
+    );
+    // A change of the round size under way does not change the round either.
+    set_round_size("3").await;
     let outside = first[0].clone();
     let r = app
         .call(
@@ -425,7 +470,7 @@ async fn each_calibration_round_draws_other_items_and_the_misses_are_shown_with_
         r.text
     );
     let second = decide_round_wrongly(&app, &c.v0).await;
-    assert_eq!(second.len(), 4, "{second:?}");
+    assert_eq!(second.len(), 6, "{second:?}");
     for id in &second {
         assert!(
             !first.contains(id),
@@ -457,7 +502,7 @@ async fn each_calibration_round_draws_other_items_and_the_misses_are_shown_with_
         rows[0]
     );
     assert!(
-        rows[1].starts_with("<td>2</td><td>admin1</td><td>4</td><td>0</td>"),
+        rows[1].starts_with("<td>2</td><td>admin1</td><td>6</td><td>0</td>"),
         "{}",
         rows[1]
     );

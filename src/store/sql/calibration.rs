@@ -82,6 +82,8 @@ async fn items_in(c: &mut Conn, campaign_id: i64) -> Result<Vec<CalItem>> {
 struct History {
     /// (round, passed)
     rounds: Vec<(i64, bool)>,
+    /// The items each round drew, once it started (rounds from before: none).
+    drawn: HashMap<i64, HashSet<i64>>,
     /// (round, item, agrees)
     decisions: Vec<(i64, i64, bool)>,
 }
@@ -93,16 +95,27 @@ async fn histories_in(
     user: Option<i64>,
 ) -> Result<HashMap<i64, History>> {
     let mut out: HashMap<i64, History> = HashMap::new();
-    let rounds: Vec<(i64, i64, Option<i64>)> = qa(
-        "SELECT user_id, round, passed_at FROM calibration_rounds
+    let rounds: Vec<(i64, i64, Option<i64>, Option<String>)> = qa(
+        "SELECT user_id, round, passed_at, items FROM calibration_rounds
          WHERE campaign_id = $1 AND ($2 = 0 OR user_id = $2) ORDER BY user_id, round",
     )
     .bind(campaign_id)
     .bind(user.unwrap_or(0))
     .fetch_all(&mut *c)
     .await?;
-    for (u, round, passed) in rounds {
-        out.entry(u).or_default().rounds.push((round, passed.is_some()));
+    for (u, round, passed, items) in rounds {
+        let h = out.entry(u).or_default();
+        h.rounds.push((round, passed.is_some()));
+        if let Some(items) = items.filter(|i| !i.is_empty()) {
+            let ids = items
+                .split(',')
+                .map(|id| {
+                    id.parse::<i64>()
+                        .map_err(|_| Error::Internal(format!("stored round items `{items}`")))
+                })
+                .collect::<Result<HashSet<i64>>>()?;
+            h.drawn.insert(round, ids);
+        }
     }
     let decisions: Vec<(i64, i64, i64, i64)> = qa(
         "SELECT validator_id, round, item_id, agrees FROM calibration_decisions
@@ -118,9 +131,9 @@ async fn histories_in(
     Ok(out)
 }
 
-/// The items of a validator's round, in the pool's order: the whole pool when it holds
-/// no more than a round needs (`calibration_min_items`); otherwise that many, drawn
-/// anew each round: first the items they decided in the fewest earlier rounds, ties
+/// The items of a validator's round, in the pool's order: those it drew when it started
+/// (stored); before that, the whole pool when it holds no more than a round needs
+/// (`calibration_min_items`), otherwise that many, drawn anew each round: first the items they decided in the fewest earlier rounds, ties
 /// broken by a draw seeded by (validator, round), so round 2 does not repeat round 1
 /// while the pool has items they have not seen.
 fn round_items<'a>(
@@ -130,6 +143,13 @@ fn round_items<'a>(
     user: i64,
     round: i64,
 ) -> Vec<&'a CalItem> {
+    if let Some(drawn) = h.drawn.get(&round) {
+        let kept: Vec<&CalItem> = items.iter().filter(|it| drawn.contains(&it.id)).collect();
+        // A round whose items have all left the set (replaced versions) draws anew.
+        if !kept.is_empty() {
+            return kept;
+        }
+    }
     if items.len() <= size {
         return items.iter().collect();
     }
@@ -185,9 +205,10 @@ fn status_from(
     let mine = round_items(items, size, h, user, status.round);
     status.total = i64::try_from(mine.len()).unwrap_or(i64::MAX);
     status.required = status.total;
+    let in_round: HashSet<i64> = mine.iter().map(|it| it.id).collect();
     let mut decided_items = HashSet::new();
     for (round, item, agrees) in &h.decisions {
-        if *round == status.round {
+        if *round == status.round && in_round.contains(item) {
             decided_items.insert(*item);
             status.agreed += i64::from(*agrees);
         }
@@ -209,6 +230,16 @@ fn status_from(
         status.next = Some((it.stage()?, it.item_key.clone()));
     }
     Ok(status)
+}
+
+/// The items of round `round` as stored when it starts: their ids joined by commas.
+fn drawn_ids(items: &[CalItem], rules: Rules, h: &History, user: i64, round: i64) -> String {
+    let size = usize::try_from(rules.calibration_min_items.max(1)).unwrap_or(usize::MAX);
+    round_items(items, size, h, user, round)
+        .iter()
+        .map(|it| it.id.to_string())
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 /// Whether `item` is one of the validator's current round.
@@ -490,14 +521,22 @@ impl Backend {
                     }));
                 }
                 let now = now_micros();
-                q("INSERT INTO calibration_rounds (campaign_id, user_id, round, started_at) VALUES ($1, $2, $3, $4)
-                   ON CONFLICT (campaign_id, user_id, round) DO NOTHING")
+                // The round's items are fixed from its first verdict on.
+                let drawn = drawn_ids(&items, rules, &history, validator.id, status.round);
+                q("INSERT INTO calibration_rounds (campaign_id, user_id, round, started_at, items) VALUES ($1, $2, $3, $4, $5)
+                   ON CONFLICT (campaign_id, user_id, round)
+                   DO UPDATE SET items = COALESCE(calibration_rounds.items, excluded.items)")
                 .bind(campaign.id)
                 .bind(validator.id)
                 .bind(status.round)
                 .bind(now)
+                .bind(&drawn)
                 .execute(&mut *c)
                 .await?;
+                history
+                    .drawn
+                    .entry(status.round)
+                    .or_insert_with(|| drawn.split(',').filter_map(|id| id.parse().ok()).collect());
                 let agrees = checked.verdict == known.verdict;
                 q("INSERT INTO calibration_decisions (campaign_id, item_id, validator_id, round, verdict, reasons, note, time_spent_ms, decided_at, agrees)
                    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)")
@@ -558,7 +597,13 @@ impl Backend {
                 let user = super::accounts::user_by_name_in(c, &name)
                     .await?
                     .ok_or_else(|| Error::NotFound(format!("no user named `{name}`")))?;
-                let status = status_of_in(c, campaign_id, user.id).await?;
+                let rules = rules_in(c, campaign_id).await?;
+                let items = items_in(c, campaign_id).await?;
+                let history = histories_in(c, campaign_id, Some(user.id))
+                    .await?
+                    .remove(&user.id)
+                    .unwrap_or_default();
+                let status = status_from(&items, rules, Some(&history), user.id)?;
                 if status.state != CalibrationState::Failed {
                     return Err(Error::Conflict(format!(
                         "{name} has not failed calibration (it is {}); only a failed round is reset",
@@ -579,13 +624,17 @@ impl Backend {
                 .bind(now)
                 .execute(&mut *c)
                 .await?;
+                // The next round draws its items now, after every verdict of the
+                // rounds before it.
                 let next = status.round + 1;
-                q("INSERT INTO calibration_rounds (campaign_id, user_id, round, started_at, reset_by) VALUES ($1, $2, $3, $4, $5)")
+                let drawn = drawn_ids(&items, rules, &history, user.id, next);
+                q("INSERT INTO calibration_rounds (campaign_id, user_id, round, started_at, reset_by, items) VALUES ($1, $2, $3, $4, $5, $6)")
                     .bind(campaign_id)
                     .bind(user.id)
                     .bind(next)
                     .bind(now)
                     .bind(&by)
+                    .bind(&drawn)
                     .execute(&mut *c)
                     .await?;
                 Ok(next)

@@ -118,6 +118,11 @@ pub async fn status(
         .calibration_rounds(&campaign, Some(&session.user))
         .await?;
     rounds.reverse();
+    if s.state == CalibrationState::InProgress {
+        // A round under way may show items of earlier rounds again: their known
+        // verdicts wait until it is over.
+        rounds.clear();
+    }
     let here = format!("/c/{c}/calibration");
     let chrome = Chrome::new(&state, &session, Some(&c), "Calibration", &here).await?;
     Ok(render(&StatusPage {
