@@ -262,17 +262,7 @@ impl Backend {
                 answered_by(tx, result, statements)
             })
         });
-        self.jobs
-            .send(Job::Async(boxed))
-            .await
-            .map_err(|_| Error::Internal("the database writer has stopped".into()))?;
-        let (value, statements) = rx.await.map_err(|_| {
-            Error::Unavailable(
-                "the database cannot write right now; nothing was stored: try again later".into(),
-            )
-        })??;
-        super::count::add(statements);
-        Ok(value)
+        self.submit(Job::Async(boxed), rx).await
     }
 
     /// Runs `job` in place on the writer's thread (rusqlite), in its own savepoint, in
@@ -309,12 +299,18 @@ impl Backend {
                 run.unwrap_or_else(|_| Err(Error::Internal("a write job panicked".into())));
             answered_by(tx, result, statements)
         });
+        let job = if alone {
+            Job::Alone(boxed)
+        } else {
+            Job::Sync(boxed)
+        };
+        self.submit(job, rx).await
+    }
+
+    /// Hands `job` to the writer and waits for its answer, sent after its batch's COMMIT.
+    async fn submit<T>(&self, job: Job, rx: oneshot::Receiver<Result<(T, u64)>>) -> Result<T> {
         self.jobs
-            .send(if alone {
-                Job::Alone(boxed)
-            } else {
-                Job::Sync(boxed)
-            })
+            .send(job)
             .await
             .map_err(|_| Error::Internal("the database writer has stopped".into()))?;
         let (value, statements) = rx.await.map_err(|_| {

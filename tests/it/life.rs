@@ -287,6 +287,17 @@ async fn calibration_is_shown_in_pages_with_the_known_verdict_after_each_item() 
     );
 }
 
+/// A validator's calibration page.
+async fn calibration_page(app: &TestApp, web: &Web) -> Reply {
+    app.page(
+        Some(web),
+        Method::GET,
+        &format!("/c/{CAMPAIGN}/calibration"),
+        None,
+    )
+    .await
+}
+
 /// The admin starts another calibration round for `name` on the calibration page.
 async fn start_another_round(app: &TestApp, admin: &Web, name: &str) {
     let r = app
@@ -370,14 +381,7 @@ async fn each_calibration_round_draws_other_items_and_the_misses_are_shown_with_
     // An item of the pool outside the round is refused while a round is open (after
     // the reset below); here the round is over.
     let web = app.login("val00").await;
-    let page = app
-        .page(
-            Some(&web),
-            Method::GET,
-            &format!("/c/{CAMPAIGN}/calibration"),
-            None,
-        )
-        .await;
+    let page = calibration_page(&app, &web).await;
     assert!(
         page.text
             .contains("Round 1: 4 verdicts differed from the known one"),
@@ -439,14 +443,7 @@ async fn each_calibration_round_draws_other_items_and_the_misses_are_shown_with_
     );
     start_another_round(&app, &admin, "val00").await;
     // While round 2 is under way, round 1's known verdicts are not listed.
-    let page = app
-        .page(
-            Some(&web),
-            Method::GET,
-            &format!("/c/{CAMPAIGN}/calibration"),
-            None,
-        )
-        .await;
+    let page = calibration_page(&app, &web).await;
     assert!(
         !page.text.contains("differed from the known one"),
         "{}",
