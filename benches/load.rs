@@ -175,6 +175,12 @@ async fn campaign(dir: &Path, url: Option<String>, clips: usize, questions: bool
     tandem::app::import_manifest(&store, &config, "default", &m)
         .await
         .unwrap();
+    // As `tandem import` does: the videos' frame timing read now, not by the server
+    // when it starts (one UPDATE of every clip version, which would run during the
+    // first seconds of the measurement).
+    if tandem::io::video::ffmpeg_available() {
+        tandem::app::probe_timings(&store, &config).await.unwrap();
+    }
     let tax = Taxonomy::vgenst();
     let mut slots = Vec::new();
     for i in 0..clips {
@@ -268,8 +274,9 @@ function request()
   end
   i = i + 1
   if i > #lines then
-    -- Out of new verdicts: a request that fails, so that the run shows it.
-    return wrk.format("GET", "/out-of-verdicts")
+    -- Out of new verdicts: a request that fails (401, no token), so that the run
+    -- shows it as non-2xx.
+    return wrk.format("POST", "/api/v1/campaigns/default/items/1/out-of-verdicts/verdict")
   end
   local token, path = lines[i]:match("(%S+) (%S+)")
   return wrk.format("POST", path, {["Authorization"] = "Bearer " .. token,
@@ -346,6 +353,19 @@ fn wrk_result(child: std::process::Child) -> Wrk {
         p99_ms: f[3] / 1000.0,
         non_2xx: f[4] as u64,
     }
+}
+
+/// Verdicts a warm-up may use.
+const WARM_UP_VERDICTS: usize = 20_000;
+
+/// One second of verdicts at 32 connections before a server is measured, so that the
+/// measurement sees it in its steady state (its pools' connections open, their
+/// statements prepared), not starting.
+fn warm_up(dir: &Path, server: &Server, c: &Campaign, used: &mut usize) {
+    let sub = dir.join("warm-up");
+    std::fs::create_dir_all(&sub).unwrap();
+    let lines = take_lines(c, used, WARM_UP_VERDICTS);
+    wrk_result(wrk(&sub, &server.1, 32, 1, Some(&lines), None));
 }
 
 /// Takes the next `n` verdict slots as wrk lines.
@@ -468,11 +488,13 @@ fn main() {
         // Verdicts a second assumed at most at 1, 8 and 32 connections: every request
         // of a run is a new verdict (a run that uses them all shows failed requests).
         let budget = [(1, 8_000), (8, 30_000), (32, 40_000)];
-        let needed: usize = budget.iter().map(|(_, r)| r * secs as usize).sum();
+        let needed: usize =
+            budget.iter().map(|(_, r)| r * secs as usize).sum::<usize>() + WARM_UP_VERDICTS;
         let clips = needed / (2 * 12) + 1;
         let c = campaign(&dir.path().join("sqlite"), None, clips, false).await;
         let server = serve(&c.data, None);
         let mut used = 0;
+        warm_up(dir.path(), &server, &c, &mut used);
         for (conns, rate) in budget {
             let before = histogram(&server.1, &c.admin, "tandem_writer_batch_jobs").await;
             let commit_before = histogram(&server.1, &c.admin, "tandem_commit_seconds").await;
@@ -539,13 +561,16 @@ fn main() {
             return;
         };
         let url = fresh_postgres(&admin).await;
-        let c = campaign(&dir.path().join("pg"), Some(url.clone()), 10_000, false).await;
+        let clips = (20_000 * secs as usize + 2 * WARM_UP_VERDICTS) / (2 * 12) + 1;
+        let c = campaign(&dir.path().join("pg"), Some(url.clone()), clips, false).await;
         let mut used = 0;
         let one = serve(&c.data, Some(&url));
+        warm_up(dir.path(), &one, &c, &mut used);
         let lines = take_lines(&c, &mut used, 10_000 * secs as usize);
         let w = wrk_result(wrk(dir.path(), &one.1, 32, secs, Some(&lines), None));
         row("PostgreSQL, 1 server: decisions", 32, &w, None);
         let two = serve(&c.data, Some(&url));
+        warm_up(dir.path(), &two, &c, &mut used);
         let mut runs = Vec::new();
         for (k, s) in [&one, &two].iter().enumerate() {
             let sub = dir.path().join(format!("pg{k}"));

@@ -746,6 +746,10 @@ async fn run_batch(
 /// (100,000 clips in 30,000-parameter statements took 90 s); a hundred keep it small.
 pub(super) const MAX_PARAMS: usize = 100;
 
+/// SQLite has no data-modifying `WITH`: a verdict inserts its decision, then updates
+/// its item.
+pub(super) const ONE_STATEMENT_WRITES: bool = false;
+
 /// Opens the shared SQL of `store/sql/` for this backend.
 macro_rules! shared {
     ($($m:ident),*) => {
@@ -753,7 +757,7 @@ macro_rules! shared {
             #[allow(clippy::too_many_arguments)]
             mod $m {
                 #[allow(unused_imports)]
-                use super::{Backend, Conn, Db, MAX_PARAMS, q, qa, qs};
+                use super::{Backend, Conn, Db, MAX_PARAMS, ONE_STATEMENT_WRITES, q, qa, qs};
                 include!(concat!("sql/", stringify!($m), ".rs"));
             }
         )*

@@ -357,7 +357,7 @@ pub(crate) enum ItemWrite<'a> {
         decided: (i64, i64),
         outcome: &'static str,
         verdicts: (&'static str, &'static str),
-        finals: (i64, i64),
+        finals: Finals,
         reasons: (&'a str, &'a str),
         completed_at: i64,
         item: i64,
@@ -368,12 +368,7 @@ pub(crate) enum ItemWrite<'a> {
 impl<'a> ItemWrite<'a> {
     /// The pair fixed, the queue's "decided" mark, and the outcome when the pair
     /// completes (none when nothing about the item changes).
-    pub(crate) fn of(
-        loaded: &Loaded,
-        record: &'a Record,
-        validator: i64,
-        decision_id: i64,
-    ) -> ItemWrite<'a> {
+    pub(crate) fn of(loaded: &Loaded, record: &'a Record, validator: i64) -> ItemWrite<'a> {
         let mut decided = loaded.decided;
         if loaded.queue.0 == Some(validator) {
             decided.0 = 1;
@@ -395,10 +390,9 @@ impl<'a> ItemWrite<'a> {
                 decided,
                 outcome: done.outcome.as_str(),
                 verdicts: (done.verdict1.as_str(), done.verdict2.as_str()),
-                finals: if done.mine_is_first {
-                    (decision_id, done.partner_decision)
-                } else {
-                    (done.partner_decision, decision_id)
+                finals: Finals {
+                    mine_is_first: done.mine_is_first,
+                    partner: done.partner_decision,
                 },
                 reasons: (&done.reasons1, &done.reasons2),
                 completed_at: now_micros(),
@@ -407,6 +401,24 @@ impl<'a> ItemWrite<'a> {
                     && done.outcome.is_retained()
                     && loaded.facts.is_current,
             },
+        }
+    }
+}
+
+/// Which of the pair's final decisions is the one being written, and the partner's.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Finals {
+    pub mine_is_first: bool,
+    pub partner: i64,
+}
+
+impl Finals {
+    /// `final1_id` and `final2_id`, the new decision being `mine`.
+    pub(crate) fn ids(self, mine: i64) -> (i64, i64) {
+        if self.mine_is_first {
+            (mine, self.partner)
+        } else {
+            (self.partner, mine)
         }
     }
 }
@@ -463,7 +475,24 @@ pub(crate) async fn record_verdict_in(
         Decided::Write(r) => r,
     };
     let d = DecisionInsert::of(target, &loaded, &record, validator.id, req, decided_at, origin);
-    let decision_id: i64 = qs(INSERT_DECISION)
+    let write = ItemWrite::of(&loaded, &record, validator.id);
+    if ONE_STATEMENT_WRITES {
+        write_in_one(c, &d, &write).await?;
+    } else {
+        let decision_id: i64 = bind_decision(qs(INSERT_DECISION), &d)
+            .fetch_one(&mut *c)
+            .await?;
+        apply_in(c, &write, decision_id).await?;
+    }
+    Ok(recorded(record, decided_at))
+}
+
+/// Binds a [`DecisionInsert`] as `$1`..`$13` of [`INSERT_DECISION`].
+fn bind_decision<'q, O>(
+    query: sqlx::query::QueryScalar<'q, Db, O, <Db as sqlx::Database>::Arguments>,
+    d: &DecisionInsert<'q>,
+) -> sqlx::query::QueryScalar<'q, Db, O, <Db as sqlx::Database>::Arguments> {
+    query
         .bind(d.item)
         .bind(d.validator)
         .bind(d.seq)
@@ -477,15 +506,95 @@ pub(crate) async fn record_verdict_in(
         .bind(d.campaign_id)
         .bind(d.stage)
         .bind(d.time_measure)
-        .fetch_one(&mut *c)
-        .await?;
-    apply_in(c, &ItemWrite::of(&loaded, &record, validator.id, decision_id)).await?;
-    Ok(recorded(record, decided_at))
+}
+
+/// [`INSERT_DECISION`] and [`UPDATE_MARKS`] as one statement (`$14`.. the marks).
+const WRITE_MARKS: &str = "WITH d AS (INSERT INTO decisions (item_id, validator_id, seq, verdict, reasons, note, time_spent_ms, decided_at, recorded_at, origin, campaign_id, stage, time_measure)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING id),
+     u AS (UPDATE items SET rater1_id = $14, rater2_id = $15, decided1 = $16, decided2 = $17 WHERE id = $18)
+     SELECT 1::BIGINT FROM d";
+
+
+/// [`INSERT_DECISION`], [`UPDATE_COMPLETE`] (the new decision's id taken from the
+/// insert, `$21` saying whether it is the first final) and, when `$27`,
+/// [`OPEN_QUESTIONS`], as one statement: the number of completed items (1, or 0 when
+/// the item was no longer pending).
+const WRITE_COMPLETE: &str = "WITH d AS (INSERT INTO decisions (item_id, validator_id, seq, verdict, reasons, note, time_spent_ms, decided_at, recorded_at, origin, campaign_id, stage, time_measure)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING id),
+     u AS (UPDATE items SET rater1_id = $14, rater2_id = $15, decided1 = $16, decided2 = $17,
+                outcome = $18, verdict1 = $19, verdict2 = $20,
+                final1_id = CASE WHEN $21 THEN (SELECT id FROM d) ELSE $22 END,
+                final2_id = CASE WHEN $21 THEN $22 ELSE (SELECT id FROM d) END,
+                reasons1 = $23, reasons2 = $24, completed_at = $25
+           WHERE id = $26 AND outcome = 'pending' RETURNING id),
+     o AS (UPDATE items SET queue1 = $14, queue2 = $15
+           WHERE $27 AND parent_item_id = $26 AND is_current = 1 AND calibration = 0 AND rater1_id IS NULL)
+     SELECT COUNT(*) FROM u";
+
+
+/// The decision and the item's new state in one statement (PostgreSQL: a
+/// data-modifying `WITH`; the queue counters' statement trigger fires once for both
+/// updates of `items`).
+async fn write_in_one(c: &mut Conn, d: &DecisionInsert<'_>, write: &ItemWrite<'_>) -> Result<()> {
+    match *write {
+        ItemWrite::Nothing => {
+            bind_decision(qs::<i64>(INSERT_DECISION), d)
+                .fetch_one(&mut *c)
+                .await?;
+        }
+        ItemWrite::Marks {
+            pair,
+            decided,
+            item,
+        } => {
+            bind_decision(qs::<i64>(WRITE_MARKS), d)
+                .bind(pair.0)
+                .bind(pair.1)
+                .bind(decided.0)
+                .bind(decided.1)
+                .bind(item)
+                .fetch_one(&mut *c)
+                .await?;
+        }
+        ItemWrite::Complete {
+            pair,
+            decided,
+            outcome,
+            verdicts,
+            finals,
+            reasons,
+            completed_at,
+            item,
+            open_questions,
+        } => {
+            let completed: i64 = bind_decision(qs(WRITE_COMPLETE), d)
+                .bind(pair.0)
+                .bind(pair.1)
+                .bind(decided.0)
+                .bind(decided.1)
+                .bind(outcome)
+                .bind(verdicts.0)
+                .bind(verdicts.1)
+                .bind(finals.mine_is_first)
+                .bind(finals.partner)
+                .bind(reasons.0)
+                .bind(reasons.1)
+                .bind(completed_at)
+                .bind(item)
+                .bind(open_questions)
+                .fetch_one(&mut *c)
+                .await?;
+            if completed != 1 {
+                return Err(changed_under_lock(item));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Writes the item's new state after a recorded verdict (one statement, none when
 /// nothing about the item changes); a retained clip opens its questions (one more).
-async fn apply_in(c: &mut Conn, write: &ItemWrite<'_>) -> Result<()> {
+async fn apply_in(c: &mut Conn, write: &ItemWrite<'_>, decision_id: i64) -> Result<()> {
     match *write {
         ItemWrite::Nothing => {}
         ItemWrite::Marks {
@@ -513,6 +622,7 @@ async fn apply_in(c: &mut Conn, write: &ItemWrite<'_>) -> Result<()> {
             item,
             open_questions,
         } => {
+            let finals = finals.ids(decision_id);
             let updated = q(UPDATE_COMPLETE)
                 .bind(pair.0)
                 .bind(pair.1)
@@ -706,13 +816,14 @@ struct QueueRow {
 }
 
 /// A validator's queue in one statement: `$1` campaign, `$2` validator, `$3` stage.
-/// Their gate, done and total from `queue_counts` (kept by triggers), and the next
+/// Their gate, done and total from `queue_counts` (kept by triggers; on PostgreSQL
+/// in eight parts that are summed, at most eight rows of the key), and the next
 /// undecided item: one index seek in each of `items_queue1` and `items_queue2`, so
 /// its cost does not grow with the campaign.
 pub(crate) const QUEUE: &str = "SELECT
     (SELECT m.cleared FROM pool_members m WHERE m.campaign_id = $1 AND m.user_id = $2) AS gate,
-    COALESCE((SELECT total FROM queue_counts WHERE campaign_id = $1 AND stage = $3 AND user_id = $2), 0) AS total,
-    COALESCE((SELECT done FROM queue_counts WHERE campaign_id = $1 AND stage = $3 AND user_id = $2), 0) AS done,
+    COALESCE((SELECT CAST(SUM(total) AS BIGINT) FROM queue_counts WHERE campaign_id = $1 AND stage = $3 AND user_id = $2), 0) AS total,
+    COALESCE((SELECT CAST(SUM(done) AS BIGINT) FROM queue_counts WHERE campaign_id = $1 AND stage = $3 AND user_id = $2), 0) AS done,
     (SELECT n.item_key FROM (
          SELECT a.item_key, a.sort_key FROM (
              SELECT item_key, sort_key FROM items

@@ -230,7 +230,7 @@ fn record(
             |r| r.get(0),
         )
         .map_err(error)?;
-    match ItemWrite::of(&loaded, &record, validator.id, decision_id) {
+    match ItemWrite::of(&loaded, &record, validator.id) {
         ItemWrite::Nothing => {}
         ItemWrite::Marks {
             pair,
@@ -259,6 +259,7 @@ fn record(
             item,
             open_questions,
         } => {
+            let finals = finals.ids(decision_id);
             let updated = db.execute(
                 UPDATE_COMPLETE,
                 &[
