@@ -130,7 +130,10 @@ impl Backend {
                 .test_before_acquire(false)
                 .acquire_timeout(Duration::from_secs(60))
         };
-        let write = pool(16).connect_with(opts.clone()).await?;
+        // Writes are short (five round trips a verdict): eight connections keep the
+        // cores busy, and each further server on the same database adds only eight
+        // backends that compete for them.
+        let write = pool(8).connect_with(opts.clone()).await?;
         sqlx::migrate!("migrations/postgres").run(&write).await?;
         let read = pool(16).connect_with(opts).await?;
         Ok(Backend {
