@@ -91,10 +91,17 @@ pub(crate) const DECISIONS: &str =
     "SELECT id, validator_id, seq, verdict, reasons, note, decided_at, time_spent_ms
      FROM decisions WHERE item_id = $1 ORDER BY seq";
 
+/// The text of [`INSERT_DECISION`], also the first part of PostgreSQL's one-statement
+/// writes.
+macro_rules! insert_decision {
+    () => {
+        "INSERT INTO decisions (item_id, validator_id, seq, verdict, reasons, note, time_spent_ms, decided_at, recorded_at, origin, campaign_id, stage, time_measure)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING id"
+    };
+}
+
 /// A new decision, `$1`..`$13` as [`DecisionInsert`] orders them.
-pub(crate) const INSERT_DECISION: &str =
-    "INSERT INTO decisions (item_id, validator_id, seq, verdict, reasons, note, time_spent_ms, decided_at, recorded_at, origin, campaign_id, stage, time_measure)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING id";
+pub(crate) const INSERT_DECISION: &str = insert_decision!();
 
 /// The pair fixed and the queue's marks (`$1`..`$5`, see [`ItemWrite::Marks`]).
 pub(crate) const UPDATE_MARKS: &str =
@@ -509,18 +516,22 @@ fn bind_decision<'q, O>(
 }
 
 /// [`INSERT_DECISION`] and [`UPDATE_MARKS`] as one statement (`$14`.. the marks).
-const WRITE_MARKS: &str = "WITH d AS (INSERT INTO decisions (item_id, validator_id, seq, verdict, reasons, note, time_spent_ms, decided_at, recorded_at, origin, campaign_id, stage, time_measure)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING id),
+const WRITE_MARKS: &str = concat!(
+    "WITH d AS (",
+    insert_decision!(),
+    "),
      u AS (UPDATE items SET rater1_id = $14, rater2_id = $15, decided1 = $16, decided2 = $17 WHERE id = $18)
-     SELECT 1::BIGINT FROM d";
-
+     SELECT 1::BIGINT FROM d"
+);
 
 /// [`INSERT_DECISION`], [`UPDATE_COMPLETE`] (the new decision's id taken from the
 /// insert, `$21` saying whether it is the first final) and, when `$27`,
 /// [`OPEN_QUESTIONS`], as one statement: the number of completed items (1, or 0 when
 /// the item was no longer pending).
-const WRITE_COMPLETE: &str = "WITH d AS (INSERT INTO decisions (item_id, validator_id, seq, verdict, reasons, note, time_spent_ms, decided_at, recorded_at, origin, campaign_id, stage, time_measure)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING id),
+const WRITE_COMPLETE: &str = concat!(
+    "WITH d AS (",
+    insert_decision!(),
+    "),
      u AS (UPDATE items SET rater1_id = $14, rater2_id = $15, decided1 = $16, decided2 = $17,
                 outcome = $18, verdict1 = $19, verdict2 = $20,
                 final1_id = CASE WHEN $21 THEN (SELECT id FROM d) ELSE $22 END,
@@ -529,8 +540,8 @@ const WRITE_COMPLETE: &str = "WITH d AS (INSERT INTO decisions (item_id, validat
            WHERE id = $26 AND outcome = 'pending' RETURNING id),
      o AS (UPDATE items SET queue1 = $14, queue2 = $15
            WHERE $27 AND parent_item_id = $26 AND is_current = 1 AND calibration = 0 AND rater1_id IS NULL)
-     SELECT COUNT(*) FROM u";
-
+     SELECT COUNT(*) FROM u"
+);
 
 /// The decision and the item's new state in one statement (PostgreSQL: a
 /// data-modifying `WITH`; the queue counters' statement trigger fires once for both
