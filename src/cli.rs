@@ -1,14 +1,15 @@
 //! The command line. Each command opens the store (running any pending migration),
 //! does one thing, and prints one clear line on error.
 
+use crate::app::accounts::{Created, NewUser};
 use crate::config::Config;
 use crate::domain::Role;
 use crate::domain::facts::Scope;
 use crate::error::{Error, Result};
+use crate::io;
 use crate::report::format::{Format, TableId};
 use crate::store::Store;
 use crate::store::accounts::PoolPlacement;
-use crate::{auth, io};
 use clap::{Args, Parser, Subcommand};
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
@@ -464,19 +465,15 @@ pub enum ExportCommand {
     },
 }
 
-/// Shows which tasks would get a new pair if `name` joined the pool at `index`, and
-/// refuses unless `yes` confirms it (nothing is changed then).
-async fn confirm_pairs(
-    store: &Store,
+/// The new pairs that placing `name` at pool `index` gives: printed when `--yes`
+/// confirms them, else the refusal that asks for it (nothing is changed then).
+fn confirm_pairs(
     campaign: &str,
     name: &str,
     index: i64,
+    changes: &[crate::store::catalog::PairChange],
     yes: bool,
 ) -> Result<()> {
-    let changes = store.pool_change_preview(campaign, name, index).await?;
-    if !crate::store::catalog::needs_confirmation(&changes) {
-        return Ok(());
-    }
     let list: Vec<String> = changes
         .iter()
         .map(|c| format!("  {}", c.describe()))
@@ -652,32 +649,49 @@ async fn command(command: Command, config: &Config, store: &Store) -> Result<()>
             password_stdin,
             yes,
         }) => {
-            if let Some(i) = index {
-                confirm_pairs(store, &campaign, &name, i, yes).await?;
-            }
-            let (password, generated) = if password_stdin {
+            let password = if password_stdin {
                 let mut line = String::new();
                 std::io::stdin()
                     .lock()
                     .read_line(&mut line)
                     .map_err(|e| Error::io("cannot read the password from standard input", e))?;
-                let pw = line.trim_end_matches(['\r', '\n']).to_string();
-                auth::check_password_strength(&pw)?;
-                (pw, false)
+                Some(line.trim_end_matches(['\r', '\n']).to_string())
             } else {
-                (auth::generate_password()?, true)
+                None
             };
-            let hash = auth::hash_password_limited(password.clone()).await?;
-            let placement = index.map(|index| PoolPlacement { campaign, index });
-            let user = store.add_user(&name, role, &hash, placement).await?;
-            if generated {
-                println!(
-                    "created {} {} with password: {password}",
-                    user.role, user.name
-                );
-                println!("(shown once; it is stored only as an argon2id hash)");
-            } else {
-                println!("created {} {}", user.role, user.name);
+            let mut new = NewUser {
+                name: name.clone(),
+                role,
+                password,
+                placement: index.map(|index| PoolPlacement {
+                    campaign: campaign.clone(),
+                    index,
+                }),
+                confirmed: false,
+            };
+            let created = match crate::app::accounts::create_user(store, new.clone()).await? {
+                Created::NeedsConfirmation(changes) => {
+                    confirm_pairs(&campaign, &name, index.unwrap_or(0), &changes, yes)?;
+                    new.confirmed = true;
+                    crate::app::accounts::create_user(store, new).await?
+                }
+                done => done,
+            };
+            if let Created::User {
+                user,
+                generated_password,
+            } = created
+            {
+                match generated_password {
+                    Some(password) => {
+                        println!(
+                            "created {} {} with password: {password}",
+                            user.role, user.name
+                        );
+                        println!("(shown once; it is stored only as an argon2id hash)");
+                    }
+                    None => println!("created {} {}", user.role, user.name),
+                }
             }
             Ok(())
         }
@@ -716,16 +730,16 @@ async fn command(command: Command, config: &Config, store: &Store) -> Result<()>
             campaign,
             yes,
         }) => {
-            confirm_pairs(store, &campaign.campaign, &name, index, yes).await?;
-            store
-                .add_to_pool(
-                    &name,
-                    PoolPlacement {
-                        campaign: campaign.campaign.clone(),
-                        index,
-                    },
-                )
-                .await?;
+            let placement = PoolPlacement {
+                campaign: campaign.campaign.clone(),
+                index,
+            };
+            if let Some(changes) =
+                crate::app::accounts::place_in_pool(store, &name, placement.clone(), false).await?
+            {
+                confirm_pairs(&campaign.campaign, &name, index, &changes, yes)?;
+                crate::app::accounts::place_in_pool(store, &name, placement, true).await?;
+            }
             println!(
                 "{name} joined the pool of campaign `{}` with index {index}",
                 campaign.campaign
@@ -755,16 +769,17 @@ async fn command(command: Command, config: &Config, store: &Store) -> Result<()>
         }
         Command::Export(ExportCommand::StudyResponses { out, campaign }) => {
             let campaign = store.campaign(&campaign.campaign).await?;
-            let study = store.require_study(&campaign).await?;
-            let data = store.study_data(&study).await?;
-            write_out(out.as_deref(), |w| io::study::write_responses(w, &data))
+            write_download(
+                out.as_deref(),
+                crate::app::exports::study_responses(store, &campaign).await?,
+            )
         }
         Command::Export(ExportCommand::Regeneration { out, campaign }) => {
             let campaign = store.campaign(&campaign.campaign).await?;
-            let items = store.regeneration_list(&campaign).await?;
-            write_out(out.as_deref(), |w| {
-                io::records::write_regeneration(w, &items)
-            })
+            write_download(
+                out.as_deref(),
+                crate::app::exports::regeneration(store, &campaign).await?,
+            )
         }
         Command::Export(ExportCommand::Audit {
             clip,
@@ -788,16 +803,20 @@ async fn command(command: Command, config: &Config, store: &Store) -> Result<()>
             {
                 return Err(Error::field("validator", format!("no account `{name}`")));
             }
-            let events = store.audit(&campaign, &filter).await?;
-            if let Some(c) = &clip
-                && events.is_empty()
-            {
-                return Err(Error::NotFound(format!(
-                    "no clip `{c}` in campaign `{}`",
-                    campaign.name
-                )));
+            if let Some(c) = &clip {
+                let mut probe = filter.clone();
+                probe.limit = Some(1);
+                if store.audit(&campaign, &probe).await?.is_empty() {
+                    return Err(Error::NotFound(format!(
+                        "no clip `{c}` in campaign `{}`",
+                        campaign.name
+                    )));
+                }
             }
-            write_out(out.as_deref(), |w| io::records::write_audit(w, &events))
+            write_download(
+                out.as_deref(),
+                crate::app::exports::audit(store, &campaign, &filter).await?,
+            )
         }
         Command::Calibration(CalibrationCommand::Status { campaign }) => {
             let campaign = store.campaign(&campaign.campaign).await?;
@@ -897,17 +916,17 @@ async fn command(command: Command, config: &Config, store: &Store) -> Result<()>
         }
         Command::Export(ExportCommand::Decisions { out, campaign }) => {
             let campaign = store.campaign(&campaign.campaign).await?;
-            let records = store.decision_records(&campaign).await?;
-            write_out(out.as_deref(), |w| {
-                io::records::write_decisions(w, &records)
-            })
+            write_download(
+                out.as_deref(),
+                crate::app::exports::decisions(store, &campaign).await?,
+            )
         }
         Command::Export(ExportCommand::Resolutions { out, campaign }) => {
             let campaign = store.campaign(&campaign.campaign).await?;
-            let records = store.resolution_records(&campaign).await?;
-            write_out(out.as_deref(), |w| {
-                io::records::write_resolutions(w, &records)
-            })
+            write_download(
+                out.as_deref(),
+                crate::app::exports::resolutions(store, &campaign).await?,
+            )
         }
     }
 }
@@ -964,7 +983,7 @@ async fn stats(store: &Store, args: StatsArgs) -> Result<()> {
                         table.name().to_uppercase()
                     ))
                 })?;
-            crate::report::format::render_study(&report, table, format)?
+            crate::report::study::render(&report, table, format)?
         } else {
             let report = crate::app::qc_report(store, &campaign, &scope).await?;
             crate::report::format::render(&report, &campaign.taxonomy, table, format)?
@@ -1114,6 +1133,15 @@ fn open_csv(
     ))
 }
 
+/// Writes an export (`app::exports`) to `out`, or to standard output.
+fn write_download(out: Option<&Path>, d: crate::app::exports::Download) -> Result<()> {
+    let bytes = d.into_bytes()?;
+    write_out(out, |w| {
+        w.write_all(&bytes)
+            .map_err(|e| Error::io("cannot write the export", e))
+    })
+}
+
 fn write_out(out: Option<&Path>, f: impl FnOnce(&mut dyn Write) -> Result<()>) -> Result<()> {
     match out {
         Some(path) => {
@@ -1135,5 +1163,6 @@ async fn serve(config: &Config, store: &Store, bind: &str) -> Result<()> {
     let (listener, addr) = crate::server::listen(bind).await?;
     tracing::info!(%addr, data_dir = %config.data_dir.display(), "Tandem is listening");
     println!("Tandem is listening on http://{addr}");
+    crate::app::media::warm_up(store, config);
     crate::server::serve_until_stopped(listener, config.clone(), store.clone()).await
 }

@@ -4,9 +4,9 @@
 //! the reverse proxies it trusts).
 
 use crate::error::{Error, Result};
-use crate::server::ServerSettings;
 use std::net::IpAddr;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 #[derive(Clone)]
 pub struct Config {
@@ -20,7 +20,7 @@ pub struct Config {
     /// client is the peer of the connection).
     pub trusted_proxies: Vec<IpNet>,
     /// Limits on what an import or upload may read.
-    pub limits: crate::io::limits::Limits,
+    pub limits: Limits,
 }
 
 impl std::fmt::Debug for Config {
@@ -71,8 +71,124 @@ impl Config {
             secure_cookies: false,
             server: ServerSettings::default(),
             trusted_proxies: Vec::new(),
-            limits: crate::io::limits::Limits::from_env()?,
+            limits: Limits::from_env()?,
         })
+    }
+}
+
+/// What one server process lets a client hold.
+#[derive(Debug, Clone)]
+pub struct ServerSettings {
+    /// A request's head must arrive whole within this time (also how long an idle
+    /// kept-alive connection stays open).
+    pub header_read_timeout: Duration,
+    /// A request body that sends nothing for this long is cut.
+    pub body_idle_timeout: Duration,
+    /// Open connections at most; further clients wait to be accepted.
+    pub max_connections: usize,
+    /// On shutdown, requests in flight get this long to finish; then they are cut.
+    pub shutdown_grace: Duration,
+}
+
+impl Default for ServerSettings {
+    fn default() -> Self {
+        ServerSettings {
+            header_read_timeout: Duration::from_secs(60),
+            body_idle_timeout: Duration::from_secs(30),
+            max_connections: default_max_connections(),
+            shutdown_grace: Duration::from_secs(10),
+        }
+    }
+}
+
+/// The connection cap by default: 4,096, or less when the process may open fewer files
+/// (each connection is one; the database, videos and ffmpeg need some too).
+pub fn default_max_connections() -> usize {
+    let soft = rustix::process::getrlimit(rustix::process::Resource::Nofile).current;
+    match soft {
+        Some(n) => usize::try_from(n.saturating_sub(128))
+            .unwrap_or(4096)
+            .clamp(16, 4096),
+        None => 4096,
+    }
+}
+
+/// The limits in force, read once from the environment (`TANDEM_MAX_*`): how much an import or upload may read (`io::limits`
+/// applies them).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Limits {
+    /// Largest manifest or study sets file.
+    pub manifest_bytes: u64,
+    /// Longest line of a manifest, sets or CSV file.
+    pub line_bytes: usize,
+    /// Largest decisions, resolutions or responses CSV file.
+    pub csv_bytes: u64,
+    /// Largest upload (a zip of clips).
+    pub upload_bytes: u64,
+    /// Most bytes an uploaded archive may unpack to.
+    pub unzip_bytes: u64,
+    /// Highest compression ratio of an archive entry (videos hardly compress; a higher
+    /// ratio is a bomb, not a clip).
+    pub zip_ratio: u64,
+    /// Free space kept on the data folder's disk for the database, beyond what an
+    /// import or upload needs.
+    pub free_space_margin: u64,
+}
+
+const MIB: u64 = 1024 * 1024;
+const GIB: u64 = 1024 * MIB;
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            manifest_bytes: GIB,
+            line_bytes: 4 * MIB as usize,
+            csv_bytes: GIB,
+            upload_bytes: 8 * GIB,
+            unzip_bytes: 64 * GIB,
+            zip_ratio: 100,
+            free_space_margin: 256 * MIB,
+        }
+    }
+}
+
+/// The settings, their environment variables, and how each is described.
+const SETTINGS: [(&str, &str); 7] = [
+    ("TANDEM_MAX_MANIFEST_BYTES", "manifest_bytes"),
+    ("TANDEM_MAX_LINE_BYTES", "line_bytes"),
+    ("TANDEM_MAX_CSV_BYTES", "csv_bytes"),
+    ("TANDEM_MAX_UPLOAD_BYTES", "upload_bytes"),
+    ("TANDEM_MAX_UNZIP_BYTES", "unzip_bytes"),
+    ("TANDEM_MAX_ZIP_RATIO", "zip_ratio"),
+    ("TANDEM_FREE_SPACE_MARGIN_BYTES", "free_space_margin"),
+];
+
+impl Limits {
+    /// The defaults, each replaced by its environment variable when set.
+    pub fn from_env() -> Result<Limits> {
+        Limits::from_lookup(|k| std::env::var(k).ok())
+    }
+
+    fn from_lookup(get: impl Fn(&str) -> Option<String>) -> Result<Limits> {
+        let mut l = Limits::default();
+        for (var, field) in SETTINGS {
+            let Some(v) = get(var).filter(|v| !v.trim().is_empty()) else {
+                continue;
+            };
+            let n: u64 = v.trim().parse().ok().filter(|n| *n > 0).ok_or_else(|| {
+                Error::Invalid(format!("{var} must be a positive whole number (got `{v}`)"))
+            })?;
+            match field {
+                "manifest_bytes" => l.manifest_bytes = n,
+                "line_bytes" => l.line_bytes = usize::try_from(n).unwrap_or(usize::MAX),
+                "csv_bytes" => l.csv_bytes = n,
+                "upload_bytes" => l.upload_bytes = n,
+                "unzip_bytes" => l.unzip_bytes = n,
+                "zip_ratio" => l.zip_ratio = n,
+                _ => l.free_space_margin = n,
+            }
+        }
+        Ok(l)
     }
 }
 
@@ -172,6 +288,17 @@ impl std::fmt::Display for IpNet {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn settings_come_from_the_environment_and_bad_ones_are_named() {
+        let l =
+            Limits::from_lookup(|k| (k == "TANDEM_MAX_LINE_BYTES").then(|| "100".into())).unwrap();
+        assert_eq!(l.line_bytes, 100);
+        assert_eq!(l.csv_bytes, Limits::default().csv_bytes);
+        let e = Limits::from_lookup(|k| (k == "TANDEM_MAX_ZIP_RATIO").then(|| "ten".into()))
+            .unwrap_err();
+        assert!(e.to_string().contains("TANDEM_MAX_ZIP_RATIO"), "{e}");
+    }
 
     #[test]
     fn networks_contain_their_addresses() {

@@ -19,42 +19,7 @@ use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 use tower::ServiceExt;
 
-/// What one server process lets a client hold.
-#[derive(Debug, Clone)]
-pub struct ServerSettings {
-    /// A request's head must arrive whole within this time (also how long an idle
-    /// kept-alive connection stays open).
-    pub header_read_timeout: Duration,
-    /// A request body that sends nothing for this long is cut.
-    pub body_idle_timeout: Duration,
-    /// Open connections at most; further clients wait to be accepted.
-    pub max_connections: usize,
-    /// On shutdown, requests in flight get this long to finish; then they are cut.
-    pub shutdown_grace: Duration,
-}
-
-impl Default for ServerSettings {
-    fn default() -> Self {
-        ServerSettings {
-            header_read_timeout: Duration::from_secs(60),
-            body_idle_timeout: Duration::from_secs(30),
-            max_connections: default_max_connections(),
-            shutdown_grace: Duration::from_secs(10),
-        }
-    }
-}
-
-/// The connection cap by default: 4,096, or less when the process may open fewer files
-/// (each connection is one; the database, videos and ffmpeg need some too).
-pub fn default_max_connections() -> usize {
-    let soft = rustix::process::getrlimit(rustix::process::Resource::Nofile).current;
-    match soft {
-        Some(n) => usize::try_from(n.saturating_sub(128))
-            .unwrap_or(4096)
-            .clamp(16, 4096),
-        None => 4096,
-    }
-}
+pub use crate::config::{ServerSettings, default_max_connections};
 
 /// Called with each accepted socket, after its options are set (tests read them).
 pub type AcceptTap = Arc<dyn Fn(&TcpStream) + Send + Sync>;
@@ -177,15 +142,14 @@ async fn stopping(stop: &mut tokio::sync::watch::Receiver<bool>) {
     let _ = stop.wait_for(|s| *s).await.map(drop);
 }
 
-/// Serves until Ctrl-C or SIGTERM, drawing missing frame strips in the background.
+/// Serves until Ctrl-C or SIGTERM (the caller starts the background media work,
+/// `app::media::warm_up`).
 pub async fn serve_until_stopped(
     listener: TcpListener,
     config: crate::Config,
     store: crate::Store,
 ) -> Result<()> {
     let state = AppState::new(store, config);
-    crate::web::media::warm_strips(&state);
-    crate::web::media::warm_timings(&state);
     survive_file_size_limit();
     serve_with(listener, state, shutdown_signal(), None)
         .await

@@ -232,7 +232,8 @@ fn strings(v: &Value, key: &str) -> Result<Vec<String>, String> {
 
 fn two_rater_nominal(input: &Value) -> Result<Value, String> {
     let (categories, pairs) = index_pairs(input)?;
-    let s = agreement::two_rater_summary(categories.len(), &pairs).map_err(|e| e.to_string())?;
+    let s = tandem::stats::pairs::two_rater_summary(categories.len(), &pairs)
+        .map_err(|e| e.to_string())?;
     Ok(json!({
         "n": s.n,
         "table": table_json(&s.table),
@@ -281,7 +282,8 @@ fn two_rater_table(input: &Value) -> Result<Value, String> {
 
 fn two_rater_ordinal(input: &Value) -> Result<Value, String> {
     let (categories, pairs) = index_pairs(input)?;
-    let s = agreement::ordinal_summary(categories.len(), &pairs).map_err(|e| e.to_string())?;
+    let s = tandem::stats::pairs::ordinal_summary(categories.len(), &pairs)
+        .map_err(|e| e.to_string())?;
     Ok(json!({
         "n": s.n,
         "table": table_json(&s.table),

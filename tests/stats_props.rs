@@ -134,7 +134,7 @@ proptest! {
         pairs.extend(std::iter::repeat_n((1, 1), a));
         pairs.extend(std::iter::repeat_n((0, 1), b));
         pairs.extend(std::iter::repeat_n((1, 0), b));
-        let raw = agreement::gwet_ac1_pairs(2, &pairs).unwrap().unwrap();
+        let raw = tandem::stats::pairs::gwet_ac1_pairs(2, &pairs).unwrap().unwrap();
         prop_assert!(same(c.kappa, Some(raw.value)));
     }
 

@@ -426,6 +426,7 @@ async fn run_paper_scale(data_dir: &Path, database_url: Option<String>, bind: &s
     );
     println!();
     println!("Press Ctrl-C to stop.");
+    crate::app::media::warm_up(&store, &config);
     crate::server::serve_until_stopped(listener, config, store).await
 }
 
@@ -481,5 +482,6 @@ pub async fn run(
     }
     println!();
     println!("Press Ctrl-C to stop.");
+    crate::app::media::warm_up(&store, &config);
     crate::server::serve_until_stopped(listener, config, store).await
 }

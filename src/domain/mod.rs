@@ -11,6 +11,7 @@ pub mod study;
 pub mod taxonomy;
 pub mod text;
 pub mod verdict;
+pub mod video;
 
 use serde::{Deserialize, Serialize};
 use std::fmt;

@@ -163,19 +163,20 @@ impl AuditFilter {
         who: Option<&str>,
         from: Option<&str>,
         to: Option<&str>,
-    ) -> Result<AuditFilter, crate::error::Error> {
+    ) -> Result<AuditFilter, crate::domain::rules::FieldError> {
+        use crate::domain::rules::FieldError;
         let text = |v: Option<&str>| {
             v.map(str::trim)
                 .filter(|v| !v.is_empty())
                 .map(str::to_string)
         };
         let time =
-            |name: &str, v: Option<&str>, end: bool| -> Result<Option<i64>, crate::error::Error> {
+            |name: &'static str, v: Option<&str>, end: bool| -> Result<Option<i64>, FieldError> {
                 match text(v) {
                     None => Ok(None),
                     Some(v) => crate::clock::parse_day_or_time(&v, end)
                         .map(Some)
-                        .map_err(|m| crate::error::Error::field(name, m)),
+                        .map_err(|m| FieldError::new(name, m)),
                 }
             };
         let f = AuditFilter {
@@ -188,7 +189,7 @@ impl AuditFilter {
         if let (Some(a), Some(b)) = (f.from, f.to)
             && a > b
         {
-            return Err(crate::error::Error::field("to", "`to` is before `from`"));
+            return Err(FieldError::new("to", "`to` is before `from`"));
         }
         Ok(f)
     }

@@ -8,83 +8,10 @@ use std::fs::File;
 use std::io::{BufRead, Read};
 use std::path::Path;
 
-/// The limits in force, read once from the environment (`TANDEM_MAX_*`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Limits {
-    /// Largest manifest or study sets file.
-    pub manifest_bytes: u64,
-    /// Longest line of a manifest, sets or CSV file.
-    pub line_bytes: usize,
-    /// Largest decisions, resolutions or responses CSV file.
-    pub csv_bytes: u64,
-    /// Largest upload (a zip of clips).
-    pub upload_bytes: u64,
-    /// Most bytes an uploaded archive may unpack to.
-    pub unzip_bytes: u64,
-    /// Highest compression ratio of an archive entry (videos hardly compress; a higher
-    /// ratio is a bomb, not a clip).
-    pub zip_ratio: u64,
-    /// Free space kept on the data folder's disk for the database, beyond what an
-    /// import or upload needs.
-    pub free_space_margin: u64,
-}
+pub use crate::config::Limits;
 
 const MIB: u64 = 1024 * 1024;
 const GIB: u64 = 1024 * MIB;
-
-impl Default for Limits {
-    fn default() -> Self {
-        Limits {
-            manifest_bytes: GIB,
-            line_bytes: 4 * MIB as usize,
-            csv_bytes: GIB,
-            upload_bytes: 8 * GIB,
-            unzip_bytes: 64 * GIB,
-            zip_ratio: 100,
-            free_space_margin: 256 * MIB,
-        }
-    }
-}
-
-/// The settings, their environment variables, and how each is described.
-const SETTINGS: [(&str, &str); 7] = [
-    ("TANDEM_MAX_MANIFEST_BYTES", "manifest_bytes"),
-    ("TANDEM_MAX_LINE_BYTES", "line_bytes"),
-    ("TANDEM_MAX_CSV_BYTES", "csv_bytes"),
-    ("TANDEM_MAX_UPLOAD_BYTES", "upload_bytes"),
-    ("TANDEM_MAX_UNZIP_BYTES", "unzip_bytes"),
-    ("TANDEM_MAX_ZIP_RATIO", "zip_ratio"),
-    ("TANDEM_FREE_SPACE_MARGIN_BYTES", "free_space_margin"),
-];
-
-impl Limits {
-    /// The defaults, each replaced by its environment variable when set.
-    pub fn from_env() -> Result<Limits> {
-        Limits::from_lookup(|k| std::env::var(k).ok())
-    }
-
-    fn from_lookup(get: impl Fn(&str) -> Option<String>) -> Result<Limits> {
-        let mut l = Limits::default();
-        for (var, field) in SETTINGS {
-            let Some(v) = get(var).filter(|v| !v.trim().is_empty()) else {
-                continue;
-            };
-            let n: u64 = v.trim().parse().ok().filter(|n| *n > 0).ok_or_else(|| {
-                Error::Invalid(format!("{var} must be a positive whole number (got `{v}`)"))
-            })?;
-            match field {
-                "manifest_bytes" => l.manifest_bytes = n,
-                "line_bytes" => l.line_bytes = usize::try_from(n).unwrap_or(usize::MAX),
-                "csv_bytes" => l.csv_bytes = n,
-                "upload_bytes" => l.upload_bytes = n,
-                "unzip_bytes" => l.unzip_bytes = n,
-                "zip_ratio" => l.zip_ratio = n,
-                _ => l.free_space_margin = n,
-            }
-        }
-        Ok(l)
-    }
-}
 
 /// "1.5 GiB", "300 KiB", "12 bytes".
 pub fn human_bytes(n: u64) -> String {
@@ -259,17 +186,6 @@ pub fn require_space(dir: &Path, needed: u64, limits: &Limits, what: &str) -> Re
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn settings_come_from_the_environment_and_bad_ones_are_named() {
-        let l =
-            Limits::from_lookup(|k| (k == "TANDEM_MAX_LINE_BYTES").then(|| "100".into())).unwrap();
-        assert_eq!(l.line_bytes, 100);
-        assert_eq!(l.csv_bytes, Limits::default().csv_bytes);
-        let e = Limits::from_lookup(|k| (k == "TANDEM_MAX_ZIP_RATIO").then(|| "ten".into()))
-            .unwrap_err();
-        assert!(e.to_string().contains("TANDEM_MAX_ZIP_RATIO"), "{e}");
-    }
 
     #[test]
     fn an_endless_line_is_skipped_without_being_kept() {

@@ -4,6 +4,7 @@
 //! them, reviewers get no strip, the player steps from frame to frame as the browser
 //! presents them, and the study shows videos only.
 
+pub use crate::domain::video::FrameTiming;
 use crate::error::{Error, Result};
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -193,19 +194,6 @@ pub fn copy_without_metadata(video: &Path, out: &Path, ext: &str) -> Result<()> 
         )));
     }
     std::fs::rename(&tmp, out).map_err(|e| Error::io("cannot store the cleaned video", e))
-}
-
-/// A video's frame rate and frame count, as the review player needs them to step to
-/// the middle of each frame.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct FrameTiming {
-    /// Frames per second: the rate of a constant-rate video, the average rate otherwise.
-    pub fps: f64,
-    /// Whether every frame lasts as long as the others (within the container's time
-    /// base, which rounds: WebM counts milliseconds, so 30 fps is 33 and 34 ms).
-    pub constant: bool,
-    /// How many frames the video shows.
-    pub frames: u64,
 }
 
 /// A rate as ffprobe writes it (`30000/1001`, `8/1`); `None` for `0/0` and the like.

@@ -86,7 +86,7 @@ pub fn files(input: &Input) -> Result<Vec<BundleFile>> {
     for t in &tables {
         for f in [Format::Latex, Format::Csv, Format::Json] {
             let text = match input.study {
-                Some(r) if t.is_study() => format::render_study(r, *t, f)?,
+                Some(r) if t.is_study() => super::study::render(r, *t, f)?,
                 _ => format::render(input.qc, input.taxonomy, *t, f)?,
             };
             let kind = match f {

@@ -106,25 +106,6 @@ pub fn render(
     }
 }
 
-/// One of the study's tables in one format.
-pub fn render_study(
-    report: &super::study::StudyReport,
-    table: TableId,
-    format: Format,
-) -> Result<String> {
-    match (table, format) {
-        (TableId::T14, Format::Json) => report.t14_pretty(),
-        (TableId::T15, Format::Json) => report.t15_pretty(),
-        (TableId::T14, Format::Csv) => report.t14_csv(),
-        (TableId::T15, Format::Csv) => report.t15_csv(),
-        (TableId::T14, Format::Latex) => Ok(report.t14_latex()),
-        (TableId::T15, Format::Latex) => Ok(report.t15_latex()),
-        _ => Err(Error::Internal(
-            "Tables 11 to 13 are drawn from the QC report".into(),
-        )),
-    }
-}
-
 pub(crate) fn pretty(v: &serde_json::Value) -> Result<String> {
     serde_json::to_string_pretty(v)
         .map(|s| s + "\n")

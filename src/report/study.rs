@@ -4,13 +4,13 @@
 //! a seeded bootstrap interval over clips, and each participant's hit and false-alarm
 //! rates with exact intervals and d'. Pure: no database, no HTTP.
 
-use super::format::{Col, CsvTable, TableId, dec, num, pct, pretty, tex};
+use super::format::{Col, CsvTable, Format, TableId, dec, num, pct, pretty, tex};
 use super::svg::{
     Caption, Figure, GRID, MIN_WIDTH, MUTED, esc, figure_close, figure_open, footer_height, swatch,
 };
 use crate::domain::facts::StudyData;
 use crate::domain::study::{Axis, RANK_AXES, Truth};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::stats::binomial::clopper_pearson;
 use crate::stats::bootstrap::percentile_bootstrap_ci;
 use crate::stats::multi::{AlphaLevel, Ratings, fleiss_gwet, fleiss_kappa, krippendorff_alpha};
@@ -1021,4 +1021,19 @@ pub fn figures(r: &StudyReport, caption: &Caption) -> Vec<Figure> {
             svg: t15_bars(r, caption),
         },
     ]
+}
+
+/// One of the study's tables in one format.
+pub fn render(report: &StudyReport, table: TableId, format: Format) -> Result<String> {
+    match (table, format) {
+        (TableId::T14, Format::Json) => report.t14_pretty(),
+        (TableId::T15, Format::Json) => report.t15_pretty(),
+        (TableId::T14, Format::Csv) => report.t14_csv(),
+        (TableId::T15, Format::Csv) => report.t15_csv(),
+        (TableId::T14, Format::Latex) => Ok(report.t14_latex()),
+        (TableId::T15, Format::Latex) => Ok(report.t15_latex()),
+        _ => Err(Error::Internal(
+            "Tables 11 to 13 are drawn from the QC report".into(),
+        )),
+    }
 }

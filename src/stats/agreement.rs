@@ -7,11 +7,10 @@
 //! * PABAK: irrCAC `bp()`, `(q p_o - 1)/(q - 1)`.
 //! * Scott's pi: statsmodels `fleiss_kappa` with two raters (irrCAC `table.CAC.scott()`).
 //! * Gwet's AC1 from a table: irrCAC `table.CAC.gwet()` (value and `p_e`); from raw
-//!   pairs: irrCAC `raw.CAC.gwet()` via [`crate::stats::multi::gwet_ac1`].
+//!   pairs: irrCAC `raw.CAC.gwet()` in `stats::pairs` (which calls `stats::multi`).
 
 use serde::Serialize;
 
-use super::multi::{self, AlphaLevel, CacEstimate, Ratings};
 use super::{StatsError, Z_95, finite, is_above, label_index, se_from_var, z_test};
 
 /// Reason given when a kappa-type coefficient is 0/0 for two raters.
@@ -580,32 +579,10 @@ pub fn gwet_ac1_table(t: &Table) -> Option<GwetTable> {
     })
 }
 
-/// Gwet's AC1 with its SE, t-based CI and p-value from raw index pairs over `q`
-/// declared categories: irrCAC `raw.CAC(ratings, categories=declared).gwet()` with two
-/// raters. See [`multi::gwet_ac1`].
-pub fn gwet_ac1_pairs(
-    q: usize,
-    pairs: &[(usize, usize)],
-) -> Result<Option<CacEstimate>, StatsError> {
-    Ok(multi::gwet_ac1(&Ratings::from_pairs(q, pairs)?))
-}
-
-/// Krippendorff's alpha for two raters from index pairs (no missing values).
-pub fn krippendorff_alpha_pairs(
-    q: usize,
-    pairs: &[(usize, usize)],
-    level: AlphaLevel,
-) -> Result<Option<f64>, StatsError> {
-    Ok(multi::krippendorff_alpha(
-        &Ratings::from_pairs(q, pairs)?,
-        level,
-    ))
-}
-
 /// Krippendorff's alpha (nominal) for two raters from their table, with no missing
 /// values: every item is a unit with two values, so the coincidence matrix is
 /// `T + T'` and `alpha = 1 - (n-1) sum_{c!=k} o_ck / (n^2 - sum_c n_c^2)` with
-/// `n = 2N` and `n_c = p_c. + p_.c` counts. Equals [`krippendorff_alpha_pairs`] without
+/// `n = 2N` and `n_c = p_c. + p_.c` counts. Equals [`crate::stats::pairs::krippendorff_alpha_pairs`] without
 /// expanding the table into pairs. `None` when the expected disagreement is 0 or there
 /// are fewer than two items.
 pub fn krippendorff_alpha_table(t: &Table) -> Option<f64> {
@@ -633,71 +610,11 @@ pub fn krippendorff_alpha_table(t: &Table) -> Option<f64> {
     finite(1.0 - (n - 1.0) * off / denominator)
 }
 
-/// Everything the two-rater report shows for one set of pairs.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct TwoRaterSummary {
-    pub n: usize,
-    pub table: Table,
-    pub percent_agreement: Option<f64>,
-    pub cohen: CohenKappa,
-    pub pabak: Option<f64>,
-    pub scott_pi: Option<f64>,
-    pub gwet_ac1: Option<CacEstimate>,
-    pub krippendorff_alpha_nominal: Option<f64>,
-}
-
-/// All nominal two-rater statistics for index pairs over `q` declared categories.
-pub fn two_rater_summary(
-    q: usize,
-    pairs: &[(usize, usize)],
-) -> Result<TwoRaterSummary, StatsError> {
-    let table = Table::from_index_pairs(q, pairs)?;
-    let ratings = Ratings::from_pairs(q, pairs)?;
-    Ok(TwoRaterSummary {
-        n: pairs.len(),
-        percent_agreement: percent_agreement(&table),
-        cohen: cohen_kappa(&table),
-        pabak: pabak(&table),
-        scott_pi: scott_pi(&table),
-        gwet_ac1: multi::gwet_ac1(&ratings),
-        krippendorff_alpha_nominal: multi::krippendorff_alpha(&ratings, AlphaLevel::Nominal),
-        table,
-    })
-}
-
-/// Ordinal two-rater statistics: weighted kappas and Krippendorff's alpha on the index
-/// scale 0..q-1.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct OrdinalSummary {
-    pub n: usize,
-    pub table: Table,
-    pub percent_agreement: Option<f64>,
-    pub unweighted: CohenKappa,
-    pub linear: WeightedKappa,
-    pub quadratic: WeightedKappa,
-    pub krippendorff_alpha_ordinal: Option<f64>,
-    pub krippendorff_alpha_interval: Option<f64>,
-}
-
-/// All ordinal two-rater statistics for index pairs over `q` ordered categories.
-pub fn ordinal_summary(q: usize, pairs: &[(usize, usize)]) -> Result<OrdinalSummary, StatsError> {
-    let table = Table::from_index_pairs(q, pairs)?;
-    let ratings = Ratings::from_pairs(q, pairs)?;
-    Ok(OrdinalSummary {
-        n: pairs.len(),
-        percent_agreement: percent_agreement(&table),
-        unweighted: cohen_kappa(&table),
-        linear: weighted_kappa(&table, KappaWeights::Linear),
-        quadratic: weighted_kappa(&table, KappaWeights::Quadratic),
-        krippendorff_alpha_ordinal: multi::krippendorff_alpha(&ratings, AlphaLevel::Ordinal),
-        krippendorff_alpha_interval: multi::krippendorff_alpha(&ratings, AlphaLevel::Interval),
-        table,
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::stats::multi::AlphaLevel;
+    use crate::stats::pairs::{krippendorff_alpha_pairs, two_rater_summary};
 
     fn close(a: Option<f64>, b: f64) -> bool {
         a.is_some_and(|a| (a - b).abs() < 1e-12)

@@ -36,6 +36,7 @@ pub mod agreement;
 pub mod binomial;
 pub mod bootstrap;
 pub mod multi;
+pub mod pairs;
 pub mod ranks;
 pub mod signal;
 

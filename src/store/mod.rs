@@ -372,7 +372,7 @@ forward! {
     /// The videos whose frame timing ffprobe has not been asked for.
     fn media_without_timing(&self) -> Result<Vec<String>>;
     /// Stores a video's frame timing (none: ffprobe could not tell) on its versions.
-    fn set_frame_timing(&self, sha256: &str, timing: Option<crate::io::video::FrameTiming>) -> Result<()>;
+    fn set_frame_timing(&self, sha256: &str, timing: Option<crate::domain::video::FrameTiming>) -> Result<()>;
     /// The campaigns a person works in: a validator's pools; participants none;
     /// everyone else all of them.
     fn campaign_names_for(&self, user: &User) -> Result<Vec<String>>;

@@ -318,6 +318,8 @@ macro_rules! shared {
 }
 
 shared!(
+    gates,
+    base,
     misc,
     accounts,
     catalog,

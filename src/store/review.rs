@@ -74,7 +74,7 @@ pub struct ClipView {
     pub strip_url: Option<String>,
     /// The version's frame rate and count, once ffprobe has read them.
     #[serde(skip)]
-    pub timing: Option<crate::io::video::FrameTiming>,
+    pub timing: Option<crate::domain::video::FrameTiming>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -216,11 +216,13 @@ impl TryFrom<ItemViewRow> for ItemHeader {
             media_url: None,
             strip_url: None,
             timing: match (r.fps, r.frame_count, r.constant_rate) {
-                (Some(fps), Some(frames), Some(constant)) => Some(crate::io::video::FrameTiming {
-                    fps,
-                    constant: constant == 1,
-                    frames: u64::try_from(frames).unwrap_or(0),
-                }),
+                (Some(fps), Some(frames), Some(constant)) => {
+                    Some(crate::domain::video::FrameTiming {
+                        fps,
+                        constant: constant == 1,
+                        frames: u64::try_from(frames).unwrap_or(0),
+                    })
+                }
                 _ => None,
             },
         };

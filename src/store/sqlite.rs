@@ -765,6 +765,8 @@ macro_rules! shared {
 }
 
 shared!(
+    gates,
+    base,
     misc,
     accounts,
     catalog,

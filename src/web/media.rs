@@ -12,9 +12,8 @@
 //! (a hash could name a public real clip).
 
 use crate::AppState;
-use crate::error::Error;
+use crate::app::exports::{Download, DownloadBody};
 use crate::io::media::media_path;
-use crate::io::video::StripLayout;
 use crate::store::accounts::User;
 use crate::store::sessions::GrantedMedia;
 use axum::Extension;
@@ -28,13 +27,6 @@ use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-/// The reviewers' strip: 8 small frames side by side.
-pub const REVIEW_STRIP: StripLayout = StripLayout {
-    k: 8,
-    columns: 8,
-    width: 160,
-};
-
 /// Replies up to this size are read whole in the task that opens the file.
 pub const INLINE_BYTES: u64 = 256 * 1024;
 /// Larger replies are read in positioned reads of this size.
@@ -43,9 +35,19 @@ pub const CHUNK_BYTES: u64 = 256 * 1024;
 /// request; more are refused with 416 and a reason, not answered with the whole file.
 pub const MAX_RANGES: usize = 16;
 
-/// Whether this server can draw frame strips (ffmpeg and ffprobe are installed).
-pub fn strips_possible() -> bool {
-    crate::io::video::ffmpeg_available()
+pub use crate::app::media::{REVIEW_STRIP, strips_possible};
+
+/// The URLs of a participant's clip: the video, or the frame strip, as the study shows
+/// it (random per-participant tokens, nothing else).
+pub fn study_clip_urls(
+    display: crate::domain::study::Display,
+    token: &str,
+) -> (Option<String>, Option<String>) {
+    use crate::domain::study::Display;
+    (
+        (display == Display::Video).then(|| format!("/study/m/{token}")),
+        (display == Display::Strip).then(|| format!("/study/m/{token}/frames")),
+    )
 }
 
 /// What a reply says about the file's identity.
@@ -380,6 +382,27 @@ pub fn file_body(file: std::fs::File, start: u64, len: u64) -> Body {
     stream_pieces(Arc::new(file), vec![Piece::File { at: start, len }])
 }
 
+/// A download as an attachment, never cached (exports hold the campaign's records): every
+/// export, from the pages and the API alike, answers with this.
+pub fn download(d: Download) -> Response {
+    let body = match d.body {
+        DownloadBody::Bytes(b) => Body::from(b),
+        DownloadBody::File { file, len } => file_body(file, 0, len),
+    };
+    (
+        [
+            (header::CONTENT_TYPE, d.content_type.to_string()),
+            (
+                header::CONTENT_DISPOSITION,
+                format!("attachment; filename=\"{}\"", d.file_name),
+            ),
+            (header::CACHE_CONTROL, "no-store".to_string()),
+        ],
+        body,
+    )
+        .into_response()
+}
+
 /// The multipart/byteranges body of `ranges` and its boundary.
 fn multipart(ranges: &[(u64, u64)], size: u64, content_type: &str) -> (Vec<Piece>, String) {
     // Random, so that no file's bytes can be crafted to contain it.
@@ -598,7 +621,7 @@ async fn granted(state: &AppState, user: &User, token: &str) -> Result<GrantedMe
     let grant = match state.store.granted_media(token).await {
         Ok(Some(g)) => g,
         Ok(None) => return Err(not_found()),
-        Err(e) => return Err(crate::web::pages::PageError(e).into_response()),
+        Err(e) => return Err(super::reply::PageError(e).into_response()),
     };
     if grant.user_id != user.id {
         return Err(not_found());
@@ -606,7 +629,7 @@ async fn granted(state: &AppState, user: &User, token: &str) -> Result<GrantedMe
     match state.store.may_see_clip(user, grant.clip_version_id).await {
         Ok(true) => Ok(grant),
         Ok(false) => Err((StatusCode::FORBIDDEN, "this clip is not in your work").into_response()),
-        Err(e) => Err(crate::web::pages::PageError(e).into_response()),
+        Err(e) => Err(super::reply::PageError(e).into_response()),
     }
 }
 
@@ -630,83 +653,6 @@ pub async fn clip(
         }
         Err(resp) => resp,
     }
-}
-
-/// At most this many ffmpeg runs at once, whoever asks (two cores).
-fn strip_permits() -> &'static tokio::sync::Semaphore {
-    static S: OnceLock<tokio::sync::Semaphore> = OnceLock::new();
-    S.get_or_init(|| tokio::sync::Semaphore::new(2))
-}
-
-/// Makes the strip of `video` at `out` unless it is there, within the ffmpeg limit.
-async fn ensure_strip(video: PathBuf, out: PathBuf) -> Result<(), Error> {
-    let _permit = strip_permits()
-        .acquire()
-        .await
-        .map_err(|e| Error::Internal(format!("strip limit closed: {e}")))?;
-    if out.exists() {
-        return Ok(());
-    }
-    tokio::task::spawn_blocking(move || crate::io::video::make_strip(&video, &out, REVIEW_STRIP))
-        .await
-        .map_err(|e| Error::Internal(format!("frame strip task failed: {e}")))?
-}
-
-/// Reads, in the background, the frame rate and count of the videos not probed yet
-/// (`app::probe_timings`), so that the player steps exactly one frame. Does nothing
-/// without ffprobe.
-pub fn warm_timings(state: &AppState) {
-    if !strips_possible() {
-        return;
-    }
-    let (store, config) = (state.store.clone(), state.config.clone());
-    tokio::spawn(async move {
-        match crate::app::probe_timings(&store, &config).await {
-            Ok(p) if p.timed + p.unreadable > 0 => {
-                tracing::info!(
-                    timed = p.timed,
-                    unreadable = p.unreadable,
-                    "frame timings read"
-                );
-            }
-            Ok(_) => {}
-            Err(e) => tracing::warn!(error = %e, "cannot read frame timings"),
-        }
-    });
-}
-
-/// Draws, one after another in the background, the strips that are missing, so that
-/// reviewers do not wait for them. Does nothing without ffmpeg.
-pub fn warm_strips(state: &AppState) {
-    if !strips_possible() {
-        return;
-    }
-    let store = state.store.clone();
-    let media_dir = state.config.media_dir.clone();
-    tokio::spawn(async move {
-        let hashes = match store.media_hashes().await {
-            Ok(h) => h,
-            Err(e) => {
-                tracing::warn!(error = %e, "cannot list the clips for frame strips");
-                return;
-            }
-        };
-        let mut made = 0usize;
-        for sha in hashes {
-            let out = media_dir.join(format!("{sha}.strip.jpg"));
-            let video = media_path(&media_dir, &sha);
-            if out.exists() || !video.exists() {
-                continue;
-            }
-            match ensure_strip(video, out).await {
-                Ok(()) => made += 1,
-                Err(e) => tracing::debug!(error = %e, %sha, "no frame strip"),
-            }
-        }
-        if made > 0 {
-            tracing::info!(made, "frame strips drawn");
-        }
-    });
 }
 
 pub async fn strip(
@@ -733,7 +679,7 @@ pub async fn strip(
         .media_dir
         .join(format!("{}.strip.jpg", g.sha256));
     if !out.exists()
-        && let Err(e) = ensure_strip(video, out.clone()).await
+        && let Err(e) = crate::app::media::ensure_strip(video, out.clone()).await
     {
         tracing::warn!(error = %e, "no frame strip");
         return (StatusCode::NOT_FOUND, "no frame strip for this clip").into_response();
@@ -762,7 +708,7 @@ async fn study_grant(
     match state.store.study_media(token).await {
         Ok(Some(m)) if m.participant_id == user.id => Ok(m),
         Ok(_) => Err(not_found()),
-        Err(e) => Err(crate::web::pages::PageError(e).into_response()),
+        Err(e) => Err(super::reply::PageError(e).into_response()),
     }
 }
 

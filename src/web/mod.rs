@@ -8,6 +8,8 @@ pub mod flash;
 pub mod health;
 pub mod media;
 pub mod pages;
+pub mod reply;
+pub mod scope;
 pub mod session;
 
 use crate::AppState;
@@ -230,7 +232,7 @@ pub fn routes() -> Vec<(RouteSpec, MethodRouter<AppState>)> {
             "/api/v1/campaigns/{campaign}/stats",
             AUTHOR_OR_ADMIN,
             Api,
-            get(pages::stats::api),
+            get(api::stats),
         ),
         r(
             "GET",
@@ -279,28 +281,28 @@ pub fn routes() -> Vec<(RouteSpec, MethodRouter<AppState>)> {
             "/api/v1/campaigns/{campaign}/study",
             ADMIN,
             Api,
-            get(pages::study::api_status),
+            get(api::study::status),
         ),
         r(
             "GET",
             "/api/v1/studies",
             PARTICIPANT,
             Api,
-            get(pages::study::api_studies),
+            get(api::study::studies),
         ),
         r(
             "GET",
             "/api/v1/studies/{study}/sets/{position}",
             PARTICIPANT,
             Api,
-            get(pages::study::api_set),
+            get(api::study::set),
         ),
         r(
             "POST",
             "/api/v1/studies/{study}/sets/{position}",
             PARTICIPANT,
             Api,
-            post(pages::study::api_answer),
+            post(api::study::answer),
         ),
         // Signing in and out.
         r("GET", "/login", Public, Page, get(session::login_page)),

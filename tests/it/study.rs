@@ -267,7 +267,8 @@ async fn responses_reconstructing_the_paper_give_back_tables_14_and_15() {
         .await
         .unwrap()
         .unwrap();
-    use tandem::report::format::{Format, TableId, render_study};
+    use tandem::report::format::{Format, TableId};
+    use tandem::report::study::render as render_study;
     let latex = render_study(&report, TableId::T15, Format::Latex).unwrap();
     assert!(
         latex.contains("VGenST & 50 & Fake & 63.3\\% & 32/29/34 & 0.66 & 0.66"),

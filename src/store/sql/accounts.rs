@@ -1,6 +1,7 @@
 // Accounts, the validator pool of each campaign, and API tokens. (Shared SQL: compiled
 // once per backend, see store/mod.rs.)
 
+use super::base::{user_by_name_in};
 use crate::auth;
 use crate::clock::now_micros;
 use crate::domain::{Role, check_identifier};
@@ -8,29 +9,11 @@ use crate::error::{Error, Result};
 use crate::store::Lock;
 use crate::store::accounts::{Account, PoolEntry, PoolPlacement, User, UserRow};
 
-pub(crate) async fn user_by_name_in(c: &mut Conn, name: &str) -> Result<Option<User>> {
-    qa::<UserRow>("SELECT id, name, role FROM users WHERE name = $1")
-        .bind(name)
-        .fetch_optional(&mut *c)
-        .await?
-        .map(User::try_from)
-        .transpose()
-}
-
-pub(crate) async fn user_by_id_in(c: &mut Conn, id: i64) -> Result<Option<User>> {
-    qa::<UserRow>("SELECT id, name, role FROM users WHERE id = $1")
-        .bind(id)
-        .fetch_optional(&mut *c)
-        .await?
-        .map(User::try_from)
-        .transpose()
-}
-
 async fn add_to_pool_in(c: &mut Conn, user: &User, placement: &PoolPlacement) -> Result<()> {
     if placement.index < 0 {
         return Err(Error::field("index", "a pool index is 0 or more"));
     }
-    let campaign = super::catalog::ensure_campaign_in(c, &placement.campaign).await?;
+    let campaign = super::base::ensure_campaign_in(c, &placement.campaign).await?;
     let holder: Option<String> = qs(
         "SELECT u.name FROM pool_members p JOIN users u ON u.id = p.user_id
          WHERE p.campaign_id = $1 AND (p.pool_index = $2 OR p.user_id = $3)",
@@ -64,7 +47,7 @@ async fn add_to_pool_in(c: &mut Conn, user: &User, placement: &PoolPlacement) ->
     .bind(placement.index)
     .execute(&mut *c)
     .await?;
-    super::catalog::refresh_pairs_in(c, campaign.id).await
+    super::gates::refresh_pairs_in(c, campaign.id).await
 }
 
 impl Backend {

@@ -1,11 +1,12 @@
 // Campaigns, their tasks and pairs, the import of clips with their questions, and
 // progress. (Shared SQL: compiled once per backend, see store/mod.rs.)
 
+use super::base::{campaign_in, chunk_rows, ensure_campaign_in, insert_keys_in, values};
+use super::gates::{PairInForce, planned_pairs_in, refresh_pairs_in};
 use crate::clock::now_micros;
 use crate::domain::import::{CheckedManifest, ManifestClip};
-use crate::domain::pairing::default_pair;
 use crate::domain::taxonomy::Taxonomy;
-use crate::domain::{Outcome, Role, check_identifier};
+use crate::domain::{Outcome, Role};
 use crate::error::{Error, LineError, Rejected, Result};
 use crate::store::Lock;
 use crate::store::accounts::User;
@@ -16,205 +17,6 @@ use crate::store::catalog::{
 };
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
-
-#[derive(sqlx::FromRow)]
-struct CampaignRow {
-    id: i64,
-    name: String,
-    taxonomy: String,
-    target_per_task: i64,
-    calibration_threshold: f64,
-    calibration_min_items: i64,
-    revision: i64,
-}
-
-impl TryFrom<CampaignRow> for Campaign {
-    type Error = Error;
-    fn try_from(r: CampaignRow) -> Result<Campaign> {
-        let taxonomy: Taxonomy = serde_json::from_str(&r.taxonomy).map_err(|e| {
-            Error::Internal(format!("stored taxonomy of `{}` is unreadable: {e}", r.name))
-        })?;
-        Ok(Campaign {
-            id: r.id,
-            name: r.name,
-            taxonomy: Arc::new(taxonomy),
-            settings: Settings {
-                target_per_task: r.target_per_task,
-                calibration_threshold: r.calibration_threshold,
-                calibration_min_items: r.calibration_min_items,
-            },
-            revision: r.revision,
-        })
-    }
-}
-
-pub(crate) async fn campaign_in(c: &mut Conn, name: &str) -> Result<Option<Campaign>> {
-    qa::<CampaignRow>(
-        "SELECT id, name, taxonomy, target_per_task, calibration_threshold, calibration_min_items, revision
-         FROM campaigns WHERE name = $1",
-    )
-    .bind(name)
-    .fetch_optional(&mut *c)
-    .await?
-    .map(Campaign::try_from)
-    .transpose()
-}
-
-/// The campaign named `name`, created with the built-in taxonomy if it does not exist.
-pub(crate) async fn ensure_campaign_in(c: &mut Conn, name: &str) -> Result<Campaign> {
-    if let Some(found) = campaign_in(c, name).await? {
-        return Ok(found);
-    }
-    check_identifier("campaign name", name).map_err(|m| Error::field("campaign", m))?;
-    let taxonomy = Taxonomy::vgenst();
-    let json = serde_json::to_string(&taxonomy)
-        .map_err(|e| Error::Internal(format!("taxonomy does not serialise: {e}")))?;
-    let id: i64 = qs("INSERT INTO campaigns (name, taxonomy, created_at) VALUES ($1, $2, $3) RETURNING id")
-        .bind(name)
-        .bind(json)
-        .bind(now_micros())
-        .fetch_one(&mut *c)
-        .await?;
-    let mut sql = String::from("INSERT INTO tasks (campaign_id, position, code, name, attributes) VALUES ");
-    sql.push_str(&values(1, 5, taxonomy.tasks.len()));
-    let mut insert = q(sqlx::AssertSqlSafe(sql));
-    for (position, t) in taxonomy.tasks.iter().enumerate() {
-        let attributes = serde_json::json!({
-            "scale": t.scale, "perspective": t.perspective, "dynamics": t.dynamics
-        })
-        .to_string();
-        insert = insert
-            .bind(id)
-            .bind(i64::try_from(position).unwrap_or(i64::MAX))
-            .bind(t.code.clone())
-            .bind(t.name.clone())
-            .bind(attributes);
-    }
-    insert.execute(&mut *c).await?;
-    refresh_pairs_in(c, id).await?;
-    Ok(Campaign {
-        id,
-        name: name.to_string(),
-        taxonomy: Arc::new(taxonomy),
-        settings: Settings::default(),
-        revision: 0,
-    })
-}
-
-/// `($1, $2, $3), ($4, $5, $6), ...`: `rows` rows of `cols` parameters from `first`.
-pub(crate) fn values(first: usize, cols: usize, rows: usize) -> String {
-    let mut s = String::with_capacity(rows * cols * 5);
-    for r in 0..rows {
-        if r > 0 {
-            s.push_str(", ");
-        }
-        s.push('(');
-        for k in 0..cols {
-            if k > 0 {
-                s.push_str(", ");
-            }
-            s.push('$');
-            s.push_str(&(first + r * cols + k).to_string());
-        }
-        s.push(')');
-    }
-    s
-}
-
-/// Rows per multi-row insert: at most `MAX_PARAMS` parameters in a statement.
-pub(crate) fn chunk_rows(cols: usize) -> usize {
-    (MAX_PARAMS / cols.max(1)).max(1)
-}
-
-/// A task's pair in force now and as the pool (with `joining`, a validator about to
-/// join at an index) makes it: (task id, code, now, then), each as (rater 1, rater 2,
-/// problem).
-type PairInForce = (Option<i64>, Option<i64>, Option<String>);
-
-async fn planned_pairs_in(
-    c: &mut Conn,
-    campaign_id: i64,
-    joining: Option<(i64, i64)>,
-) -> Result<Vec<(i64, String, PairInForce, PairInForce)>> {
-    let mut pool: Vec<(i64, i64)> = qa(
-        "SELECT pool_index, user_id FROM pool_members WHERE campaign_id = $1 ORDER BY pool_index",
-    )
-    .bind(campaign_id)
-    .fetch_all(&mut *c)
-    .await?;
-    if let Some(j) = joining {
-        pool.push(j);
-        pool.sort_unstable();
-    }
-    #[derive(sqlx::FromRow)]
-    struct TaskPair {
-        id: i64,
-        code: String,
-        position: i64,
-        pair_rater1: Option<i64>,
-        pair_rater2: Option<i64>,
-        rater1_id: Option<i64>,
-        rater2_id: Option<i64>,
-        pair_problem: Option<String>,
-    }
-    let tasks: Vec<TaskPair> = qa(
-        "SELECT id, code, position, pair_rater1, pair_rater2, rater1_id, rater2_id, pair_problem
-         FROM tasks WHERE campaign_id = $1 ORDER BY position",
-    )
-    .bind(campaign_id)
-    .fetch_all(&mut *c)
-    .await?;
-    Ok(tasks
-        .into_iter()
-        .map(|t| {
-            let pair = match (t.pair_rater1, t.pair_rater2) {
-                (Some(a), Some(b)) => Ok((a, b)),
-                _ => default_pair(usize::try_from(t.position).unwrap_or(0), &pool),
-            };
-            let then = match pair {
-                Ok((a, b)) => (Some(a), Some(b), None),
-                Err(p) => (None, None, Some(p)),
-            };
-            (t.id, t.code, (t.rater1_id, t.rater2_id, t.pair_problem), then)
-        })
-        .collect())
-}
-
-/// Recomputes the pair in force for every task of a campaign (the admin's override,
-/// else the default pair from the pool), then moves the campaign's open items that no
-/// one has started to their task's pair: the queues hold what the pairs say. Called in
-/// the write that changes the pool or an override, so the tasks and the queues never
-/// disagree with them.
-pub(crate) async fn refresh_pairs_in(c: &mut Conn, campaign_id: i64) -> Result<()> {
-    let mut changed = false;
-    for (id, _, now, then) in planned_pairs_in(c, campaign_id, None).await? {
-        if now == then {
-            continue;
-        }
-        changed = true;
-        q("UPDATE tasks SET rater1_id = $1, rater2_id = $2, pair_problem = $3 WHERE id = $4")
-            .bind(then.0)
-            .bind(then.1)
-            .bind(then.2)
-            .bind(id)
-            .execute(&mut *c)
-            .await?;
-    }
-    if changed {
-        // Items that someone started keep their pair; a question goes with its clip.
-        q(MOVE_UNSTARTED).bind(campaign_id).execute(&mut *c).await?;
-    }
-    Ok(())
-}
-
-/// Moves the open items no one has started to their task's pair in force (the items
-/// that `pool_change_preview` counts).
-const MOVE_UNSTARTED: &str = "UPDATE items SET queue1 = t.rater1_id, queue2 = t.rater2_id
-   FROM tasks t
-   WHERE t.id = items.task_id AND items.campaign_id = $1 AND items.is_current = 1
-     AND items.calibration = 0 AND items.rater1_id IS NULL
-     AND (items.stage = 1 OR items.parent_item_id IS NULL)
-     AND (items.queue1 IS DISTINCT FROM t.rater1_id OR items.queue2 IS DISTINCT FROM t.rater2_id)";
 
 impl Backend {
     /// Per task, the pairs that have reviewed its Stage 1 items (newest versions, no
@@ -294,29 +96,6 @@ impl Backend {
             })
             .collect())
     }
-}
-
-/// Stores the known verdicts of calibration items: (item, verdict) pairs.
-pub(crate) async fn insert_keys_in(
-    c: &mut Conn,
-    keys: &[(i64, &crate::domain::rules::CheckedVerdict)],
-) -> Result<()> {
-    for chunk in keys.chunks(chunk_rows(4)) {
-        let sql = format!(
-            "INSERT INTO calibration_keys (item_id, verdict, reasons, note) VALUES {}",
-            values(1, 4, chunk.len())
-        );
-        let mut insert = q(sqlx::AssertSqlSafe(sql));
-        for (item, key) in chunk {
-            insert = insert
-                .bind(*item)
-                .bind(key.verdict.as_str())
-                .bind(crate::domain::Reason::join(&key.reasons))
-                .bind(key.note.clone());
-        }
-        insert.execute(&mut *c).await?;
-    }
-    Ok(())
 }
 
 /// A clip of the manifest that is new to the campaign, or a new version of a known one.
@@ -400,7 +179,7 @@ impl Backend {
                 .execute(&mut *c)
                 .await?;
                 // A lower threshold can pass someone: the gates follow the rules.
-                super::calibration::refresh_gates_in(c, id).await
+                super::gates::refresh_gates_in(c, id).await
             })
         })
         .await
@@ -421,7 +200,7 @@ impl Backend {
     pub(crate) async fn set_frame_timing(
         &self,
         sha256: &str,
-        timing: Option<crate::io::video::FrameTiming>,
+        timing: Option<crate::domain::video::FrameTiming>,
     ) -> Result<()> {
         let sha = sha256.to_string();
         self.write(Lock::Rows, move |c| {
@@ -1179,7 +958,7 @@ async fn import_manifest_in(
     }
     if !keys.is_empty() {
         insert_keys_in(c, &keys).await?;
-        super::calibration::refresh_gates_in(c, campaign.id).await?;
+        super::gates::refresh_gates_in(c, campaign.id).await?;
     }
     let stored = plans.iter().map(|p| p.clip.media.sha256.clone()).collect();
     Ok((summary, stored))

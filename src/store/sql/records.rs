@@ -62,7 +62,7 @@ struct People<'a> {
 impl People<'_> {
     async fn get(&mut self, c: &mut Conn, name: &str) -> Result<std::result::Result<User, String>> {
         if !self.cache.contains_key(name) {
-            let u = super::accounts::user_by_name_in(c, name).await?;
+            let u = super::base::user_by_name_in(c, name).await?;
             self.cache.insert(name.to_string(), u);
         }
         Ok(match self.cache.get(name).cloned().flatten() {

@@ -194,7 +194,7 @@ async fn decisions_in(c: &mut Conn, item_id: i64) -> Result<Vec<DecisionFact>> {
 }
 
 async fn user_name_in(c: &mut Conn, id: i64) -> Result<String> {
-    Ok(super::accounts::user_by_id_in(c, id)
+    Ok(super::base::user_by_id_in(c, id)
         .await?
         .map_or_else(|| format!("user #{id}"), |u| u.name))
 }
@@ -236,8 +236,8 @@ async fn gate_refusal(c: &mut Conn, campaign_id: i64, validator: &User, gate: Op
             "{} is not in this campaign's validator pool",
             validator.name
         )),
-        Some(_) => match super::calibration::status_of_in(c, campaign_id, validator.id).await {
-            Ok(s) => super::calibration::not_cleared(&s),
+        Some(_) => match super::gates::status_of_in(c, campaign_id, validator.id).await {
+            Ok(s) => super::gates::not_cleared(&s),
             Err(e) => e,
         },
     }

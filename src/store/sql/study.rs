@@ -121,10 +121,10 @@ async fn ensure_order_in(c: &mut Conn, study: &Study, user: &User) -> Result<()>
         orders.push((*set_id, i64::try_from(pos + 1).unwrap_or(i64::MAX)));
     }
     let mut order_id: HashMap<i64, i64> = HashMap::new(); // set -> order id
-    for chunk in orders.chunks(super::catalog::chunk_rows(4)) {
+    for chunk in orders.chunks(super::base::chunk_rows(4)) {
         let sql = format!(
             "INSERT INTO study_orders (study_id, participant_id, set_id, position) VALUES {} RETURNING id, set_id",
-            super::catalog::values(1, 4, chunk.len())
+            super::base::values(1, 4, chunk.len())
         );
         let mut insert = qa::<(i64, i64)>(sqlx::AssertSqlSafe(sql));
         for (set_id, position) in chunk {
@@ -153,10 +153,10 @@ async fn ensure_order_in(c: &mut Conn, study: &Study, user: &User) -> Result<()>
             ));
         }
     }
-    for chunk in views.chunks(super::catalog::chunk_rows(4)) {
+    for chunk in views.chunks(super::base::chunk_rows(4)) {
         let sql = format!(
             "INSERT INTO study_views (order_id, clip_id, slot, token) VALUES {}",
-            super::catalog::values(1, 4, chunk.len())
+            super::base::values(1, 4, chunk.len())
         );
         let mut insert = q(sqlx::AssertSqlSafe(sql));
         for (oid, clip, slot, token) in chunk {
@@ -208,10 +208,10 @@ async fn insert_responses_in(
     origin: &str,
     at: i64,
 ) -> Result<()> {
-    for chunk in rows.chunks(super::catalog::chunk_rows(7)) {
+    for chunk in rows.chunks(super::base::chunk_rows(7)) {
         let sql = format!(
             "INSERT INTO study_responses (study_id, participant_id, clip_id, axis, value, origin, answered_at) VALUES {}",
-            super::catalog::values(1, 7, chunk.len())
+            super::base::values(1, 7, chunk.len())
         );
         let mut insert = q(sqlx::AssertSqlSafe(sql));
         for r in chunk {
@@ -281,7 +281,7 @@ async fn import_study_in(
     display: Option<(Display, i64)>,
 ) -> Result<(StudyImportSummary, Study)> {
     let what = format!("study sets file {}", sets.path.display());
-    let campaign = super::catalog::ensure_campaign_in(c, campaign_name).await?;
+    let campaign = super::base::ensure_campaign_in(c, campaign_name).await?;
     let study = match study_in(c, campaign.id).await? {
         Some(s) => s,
         None => {
@@ -411,7 +411,7 @@ async fn import_study_in(
         let sql = format!(
             "INSERT INTO study_clips (study_id, set_id, clip_key, source, truth, source_file,
                  source_sha256, media_sha256, media_type, media_size) VALUES {}",
-            super::catalog::values(1, 10, set.clips.len())
+            super::base::values(1, 10, set.clips.len())
         );
         let mut insert = q(sqlx::AssertSqlSafe(sql));
         for cl in &set.clips {
@@ -479,7 +479,7 @@ async fn import_responses_in(
         .into_iter()
         .collect();
     let mut people: HashMap<String, User> = HashMap::new();
-    for chunk in names.chunks(super::catalog::chunk_rows(1)) {
+    for chunk in names.chunks(super::base::chunk_rows(1)) {
         let list = (1..=chunk.len())
             .map(|i| format!("${i}"))
             .collect::<Vec<_>>()

@@ -6,10 +6,11 @@
 //! no verdict could be written. A manifest with calibration keys goes the general road,
 //! which also refreshes the calibration gates.
 
+use super::base::values;
 use super::catalog::{
     IMPORT_EARLIER, IMPORT_KNOWN, IMPORT_OWNERS, IMPORT_TASKS, INSERT_CLIPS, INSERT_IMPORT,
     INSERT_QUESTIONS, INSERT_STAGE1, INSERT_STAGE2, INSERT_VERSIONS, ImportTask, Known, KnownClip,
-    POINT_AT_NEW_VERSIONS, RETIRE_REPLACED, plan_import, sort_key, values,
+    POINT_AT_NEW_VERSIONS, RETIRE_REPLACED, plan_import, sort_key,
 };
 use super::verdict::Db;
 use crate::domain::import::CheckedManifest;

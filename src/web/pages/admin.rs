@@ -3,18 +3,19 @@
 
 use super::{Chrome, FormFields, PageResult, render};
 use crate::AppState;
+use crate::app::accounts::{Created, NewUser};
+use crate::app::exports;
 use crate::domain::Role;
 use crate::error::{Error, LineError};
+use crate::io;
 use crate::store::accounts::PoolPlacement;
 use crate::store::catalog::{StageProgress, TaskProgress};
 use crate::store::sessions::Session;
-use crate::{auth, io};
+use crate::web::media::download;
 use askama::Template;
 use axum::Extension;
-use axum::body::Body;
 use axum::extract::{Multipart, Path, RawForm, State};
-use axum::http::{StatusCode, header};
-use axum::response::{IntoResponse, Response};
+use axum::http::StatusCode;
 use std::path::PathBuf;
 
 /// One row of the overview: a task (or the total) in both stages.
@@ -553,64 +554,54 @@ pub async fn create_user(
         }
     };
     // Placing a validator may give tasks new default pairs and move their unstarted
-    // items: shown first, and done only once the admin confirms.
-    if let Some(p) = &placement
-        && role == Role::Validator
-        && form.get("confirm") != "yes"
-    {
-        let changes = state
-            .store
-            .pool_change_preview(&p.campaign, &name, p.index)
-            .await?;
-        if crate::store::catalog::needs_confirmation(&changes) {
+    // items: shown first, and done only once the admin confirms. A password is taken
+    // as typed, spaces and all; none typed, one is generated and shown once.
+    let typed = form.get("password");
+    let new = NewUser {
+        name: name.clone(),
+        role,
+        password: (!typed.is_empty()).then(|| typed.clone()),
+        placement: placement.clone(),
+        confirmed: form.get("confirm") == "yes",
+    };
+    match crate::app::accounts::create_user(&state.store, new).await {
+        Ok(Created::NeedsConfirmation(changes)) => {
+            let campaign = placement.map(|p| (p.campaign, p.index)).unwrap_or_default();
             let chrome = Chrome::new(
                 &state,
                 &session,
-                Some(&p.campaign),
+                Some(&campaign.0),
                 "Confirm the new pairs",
                 "/admin/users",
             )
             .await?;
-            return Ok(render(&ConfirmPairsPage {
+            Ok(render(&ConfirmPairsPage {
                 chrome,
                 name,
                 role: role.as_str(),
-                campaign: p.campaign.clone(),
-                index: p.index,
-                password: form.get("password"),
+                campaign: campaign.0,
+                index: campaign.1,
+                password: typed,
                 moving: changes.iter().map(|c| c.unstarted_moving).sum(),
                 changes,
-            }));
+            }))
         }
-    }
-    // A password is taken as typed, spaces and all.
-    let typed = form.get("password");
-    let (password, generated) = if typed.is_empty() {
-        (auth::generate_password()?, true)
-    } else {
-        if let Err(e) = auth::check_password_strength(&typed) {
-            return users_page(&state, &session, Some(super::for_people(&e))).await;
+        Ok(Created::User {
+            user,
+            generated_password: Some(password),
+        }) => {
+            secret_page(
+                &state,
+                &session,
+                format!("The password of {} {}", user.role, user.name),
+                password,
+            )
+            .await
         }
-        (typed, false)
-    };
-    let hash = crate::auth::hash_password_limited(password.clone()).await?;
-    match state.store.add_user(&name, role, &hash, placement).await {
-        Ok(user) => {
-            if generated {
-                secret_page(
-                    &state,
-                    &session,
-                    format!("The password of {} {}", user.role, user.name),
-                    password,
-                )
-                .await
-            } else {
-                Ok(crate::web::flash::redirect(
-                    "/admin/users",
-                    &format!("Created {} {}.", user.role, user.name),
-                ))
-            }
-        }
+        Ok(Created::User { user, .. }) => Ok(crate::web::flash::redirect(
+            "/admin/users",
+            &format!("Created {} {}.", user.role, user.name),
+        )),
         Err(e @ (Error::Field { .. } | Error::Invalid(_) | Error::Conflict(_))) => {
             users_page(&state, &session, Some(super::for_people(&e))).await
         }
@@ -751,8 +742,7 @@ async fn finish_import(
 ) -> PageResult {
     match crate::app::import_manifest(&state.store, &state.config, c, manifest).await {
         Ok(summary) => {
-            crate::web::media::warm_strips(state);
-            crate::web::media::warm_timings(state);
+            crate::app::media::warm_up(&state.store, &state.config);
             Ok(crate::web::flash::redirect(
                 &format!("/c/{c}/admin"),
                 &format!("Imported: {summary}."),
@@ -790,42 +780,40 @@ pub async fn import_folder(
 }
 
 /// A folder under the data folder for one upload or export, removed when dropped.
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(state: &AppState, what: &str) -> Result<Scratch, Error> {
-        let p = state
-            .config
-            .data_dir
-            .join("tmp")
-            .join(format!("{what}-{}", auth::random_id(8)?));
-        std::fs::create_dir_all(&p).map_err(|e| Error::io("cannot create a scratch folder", e))?;
-        Ok(Scratch(p))
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
 /// Imports an uploaded zip holding a manifest and its videos.
 pub async fn import_upload(
     State(state): State<AppState>,
     Extension(session): Extension<Session>,
     Path(c): Path<String>,
-    mut multipart: Multipart,
+    multipart: Multipart,
 ) -> PageResult {
-    use tokio::io::AsyncWriteExt;
-    let limits = state.config.limits.clone();
-    let data_dir = state.config.data_dir.clone();
     // Refuse early when the disk cannot hold even a small upload.
-    if let Err(e) = io::limits::require_space(&data_dir, 0, &limits, "an upload") {
+    if let Err(e) =
+        io::limits::require_space(&state.config.data_dir, 0, &state.config.limits, "an upload")
+    {
         return import_page_with(&state, &session, &c, String::new(), Some(e)).await;
     }
-    let scratch = Scratch::new(&state, "upload")?;
-    let zip_path = scratch.0.join("upload.zip");
+    // The upload and what it unpacks to are gone before the answer leaves, removed on
+    // the blocking pool (a dropped request removes them in the background).
+    let scratch = exports::Scratch::new(&state.config, "upload")?;
+    let answer = upload_into(&state, &session, &c, multipart, scratch.path()).await;
+    scratch.remove().await;
+    answer
+}
+
+/// Stores an upload in `dir`, unpacks it there and imports the manifest it holds.
+async fn upload_into(
+    state: &AppState,
+    session: &Session,
+    c: &str,
+    mut multipart: Multipart,
+    dir: &std::path::Path,
+) -> PageResult {
+    use tokio::io::AsyncWriteExt;
+    let (state, session, c) = (state.clone(), session.clone(), c.to_string());
+    let limits = state.config.limits.clone();
+    let data_dir = state.config.data_dir.clone();
+    let zip_path = dir.join("upload.zip");
     let mut got = false;
     let mut written = 0u64;
     let mut checked_at = 0u64;
@@ -879,7 +867,7 @@ pub async fn import_upload(
         )
         .await;
     }
-    let unpacked = scratch.0.join("files");
+    let unpacked = dir.join("files");
     let dest = unpacked.clone();
     let found = tokio::task::spawn_blocking(move || {
         std::fs::create_dir_all(&dest).map_err(|e| Error::io("cannot unpack", e))?;
@@ -926,31 +914,9 @@ pub async fn exports(
     }))
 }
 
-fn download(name: &str, content_type: &'static str, body: Body) -> Response {
-    (
-        [
-            (header::CONTENT_TYPE, content_type.to_string()),
-            (
-                header::CONTENT_DISPOSITION,
-                format!("attachment; filename=\"{name}\""),
-            ),
-            (header::CACHE_CONTROL, "no-store".to_string()),
-        ],
-        body,
-    )
-        .into_response()
-}
-
 pub async fn export_decisions(State(state): State<AppState>, Path(c): Path<String>) -> PageResult {
     let campaign = state.store.campaign(&c).await?;
-    let records = state.store.decision_records(&campaign).await?;
-    let mut body = Vec::new();
-    io::records::write_decisions(&mut body, &records)?;
-    Ok(download(
-        &format!("{c}-decisions.csv"),
-        "text/csv; charset=utf-8",
-        Body::from(body),
-    ))
+    Ok(download(exports::decisions(&state.store, &campaign).await?))
 }
 
 pub async fn export_resolutions(
@@ -958,45 +924,16 @@ pub async fn export_resolutions(
     Path(c): Path<String>,
 ) -> PageResult {
     let campaign = state.store.campaign(&c).await?;
-    let records = state.store.resolution_records(&campaign).await?;
-    let mut body = Vec::new();
-    io::records::write_resolutions(&mut body, &records)?;
     Ok(download(
-        &format!("{c}-resolutions.csv"),
-        "text/csv; charset=utf-8",
-        Body::from(body),
+        exports::resolutions(&state.store, &campaign).await?,
     ))
 }
 
 /// The retained benchmark (as `tandem export retained` makes it) in one zip.
 pub async fn export_retained(State(state): State<AppState>, Path(c): Path<String>) -> PageResult {
     let campaign = state.store.campaign(&c).await?;
-    let (clips, counts) = state.store.retained(&campaign).await?;
-    let scratch = Scratch::new(&state, "export")?;
-    let folder = scratch.0.join("retained");
-    let zip_path = scratch.0.join("retained.zip");
-    let media = state.config.media_dir.clone();
-    let name = campaign.name.clone();
-    let (f2, z2) = (folder.clone(), zip_path.clone());
-    tokio::task::spawn_blocking(move || -> Result<(), Error> {
-        io::export::write_retained(&f2, &name, &clips, &counts, &media)?;
-        io::archive::pack(&f2, &format!("{name}-retained"), &z2)
-    })
-    .await
-    .map_err(|e| Error::Internal(format!("export failed: {e}")))??;
-    let file =
-        std::fs::File::open(&zip_path).map_err(|e| Error::io("cannot open the archive", e))?;
-    let len = file
-        .metadata()
-        .map_err(|e| Error::io("cannot read the archive", e))?
-        .len();
-    // The open file outlives its folder: the scratch folder goes when this returns.
-    let body = crate::web::media::file_body(file, 0, len);
-    drop(scratch);
     Ok(download(
-        &format!("{c}-retained.zip"),
-        "application/zip",
-        body,
+        exports::retained_zip(&state.store, &state.config, &campaign).await?,
     ))
 }
 
@@ -1004,25 +941,8 @@ pub async fn export_retained(State(state): State<AppState>, Path(c): Path<String
 pub async fn export_paper(State(state): State<AppState>, Path(c): Path<String>) -> PageResult {
     let campaign = state.store.campaign(&c).await?;
     let now = super::stats::now_seconds();
-    let files = crate::app::paper_bundle(&state.store, &campaign, now).await?;
-    let scratch = Scratch::new(&state, "paper")?;
-    let folder = scratch.0.join("paper");
-    let zip_path = scratch.0.join("paper.zip");
-    let prefix = format!("{c}-paper");
-    let (f2, z2) = (folder.clone(), zip_path.clone());
-    tokio::task::spawn_blocking(move || -> Result<(), Error> {
-        crate::report::bundle::write(&f2, &files)?;
-        io::archive::pack(&f2, &prefix, &z2)
-    })
-    .await
-    .map_err(|e| Error::Internal(format!("export failed: {e}")))??;
-    let body = tokio::fs::read(&zip_path)
-        .await
-        .map_err(|e| Error::io("cannot read the archive", e))?;
     Ok(download(
-        &format!("{c}-paper.zip"),
-        "application/zip",
-        Body::from(body),
+        exports::paper_zip(&state.store, &state.config, &campaign, now).await?,
     ))
 }
 
@@ -1032,14 +952,8 @@ pub async fn export_study_responses(
     Path(c): Path<String>,
 ) -> PageResult {
     let campaign = state.store.campaign(&c).await?;
-    let study = state.store.require_study(&campaign).await?;
-    let data = state.store.study_data(&study).await?;
-    let mut body = Vec::new();
-    io::study::write_responses(&mut body, &data)?;
     Ok(download(
-        &format!("{c}-study-responses.csv"),
-        "text/csv; charset=utf-8",
-        Body::from(body),
+        exports::study_responses(&state.store, &campaign).await?,
     ))
 }
 
@@ -1063,6 +977,7 @@ impl AuditQuery {
             Some(&self.from),
             Some(&self.to),
         )
+        .map_err(Error::from)
     }
 
     /// The same filters as a query string, for the CSV link.
@@ -1180,13 +1095,8 @@ pub async fn export_audit(
     axum::extract::Query(q): axum::extract::Query<AuditQuery>,
 ) -> PageResult {
     let campaign = state.store.campaign(&c).await?;
-    let events = state.store.audit(&campaign, &q.filter()?).await?;
-    let mut body = Vec::new();
-    io::records::write_audit(&mut body, &events)?;
     Ok(download(
-        &format!("{c}-audit.csv"),
-        "text/csv; charset=utf-8",
-        Body::from(body),
+        exports::audit(&state.store, &campaign, &q.filter()?).await?,
     ))
 }
 
@@ -1195,13 +1105,8 @@ pub async fn export_regeneration(
     Path(c): Path<String>,
 ) -> PageResult {
     let campaign = state.store.campaign(&c).await?;
-    let items = state.store.regeneration_list(&campaign).await?;
-    let mut body = Vec::new();
-    io::records::write_regeneration(&mut body, &items)?;
     Ok(download(
-        &format!("{c}-regeneration.jsonl"),
-        "application/jsonl; charset=utf-8",
-        Body::from(body),
+        exports::regeneration(&state.store, &campaign).await?,
     ))
 }
 

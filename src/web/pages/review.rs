@@ -218,7 +218,7 @@ pub struct Player {
     /// a step goes to the middle of the next frame. `None` until probed, without
     /// ffprobe, or for a file it cannot read: the player then steps from one presented
     /// frame to the next (`requestVideoFrameCallback`). Used only for a constant rate.
-    pub timing: Option<crate::io::video::FrameTiming>,
+    pub timing: Option<crate::domain::video::FrameTiming>,
 }
 
 /// A refusal of a validator's queue: before calibration is passed, the calibration

@@ -13,44 +13,9 @@ use askama::Template;
 use axum::Extension;
 use axum::extract::{Path, Query, State};
 use axum::http::header;
-use axum::response::{IntoResponse, Response};
-use serde::Deserialize;
+use axum::response::IntoResponse;
 
-/// The scope as the dashboard's query string gives it.
-#[derive(Debug, Deserialize, Default)]
-pub struct ScopeQuery {
-    pub task: Option<String>,
-    pub pair: Option<String>,
-    pub versions: Option<String>,
-}
-
-impl ScopeQuery {
-    pub fn scope(&self) -> Result<Scope, Error> {
-        let task = self.task.clone().filter(|t| !t.is_empty());
-        let pair = self.pair.as_deref().filter(|p| !p.is_empty());
-        crate::domain::facts::Scope::parse(task, pair, self.versions.as_deref().unwrap_or("first"))
-            .map_err(Error::from)
-    }
-
-    /// The query string that keeps this scope on links.
-    pub fn query(&self) -> String {
-        let mut q: Vec<(&str, &str)> = Vec::new();
-        if let Some(t) = self.task.as_deref().filter(|t| !t.is_empty()) {
-            q.push(("task", t));
-        }
-        if let Some(p) = self.pair.as_deref().filter(|p| !p.is_empty()) {
-            q.push(("pair", p));
-        }
-        if let Some(v) = self.versions.as_deref().filter(|v| *v == "all") {
-            q.push(("versions", v));
-        }
-        if q.is_empty() {
-            String::new()
-        } else {
-            format!("?{}", serde_urlencoded::to_string(&q).unwrap_or_default())
-        }
-    }
-}
+pub use crate::web::scope::ScopeQuery;
 
 /// One row of the HTML Table 13.
 pub struct T13Row {
@@ -367,7 +332,7 @@ pub async fn download(
             let report = crate::app::study_report(&state.store, &campaign)
                 .await?
                 .ok_or_else(|| Error::NotFound(format!("campaign `{c}` has no study")))?;
-            crate::report::format::render_study(&report, table, format)?
+            crate::report::study::render(&report, table, format)?
         } else {
             let report = crate::app::qc_report(&state.store, &campaign, &scope).await?;
             render_table(&report, &campaign.taxonomy, table, format)?
@@ -385,15 +350,4 @@ pub async fn download(
         body,
     )
         .into_response())
-}
-
-/// The same figures as JSON for scripts: `GET /api/v1/campaigns/{c}/stats`.
-pub async fn api(
-    State(state): State<AppState>,
-    Path(c): Path<String>,
-    Query(q): Query<ScopeQuery>,
-) -> Result<Response, Error> {
-    let campaign = state.store.campaign(&c).await?;
-    let json = crate::app::stats_json(&state.store, &campaign, &q.scope()?).await?;
-    Ok(axum::Json(json).into_response())
 }

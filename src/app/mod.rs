@@ -4,6 +4,10 @@
 //! never touches a file; `report` never reaches the store; `cli`, `web` and `demo` call
 //! these.
 
+pub mod accounts;
+pub mod exports;
+pub mod media;
+
 use crate::config::Config;
 use crate::domain::facts::Scope;
 use crate::domain::study::{Display, MAX_FRAMES, MIN_FRAMES};

@@ -1,12 +1,16 @@
 //! The JSON API under `/api/v1`. Handlers parse the request into domain types and
 //! call the store; they hold no rules of their own.
 
+pub mod study;
+
 use crate::AppState;
+use crate::app::exports;
 use crate::domain::{Origin, Resolution, Stage, Verdict};
 use crate::error::{Error, Result};
 use crate::store::accounts::User;
 use crate::store::catalog::Campaign;
 use crate::store::review::{ResolutionRequest, VerdictRequest, VersionRule};
+use crate::web::media::download;
 use axum::extract::rejection::JsonRejection;
 use axum::extract::{FromRequest, Path, Query, Request, State};
 use axum::http::{StatusCode, header};
@@ -56,7 +60,7 @@ fn stage(s: &str) -> Result<Stage> {
     Stage::parse(s).map_err(|m| Error::NotFound(format!("no such stage: {m}")))
 }
 
-static OPENAPI: &str = include_str!("openapi.json");
+static OPENAPI: &str = include_str!("../openapi.json");
 
 /// Puts the URLs of a clip's file and strip, made for `user`, into an API reply.
 /// They answer to this user's token (or session) only, under the pages' rules.
@@ -300,32 +304,12 @@ pub async fn progress(State(state): State<AppState>, Path(c): Path<String>) -> R
     Ok(Json(json!({ "tasks": p })).into_response())
 }
 
-fn csv_response(name: &str, body: Vec<u8>) -> Response {
-    (
-        [
-            (header::CONTENT_TYPE, "text/csv; charset=utf-8".to_string()),
-            (
-                header::CONTENT_DISPOSITION,
-                format!("attachment; filename=\"{name}\""),
-            ),
-        ],
-        body,
-    )
-        .into_response()
-}
-
 pub async fn export_decisions(
     State(state): State<AppState>,
     Path(c): Path<String>,
 ) -> Result<Response> {
     let campaign = campaign(&state, &c).await?;
-    let records = state.store.decision_records(&campaign).await?;
-    let mut body = Vec::new();
-    crate::io::records::write_decisions(&mut body, &records)?;
-    Ok(csv_response(
-        &format!("{}-decisions.csv", campaign.name),
-        body,
-    ))
+    Ok(download(exports::decisions(&state.store, &campaign).await?))
 }
 
 pub async fn export_resolutions(
@@ -333,12 +317,8 @@ pub async fn export_resolutions(
     Path(c): Path<String>,
 ) -> Result<Response> {
     let campaign = campaign(&state, &c).await?;
-    let records = state.store.resolution_records(&campaign).await?;
-    let mut body = Vec::new();
-    crate::io::records::write_resolutions(&mut body, &records)?;
-    Ok(csv_response(
-        &format!("{}-resolutions.csv", campaign.name),
-        body,
+    Ok(download(
+        exports::resolutions(&state.store, &campaign).await?,
     ))
 }
 
@@ -424,4 +404,15 @@ pub async fn audit(
     filter.limit = q.latest;
     let events = state.store.audit(&campaign, &filter).await?;
     Ok(Json(json!({ "events": events })).into_response())
+}
+
+/// The same figures as the dashboard, as JSON for scripts: `GET /api/v1/campaigns/{c}/stats`.
+pub async fn stats(
+    State(state): State<AppState>,
+    Path(c): Path<String>,
+    Query(q): Query<crate::web::scope::ScopeQuery>,
+) -> Result<Response> {
+    let campaign = campaign(&state, &c).await?;
+    let json = crate::app::stats_json(&state.store, &campaign, &q.scope()?).await?;
+    Ok(Json(json).into_response())
 }

@@ -1,0 +1,216 @@
+//! Every export, made once: the CLI writes it to a file (or standard output), the
+//! pages and the API send it as an attachment (`web::media::download`, the same
+//! headers for both). The archives (the retained benchmark, the paper bundle) are
+//! packed in a scratch folder under the data folder, opened, and the folder removed
+//! on the blocking pool before the reply streams the open file.
+
+use crate::config::Config;
+use crate::domain::records::AuditFilter;
+use crate::error::{Error, Result};
+use crate::io;
+use crate::store::Store;
+use crate::store::catalog::Campaign;
+use std::path::{Path, PathBuf};
+
+const CSV: &str = "text/csv; charset=utf-8";
+const JSONL: &str = "application/jsonl; charset=utf-8";
+const ZIP: &str = "application/zip";
+
+/// One export: its file name, type and content.
+#[derive(Debug)]
+pub struct Download {
+    pub file_name: String,
+    pub content_type: &'static str,
+    pub body: DownloadBody,
+}
+
+#[derive(Debug)]
+pub enum DownloadBody {
+    Bytes(Vec<u8>),
+    /// An open file of `len` bytes (its folder may be gone already).
+    File {
+        file: std::fs::File,
+        len: u64,
+    },
+}
+
+impl Download {
+    fn bytes(campaign: &Campaign, suffix: &str, content_type: &'static str, body: Vec<u8>) -> Self {
+        Download {
+            file_name: format!("{}-{suffix}", campaign.name),
+            content_type,
+            body: DownloadBody::Bytes(body),
+        }
+    }
+
+    /// The content as bytes (the CLI writes them; an archive is read whole).
+    pub fn into_bytes(self) -> Result<Vec<u8>> {
+        match self.body {
+            DownloadBody::Bytes(b) => Ok(b),
+            DownloadBody::File { mut file, .. } => {
+                use std::io::Read;
+                let mut out = Vec::new();
+                file.read_to_end(&mut out)
+                    .map_err(|e| Error::io("cannot read the archive", e))?;
+                Ok(out)
+            }
+        }
+    }
+}
+
+/// Every decision of the campaign as CSV, in the order they were recorded.
+pub async fn decisions(store: &Store, campaign: &Campaign) -> Result<Download> {
+    let records = store.decision_records(campaign).await?;
+    let mut body = Vec::new();
+    io::records::write_decisions(&mut body, &records)?;
+    Ok(Download::bytes(campaign, "decisions.csv", CSV, body))
+}
+
+/// Every resolution of the campaign as CSV.
+pub async fn resolutions(store: &Store, campaign: &Campaign) -> Result<Download> {
+    let records = store.resolution_records(campaign).await?;
+    let mut body = Vec::new();
+    io::records::write_resolutions(&mut body, &records)?;
+    Ok(Download::bytes(campaign, "resolutions.csv", CSV, body))
+}
+
+/// The audit trail as CSV, with a filter (all of it without).
+pub async fn audit(store: &Store, campaign: &Campaign, filter: &AuditFilter) -> Result<Download> {
+    let events = store.audit(campaign, filter).await?;
+    let mut body = Vec::new();
+    io::records::write_audit(&mut body, &events)?;
+    Ok(Download::bytes(campaign, "audit.csv", CSV, body))
+}
+
+/// The clips to generate again, one JSON line each.
+pub async fn regeneration(store: &Store, campaign: &Campaign) -> Result<Download> {
+    let items = store.regeneration_list(campaign).await?;
+    let mut body = Vec::new();
+    io::records::write_regeneration(&mut body, &items)?;
+    Ok(Download::bytes(campaign, "regeneration.jsonl", JSONL, body))
+}
+
+/// The blind study's answers as CSV.
+pub async fn study_responses(store: &Store, campaign: &Campaign) -> Result<Download> {
+    let study = store.require_study(campaign).await?;
+    let data = store.study_data(&study).await?;
+    let mut body = Vec::new();
+    io::study::write_responses(&mut body, &data)?;
+    Ok(Download::bytes(campaign, "study-responses.csv", CSV, body))
+}
+
+/// The retained benchmark (as `tandem export retained` writes it to a folder) in one zip.
+pub async fn retained_zip(store: &Store, config: &Config, campaign: &Campaign) -> Result<Download> {
+    let (clips, counts) = store.retained(campaign).await?;
+    let media = config.media_dir.clone();
+    let name = campaign.name.clone();
+    zip_of(
+        config,
+        "export",
+        format!("{name}-retained"),
+        move |folder| io::export::write_retained(folder, &name, &clips, &counts, &media).map(drop),
+    )
+    .await
+    .map(|z| z.named(format!("{}-retained.zip", campaign.name)))
+}
+
+/// Everything a paper needs (as `tandem export paper` writes it to a folder) in one zip.
+pub async fn paper_zip(
+    store: &Store,
+    config: &Config,
+    campaign: &Campaign,
+    computed: i64,
+) -> Result<Download> {
+    let files = super::paper_bundle(store, campaign, computed).await?;
+    let prefix = format!("{}-paper", campaign.name);
+    zip_of(config, "paper", prefix, move |folder| {
+        crate::report::bundle::write(folder, &files)
+    })
+    .await
+    .map(|z| z.named(format!("{}-paper.zip", campaign.name)))
+}
+
+impl Download {
+    fn named(mut self, name: String) -> Download {
+        self.file_name = name;
+        self
+    }
+}
+
+/// Fills a scratch folder with `fill`, packs it as a zip whose entries start with
+/// `prefix`, opens the zip and removes the folder: all on the blocking pool.
+async fn zip_of(
+    config: &Config,
+    what: &str,
+    prefix: String,
+    fill: impl FnOnce(&Path) -> Result<()> + Send + 'static,
+) -> Result<Download> {
+    let scratch = Scratch::new(config, what)?;
+    let dir = scratch.path().to_path_buf();
+    let made = tokio::task::spawn_blocking(move || -> Result<(std::fs::File, u64)> {
+        let folder = dir.join("content");
+        let zip_path = dir.join("archive.zip");
+        fill(&folder)?;
+        io::archive::pack(&folder, &prefix, &zip_path)?;
+        let file =
+            std::fs::File::open(&zip_path).map_err(|e| Error::io("cannot open the archive", e))?;
+        let len = file
+            .metadata()
+            .map_err(|e| Error::io("cannot read the archive", e))?
+            .len();
+        Ok((file, len))
+    })
+    .await
+    .map_err(|e| Error::Internal(format!("the export failed: {e}")))?;
+    // The open file outlives its folder.
+    scratch.remove().await;
+    let (file, len) = made?;
+    Ok(Download {
+        file_name: String::new(),
+        content_type: ZIP,
+        body: DownloadBody::File { file, len },
+    })
+}
+
+/// A folder of the moment under `DATA_DIR/tmp`, removed by [`Scratch::remove`] on the
+/// blocking pool (a large unpacked upload takes a while to delete), or, if it is
+/// dropped without, by a blocking-pool task of its own: never on an async thread.
+pub struct Scratch(Option<PathBuf>);
+
+impl Scratch {
+    pub fn new(config: &Config, what: &str) -> Result<Scratch> {
+        let p = config
+            .data_dir
+            .join("tmp")
+            .join(format!("{what}-{}", crate::auth::random_id(8)?));
+        std::fs::create_dir_all(&p).map_err(|e| Error::io("cannot create a scratch folder", e))?;
+        Ok(Scratch(Some(p)))
+    }
+
+    pub fn path(&self) -> &Path {
+        self.0.as_deref().unwrap_or(Path::new(""))
+    }
+
+    /// Removes the folder and waits until it is gone.
+    pub async fn remove(mut self) {
+        if let Some(p) = self.0.take() {
+            let _ = tokio::task::spawn_blocking(move || std::fs::remove_dir_all(p)).await;
+        }
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let Some(p) = self.0.take() else {
+            return;
+        };
+        match tokio::runtime::Handle::try_current() {
+            Ok(rt) => {
+                rt.spawn_blocking(move || std::fs::remove_dir_all(p));
+            }
+            Err(_) => {
+                let _ = std::fs::remove_dir_all(p);
+            }
+        }
+    }
+}
