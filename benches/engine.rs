@@ -1,6 +1,8 @@
 //! The QC engine on a paper-scale campaign (12 tasks x 100 clips, the 9,800 questions
 //! of the applicability matrix) in a real SQLite file: importing it, recording a verdict
-//! (a durable commit each), and finding a validator's next item.
+//! (a durable commit each), and finding a validator's next item: through the store (sqlx's
+//! read pool) and, for the choice of read driver, the same statement through rusqlite on
+//! the blocking pool (the hop a synchronous driver needs on an async server).
 //!
 //! Run: `cargo bench --bench engine`. Numbers and the machine are in BENCHMARKS.md.
 
@@ -64,7 +66,7 @@ fn paper_manifest(dir: &Path) -> std::path::PathBuf {
 }
 
 struct Campaign1200 {
-    _dir: tempfile::TempDir,
+    dir: tempfile::TempDir,
     store: Store,
     campaign: Campaign,
     validator: User,
@@ -101,7 +103,7 @@ fn campaign() -> &'static Campaign1200 {
             }
             let campaign = store.campaign("default").await.unwrap();
             Campaign1200 {
-                _dir: dir,
+                dir,
                 store,
                 campaign,
                 validator: validator.unwrap(),
@@ -187,5 +189,53 @@ fn queue_next_item(bencher: Bencher) {
         runtime()
             .block_on(c.store.queue(&c.campaign, &c.validator, Stage::Clip))
             .unwrap()
+    });
+}
+
+/// The same statement as `queue_next_item`'s next item and counters (`QUEUE`), read
+/// through rusqlite on tokio's blocking pool, as a rusqlite read pool would serve it.
+#[divan::bench(sample_count = 50, sample_size = 20)]
+fn queue_next_item_rusqlite_on_the_blocking_pool(bencher: Bencher) {
+    let c = campaign();
+    static DB: OnceLock<std::sync::Arc<std::sync::Mutex<rusqlite::Connection>>> = OnceLock::new();
+    let db = DB
+        .get_or_init(|| {
+            let path = c.dir.path().join("data").join("tandem.db");
+            let conn = rusqlite::Connection::open_with_flags(
+                path,
+                rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+            )
+            .unwrap();
+            std::sync::Arc::new(std::sync::Mutex::new(conn))
+        })
+        .clone();
+    let (campaign, validator) = (c.campaign.id, c.validator.id);
+    bencher.bench(|| {
+        let db = db.clone();
+        runtime().block_on(async move {
+            tokio::task::spawn_blocking(move || {
+                let conn = db.lock().unwrap();
+                let mut st = conn
+                    .prepare_cached(tandem::store::statements::QUEUE)
+                    .unwrap();
+                st.query_row(
+                    &[
+                        ("$1", &campaign as &dyn rusqlite::ToSql),
+                        ("$2", &validator),
+                        ("$3", &1_i64),
+                    ],
+                    |r| {
+                        Ok((
+                            r.get::<_, Option<i64>>(0)?,
+                            r.get::<_, i64>(1)?,
+                            r.get::<_, Option<String>>(3)?,
+                        ))
+                    },
+                )
+                .unwrap()
+            })
+            .await
+            .unwrap()
+        })
     });
 }

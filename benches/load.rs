@@ -9,11 +9,15 @@
 //! - a validator's next item (`GET .../queue/2`) at the paper's scale (1,200 clips, 9,800
 //!   questions, every clip retained) and at ten times it, at 1 and 32 connections;
 //! - the server's peak memory (VmHWM) after the load;
+//! - resolutions, calibration verdicts and study answers at 32 connections on SQLite (each
+//!   request a new one), against the decisions at 32;
 //! - with `TANDEM_BENCH_POSTGRES` naming a PostgreSQL server's maintenance database, the
 //!   decisions at 32 connections with one server and with two (wrk against each).
 //!
 //! Run: `cargo bench --bench load` (needs `wrk`: `apt install wrk`). It prints the rows
-//! of BENCHMARKS.md. `TANDEM_BENCH_SECONDS` sets each wrk run's length (default 5).
+//! of BENCHMARKS.md. `TANDEM_BENCH_SECONDS` sets each wrk run's length (default 5);
+//! `TANDEM_BENCH_ONLY` (comma-separated: sqlite, kinds, next, pg) runs only those parts
+//! (`kinds` needs `sqlite`).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -278,9 +282,10 @@ function request()
     -- shows it as non-2xx.
     return wrk.format("POST", "/api/v1/campaigns/default/items/1/out-of-verdicts/verdict")
   end
-  local token, path = lines[i]:match("(%S+) (%S+)")
+  local token, path, body = lines[i]:match("^(%S+) (%S+) ?(%S*)$")
+  if body == nil or body == "" then body = '{"verdict":"valid"}' end
   return wrk.format("POST", path, {["Authorization"] = "Bearer " .. token,
-    ["Content-Type"] = "application/json"}, '{"verdict":"valid"}')
+    ["Content-Type"] = "application/json"}, body)
 end
 function done(summary, latency, requests)
   io.write(string.format("RESULT %d %d %d %d %d\n", summary.requests, summary.duration,
@@ -289,8 +294,8 @@ end
 "#;
 
 /// Runs wrk for `secs` with `conns` connections on `url`; with `lines`, each request is
-/// the next `TOKEN PATH` line of its thread (a new verdict each), else a plain GET
-/// (with `token` as bearer when given).
+/// the next `TOKEN PATH [BODY]` line of its thread (a new write each; the body a
+/// verdict when not given), else a plain GET (with `token` as bearer when given).
 fn wrk(
     dir: &Path,
     url: &str,
@@ -460,6 +465,274 @@ fn row(what: &str, conns: usize, w: &Wrk, reference: Option<(f64, &str)>) {
     );
 }
 
+/// The other writes that take the verdict's road (load, decide, apply) at 32
+/// connections: resolutions of splits, calibration verdicts and study answers, each
+/// request a new write of its kind; the decisions of the same run are the reference.
+async fn other_writes(dir: &Path, url: Option<String>, secs: u64, label: &str, decisions: f64) {
+    let per = 8_000 * secs as usize;
+    let hash = tandem::auth::hash_password("a long load-test password").unwrap();
+
+    // Resolutions: every clip split (one validator passes it, the other rejects it).
+    let clips = per / 12 + 1;
+    let c = campaign(&dir.join("resolutions"), url.clone(), clips, false).await;
+    {
+        let config = Config::new(&c.data, c.url.clone()).unwrap();
+        let store = Store::open(&config.database_url).await.unwrap();
+        let campaign = store.campaign("default").await.unwrap();
+        let mut users = Vec::new();
+        for v in 0..VALIDATORS {
+            users.push(
+                store
+                    .user_by_name(&format!("val{v:02}"))
+                    .await
+                    .unwrap()
+                    .unwrap(),
+            );
+        }
+        let valid = VerdictRequest {
+            verdict: Verdict::Valid,
+            reasons: vec![],
+            note: String::new(),
+            time_spent_ms: None,
+            time_measure: None,
+            version: VersionRule::Newest,
+        };
+        let reject = VerdictRequest {
+            verdict: Verdict::Reject,
+            reasons: vec!["generation_artifact".into()],
+            ..valid.clone()
+        };
+        futures_util::stream::iter(c.slots.iter().enumerate())
+            .map(|(i, (v, clip))| {
+                let req = if i % 2 == 0 { &valid } else { &reject };
+                let (store, campaign, user) = (&store, &campaign, &users[*v]);
+                async move {
+                    store
+                        .record_verdict(campaign, user, Stage::Clip, clip, req, Origin::Api)
+                        .await
+                        .unwrap();
+                }
+            })
+            .buffer_unordered(64)
+            .collect::<Vec<()>>()
+            .await;
+        store
+            .add_user("author", Role::Author, &hash, None)
+            .await
+            .unwrap();
+        let token = store.create_token("author", "load").await.unwrap();
+        store.close().await;
+        let lines: Vec<String> = c
+            .slots
+            .iter()
+            .step_by(2)
+            .map(|(_, clip)| {
+                format!(
+                    "{token} /api/v1/campaigns/default/splits/1/{clip}/resolution {}",
+                    r#"{"verdict":"accept","note":"seen"}"#
+                )
+            })
+            .collect();
+        measure_kind(
+            dir,
+            &c,
+            &lines,
+            secs,
+            &format!("{label}: resolutions"),
+            decisions,
+        )
+        .await;
+    }
+
+    // Calibration verdicts: 40 calibration clips, a round of all 40, each validator
+    // deciding each once.
+    let items = 40;
+    let validators = per / items + 1;
+    {
+        let data = dir.join("calibration/data");
+        let config = Config::new(&data, url.clone()).unwrap();
+        let store = Store::open(&config.database_url).await.unwrap();
+        store
+            .add_user("admin", Role::Admin, &hash, None)
+            .await
+            .unwrap();
+        let admin = store.create_token("admin", "load").await.unwrap();
+        let src = dir.join("calibration/src");
+        std::fs::create_dir_all(src.join("videos")).unwrap();
+        std::fs::write(
+            src.join("videos/clip.mp4"),
+            b"\0\0\0\x18ftypisom\0\0\0\0isommp41load",
+        )
+        .unwrap();
+        let mut text = String::new();
+        for i in 0..items {
+            text.push_str(
+                &serde_json::json!({"clip_id": format!("CAL_{i:03}"), "task": "OE",
+                    "file": "videos/clip.mp4", "theme": "t", "scene_graph": {}, "scenario": {},
+                    "questions": [], "calibration": {"verdict": "valid"}})
+                .to_string(),
+            );
+            text.push('\n');
+        }
+        std::fs::write(src.join("manifest.jsonl"), text).unwrap();
+        tandem::app::import_manifest(&store, &config, "default", &src.join("manifest.jsonl"))
+            .await
+            .unwrap();
+        let campaign = store.campaign("default").await.unwrap();
+        store
+            .set_settings(
+                &campaign,
+                tandem::store::catalog::Settings {
+                    calibration_min_items: items as i64,
+                    ..campaign.settings
+                },
+            )
+            .await
+            .unwrap();
+        let mut lines = Vec::new();
+        let mut tokens = Vec::new();
+        for v in 0..validators {
+            let name = format!("cal{v:04}");
+            let placement = PoolPlacement {
+                campaign: "default".into(),
+                index: v as i64,
+            };
+            store
+                .add_user(&name, Role::Validator, &hash, Some(placement))
+                .await
+                .unwrap();
+            tokens.push(store.create_token(&name, "load").await.unwrap());
+        }
+        for i in 0..items {
+            for t in &tokens {
+                lines.push(format!(
+                    "{t} /api/v1/campaigns/default/calibration/1/CAL_{i:03}/verdict"
+                ));
+            }
+        }
+        store.close().await;
+        let c = Campaign {
+            data,
+            url: url.clone(),
+            tokens: Vec::new(),
+            admin,
+            slots: Vec::new(),
+        };
+        measure_kind(
+            dir,
+            &c,
+            &lines,
+            secs,
+            &format!("{label}: calibration verdicts"),
+            decisions,
+        )
+        .await;
+    }
+
+    // Study answers: 200 sets of four clips, each participant's order drawn before.
+    let sets = 200;
+    let participants = per / sets + 1;
+    {
+        let data = dir.join("study/data");
+        let config = Config::new(&data, url.clone()).unwrap();
+        let store = Store::open(&config.database_url).await.unwrap();
+        store
+            .add_user("admin", Role::Admin, &hash, None)
+            .await
+            .unwrap();
+        let admin = store.create_token("admin", "load").await.unwrap();
+        let src = dir.join("study/src");
+        std::fs::create_dir_all(src.join("vids")).unwrap();
+        let sources = ["PerceptionTest", "EgoExoBench", "VSI-Bench", "VGenST"];
+        for (k, s) in sources.iter().enumerate() {
+            std::fs::write(src.join(format!("vids/{s}.webm")), tandem::demo::CLIPS[k]).unwrap();
+        }
+        let mut text = String::new();
+        for s in 0..sets {
+            let clips: Vec<serde_json::Value> = sources
+                .iter()
+                .map(|src| {
+                    serde_json::json!({"clip_id": format!("{src}_{s:03}"), "source": src,
+                        "truth": if *src == "VGenST" { "fake" } else { "real" },
+                        "file": format!("vids/{src}.webm")})
+                })
+                .collect();
+            text.push_str(
+                &serde_json::json!({"set_id": format!("S{s:03}"), "clips": clips}).to_string(),
+            );
+            text.push('\n');
+        }
+        std::fs::write(src.join("sets.jsonl"), text).unwrap();
+        let checked = tandem::io::study::check_sets(
+            &src.join("sets.jsonl"),
+            None,
+            &tandem::io::limits::Limits::default(),
+        )
+        .unwrap();
+        tandem::app::import_study(&store, &config, "default", &checked, None)
+            .await
+            .unwrap();
+        let campaign = store.campaign("default").await.unwrap();
+        let study = store.require_study(&campaign).await.unwrap();
+        let answer = r#"{"photorealism":{"A":1,"B":2,"C":3,"D":4},"temporal_coherence":{"A":1,"B":2,"C":3,"D":4},"comprehensibility":{"A":1,"B":2,"C":3,"D":4},"real_fake":{"A":"real","B":"real","C":"real","D":"fake"}}"#;
+        let mut tokens = Vec::new();
+        for p in 0..participants {
+            let name = format!("part{p:04}");
+            let user = store
+                .add_user(&name, Role::Participant, &hash, None)
+                .await
+                .unwrap();
+            store.study_progress(&study, &user).await.unwrap();
+            tokens.push(store.create_token(&name, "load").await.unwrap());
+        }
+        let mut lines = Vec::new();
+        for position in 1..=sets {
+            for t in &tokens {
+                lines.push(format!(
+                    "{t} /api/v1/studies/{}/sets/{position} {answer}",
+                    study.id
+                ));
+            }
+        }
+        store.close().await;
+        let c = Campaign {
+            data,
+            url: url.clone(),
+            tokens: Vec::new(),
+            admin,
+            slots: Vec::new(),
+        };
+        measure_kind(
+            dir,
+            &c,
+            &lines,
+            secs,
+            &format!("{label}: study answers"),
+            decisions,
+        )
+        .await;
+    }
+}
+
+/// Serves `c`, warms it up with a second of its own writes, then measures `lines` at 32
+/// connections.
+async fn measure_kind(
+    dir: &Path,
+    c: &Campaign,
+    lines: &[String],
+    secs: u64,
+    what: &str,
+    decisions: f64,
+) {
+    let server = serve(&c.data, c.url.as_deref());
+    let warm = lines.len().min(lines.len() / 10);
+    let sub = dir.join("warm-up");
+    std::fs::create_dir_all(&sub).unwrap();
+    wrk_result(wrk(&sub, &server.1, 32, 1, Some(&lines[..warm]), None));
+    let w = wrk_result(wrk(dir, &server.1, 32, secs, Some(&lines[warm..]), None));
+    row(what, 32, &w, Some((decisions, "decisions")));
+}
+
 fn main() {
     if Command::new("wrk").arg("--version").output().is_err() {
         eprintln!("wrk is not installed (apt install wrk): nothing measured");
@@ -495,6 +768,7 @@ fn main() {
         let server = serve(&c.data, None);
         let mut used = 0;
         warm_up(dir.path(), &server, &c, &mut used);
+        let mut at32 = 0.0;
         for (conns, rate) in budget {
             let before = histogram(&server.1, &c.admin, "tandem_writer_batch_jobs").await;
             let commit_before = histogram(&server.1, &c.admin, "tandem_commit_seconds").await;
@@ -513,6 +787,9 @@ fn main() {
                 &w,
                 Some((raw, "raw commits")),
             );
+            if conns == 32 {
+                at32 = w.rate();
+            }
             let after = histogram(&server.1, &c.admin, "tandem_writer_batch_jobs").await;
             let commit_after = histogram(&server.1, &c.admin, "tandem_commit_seconds").await;
             let batches = (after.1 - before.1).max(1.0);
@@ -528,6 +805,9 @@ fn main() {
             server.peak_rss_mib()
         );
         drop(server);
+        if runs("kinds") {
+            other_writes(&dir.path().join("kinds"), None, secs, "SQLite", at32).await;
+        }
         }
 
         // The next item, Stage 2, at the paper's scale and at ten times it.

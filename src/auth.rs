@@ -157,7 +157,10 @@ pub fn token_digest(token: &str) -> String {
 /// [`with_memory`]), so a fixed set of threads keeps the process's memory fixed
 /// however many sign-ins arrive at once.
 struct Hashers {
-    slots: tokio::sync::Semaphore,
+    /// One per thread: a computation holds its slot until it is done, even when the
+    /// sign-in that asked for it has gone, so that the queue (as deep as there are
+    /// threads) always has room and handing a job over never waits.
+    slots: std::sync::Arc<tokio::sync::Semaphore>,
     jobs: std::sync::mpsc::SyncSender<Box<dyn FnOnce() + Send>>,
 }
 
@@ -188,7 +191,7 @@ fn hashers() -> &'static Hashers {
             }
         }
         Hashers {
-            slots: tokio::sync::Semaphore::new(cores),
+            slots: std::sync::Arc::new(tokio::sync::Semaphore::new(cores)),
             jobs: tx,
         }
     })
@@ -204,24 +207,30 @@ pub async fn with_hashing_slot<T: Send + 'static>(
     work: impl FnOnce() -> T + Send + 'static,
 ) -> Result<T> {
     let h = hashers();
-    let permit = tokio::time::timeout(HASHING_WAIT, h.slots.acquire())
+    let busy = || Error::TooMany {
+        message: "the server is busy checking other passwords; try again in a moment".into(),
+        retry_after: 2,
+    };
+    let permit = tokio::time::timeout(HASHING_WAIT, h.slots.clone().acquire_owned())
         .await
-        .map_err(|_| Error::TooMany {
-            message: "the server is busy checking other passwords; try again in a moment".into(),
-            retry_after: 2,
-        })?
+        .map_err(|_| busy())?
         .map_err(|_| Error::Internal("the password slots are closed".into()))?;
     let (tx, rx) = tokio::sync::oneshot::channel();
+    // The slot travels with the job and is freed when the computation ends; the queue
+    // has a place for every slot, so this never blocks the async thread.
     h.jobs
-        .send(Box::new(move || {
+        .try_send(Box::new(move || {
             let _ = tx.send(work());
+            drop(permit);
         }))
-        .map_err(|_| Error::Internal("the password threads stopped".into()))?;
-    let out = rx
-        .await
-        .map_err(|_| Error::Internal("a password computation failed".into()))?;
-    drop(permit);
-    Ok(out)
+        .map_err(|e| match e {
+            std::sync::mpsc::TrySendError::Full(_) => busy(),
+            std::sync::mpsc::TrySendError::Disconnected(_) => {
+                Error::Internal("the password threads stopped".into())
+            }
+        })?;
+    rx.await
+        .map_err(|_| Error::Internal("a password computation failed".into()))
 }
 
 /// Hashes a password on the password threads.
@@ -263,6 +272,59 @@ mod tests {
         assert!(t.starts_with("tdm_") && t.len() == 68);
         assert_eq!(token_digest(&t), d);
         assert_ne!(t, d);
+    }
+
+    /// A sign-in whose request is dropped while its hash runs keeps its slot until the
+    /// hash is done: otherwise later sign-ins take the freed slots, fill the queue and
+    /// block the async thread that hands them over.
+    #[test]
+    fn a_dropped_sign_in_keeps_its_slot_until_its_hash_is_done() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let slots = hashers().slots.clone();
+        let cores = slots.available_permits();
+        let gate = std::sync::Arc::new(std::sync::Barrier::new(cores + 1));
+        let (started_tx, started_rx) = std::sync::mpsc::channel::<()>();
+        rt.block_on(async {
+            let mut asked = Vec::new();
+            for _ in 0..cores {
+                let (gate, started) = (gate.clone(), started_tx.clone());
+                asked.push(tokio::spawn(with_hashing_slot(move || {
+                    let _ = started.send(());
+                    gate.wait();
+                })));
+            }
+            for _ in 0..cores {
+                tokio::task::yield_now().await;
+                let _ = started_rx.recv_timeout(std::time::Duration::from_secs(10));
+            }
+            // The sign-ins go away while their hashes run.
+            for a in &asked {
+                a.abort();
+            }
+            for a in asked {
+                let _ = a.await;
+            }
+            assert_eq!(
+                slots.available_permits(),
+                0,
+                "a dropped sign-in freed its slot"
+            );
+        });
+        gate.wait();
+        for _ in 0..100 {
+            if slots.available_permits() == cores {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        assert_eq!(
+            slots.available_permits(),
+            cores,
+            "the slots came back once hashed"
+        );
     }
 
     #[test]

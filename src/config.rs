@@ -50,6 +50,70 @@ pub fn redact_url(url: &str) -> String {
     }
 }
 
+/// The URL without its password, and the password (percent-decoded), for a program
+/// that must not see it on its command line: `user:pass@host` in the authority, or a
+/// `password=` query parameter.
+pub fn split_password(url: &str) -> (String, Option<String>) {
+    let mut password = None;
+    let (base, query) = match url.split_once('?') {
+        Some((b, q)) => (b, Some(q)),
+        None => (url, None),
+    };
+    let base = match base.split_once("://") {
+        Some((scheme, rest)) => match rest.split_once('@') {
+            Some((userinfo, host)) => match userinfo.split_once(':') {
+                Some((user, pass)) => {
+                    password = Some(percent_decode(pass));
+                    format!("{scheme}://{user}@{host}")
+                }
+                None => base.to_string(),
+            },
+            None => base.to_string(),
+        },
+        None => base.to_string(),
+    };
+    let query: Vec<&str> = query
+        .map(|q| {
+            q.split('&')
+                .filter(|kv| match kv.strip_prefix("password=") {
+                    Some(p) => {
+                        password = Some(percent_decode(p));
+                        false
+                    }
+                    None => true,
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let url = if query.is_empty() {
+        base
+    } else {
+        format!("{base}?{}", query.join("&"))
+    };
+    (url, password)
+}
+
+/// `%XX` escapes decoded (a URL's password may hold any byte).
+fn percent_decode(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%'
+            && let Some(v) = s
+                .get(i + 1..i + 3)
+                .and_then(|h| u8::from_str_radix(h, 16).ok())
+        {
+            out.push(v);
+            i += 3;
+            continue;
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
 impl Config {
     /// Creates the data folder if needed and checks that it can be written.
     pub fn new(data_dir: &Path, database_url: Option<String>) -> Result<Config> {
@@ -321,6 +385,28 @@ mod tests {
         );
         assert!(IpNet::parse("10.0.0.0/33").is_err());
         assert!(IpNet::parse("proxy").is_err());
+    }
+
+    #[test]
+    fn a_password_comes_out_of_the_url_whole() {
+        assert_eq!(
+            split_password("postgres://tandem:p%40ss%3Aw@db:5432/tandem"),
+            (
+                "postgres://tandem@db:5432/tandem".to_string(),
+                Some("p@ss:w".to_string())
+            )
+        );
+        assert_eq!(
+            split_password("postgres://db/tandem?sslmode=require&password=s3cret"),
+            (
+                "postgres://db/tandem?sslmode=require".to_string(),
+                Some("s3cret".to_string())
+            )
+        );
+        assert_eq!(
+            split_password("postgres://tandem@db/tandem"),
+            ("postgres://tandem@db/tandem".to_string(), None)
+        );
     }
 
     #[test]

@@ -214,3 +214,46 @@ impl Drop for Scratch {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A scratch folder dropped on an async thread is removed by the blocking pool, not
+    /// by the thread that dropped it (a large unpacked upload takes a while to delete).
+    #[test]
+    fn a_dropped_scratch_folder_is_removed_on_the_blocking_pool() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .max_blocking_threads(1)
+            .build()
+            .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let config = Config::new(dir.path(), None).unwrap();
+        let gate = std::sync::Arc::new(std::sync::Barrier::new(2));
+        let path = rt.block_on(async {
+            let scratch = Scratch::new(&config, "upload").unwrap();
+            std::fs::write(scratch.path().join("big"), b"...").unwrap();
+            let path = scratch.path().to_path_buf();
+            // The pool's one thread is busy until the gate opens.
+            let g = gate.clone();
+            let (busy_tx, busy_rx) = std::sync::mpsc::channel();
+            tokio::task::spawn_blocking(move || {
+                let _ = busy_tx.send(());
+                g.wait();
+            });
+            let _ = busy_rx.recv();
+            drop(scratch);
+            assert!(path.exists(), "the async thread removed the folder itself");
+            path
+        });
+        gate.wait();
+        for _ in 0..500 {
+            if !path.exists() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        assert!(!path.exists(), "the blocking pool removed the folder");
+        drop(rt);
+    }
+}

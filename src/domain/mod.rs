@@ -2,6 +2,7 @@
 //! the taxonomy, the pairing of validators and the intersection rule. No I/O here:
 //! every value is parsed once from input and then travels as a type.
 
+pub mod calibration;
 pub mod facts;
 pub mod import;
 pub mod pairing;
@@ -289,15 +290,20 @@ impl Reason {
             .join(";")
     }
 
-    /// Reads the stored form back. Unknown names are skipped (they cannot be stored).
-    pub fn split_stored(s: &str) -> Vec<Reason> {
+    /// Reads the stored form back; a name that is not a reason is an error (a record
+    /// that cannot be read whole is not shown in part).
+    pub fn split_stored(s: &str) -> Result<Vec<Reason>, String> {
         s.split(';')
-            .filter_map(|p| {
+            .filter(|p| !p.is_empty())
+            .map(|p| {
                 Reason::STAGE1
                     .iter()
                     .chain(Reason::STAGE2.iter())
                     .copied()
                     .find(|r| r.as_str() == p)
+                    .ok_or_else(|| {
+                        format!("the stored reasons `{s}` name `{p}`, which is not a reason")
+                    })
             })
             .collect()
     }
@@ -438,9 +444,14 @@ mod tests {
         assert_eq!(Reason::join(&r), "generation_artifact;other");
         assert_eq!(
             Reason::split_stored("generation_artifact;other"),
-            vec![Reason::GenerationArtifact, Reason::Other]
+            Ok(vec![Reason::GenerationArtifact, Reason::Other])
         );
-        assert_eq!(Reason::split_stored(""), vec![]);
+        assert_eq!(Reason::split_stored(""), Ok(vec![]));
+        assert!(
+            Reason::split_stored("generation_artifact;made_up")
+                .unwrap_err()
+                .contains("`made_up`")
+        );
     }
 
     #[test]

@@ -12,12 +12,14 @@ pub struct User {
     pub role: Role,
 }
 
-/// An account as stored.
-#[derive(Debug, Clone, sqlx::FromRow)]
-pub(crate) struct UserRow {
-    pub id: i64,
-    pub name: String,
-    pub role: String,
+crate::store::db::row! {
+    /// An account as stored.
+    #[derive(Debug, Clone, sqlx::FromRow)]
+    pub(crate) struct UserRow {
+        pub id: i64,
+        pub name: String,
+        pub role: String,
+    }
 }
 
 impl TryFrom<UserRow> for User {

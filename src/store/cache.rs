@@ -146,16 +146,16 @@ impl Caches {
         }
     }
 
-    /// 32 hex digits: (user, version) as one encrypted block.
-    pub(super) fn media_token(&self, user: i64, version: i64) -> String {
+    /// 32 hex digits: (user, version) as one encrypted block; none without the key
+    /// (a token in the clear would name its clip and let anyone forge another's).
+    pub(super) fn media_token(&self, user: i64, version: i64) -> Option<String> {
+        let c = self.cipher.get()?;
         let mut block = [0u8; 16];
         block[..8].copy_from_slice(&user.to_le_bytes());
         block[8..].copy_from_slice(&version.to_le_bytes());
         let mut b: aes::Block = block.into();
-        if let Some(c) = self.cipher.get() {
-            c.encrypt_block(&mut b);
-        }
-        crate::auth::hex(&b)
+        c.encrypt_block(&mut b);
+        Some(crate::auth::hex(&b))
     }
 
     pub(super) fn open_media_token(&self, token: &str) -> Option<(i64, i64)> {
@@ -182,12 +182,12 @@ mod tests {
     fn media_tokens_open_to_what_they_were_made_of_and_nothing_else() {
         let c = Caches::default();
         c.set_media_key([7; 16]);
-        let t = c.media_token(12, 345);
+        let t = c.media_token(12, 345).unwrap();
         assert_eq!(t.len(), 32);
         assert!(!t.contains("345"));
         assert_eq!(c.open_media_token(&t), Some((12, 345)));
-        assert_eq!(c.media_token(12, 345), t, "the same each time");
-        assert_ne!(c.media_token(13, 345), t);
+        assert_eq!(c.media_token(12, 345).unwrap(), t, "the same each time");
+        assert_ne!(c.media_token(13, 345).unwrap(), t);
         // A changed digit opens to nonsense, not to a neighbour's clip.
         let mut forged = t.clone().into_bytes();
         forged[0] = if forged[0] == b'0' { b'1' } else { b'0' };
@@ -197,5 +197,15 @@ mod tests {
         let other = Caches::default();
         other.set_media_key([8; 16]);
         assert_ne!(other.open_media_token(&t), Some((12, 345)));
+    }
+
+    #[test]
+    fn without_a_key_no_token_is_made_and_none_opens() {
+        let c = Caches::default();
+        assert_eq!(c.media_token(12, 345), None, "a token in the clear");
+        let mut plain = [0u8; 16];
+        plain[..8].copy_from_slice(&12_i64.to_le_bytes());
+        plain[8..].copy_from_slice(&345_i64.to_le_bytes());
+        assert_eq!(c.open_media_token(&crate::auth::hex(&plain)), None);
     }
 }

@@ -8,56 +8,7 @@ use super::review::{ClipView, QuestionView};
 use crate::domain::{Reason, Stage, Verdict};
 use serde::Serialize;
 
-/// Where a validator stands in calibration.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum CalibrationState {
-    /// The campaign has no calibration items: nothing to pass.
-    NotRequired,
-    InProgress,
-    Passed,
-    /// Every item of the round decided, below the threshold: waiting for an admin.
-    Failed,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct CalibrationStatus {
-    pub state: CalibrationState,
-    pub round: i64,
-    pub decided: i64,
-    pub agreed: i64,
-    /// Calibration items in this round.
-    pub total: i64,
-    /// Calibration items in the campaign, from which each round draws its items.
-    pub pool: i64,
-    /// Items to decide before the agreement can pass.
-    pub required: i64,
-    pub threshold: f64,
-    /// The next item to decide: (stage, item id).
-    pub next: Option<(Stage, String)>,
-}
-
-impl CalibrationStatus {
-    pub fn agreement(&self) -> Option<f64> {
-        (self.decided > 0).then(|| self.agreed as f64 / self.decided as f64)
-    }
-
-    /// Whether the main queue is open.
-    pub fn open(&self) -> bool {
-        matches!(
-            self.state,
-            CalibrationState::NotRequired | CalibrationState::Passed
-        )
-    }
-}
-
-/// A known verdict.
-#[derive(Debug, Clone, Serialize)]
-pub struct KnownVerdict {
-    pub verdict: Verdict,
-    pub reasons: Vec<Reason>,
-    pub note: String,
-}
+pub use crate::domain::calibration::{CalibrationState, CalibrationStatus, KnownVerdict};
 
 /// What the validator gets back after a calibration verdict.
 #[derive(Debug, Clone, Serialize)]

@@ -26,8 +26,22 @@ pub mod stats;
 pub mod study;
 
 mod cache;
+pub(crate) mod db;
 mod postgres;
 mod sqlite;
+mod write;
+
+/// The texts of the statements whose plans and compilation the tests and benches check
+/// (they name a stage as a parameter, which SQLite's partial indexes could make it
+/// compile again on every run).
+pub mod statements {
+    /// A validator's queue: `$1` campaign, `$2` validator, `$3` stage.
+    pub const QUEUE: &str = super::review::QUEUE;
+    /// A verdict's load of its item, as SQLite runs it (named parameters).
+    pub const FACTS_SQLITE: &str = super::write::review::FACTS.sqlite;
+    /// A verdict's load of its item, as PostgreSQL runs it (its row locked).
+    pub const FACTS_POSTGRES: &str = super::write::review::FACTS.postgres;
+}
 
 use crate::domain::facts::{OutcomeCount, Scope, StudyData};
 use crate::domain::import::{CheckedManifest, CheckedSets, ServedCopy};
@@ -214,8 +228,12 @@ impl Store {
     /// The opaque token under which `user` fetches a clip version: the pair (user,
     /// version) encrypted under the server's key, the same every time, forged by no
     /// one, and made without touching the database.
-    pub fn media_grant(&self, user: &User, clip_version_id: i64) -> String {
-        self.inner.cache.media_token(user.id, clip_version_id)
+    /// Refused (fail closed) when the server has no key.
+    pub fn media_grant(&self, user: &User, clip_version_id: i64) -> Result<String> {
+        self.inner
+            .cache
+            .media_token(user.id, clip_version_id)
+            .ok_or_else(|| Error::Internal("no key for clip tokens was loaded".into()))
     }
 
     /// The clip behind an opaque token, if the token is one of this server's and

@@ -7,6 +7,7 @@
 //! or a deadlock is retried; a unique violation is a conflict.
 
 use super::Lock;
+use super::db::{Cell, Col, Dialect};
 use crate::error::{Error, Result};
 use crate::metrics::StoreMetrics as Metrics;
 use futures_util::future::BoxFuture;
@@ -30,14 +31,6 @@ pub(crate) struct Backend {
     read: PgPool,
     write: PgPool,
     metrics: Arc<Metrics>,
-}
-
-/// PostgreSQL locks the item's row for the rest of the transaction: verdicts on one
-/// item queue there, on different items they run at once.
-macro_rules! for_update {
-    ($t:literal) => {
-        concat!(" FOR UPDATE OF ", $t)
-    };
 }
 
 /// Builds a statement and counts it.
@@ -89,36 +82,6 @@ fn retryable(e: &Error) -> bool {
 }
 
 impl Backend {
-    /// An import: one write job under the exclusive lock (`catalog::import_manifest_in`).
-    pub(super) async fn import_manifest(
-        &self,
-        campaign_name: &str,
-        manifest: &crate::domain::import::CheckedManifest,
-    ) -> Result<(
-        crate::store::catalog::ImportSummary,
-        std::collections::HashSet<String>,
-    )> {
-        let stored = self
-            .import_manifest_job(campaign_name, Arc::new(manifest.clone()))
-            .await?;
-        self.after_import().await;
-        Ok(stored)
-    }
-
-    /// A verdict: one write job, its item's row locked (`review::record_verdict_in`).
-    pub(super) async fn record_verdict(
-        &self,
-        campaign: &crate::store::catalog::Campaign,
-        validator: &crate::store::accounts::User,
-        stage: crate::domain::Stage,
-        key: &str,
-        req: &crate::store::review::VerdictRequest,
-        origin: crate::domain::Origin,
-    ) -> Result<crate::store::review::Recorded> {
-        self.record_verdict_job(campaign, validator, stage, key, req, origin)
-            .await
-    }
-
     pub(super) async fn open(url: &str, metrics: Arc<Metrics>) -> Result<Backend> {
         let opts = PgConnectOptions::from_str(url)?
             .log_statements(tracing::log::LevelFilter::Trace)
@@ -219,6 +182,25 @@ impl Backend {
         }
     }
 
+    /// A write as every write is written (`store::write`, generic over [`super::db::Tx`]):
+    /// on PostgreSQL, the connection is the transaction.
+    pub(super) async fn write_tx<T, F>(&self, lock: Lock, job: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: for<'c> Fn(&'c mut Conn) -> BoxFuture<'c, Result<T>> + Send + Sync + 'static,
+    {
+        self.write(lock, job).await
+    }
+
+    /// A large structural write (an import): under the exclusive lock.
+    pub(super) async fn write_tx_alone<T, F>(&self, job: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: for<'c> Fn(&'c mut Conn) -> BoxFuture<'c, Result<T>> + Send + Sync + 'static,
+    {
+        self.write(Lock::Structure, job).await
+    }
+
     /// Brings the planner's statistics up to date after a bulk write. Without it, the
     /// planner still believes a freshly imported campaign's tables are nearly empty and
     /// finds an item by scanning every item of its stage (26 ms, not 0.05 ms, on 120,000
@@ -242,25 +224,31 @@ impl Backend {
         self.write.close().await;
     }
 
+    /// `pg_dump --format=custom` of the database, its password (if the URL has one)
+    /// given through `PGPASSWORD` in pg_dump's own environment, never on its command
+    /// line (which every user of the machine can read in `ps`).
     pub(super) async fn backup(&self, database_url: &str, out: &Path) -> Result<()> {
+        let (url, password) = crate::config::split_password(database_url);
         let command = format!(
             "pg_dump --format=custom --file {} \"$DATABASE_URL\"",
             out.display()
         );
-        let status = tokio::process::Command::new("pg_dump")
-            .args(["--format=custom", "--no-owner", "--file"])
+        let mut dump = tokio::process::Command::new("pg_dump");
+        dump.args(["--format=custom", "--no-owner", "--file"])
             .arg(out)
-            .arg(database_url)
-            .status()
-            .await
-            .map_err(|e| {
-                Error::io(
-                    format!(
-                        "cannot run pg_dump (install PostgreSQL's client programs, or run: {command})"
-                    ),
-                    e,
-                )
-            })?;
+            .arg(&url)
+            .env_remove("PGPASSWORD");
+        if let Some(p) = &password {
+            dump.env("PGPASSWORD", p);
+        }
+        let status = dump.status().await.map_err(|e| {
+            Error::io(
+                format!(
+                    "cannot run pg_dump (install PostgreSQL's client programs, or run: {command})"
+                ),
+                e,
+            )
+        })?;
         if status.success() {
             Ok(())
         } else {
@@ -299,9 +287,38 @@ impl Backend {
 /// Parameters in one bulk statement (PostgreSQL takes up to 65,535).
 pub(super) const MAX_PARAMS: usize = 20_000;
 
-/// A verdict writes its decision and its item in one statement (a data-modifying
-/// `WITH`): one round trip less while the item's row and its counters are locked.
-pub(super) const ONE_STATEMENT_WRITES: bool = true;
+/// A value of a PostgreSQL row, by its type (every column Tandem reads is one of these).
+fn cell(row: &sqlx::postgres::PgRow, col: Col<'_>) -> Result<Cell> {
+    use sqlx::{Decode, Row, TypeInfo, ValueRef};
+    let raw = match col {
+        Col::Name(n) => row.try_get_raw(n),
+        Col::Index(i) => row.try_get_raw(i),
+    }?;
+    if raw.is_null() {
+        return Ok(Cell::Null);
+    }
+    let ty = raw.type_info().name().to_string();
+    let bad = |e: sqlx::error::BoxDynError| Error::Internal(format!("{col}: {e}"));
+    Ok(match ty.as_str() {
+        "INT8" => Cell::Int(<i64 as Decode<Db>>::decode(raw).map_err(bad)?),
+        "INT4" => Cell::Int(i64::from(<i32 as Decode<Db>>::decode(raw).map_err(bad)?)),
+        "INT2" => Cell::Int(i64::from(<i16 as Decode<Db>>::decode(raw).map_err(bad)?)),
+        "FLOAT8" => Cell::Real(<f64 as Decode<Db>>::decode(raw).map_err(bad)?),
+        "FLOAT4" => Cell::Real(f64::from(<f32 as Decode<Db>>::decode(raw).map_err(bad)?)),
+        "BOOL" => Cell::Bool(<bool as Decode<Db>>::decode(raw).map_err(bad)?),
+        "TEXT" | "VARCHAR" | "NAME" | "BPCHAR" => {
+            Cell::Text(<String as Decode<Db>>::decode(raw).map_err(bad)?)
+        }
+        "BYTEA" => Cell::Blob(<Vec<u8> as Decode<Db>>::decode(raw).map_err(bad)?),
+        other => {
+            return Err(Error::Internal(format!(
+                "{col}: PostgreSQL type {other} is not read by the store"
+            )));
+        }
+    })
+}
+
+crate::store::db::sqlx_tx!(Conn, Db, Dialect::Postgres, cell, MAX_PARAMS);
 
 /// Opens the shared SQL of `store/sql/` for this backend.
 macro_rules! shared {
@@ -310,7 +327,7 @@ macro_rules! shared {
             #[allow(clippy::too_many_arguments)]
             mod $m {
                 #[allow(unused_imports)]
-                use super::{Backend, Conn, Db, MAX_PARAMS, ONE_STATEMENT_WRITES, q, qa, qs};
+                use super::{Backend, Conn, Db, MAX_PARAMS, q, qa, qs};
                 include!(concat!("sql/", stringify!($m), ".rs"));
             }
         )*
@@ -318,8 +335,6 @@ macro_rules! shared {
 }
 
 shared!(
-    gates,
-    base,
     misc,
     accounts,
     catalog,

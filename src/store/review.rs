@@ -250,17 +250,19 @@ impl TryFrom<ItemViewRow> for ItemHeader {
     }
 }
 
-/// A stored decision as its validator sees it.
-#[derive(Debug, Clone, sqlx::FromRow)]
-pub(crate) struct DecisionRowDb {
-    pub id: i64,
-    pub validator_id: i64,
-    pub seq: i64,
-    pub verdict: String,
-    pub reasons: String,
-    pub note: String,
-    pub decided_at: i64,
-    pub time_spent_ms: Option<i64>,
+crate::store::db::row! {
+    /// A stored decision as its validator sees it.
+    #[derive(Debug, Clone, sqlx::FromRow)]
+    pub(crate) struct DecisionRowDb {
+        pub id: i64,
+        pub validator_id: i64,
+        pub seq: i64,
+        pub verdict: String,
+        pub reasons: String,
+        pub note: String,
+        pub decided_at: i64,
+        pub time_spent_ms: Option<i64>,
+    }
 }
 
 impl DecisionRowDb {
@@ -278,15 +280,38 @@ impl DecisionRowDb {
     }
 }
 
-impl From<crate::domain::verdict::DecisionFact> for OwnDecision {
-    fn from(d: crate::domain::verdict::DecisionFact) -> OwnDecision {
-        OwnDecision {
+impl TryFrom<crate::domain::verdict::DecisionFact> for OwnDecision {
+    type Error = Error;
+    fn try_from(d: crate::domain::verdict::DecisionFact) -> Result<OwnDecision> {
+        Ok(OwnDecision {
             change: d.seq,
             verdict: d.verdict,
-            reasons: Reason::split_stored(&d.reasons),
+            reasons: Reason::split_stored(&d.reasons)
+                .map_err(|m| Error::Internal(format!("decision #{}: {m}", d.id)))?,
             note: d.note,
             decided_at: d.decided_at,
             time_spent_ms: d.time_spent_ms,
-        }
+        })
     }
 }
+
+/// A validator's queue in one statement: `$1` campaign, `$2` validator, `$3` stage.
+/// Their gate, done and total from `queue_counts` (kept by triggers; on PostgreSQL
+/// in eight parts that are summed, at most eight rows of the key), and the next
+/// undecided item: one index seek in each of `items_queue1` and `items_queue2`, so
+/// its cost does not grow with the campaign.
+pub const QUEUE: &str = "SELECT
+    (SELECT m.cleared FROM pool_members m WHERE m.campaign_id = $1 AND m.user_id = $2) AS gate,
+    COALESCE((SELECT CAST(SUM(total) AS BIGINT) FROM queue_counts WHERE campaign_id = $1 AND stage = $3 AND user_id = $2), 0) AS total,
+    COALESCE((SELECT CAST(SUM(done) AS BIGINT) FROM queue_counts WHERE campaign_id = $1 AND stage = $3 AND user_id = $2), 0) AS done,
+    (SELECT n.item_key FROM (
+         SELECT a.item_key, a.sort_key FROM (
+             SELECT item_key, sort_key FROM items
+             WHERE queue1 = $2 AND campaign_id = $1 AND stage = $3 AND decided1 = 0
+             ORDER BY sort_key LIMIT 1) a
+         UNION ALL
+         SELECT b.item_key, b.sort_key FROM (
+             SELECT item_key, sort_key FROM items
+             WHERE queue2 = $2 AND campaign_id = $1 AND stage = $3 AND decided2 = 0
+             ORDER BY sort_key LIMIT 1) b
+     ) n ORDER BY n.sort_key LIMIT 1) AS next";

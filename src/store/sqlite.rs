@@ -1,5 +1,6 @@
-//! SQLite: reads from a pool of read-only connections; writes through one writer task
-//! that owns the only write connection and commits the jobs waiting together.
+//! SQLite: reads from a pool of read-only connections (sqlx); writes through one writer
+//! thread that owns the only write connection (rusqlite, called in place: one driver
+//! for every write) and commits the jobs waiting together.
 //!
 //! The writer takes every job waiting (up to [`MAX_BATCH`]), opens one `BEGIN
 //! IMMEDIATE`, runs each job in its own savepoint (a job that fails rolls back alone
@@ -10,10 +11,11 @@
 //! themselves once the cause is gone.
 
 use super::Lock;
+use super::db::{Cell, Col, Dialect};
 use crate::error::{Error, Result};
 use crate::metrics::StoreMetrics as Metrics;
 use futures_util::FutureExt;
-use futures_util::future::BoxFuture;
+use futures_util::future::LocalBoxFuture;
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteConnection, SqliteJournalMode, SqlitePool, SqlitePoolOptions,
     SqliteSynchronous,
@@ -60,15 +62,6 @@ struct CommitFailure {
 }
 
 impl CommitFailure {
-    fn of(e: &sqlx::Error) -> CommitFailure {
-        CommitFailure {
-            unavailable: e
-                .as_database_error()
-                .is_some_and(|d| crate::error::cannot_write(d.code().as_deref())),
-            message: e.to_string(),
-        }
-    }
-
     fn error(&self) -> Error {
         if self.unavailable {
             Error::Unavailable(
@@ -122,13 +115,11 @@ fn committed(
         r(result.clone());
     }
 }
-type AsyncJob = Box<dyn for<'c> FnOnce(&'c mut Conn) -> BoxFuture<'c, (bool, Reply)> + Send>;
-type SyncJob = Box<dyn FnOnce(&rusqlite::Connection) -> (bool, Reply) + Send>;
+type SyncJob = Box<dyn FnOnce(&mut WriteConn) -> (bool, Reply) + Send>;
 
-/// A write: through sqlx (any write), or called in place on the writer's thread
-/// (rusqlite: the hot ones, see `verdict`).
+/// A write, run in place on the writer's thread.
 enum Job {
-    Async(AsyncJob),
+    /// In the next batch, in a savepoint of its own.
     Sync(SyncJob),
     /// In place, in a transaction of its own (a large import): without a savepoint
     /// around it, SQLite keeps each statement's journal in memory, where inside one it
@@ -136,22 +127,15 @@ enum Job {
     Alone(SyncJob),
 }
 
-mod import;
-mod verdict;
+mod tx;
+
+pub(crate) use tx::WriteConn;
 
 pub(crate) struct Backend {
     read: SqlitePool,
     jobs: mpsc::Sender<Job>,
     counters: Arc<Counters>,
     metrics: Arc<Metrics>,
-}
-
-/// The same SQL as PostgreSQL, but SQLite locks the whole database for a write: a
-/// row lock is implied.
-macro_rules! for_update {
-    ($t:literal) => {
-        ""
-    };
 }
 
 /// Builds a statement and counts it.
@@ -215,16 +199,12 @@ impl Backend {
             .await?;
         let (jobs, rx) = mpsc::channel::<Job>(4096);
         let counters = Arc::new(Counters::default());
-        // The writer has a thread of its own: its in-place jobs block it while they
-        // run, and its sqlx jobs' round trips wake a thread that does nothing else.
+        // The writer has a thread of its own: its jobs run in place and block it while
+        // they run.
         let (wc, wm) = (counters.clone(), metrics.clone());
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .map_err(|e| Error::Internal(format!("cannot start the database writer: {e}")))?;
         std::thread::Builder::new()
             .name("tandem-writer".into())
-            .spawn(move || runtime.block_on(run_writer(rx, opts, wc, wm)))
+            .spawn(move || run_writer(rx, opts, wc, wm))
             .map_err(|e| Error::Internal(format!("cannot start the database writer: {e}")))?;
         Ok(Backend {
             read,
@@ -242,62 +222,46 @@ impl Backend {
         Ok(c)
     }
 
-    /// Runs `job` on the write connection, in its own savepoint, in the next batch;
-    /// answers once the batch is committed.
-    pub(super) async fn write<T, F>(&self, _lock: Lock, job: F) -> Result<T>
+    /// Runs `job` on the writer's connection as a [`super::db::Tx`], in its own
+    /// savepoint, in the next batch; answers once the batch is committed. The job's
+    /// future is polled once, on the writer's thread: it never waits (rusqlite answers in
+    /// place), so it holds the writer only while it runs.
+    pub(super) async fn write_tx<T, F>(&self, _lock: Lock, job: F) -> Result<T>
     where
         T: Send + 'static,
-        F: for<'c> Fn(&'c mut Conn) -> BoxFuture<'c, Result<T>> + Send + Sync + 'static,
+        F: for<'c> FnOnce(&'c mut WriteConn) -> LocalBoxFuture<'c, Result<T>> + Send + 'static,
+    {
+        self.tx_job(job, false).await
+    }
+
+    /// As [`Backend::write_tx`], in a transaction of its own (see `Job::Alone`).
+    pub(super) async fn write_tx_alone<T, F>(&self, job: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: for<'c> FnOnce(&'c mut WriteConn) -> LocalBoxFuture<'c, Result<T>> + Send + 'static,
+    {
+        self.tx_job(job, true).await
+    }
+
+    async fn tx_job<T, F>(&self, job: F, alone: bool) -> Result<T>
+    where
+        T: Send + 'static,
+        F: for<'c> FnOnce(&'c mut WriteConn) -> LocalBoxFuture<'c, Result<T>> + Send + 'static,
     {
         let (tx, rx) = oneshot::channel::<Result<(T, u64)>>();
-        let boxed: AsyncJob = Box::new(move |c: &mut Conn| {
-            Box::pin(async move {
-                let run = std::panic::AssertUnwindSafe(super::count::measure(job(c)))
-                    .catch_unwind()
-                    .await;
-                let (result, statements) = match run {
-                    Ok(r) => r,
-                    Err(_) => (Err(Error::Internal("a write job panicked".into())), 0),
-                };
-                answered_by(tx, result, statements)
-            })
-        });
-        self.submit(Job::Async(boxed), rx).await
-    }
-
-    /// Runs `job` in place on the writer's thread (rusqlite), in its own savepoint, in
-    /// the next batch; answers once the batch is committed. The job counts the
-    /// statements it sends in its second argument.
-    async fn write_in_place<T, F>(&self, job: F) -> Result<T>
-    where
-        T: Send + 'static,
-        F: FnOnce(&rusqlite::Connection, &mut u64) -> Result<T> + Send + 'static,
-    {
-        self.in_place(job, false).await
-    }
-
-    /// As [`Backend::write_in_place`], in a transaction of its own (see `Job::Alone`).
-    async fn write_alone<T, F>(&self, job: F) -> Result<T>
-    where
-        T: Send + 'static,
-        F: FnOnce(&rusqlite::Connection, &mut u64) -> Result<T> + Send + 'static,
-    {
-        self.in_place(job, true).await
-    }
-
-    async fn in_place<T, F>(&self, job: F, alone: bool) -> Result<T>
-    where
-        T: Send + 'static,
-        F: FnOnce(&rusqlite::Connection, &mut u64) -> Result<T> + Send + 'static,
-    {
-        let (tx, rx) = oneshot::channel::<Result<(T, u64)>>();
-        let boxed: SyncJob = Box::new(move |c: &rusqlite::Connection| {
-            let mut statements = 0;
-            let run =
-                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| job(c, &mut statements)));
-            let result =
-                run.unwrap_or_else(|_| Err(Error::Internal("a write job panicked".into())));
-            answered_by(tx, result, statements)
+        let boxed: SyncJob = Box::new(move |c: &mut WriteConn| {
+            c.statements = 0;
+            let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                job(&mut *c).now_or_never()
+            }));
+            let result = match run {
+                Ok(Some(r)) => r,
+                Ok(None) => Err(Error::Internal(
+                    "a write job waited for something on the writer's thread".into(),
+                )),
+                Err(_) => Err(Error::Internal("a write job panicked".into())),
+            };
+            answered_by(tx, result, c.statements)
         });
         let job = if alone {
             Job::Alone(boxed)
@@ -320,72 +284,6 @@ impl Backend {
         })??;
         super::count::add(statements);
         Ok(value)
-    }
-
-    /// An import: in place on the writer's thread (`import`), or through a write job
-    /// when the campaign is new or the manifest has calibration keys.
-    pub(super) async fn import_manifest(
-        &self,
-        campaign_name: &str,
-        manifest: &crate::domain::import::CheckedManifest,
-    ) -> Result<(
-        crate::store::catalog::ImportSummary,
-        std::collections::HashSet<String>,
-    )> {
-        let manifest = Arc::new(manifest.clone());
-        let campaign = match self.load_campaign(campaign_name).await? {
-            Some(c) if !import::needs_general_road(&manifest) => c,
-            _ => return self.import_manifest_job(campaign_name, manifest).await,
-        };
-        let stored = self
-            .write_alone(move |c, statements| {
-                import::import_manifest(c, statements, &campaign, &manifest)
-            })
-            .await?;
-        self.after_import().await;
-        Ok(stored)
-    }
-
-    /// A verdict from a validator's queue: in place on the writer's thread, or, for the
-    /// refusals that need more lookups, the general road (`record_verdict_job`).
-    pub(super) async fn record_verdict(
-        &self,
-        campaign: &crate::store::catalog::Campaign,
-        validator: &crate::store::accounts::User,
-        stage: crate::domain::Stage,
-        key: &str,
-        req: &crate::store::review::VerdictRequest,
-        origin: crate::domain::Origin,
-    ) -> Result<crate::store::review::Recorded> {
-        let (campaign_id, owned_key, owned_req, owned_validator) =
-            (campaign.id, key.to_string(), req.clone(), validator.clone());
-        let fast = self
-            .write_in_place(move |c, statements| {
-                let target = review::Target {
-                    campaign_id,
-                    stage,
-                    key: &owned_key,
-                    version: None,
-                    path: crate::store::review::Path::Queue,
-                };
-                verdict::record_verdict(
-                    c,
-                    statements,
-                    &target,
-                    &owned_validator,
-                    &owned_req,
-                    crate::clock::now_micros(),
-                    origin,
-                )
-            })
-            .await?;
-        match fast {
-            verdict::Fast::Done(r) => Ok(r),
-            verdict::Fast::Elsewhere => {
-                self.record_verdict_job(campaign, validator, stage, key, req, origin)
-                    .await
-            }
-        }
     }
 
     pub(crate) fn writer_stats(&self) -> WriterStats {
@@ -500,19 +398,17 @@ async fn migrate(c: &mut Conn) -> Result<()> {
     Ok(())
 }
 
-async fn run_writer(
+fn run_writer(
     mut rx: mpsc::Receiver<Job>,
     opts: SqliteConnectOptions,
     c: Arc<Counters>,
     m: Arc<Metrics>,
 ) {
-    let mut conn: Option<Conn> = None;
-    let mut in_place: Option<rusqlite::Connection> = None;
+    let mut conn: Option<WriteConn> = None;
     let mut jobs: Vec<Job> = Vec::with_capacity(MAX_BATCH);
     let mut sync: Vec<SyncJob> = Vec::with_capacity(MAX_BATCH);
     let mut alone: Vec<SyncJob> = Vec::new();
-    let mut batch: Vec<AsyncJob> = Vec::with_capacity(MAX_BATCH);
-    while let Some(first) = rx.recv().await {
+    while let Some(first) = rx.blocking_recv() {
         jobs.push(first);
         while jobs.len() < MAX_BATCH {
             match rx.try_recv() {
@@ -524,66 +420,35 @@ async fn run_writer(
             match job {
                 Job::Sync(j) => sync.push(j),
                 Job::Alone(j) => alone.push(j),
-                Job::Async(j) => batch.push(j),
             }
         }
-        // Each job that runs alone is a batch of one, after the others in place.
+        // Each job that runs alone is a batch of one, after the others.
         let mut runs: Vec<Vec<SyncJob>> = Vec::with_capacity(1 + alone.len());
         if !sync.is_empty() {
             runs.push(std::mem::take(&mut sync));
         }
         runs.extend(alone.drain(..).map(|j| vec![j]));
-        for mut sync in runs {
-            observe(&c, &m, sync.len());
-            if in_place.is_none() {
-                match open_in_place(&opts) {
-                    Ok(fresh) => in_place = Some(fresh),
+        for mut batch in runs {
+            observe(&c, &m, batch.len());
+            if conn.is_none() {
+                match open_writer(&opts) {
+                    Ok(fresh) => conn = Some(fresh),
                     Err(e) => {
                         tracing::error!(error = %e, "the database writer cannot connect");
                         // Dropping the jobs answers them: nothing was stored.
-                        sync.clear();
+                        batch.clear();
                     }
                 }
             }
-            if let Some(db) = in_place.as_ref()
-                && let Err(e) = run_in_place(db, &mut sync, &c, &m)
+            if let Some(db) = conn.as_mut()
+                && let Err(e) = run_batch(db, &mut batch, &c, &m)
             {
                 c.failed.fetch_add(1, Ordering::Relaxed);
                 m.failed_commits.inc();
                 tracing::error!(error = %e, "a write batch failed: its connection is closed");
-                in_place = None;
+                conn = None;
             }
         }
-        if batch.is_empty() {
-            continue;
-        }
-        observe(&c, &m, batch.len());
-        if conn.is_none() {
-            match opts.clone().connect().await {
-                Ok(fresh) => conn = Some(fresh),
-                Err(e) => {
-                    tracing::error!(error = %e, "the database writer cannot connect");
-                    batch.clear();
-                    continue;
-                }
-            }
-        }
-        let Some(db) = conn.as_mut() else {
-            batch.clear();
-            continue;
-        };
-        match run_batch(db, &mut batch, &c, &m).await {
-            Ok(()) => {}
-            Err(e) => {
-                c.failed.fetch_add(1, Ordering::Relaxed);
-                m.failed_commits.inc();
-                tracing::error!(error = %e, "a write batch failed: its connection is closed");
-                if let Some(old) = conn.take() {
-                    let _ = old.close().await;
-                }
-            }
-        }
-        batch.clear();
     }
 }
 
@@ -596,9 +461,9 @@ fn observe(c: &Counters, m: &Metrics, size: usize) {
     m.batch_jobs.observe(size as f64);
 }
 
-/// The writer's connection for its in-place jobs, with the settings of sqlx's (see
-/// [`options`]): the same file, used by the same thread, never at the same time.
-fn open_in_place(opts: &SqliteConnectOptions) -> rusqlite::Result<rusqlite::Connection> {
+/// The writer's connection, with the settings of the read connections (see
+/// [`options`]): the same file.
+fn open_writer(opts: &SqliteConnectOptions) -> rusqlite::Result<WriteConn> {
     let db = rusqlite::Connection::open(opts.get_filename())?;
     db.busy_timeout(Duration::from_secs(10))?;
     db.execute_batch(
@@ -606,8 +471,8 @@ fn open_in_place(opts: &SqliteConnectOptions) -> rusqlite::Result<rusqlite::Conn
          PRAGMA wal_autocheckpoint = 1000; PRAGMA journal_size_limit = 67108864;
          PRAGMA cache_size = -4000; PRAGMA temp_store = MEMORY;",
     )?;
-    db.set_prepared_statement_cache_capacity(64);
-    Ok(db)
+    db.set_prepared_statement_cache_capacity(128);
+    Ok(WriteConn { db, statements: 0 })
 }
 
 /// Runs a transaction control statement, prepared once.
@@ -615,16 +480,17 @@ fn control(db: &rusqlite::Connection, sql: &str) -> rusqlite::Result<()> {
     db.prepare_cached(sql)?.execute([]).map(|_| ())
 }
 
-/// One batch of in-place jobs, as [`run_batch`] does it: BEGIN IMMEDIATE, each job in
-/// its savepoint, COMMIT, then the answers. A batch of one job needs no savepoint: a
-/// refused job rolls the transaction back.
-fn run_in_place(
-    db: &rusqlite::Connection,
+/// One batch: BEGIN IMMEDIATE, each job in its savepoint, COMMIT, then the answers. A
+/// batch of one job needs no savepoint: a refused job rolls the transaction back. An
+/// error here is the connection's (not a job's): the batch is answered with it and the
+/// caller closes the connection.
+fn run_batch(
+    wc: &mut WriteConn,
     batch: &mut Vec<SyncJob>,
     c: &Counters,
     m: &Metrics,
 ) -> rusqlite::Result<()> {
-    if let Err(e) = db.execute_batch("BEGIN IMMEDIATE") {
+    if let Err(e) = wc.db.execute_batch("BEGIN IMMEDIATE") {
         batch.clear();
         return Err(e);
     }
@@ -637,17 +503,18 @@ fn run_in_place(
             continue;
         }
         if alone {
-            let (ok, reply) = job(db);
+            let (ok, reply) = job(wc);
             replies.push(reply);
             refused = !ok;
             continue;
         }
-        if let Err(e) = control(db, "SAVEPOINT job") {
+        if let Err(e) = control(&wc.db, "SAVEPOINT job") {
             broken = Some(e);
             continue;
         }
-        let (ok, reply) = job(db);
+        let (ok, reply) = job(wc);
         replies.push(reply);
+        let db = &wc.db;
         let end = if ok {
             control(db, "RELEASE job")
         } else {
@@ -658,6 +525,7 @@ fn run_in_place(
         }
     }
     let started = Instant::now();
+    let db = &wc.db;
     let outcome = match broken {
         Some(e) => Err(e),
         None if refused => db.execute_batch("ROLLBACK"),
@@ -671,70 +539,10 @@ fn run_in_place(
         }
         Err(e) => {
             let failure = CommitFailure {
-                unavailable: verdict::cannot_write(&e),
+                unavailable: tx::cannot_write(&e),
                 message: e.to_string(),
             };
             let _ = db.execute_batch("ROLLBACK");
-            committed(c, m, took, replies, Err(failure));
-            Err(e)
-        }
-    }
-}
-
-/// One batch: BEGIN IMMEDIATE, each job in its savepoint, COMMIT, then the answers.
-/// The end of one job's savepoint and the start of the next go to SQLite in one call
-/// (`RELEASE job; SAVEPOINT job`): each call is a round trip to the connection's
-/// thread, and these are most of the writer's time. An error here is the connection's
-/// (not a job's): the batch is answered with it and the caller closes the connection.
-async fn run_batch(
-    db: &mut Conn,
-    batch: &mut Vec<AsyncJob>,
-    c: &Counters,
-    m: &Metrics,
-) -> std::result::Result<(), sqlx::Error> {
-    let control = |sql: &'static str| sqlx::raw_sql(sqlx::AssertSqlSafe(sql));
-    if let Err(e) = control("BEGIN IMMEDIATE; SAVEPOINT job")
-        .execute(&mut *db)
-        .await
-    {
-        batch.clear();
-        return Err(e);
-    }
-    let mut replies: Vec<Reply> = Vec::with_capacity(batch.len());
-    let mut broken: Option<sqlx::Error> = None;
-    let jobs = batch.len();
-    for (i, job) in batch.drain(..).enumerate() {
-        if broken.is_some() {
-            // Not run: dropping it answers "nothing was stored".
-            continue;
-        }
-        let (ok, reply) = job(db).await;
-        let last = i + 1 == jobs;
-        let end = match (ok, last) {
-            (true, true) => "RELEASE job",
-            (true, false) => "RELEASE job; SAVEPOINT job",
-            (false, true) => "ROLLBACK TO job; RELEASE job",
-            (false, false) => "ROLLBACK TO job; RELEASE job; SAVEPOINT job",
-        };
-        replies.push(reply);
-        if let Err(e) = control(end).execute(&mut *db).await {
-            broken = Some(e);
-        }
-    }
-    let started = Instant::now();
-    let outcome = match broken {
-        Some(e) => Err(e),
-        None => control("COMMIT").execute(&mut *db).await.map(|_| ()),
-    };
-    let took = started.elapsed();
-    match outcome {
-        Ok(()) => {
-            committed(c, m, took, replies, Ok(()));
-            Ok(())
-        }
-        Err(e) => {
-            let failure = CommitFailure::of(&e);
-            let _ = control("ROLLBACK").execute(&mut *db).await;
             committed(c, m, took, replies, Err(failure));
             Err(e)
         }
@@ -746,9 +554,30 @@ async fn run_batch(
 /// (100,000 clips in 30,000-parameter statements took 90 s); a hundred keep it small.
 pub(super) const MAX_PARAMS: usize = 100;
 
-/// SQLite has no data-modifying `WITH`: a verdict inserts its decision, then updates
-/// its item.
-pub(super) const ONE_STATEMENT_WRITES: bool = false;
+/// A value of a SQLite row read through sqlx (the read connections), by its storage
+/// class.
+fn cell(row: &sqlx::sqlite::SqliteRow, col: Col<'_>) -> Result<Cell> {
+    use sqlx::{Decode, Row, TypeInfo, ValueRef};
+    let raw = match col {
+        Col::Name(n) => row.try_get_raw(n),
+        Col::Index(i) => row.try_get_raw(i),
+    }?;
+    if raw.is_null() {
+        return Ok(Cell::Null);
+    }
+    let ty = raw.type_info().name().to_ascii_uppercase();
+    let bad = |e: sqlx::error::BoxDynError| Error::Internal(format!("{col}: {e}"));
+    Ok(match ty.as_str() {
+        "REAL" | "FLOAT" | "DOUBLE" => Cell::Real(<f64 as Decode<Db>>::decode(raw).map_err(bad)?),
+        "TEXT" | "DATE" | "TIME" | "DATETIME" => {
+            Cell::Text(<String as Decode<Db>>::decode(raw).map_err(bad)?)
+        }
+        "BLOB" => Cell::Blob(<Vec<u8> as Decode<Db>>::decode(raw).map_err(bad)?),
+        _ => Cell::Int(<i64 as Decode<Db>>::decode(raw).map_err(bad)?),
+    })
+}
+
+crate::store::db::sqlx_tx!(Conn, Db, Dialect::Sqlite, cell, MAX_PARAMS);
 
 /// Opens the shared SQL of `store/sql/` for this backend.
 macro_rules! shared {
@@ -757,7 +586,7 @@ macro_rules! shared {
             #[allow(clippy::too_many_arguments)]
             mod $m {
                 #[allow(unused_imports)]
-                use super::{Backend, Conn, Db, MAX_PARAMS, ONE_STATEMENT_WRITES, q, qa, qs};
+                use super::{Backend, Conn, Db, MAX_PARAMS, q, qa, qs};
                 include!(concat!("sql/", stringify!($m), ".rs"));
             }
         )*
@@ -765,8 +594,6 @@ macro_rules! shared {
 }
 
 shared!(
-    gates,
-    base,
     misc,
     accounts,
     catalog,

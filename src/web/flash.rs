@@ -98,8 +98,14 @@ pub fn take_with_link() -> Option<(String, Option<String>)> {
 }
 
 /// Runs a page's handler with the message its request brought; once a page has shown
-/// it, the response clears the cookie (unless it leaves a new message).
-pub async fn scope(headers: &HeaderMap, page: impl Future<Output = Response>) -> Response {
+/// it, the response clears the cookie (unless it leaves a new message). With `secure`
+/// (`--secure-cookies`), every message cookie the page sets or clears is marked
+/// `Secure`, as the session cookie is.
+pub async fn scope(
+    headers: &HeaderMap,
+    secure: bool,
+    page: impl Future<Output = Response>,
+) -> Response {
     let incoming = headers
         .get_all(header::COOKIE)
         .iter()
@@ -128,7 +134,36 @@ pub async fn scope(headers: &HeaderMap, page: impl Future<Output = Response>) ->
             HeaderValue::from_static("tandem_flash=; Path=/; Max-Age=0; HttpOnly; SameSite=Lax"),
         );
     }
+    if secure {
+        mark_secure(resp.headers_mut());
+    }
     resp
+}
+
+/// Adds `Secure` to every message cookie a response sets.
+fn mark_secure(headers: &mut HeaderMap) {
+    let prefix = format!("{COOKIE}=");
+    let values: Vec<HeaderValue> = headers
+        .get_all(header::SET_COOKIE)
+        .iter()
+        .cloned()
+        .collect();
+    if !values
+        .iter()
+        .any(|v| v.to_str().is_ok_and(|v| v.starts_with(&prefix)))
+    {
+        return;
+    }
+    headers.remove(header::SET_COOKIE);
+    for v in values {
+        let marked = match v.to_str() {
+            Ok(text) if text.starts_with(&prefix) && !text.contains("; Secure") => {
+                HeaderValue::from_str(&format!("{text}; Secure")).unwrap_or(v)
+            }
+            _ => v,
+        };
+        headers.append(header::SET_COOKIE, marked);
+    }
 }
 
 #[cfg(test)]

@@ -837,7 +837,8 @@ async fn guard(
             }
             if spec.kind == Kind::Page {
                 let headers = req.headers().clone();
-                return flash::scope(&headers, next.run(req)).await;
+                let secure = state.config.secure_cookies;
+                return flash::scope(&headers, secure, next.run(req)).await;
             }
             next.run(req).await
         }

@@ -71,33 +71,24 @@ fn forged() -> Response {
     )
 }
 
-/// Checks the `_csrf` token of a form against `expected`: from the query string
-/// (multipart uploads put it there) or from the urlencoded body, which is read and put
-/// back for the handler.
+/// Checks the `_csrf` token of a form against `expected`: the field of a urlencoded
+/// body, or the first field of a multipart one (an upload: the form puts its hidden
+/// token first, so the token is checked before any of the file is read). The body read
+/// is put back for the handler. Never from the URL, which logs and `Referer`s keep.
 pub async fn check_csrf(req: Request, expected: Option<&str>) -> Result<Request, Response> {
     let Some(expected) = expected else {
         return Err(forged());
     };
-    let from_query = req.uri().query().and_then(|q| {
-        serde_urlencoded::from_str::<Vec<(String, String)>>(q)
-            .ok()?
-            .into_iter()
-            .find(|(k, _)| k == "_csrf")
-            .map(|(_, v)| v)
-    });
-    if let Some(token) = from_query {
-        return if equal_in_constant_time(token.as_bytes(), expected.as_bytes()) {
-            Ok(req)
-        } else {
-            Err(forged())
-        };
-    }
-    let is_form = req
+    let content_type = req
         .headers()
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.starts_with("application/x-www-form-urlencoded"));
-    if !is_form {
+        .unwrap_or_default()
+        .to_string();
+    if content_type.starts_with("multipart/form-data") {
+        return check_multipart_csrf(req, &content_type, expected).await;
+    }
+    if !content_type.starts_with("application/x-www-form-urlencoded") {
         return Err(forged());
     }
     let (parts, body) = req.into_parts();
@@ -118,6 +109,88 @@ pub async fn check_csrf(req: Request, expected: Option<&str>) -> Result<Request,
         }
         _ => Err(forged()),
     }
+}
+
+/// Bytes of a multipart body read to find its first field (the token).
+const MULTIPART_HEAD: usize = 4096;
+
+/// The first field of a multipart body must be `_csrf` with the expected token: the
+/// body's first bytes are read (at most [`MULTIPART_HEAD`]), checked, and put back in
+/// front of the rest, which streams on to the handler untouched.
+async fn check_multipart_csrf(
+    req: Request,
+    content_type: &str,
+    expected: &str,
+) -> Result<Request, Response> {
+    use futures_util::StreamExt;
+    let Some(boundary) = content_type
+        .split(';')
+        .filter_map(|p| p.trim().strip_prefix("boundary="))
+        .map(|b| b.trim_matches('"').to_string())
+        .next()
+        .filter(|b| !b.is_empty() && b.len() <= 200)
+    else {
+        return Err(forged());
+    };
+    let (parts, body) = req.into_parts();
+    let mut stream = body.into_data_stream();
+    let mut head: Vec<u8> = Vec::new();
+    let token = loop {
+        if let Some(t) = first_field(&head, &boundary, "_csrf") {
+            break t;
+        }
+        if head.len() >= MULTIPART_HEAD {
+            return Err(forged());
+        }
+        match stream.next().await {
+            Some(Ok(chunk)) => head.extend_from_slice(&chunk),
+            Some(Err(_)) | None => return Err(forged()),
+        }
+    };
+    let Some(token) = token else {
+        return Err(forged());
+    };
+    if !equal_in_constant_time(token.as_bytes(), expected.as_bytes()) {
+        return Err(forged());
+    }
+    let rest =
+        futures_util::stream::once(
+            async move { Ok::<_, axum::Error>(axum::body::Bytes::from(head)) },
+        )
+        .chain(stream);
+    Ok(Request::from_parts(parts, Body::from_stream(rest)))
+}
+
+/// The value of the first field of a multipart body when it is named `name`: `None`
+/// while `head` does not hold the whole field yet, `Some(None)` when the body does not
+/// start with that field.
+fn first_field(head: &[u8], boundary: &str, name: &str) -> Option<Option<String>> {
+    let opening = format!("--{boundary}\r\n");
+    if head.len() < opening.len() {
+        return None;
+    }
+    if !head.starts_with(opening.as_bytes()) {
+        return Some(None);
+    }
+    let after = &head[opening.len()..];
+    let end_of_headers = find(after, b"\r\n\r\n")?;
+    let headers = String::from_utf8_lossy(&after[..end_of_headers]).to_ascii_lowercase();
+    let named = headers.lines().any(|l| {
+        l.starts_with("content-disposition:")
+            && l.contains("form-data")
+            && l.split(';').any(|p| p.trim() == format!("name=\"{name}\""))
+            && !l.contains("filename")
+    });
+    if !named {
+        return Some(None);
+    }
+    let value = &after[end_of_headers + 4..];
+    let end = find(value, format!("\r\n--{boundary}").as_bytes())?;
+    Some(String::from_utf8(value[..end].to_vec()).ok())
+}
+
+fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    hay.windows(needle.len()).position(|w| w == needle)
 }
 
 /// Sends an anonymous visitor to the sign-in page, to come back afterwards.
@@ -411,6 +484,27 @@ pub async fn logout(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_token_is_the_first_field_of_a_multipart_body_or_nothing() {
+        let b = "XyZ";
+        let body = "--XyZ\r\nContent-Disposition: form-data; name=\"_csrf\"\r\n\r\nabc123\r\n--XyZ\r\nContent-Disposition: form-data; name=\"archive\"; filename=\"a.zip\"\r\n\r\nPK...";
+        assert_eq!(
+            first_field(body.as_bytes(), b, "_csrf"),
+            Some(Some("abc123".into()))
+        );
+        assert_eq!(
+            first_field(&body.as_bytes()[..30], b, "_csrf"),
+            None,
+            "not whole yet"
+        );
+        let file_first = "--XyZ\r\nContent-Disposition: form-data; name=\"archive\"; filename=\"_csrf\"\r\n\r\nabc\r\n--XyZ";
+        assert_eq!(first_field(file_first.as_bytes(), b, "_csrf"), Some(None));
+        assert_eq!(
+            first_field(b"junk that is long enough", b, "_csrf"),
+            Some(None)
+        );
+    }
 
     #[test]
     fn only_local_paths_are_followed_after_sign_in() {

@@ -235,7 +235,7 @@ async fn every_route_refuses_the_roles_it_does_not_name() {
     let mut media = Vec::new();
     for n in names {
         let u = app.store.user_by_name(n).await.unwrap().unwrap();
-        media.push(app.store.media_grant(&u, version));
+        media.push(app.store.media_grant(&u, version).unwrap());
     }
     let css = tandem::web::assets::url("app.css");
     let kinds: std::collections::HashMap<&str, Kind> = route_table()

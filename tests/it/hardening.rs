@@ -90,6 +90,12 @@ async fn writes_fail_while_the_disk_is_full_and_recover_by_themselves_once_it_is
     tokio::time::sleep(Duration::from_millis(1100)).await;
     let health = client.get(format!("{base}/healthz")).send().await.unwrap();
     assert_eq!(health.status(), StatusCode::SERVICE_UNAVAILABLE);
+    // Anyone may ask: the answer says what fails in its own words, never the
+    // database's (those go to the log).
+    assert_eq!(
+        health.json::<serde_json::Value>().await.unwrap(),
+        serde_json::json!({"status": "failing", "problem": "the database cannot write"})
+    );
 
     // Space again: every write succeeds, without a restart.
     set_file_size_limit(server.pid(), None);
@@ -275,15 +281,14 @@ async fn endless_lines_devices_and_zip_bombs_are_refused_within_bounded_memory()
 
     let bytes = std::fs::read(&bomb).unwrap();
     assert!(bytes.len() < 2 * MIB as usize);
-    let form = reqwest::multipart::Form::new().part(
-        "archive",
-        reqwest::multipart::Part::bytes(bytes).file_name("bomb.zip"),
-    );
+    let form = reqwest::multipart::Form::new()
+        .text("_csrf", web.csrf.clone())
+        .part(
+            "archive",
+            reqwest::multipart::Part::bytes(bytes).file_name("bomb.zip"),
+        );
     let r = client
-        .post(format!(
-            "{base}/c/default/admin/import/upload?_csrf={}",
-            web.csrf
-        ))
+        .post(format!("{base}/c/default/admin/import/upload"))
         .header("Cookie", &web.cookie)
         .multipart(form)
         .send()
@@ -638,4 +643,76 @@ async fn stored_text_with_control_characters_is_found_by_the_check_command() {
     assert!(!out.status.success());
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("tasks.name: 1 value"), "{text}");
+}
+
+#[tokio::test]
+async fn under_secure_cookies_every_cookie_the_server_sets_is_secure() {
+    let app = spawn_app_with(|c| c.secure_cookies = true).await;
+    cast(&app).await;
+    let web = app.login("admin1").await;
+    // A form that leaves a message for the next page (a one-shot cookie).
+    let r = app
+        .page(
+            Some(&web),
+            Method::POST,
+            "/admin/users",
+            Some(&[
+                ("name", "newcomer"),
+                ("role", "author"),
+                ("password", "a long enough password"),
+            ]),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
+    let cookies: Vec<String> = r
+        .headers
+        .get_all("set-cookie")
+        .iter()
+        .filter_map(|v| v.to_str().ok().map(str::to_string))
+        .collect();
+    assert!(
+        cookies.iter().any(|c| c.starts_with("tandem_flash=")),
+        "{cookies:?}"
+    );
+    for c in &cookies {
+        assert!(c.contains("; Secure"), "a cookie without Secure: {c}");
+    }
+}
+
+#[tokio::test]
+async fn a_stored_reason_that_is_not_a_reason_is_an_error_not_a_shorter_record() {
+    let app = spawn_app().await;
+    let c = cast(&app).await;
+    let ids = app.import_clips(&["MC_F_EGO_STA"], 1, &[]).await;
+    assert_eq!(
+        app.reject(&c.v0, 1, &ids[0], "generation_artifact")
+            .await
+            .status,
+        StatusCode::CREATED
+    );
+    // A change of that decision as an older or foreign writer might have stored it.
+    sqlx::query(
+        "INSERT INTO decisions (item_id, validator_id, seq, verdict, reasons, note, time_spent_ms,
+                                decided_at, recorded_at, origin, campaign_id, stage, time_measure)
+         SELECT item_id, validator_id, 2, verdict, 'generation_artifact;made_up', note, NULL,
+                decided_at + 1, recorded_at + 1, origin, campaign_id, stage, NULL
+         FROM decisions WHERE seq = 1",
+    )
+    .execute(&app.db)
+    .await
+    .unwrap();
+    let r = app
+        .call(
+            Method::GET,
+            &format!("/api/v1/campaigns/{CAMPAIGN}/items/1/{}", ids[0]),
+            Some(&c.v0),
+            None,
+        )
+        .await;
+    assert_eq!(
+        r.status,
+        StatusCode::INTERNAL_SERVER_ERROR,
+        "the record was shown without the reason it cannot read: {}",
+        r.text
+    );
 }

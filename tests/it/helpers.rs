@@ -113,8 +113,15 @@ pub async fn test_database_url() -> Option<String> {
 }
 
 pub async fn spawn_app() -> TestApp {
+    spawn_app_with(|_| {}).await
+}
+
+/// A test server whose configuration `tweak` changes first (`--secure-cookies`, ...).
+pub async fn spawn_app_with(tweak: impl FnOnce(&mut Config)) -> TestApp {
     let dir = tempfile::tempdir().expect("temp dir");
-    let config = Config::new(&dir.path().join("data"), test_database_url().await).expect("config");
+    let mut config =
+        Config::new(&dir.path().join("data"), test_database_url().await).expect("config");
+    tweak(&mut config);
     let store = tandem::Store::open(&config.database_url)
         .await
         .expect("store");

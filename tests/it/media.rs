@@ -124,7 +124,7 @@ async fn clips_are_refused_to_strangers_and_paths_never_reach_the_disk() {
             .fetch_one(&app.db)
             .await
             .unwrap();
-    let token = app.store.media_grant(&u2, version);
+    let token = app.store.media_grant(&u2, version).unwrap();
     let (status, _, _) = get_range(&app, Some(&web2), &format!("/media/{token}"), None).await;
     assert_eq!(status, StatusCode::FORBIDDEN, "not in val02's queue");
     let _ = (&c, &v2);
@@ -176,7 +176,7 @@ async fn an_author_sees_the_clips_of_splits_only() {
             .fetch_one(&app.db)
             .await
             .unwrap();
-    let token = app.store.media_grant(&author, version);
+    let token = app.store.media_grant(&author, version).unwrap();
     let (status, _, _) = get_range(&app, Some(&web), &format!("/media/{token}"), None).await;
     assert_eq!(status, StatusCode::FORBIDDEN);
 }

@@ -498,15 +498,16 @@ fn zip_of(files: &[(String, Vec<u8>)]) -> Vec<u8> {
     buf.into_inner()
 }
 
+/// Uploads a zip as the import page's form does: the CSRF token is the form's first
+/// field.
 async fn upload(app: &TestApp, web: &Web, zip: Vec<u8>) -> Reply {
     let part = reqwest::multipart::Part::bytes(zip).file_name("clips.zip");
-    let form = reqwest::multipart::Form::new().part("archive", part);
+    let form = reqwest::multipart::Form::new()
+        .text("_csrf", web.csrf.clone())
+        .part("archive", part);
     let resp = app
         .client
-        .post(format!(
-            "{}/c/{CAMPAIGN}/admin/import/upload?_csrf={}",
-            app.base, web.csrf
-        ))
+        .post(format!("{}/c/{CAMPAIGN}/admin/import/upload", app.base))
         .header("Cookie", web.cookies())
         .multipart(form)
         .send()
@@ -571,6 +572,36 @@ async fn an_admin_imports_a_zip_and_reads_the_lines_of_a_broken_manifest() {
         ("manifest.jsonl".into(), format!("{good}\n").into_bytes()),
         video("Z_1"),
     ]);
+    // The token in the URL (where logs and Referer headers keep it) is not taken, nor
+    // a token that is not the form's first field.
+    let part = reqwest::multipart::Part::bytes(ok.clone()).file_name("clips.zip");
+    let in_url = app
+        .client
+        .post(format!(
+            "{}/c/{CAMPAIGN}/admin/import/upload?_csrf={}",
+            app.base, web.csrf
+        ))
+        .header("Cookie", web.cookies())
+        .multipart(reqwest::multipart::Form::new().part("archive", part))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(in_url.status(), StatusCode::FORBIDDEN);
+    let part = reqwest::multipart::Part::bytes(ok.clone()).file_name("clips.zip");
+    let after_the_file = app
+        .client
+        .post(format!("{}/c/{CAMPAIGN}/admin/import/upload", app.base))
+        .header("Cookie", web.cookies())
+        .multipart(
+            reqwest::multipart::Form::new()
+                .part("archive", part)
+                .text("_csrf", web.csrf.clone()),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(after_the_file.status(), StatusCode::FORBIDDEN);
+    assert_eq!(app.dump().await, before, "a refused upload imports nothing");
     let r = upload(&app, &web, ok).await;
     assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
     let overview = app

@@ -297,21 +297,25 @@ async fn statements_naming_a_stage_are_compiled_once() {
     cast(&app).await;
     app.import_clips(&[MC], 4, &["OE"]).await;
     let db = rusqlite::Connection::open(app.config.data_dir.join("tandem.db")).unwrap();
-    for sql in [
-        "SELECT id FROM items WHERE campaign_id = $1 AND stage = $2 AND item_key = $3",
-        "SELECT id FROM items WHERE queue1 = $3 AND campaign_id = $1 AND stage = $2 ORDER BY sort_key",
+    // The statements themselves, as the store runs them, each with the parameter that
+    // names the stage.
+    for (sql, stage_param) in [
+        (tandem::store::statements::FACTS_SQLITE, ":stage"),
+        (tandem::store::statements::QUEUE, "$3"),
     ] {
         let mut st = db.prepare(sql).unwrap();
         for stage in [1_i64, 2, 1, 2] {
-            let mut rows = st
-                .query(
-                    &[
-                        ("$1", &1_i64 as &dyn rusqlite::types::ToSql),
-                        ("$2", &stage),
-                        ("$3", &"x"),
-                    ][..st.parameter_count()],
-                )
-                .unwrap();
+            for i in 1..=st.parameter_count() {
+                let name = st.parameter_name(i).unwrap().to_string();
+                if name == stage_param {
+                    st.raw_bind_parameter(i, stage).unwrap();
+                } else if name == ":key" {
+                    st.raw_bind_parameter(i, "x").unwrap();
+                } else {
+                    st.raw_bind_parameter(i, 1_i64).unwrap();
+                }
+            }
+            let mut rows = st.raw_query();
             while rows.next().unwrap().is_some() {}
         }
         assert_eq!(

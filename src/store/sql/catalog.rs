@@ -1,14 +1,12 @@
 // Campaigns, their tasks and pairs, the import of clips with their questions, and
 // progress. (Shared SQL: compiled once per backend, see store/mod.rs.)
 
-use super::base::{campaign_in, chunk_rows, ensure_campaign_in, insert_keys_in, values};
-use super::gates::{PairInForce, planned_pairs_in, refresh_pairs_in};
-use crate::clock::now_micros;
-use crate::domain::import::{CheckedManifest, ManifestClip};
+use crate::domain::import::CheckedManifest;
 use crate::domain::taxonomy::Taxonomy;
-use crate::domain::{Outcome, Role};
-use crate::error::{Error, LineError, Rejected, Result};
+use crate::domain::Role;
+use crate::error::{Error, Result};
 use crate::store::Lock;
+use crate::store::write;
 use crate::store::accounts::User;
 use crate::domain::Stage;
 use crate::store::catalog::{
@@ -49,12 +47,13 @@ impl Backend {
         index: i64,
     ) -> Result<Vec<PairChange>> {
         let mut c = self.read().await?;
-        let Some(campaign) = campaign_in(&mut c, campaign_name).await? else {
+        let Some(campaign) = write::base::campaign(&mut *c, campaign_name).await? else {
             // A campaign made by this placement has no tasks yet: nothing moves.
             return Ok(Vec::new());
         };
         const JOINING: i64 = -1;
-        let planned = planned_pairs_in(&mut c, campaign.id, Some((index, JOINING))).await?;
+        let planned =
+            write::gates::planned_pairs(&mut *c, campaign.id, Some((index, JOINING))).await?;
         let names: HashMap<i64, String> = qa::<(i64, String)>(
             "SELECT u.id, u.name FROM pool_members p JOIN users u ON u.id = p.user_id WHERE p.campaign_id = $1",
         )
@@ -80,7 +79,7 @@ impl Backend {
         .into_iter()
         .map(|(t, u, s)| (t, (u, s)))
         .collect();
-        let pair = |p: &PairInForce| -> Option<(String, String)> {
+        let pair = |p: &write::gates::PairInForce| -> Option<(String, String)> {
             let n = |id: i64| names.get(&id).cloned().unwrap_or_else(|| format!("user #{id}"));
             p.0.zip(p.1).map(|(a, b)| (n(a), n(b)))
         };
@@ -98,51 +97,13 @@ impl Backend {
     }
 }
 
-/// A clip of the manifest that is new to the campaign, or a new version of a known one.
-pub(crate) struct Plan<'a> {
-    pub(crate) clip: &'a ManifestClip,
-    /// The known clip, for a new version.
-    pub(crate) clip_pk: Option<i64>,
-    pub(crate) version: i64,
-    /// The pair that reviewed the rejected version reviews the new one.
-    pub(crate) pair: (Option<i64>, Option<i64>),
-}
-
-impl Plan<'_> {
-    /// The queue of its Stage 1 item: the pair that reviewed the rejected version, or
-    /// the task's pair in force; a calibration item is in no queue.
-    pub(crate) fn queue(&self, task: &ImportTask) -> (Option<i64>, Option<i64>) {
-        if self.clip.calibration.is_some() {
-            (None, None)
-        } else if self.pair.0.is_some() {
-            self.pair
-        } else {
-            (task.rater1_id, task.rater2_id)
-        }
-    }
-}
-
-/// A clip as stored, for an import to compare with.
-#[derive(sqlx::FromRow)]
-pub(crate) struct KnownClip {
-    pub(crate) id: i64,
-    pub(crate) clip_key: String,
-    pub(crate) task: String,
-    pub(crate) media_sha256: String,
-    pub(crate) fields: String,
-    pub(crate) version: i64,
-    pub(crate) outcome: String,
-    pub(crate) rater1_id: Option<i64>,
-    pub(crate) rater2_id: Option<i64>,
-}
-
 impl Backend {
     pub(crate) async fn load_campaign(&self, name: &str) -> Result<Option<Campaign>> {
-        campaign_in(&mut *self.read().await?, name).await
+        write::base::campaign(&mut *self.read().await?, name).await
     }
 
     pub(crate) async fn taxonomy_for(&self, name: &str) -> Result<Arc<Taxonomy>> {
-        Ok(match campaign_in(&mut *self.read().await?, name).await? {
+        Ok(match write::base::campaign(&mut *self.read().await?, name).await? {
             Some(c) => c.taxonomy,
             None => Arc::new(Taxonomy::vgenst()),
         })
@@ -168,19 +129,8 @@ impl Backend {
             ));
         }
         let id = campaign.id;
-        self.write(Lock::Structure, move |c| {
-            Box::pin(async move {
-                q("UPDATE campaigns SET target_per_task = $1, calibration_threshold = $2,
-                          calibration_min_items = $3, revision = revision + 1 WHERE id = $4")
-                .bind(settings.target_per_task)
-                .bind(settings.calibration_threshold)
-                .bind(settings.calibration_min_items)
-                .bind(id)
-                .execute(&mut *c)
-                .await?;
-                // A lower threshold can pass someone: the gates follow the rules.
-                super::gates::refresh_gates_in(c, id).await
-            })
+        self.write_tx(Lock::Structure, move |tx| {
+            Box::pin(async move { write::catalog::set_settings(tx, id, &settings).await })
         })
         .await
     }
@@ -203,20 +153,9 @@ impl Backend {
         timing: Option<crate::domain::video::FrameTiming>,
     ) -> Result<()> {
         let sha = sha256.to_string();
-        self.write(Lock::Rows, move |c| {
+        self.write_tx(Lock::Rows, move |tx| {
             let sha = sha.clone();
-            Box::pin(async move {
-                q("UPDATE clip_versions SET fps = $1, frame_count = $2, constant_rate = $3, timing_probed_at = $4
-                   WHERE media_sha256 = $5")
-                .bind(timing.map(|t| t.fps))
-                .bind(timing.and_then(|t| i64::try_from(t.frames).ok()))
-                .bind(timing.map(|t| i64::from(t.constant)))
-                .bind(now_micros())
-                .bind(&sha)
-                .execute(&mut *c)
-                .await?;
-                Ok(())
-            })
+            Box::pin(async move { write::catalog::set_frame_timing(tx, &sha, timing).await })
         })
         .await
     }
@@ -270,55 +209,13 @@ impl Backend {
             ));
         }
         let task_id = self
-            .write(Lock::Structure, move |c| {
+            .write_tx(Lock::Structure, move |tx| {
                 let (campaign_name, task_code, pair) =
                     (campaign_name.clone(), task_code.clone(), pair.clone());
                 Box::pin(async move {
-                    let task_id: i64 =
-                        qs("SELECT id FROM tasks WHERE campaign_id = $1 AND code = $2")
-                            .bind(campaign_id)
-                            .bind(&task_code)
-                            .fetch_optional(&mut *c)
-                            .await?
-                            .ok_or_else(|| {
-                                Error::NotFound(format!(
-                                    "no task `{task_code}` in campaign `{campaign_name}`"
-                                ))
-                            })?;
-                    let ids = match &pair {
-                        None => (None, None),
-                        Some((a, b)) => {
-                            let members: Vec<(String, i64)> = qa(
-                                "SELECT u.name, u.id FROM users u JOIN pool_members p ON p.user_id = u.id
-                                 WHERE p.campaign_id = $1 AND (u.name = $2 OR u.name = $3)",
-                            )
-                            .bind(campaign_id)
-                            .bind(a)
-                            .bind(b)
-                            .fetch_all(&mut *c)
-                            .await?;
-                            let id = |name: &str| {
-                                members
-                                    .iter()
-                                    .find(|(n, _)| n == name)
-                                    .map(|(_, id)| *id)
-                                    .ok_or_else(|| {
-                                        Error::Invalid(format!(
-                                            "`{name}` is not a validator in the pool of campaign `{campaign_name}`"
-                                        ))
-                                    })
-                            };
-                            (Some(id(a)?), Some(id(b)?))
-                        }
-                    };
-                    q("UPDATE tasks SET pair_rater1 = $1, pair_rater2 = $2 WHERE id = $3")
-                        .bind(ids.0)
-                        .bind(ids.1)
-                        .bind(task_id)
-                        .execute(&mut *c)
-                        .await?;
-                    refresh_pairs_in(c, campaign_id).await?;
-                    Ok(task_id)
+                    let pair = pair.as_ref().map(|(a, b)| (a.as_str(), b.as_str()));
+                    write::catalog::set_pair(tx, (campaign_id, &campaign_name), &task_code, pair)
+                        .await
                 })
             })
             .await?;
@@ -329,18 +226,25 @@ impl Backend {
             .ok_or_else(|| Error::Internal("task vanished".into()))
     }
 
-    /// Stores a checked manifest through a write job (`import_manifest_in`).
-    pub(crate) async fn import_manifest_job(
+    /// Stores a checked manifest (`write::catalog::import_manifest`), alone in its
+    /// transaction; then the planner's statistics follow.
+    pub(crate) async fn import_manifest(
         &self,
         campaign_name: &str,
-        manifest: Arc<CheckedManifest>,
+        manifest: &CheckedManifest,
     ) -> Result<(ImportSummary, HashSet<String>)> {
         let campaign_name = campaign_name.to_string();
-        self.write(Lock::Structure, move |c| {
-            let (campaign_name, manifest) = (campaign_name.clone(), manifest.clone());
-            Box::pin(async move { import_manifest_in(c, &campaign_name, &manifest).await })
-        })
-        .await
+        let manifest = Arc::new(manifest.clone());
+        let stored = self
+            .write_tx_alone(move |tx| {
+                let (campaign_name, manifest) = (campaign_name.clone(), manifest.clone());
+                Box::pin(async move {
+                    write::catalog::import_manifest(tx, &campaign_name, &manifest).await
+                })
+            })
+            .await?;
+        self.after_import().await;
+        Ok(stored)
     }
 
     /// After an import: the planner's statistics, so that queues keep their indexes.
@@ -522,444 +426,4 @@ pub(crate) async fn tasks_in(c: &mut Conn, campaign_id: i64) -> Result<Vec<TaskI
             })
         })
         .collect()
-}
-
-/// The order items are reviewed in: by task, then clip, then question.
-pub(crate) fn sort_key(task_position: i64, clip_key: &str, question: Option<i64>) -> String {
-    match question {
-        None => format!("{task_position:06}|{clip_key}"),
-        Some(p) => format!("{task_position:06}|{clip_key}|{p:06}"),
-    }
-}
-
-/// The database part of an import: what the manifest adds is decided from three reads
-/// of the campaign (its clips, its questions' owners, its clips' earlier videos), then
-/// written with multi-row inserts. Returns what it stored and the SHA-256 of the videos
-/// of the versions it added.
-/// The campaign's tasks, as an import needs them.
-pub(crate) const IMPORT_TASKS: &str =
-    "SELECT id, code, position, rater1_id, rater2_id FROM tasks WHERE campaign_id = $1";
-/// Every clip of the campaign with its current version and Stage 1 item.
-pub(crate) const IMPORT_KNOWN: &str =
-    "SELECT c.id, c.clip_key, t.code AS task, v.media_sha256, v.fields, v.version,
-            i.outcome, i.rater1_id, i.rater2_id
-     FROM clips c JOIN tasks t ON t.id = c.task_id
-     JOIN clip_versions v ON v.id = c.current_version_id
-     JOIN items i ON i.clip_version_id = v.id AND i.stage = 1
-     WHERE c.campaign_id = $1";
-/// Every earlier video of a known clip.
-pub(crate) const IMPORT_EARLIER: &str =
-    "SELECT c.clip_key, v.media_sha256 FROM clip_versions v JOIN clips c ON c.id = v.clip_id
-     WHERE c.campaign_id = $1";
-/// The owner of every question id.
-pub(crate) const IMPORT_OWNERS: &str = "SELECT q.question_key, c.clip_key FROM questions q
-     JOIN clip_versions v ON v.id = q.clip_version_id JOIN clips c ON c.id = v.clip_id
-     WHERE c.campaign_id = $1";
-pub(crate) const INSERT_IMPORT: &str = "INSERT INTO imports (campaign_id, manifest, manifest_sha256, clips_new, versions_new, imported_at)
-     VALUES ($1, $2, $3, $4, $5, $6) RETURNING id";
-/// The versions an import replaces leave the queues.
-pub(crate) const RETIRE_REPLACED: &str = "UPDATE items SET is_current = 0, queue1 = NULL, queue2 = NULL
-     WHERE is_current = 1 AND clip_version_id IN
-         (SELECT c.current_version_id FROM clips c JOIN clip_versions v ON v.clip_id = c.id
-          WHERE v.import_id = $1)";
-/// The clips an import brought a version of point at it.
-pub(crate) const POINT_AT_NEW_VERSIONS: &str =
-    "UPDATE clips SET current_version_id = (SELECT v.id FROM clip_versions v
-                                            WHERE v.clip_id = clips.id AND v.import_id = $1)
-     WHERE id IN (SELECT clip_id FROM clip_versions WHERE import_id = $1)";
-/// The rows an import inserts, without their `VALUES`.
-pub(crate) const INSERT_CLIPS: &str =
-    "INSERT INTO clips (campaign_id, task_id, clip_key, calibration) VALUES ";
-pub(crate) const INSERT_VERSIONS: &str = "INSERT INTO clip_versions (clip_id, version, media_sha256, media_type, media_size, source_file, fields, import_id, created_at) VALUES ";
-pub(crate) const INSERT_STAGE1: &str = "INSERT INTO items (campaign_id, task_id, stage, clip_version_id, item_key, clip_version, sort_key,
-                          rater1_id, rater2_id, queue1, queue2, calibration, is_current) VALUES ";
-pub(crate) const INSERT_QUESTIONS: &str = "INSERT INTO questions (clip_version_id, position, question_key, qa_type, level, body, options, answer) VALUES ";
-pub(crate) const INSERT_STAGE2: &str = "INSERT INTO items (campaign_id, task_id, stage, clip_version_id, question_id, parent_item_id,
-                          item_key, clip_version, qa_type, level, sort_key, calibration, is_current) VALUES ";
-
-/// A task as an import needs it.
-#[derive(sqlx::FromRow)]
-pub(crate) struct ImportTask {
-    pub(crate) id: i64,
-    pub(crate) code: String,
-    pub(crate) position: i64,
-    pub(crate) rater1_id: Option<i64>,
-    pub(crate) rater2_id: Option<i64>,
-}
-
-/// What an import compares its manifest with, read inside its write.
-pub(crate) struct Known {
-    /// Tasks by code.
-    pub(crate) tasks: HashMap<String, ImportTask>,
-    /// Clips by key.
-    pub(crate) clips: HashMap<String, KnownClip>,
-    /// (clip key, video) of every version.
-    pub(crate) earlier: HashSet<(String, String)>,
-    /// Question key -> clip key.
-    pub(crate) owners: HashMap<String, String>,
-}
-
-async fn known_in(c: &mut Conn, campaign_id: i64) -> Result<Known> {
-    let tasks = qa::<ImportTask>(IMPORT_TASKS)
-        .bind(campaign_id)
-        .fetch_all(&mut *c)
-        .await?
-        .into_iter()
-        .map(|t| (t.code.clone(), t))
-        .collect();
-    let clips = qa::<KnownClip>(IMPORT_KNOWN)
-        .bind(campaign_id)
-        .fetch_all(&mut *c)
-        .await?
-        .into_iter()
-        .map(|k| (k.clip_key.clone(), k))
-        .collect();
-    let earlier = qa::<(String, String)>(IMPORT_EARLIER)
-        .bind(campaign_id)
-        .fetch_all(&mut *c)
-        .await?
-        .into_iter()
-        .collect();
-    let owners = qa::<(String, String)>(IMPORT_OWNERS)
-        .bind(campaign_id)
-        .fetch_all(&mut *c)
-        .await?
-        .into_iter()
-        .collect();
-    Ok(Known {
-        tasks,
-        clips,
-        earlier,
-        owners,
-    })
-}
-
-/// What an import stores, decided from the manifest and what the campaign holds (no
-/// database): every clip that is new or a new version, or every problem with line and
-/// field. An empty plan stores nothing.
-pub(crate) fn plan_import<'m>(
-    campaign: &Campaign,
-    manifest: &'m CheckedManifest,
-    known: &Known,
-) -> Result<(Vec<Plan<'m>>, ImportSummary)> {
-    let mut problems = Vec::new();
-    let mut plans: Vec<Plan<'m>> = Vec::new();
-    let mut summary = ImportSummary {
-        campaign: campaign.name.clone(),
-        ..ImportSummary::default()
-    };
-    for clip in &manifest.clips {
-        if !known.tasks.contains_key(&clip.task) {
-            problems.push(LineError::new(
-                clip.line,
-                Some("task"),
-                format!("campaign `{}` has no task `{}`", campaign.name, clip.task),
-            ));
-            continue;
-        }
-        let plan = match known.clips.get(&clip.clip_id) {
-            None => Plan {
-                clip,
-                clip_pk: None,
-                version: 1,
-                pair: (None, None),
-            },
-            Some(k) => {
-                if k.task != clip.task {
-                    problems.push(LineError::new(
-                        clip.line,
-                        Some("task"),
-                        format!(
-                            "clip `{}` is already imported under task `{}`; a clip cannot change task",
-                            clip.clip_id, k.task
-                        ),
-                    ));
-                    continue;
-                }
-                if k.media_sha256 == clip.media.sha256 {
-                    if k.fields != clip.fields {
-                        problems.push(LineError::new(
-                            clip.line,
-                            None,
-                            format!(
-                                "clip `{}` is already imported with this video but different fields or questions; a changed clip needs a new video file (a new version)",
-                                clip.clip_id
-                            ),
-                        ));
-                    } else {
-                        summary.unchanged += 1;
-                    }
-                    continue;
-                }
-                // A video this clip had before (an older manifest imported again) is
-                // not a new version.
-                if known.earlier.contains(&(clip.clip_id.clone(), clip.media.sha256.clone())) {
-                    summary.unchanged += 1;
-                    continue;
-                }
-                // Only a clip rejected in Stage 1 gets a new version: one in review,
-                // waiting for an author or retained keeps its video.
-                if !Outcome::parse(&k.outcome).is_some_and(Outcome::is_rejected) {
-                    let state = match k.outcome.as_str() {
-                        "pending" => "still in Stage 1 review",
-                        "split" => "waiting for an author",
-                        _ => "retained",
-                    };
-                    problems.push(LineError::new(
-                        clip.line,
-                        Some("file"),
-                        format!(
-                            "clip `{}` has a new video but is {state}; only a clip rejected in Stage 1 gets a new version",
-                            clip.clip_id
-                        ),
-                    ));
-                    continue;
-                }
-                Plan {
-                    clip,
-                    clip_pk: Some(k.id),
-                    version: k.version + 1,
-                    pair: (k.rater1_id, k.rater2_id),
-                }
-            }
-        };
-        // A question id belongs to one clip of the campaign.
-        for (i, q) in clip.questions.iter().enumerate() {
-            if let Some(owner) = known.owners.get(&q.question_id)
-                && *owner != clip.clip_id
-            {
-                problems.push(LineError::new(
-                    clip.line,
-                    Some(&format!("questions[{i}].question_id")),
-                    format!(
-                        "question_id `{}` already belongs to clip `{owner}`",
-                        q.question_id
-                    ),
-                ));
-            }
-        }
-        plans.push(plan);
-    }
-    if !problems.is_empty() {
-        return Err(Error::Rejected(Rejected {
-            what: format!("manifest {}", manifest.path.display()),
-            problems,
-        }));
-    }
-    summary.clips_new = plans.iter().filter(|p| p.clip_pk.is_none()).count();
-    summary.versions_new = plans.len() - summary.clips_new;
-    summary.questions_new = plans.iter().map(|p| p.clip.questions.len()).sum();
-    Ok((plans, summary))
-}
-
-async fn import_manifest_in(
-    c: &mut Conn,
-    campaign_name: &str,
-    manifest: &CheckedManifest,
-) -> Result<(ImportSummary, HashSet<String>)> {
-    let campaign = ensure_campaign_in(c, campaign_name).await?;
-    let known = known_in(c, campaign.id).await?;
-    let (plans, summary) = plan_import(&campaign, manifest, &known)?;
-    if plans.is_empty() {
-        // Nothing new: leave the database exactly as it was.
-        return Ok((summary, HashSet::new()));
-    }
-    let tasks = &known.tasks;
-
-    let now = now_micros();
-    let import_id: i64 = qs(INSERT_IMPORT)
-    .bind(campaign.id)
-    .bind(manifest.path.display().to_string())
-    .bind(&manifest.sha256)
-    .bind(i64::try_from(summary.clips_new).unwrap_or(i64::MAX))
-    .bind(i64::try_from(summary.versions_new).unwrap_or(i64::MAX))
-    .bind(now)
-    .fetch_one(&mut *c)
-    .await?;
-
-    // New clips.
-    let new_clips: Vec<&Plan<'_>> = plans.iter().filter(|p| p.clip_pk.is_none()).collect();
-    let mut clip_pk: HashMap<String, i64> = plans
-        .iter()
-        .filter_map(|p| p.clip_pk.map(|pk| (p.clip.clip_id.clone(), pk)))
-        .collect();
-    for chunk in new_clips.chunks(chunk_rows(4)) {
-        let sql = format!(
-            "{INSERT_CLIPS}{} RETURNING id, clip_key",
-            values(1, 4, chunk.len())
-        );
-        let mut insert = qa::<(i64, String)>(sqlx::AssertSqlSafe(sql));
-        for p in chunk {
-            insert = insert
-                .bind(campaign.id)
-                .bind(tasks[&p.clip.task].id)
-                .bind(p.clip.clip_id.clone())
-                .bind(i64::from(p.clip.calibration.is_some()));
-        }
-        for (id, key) in insert.fetch_all(&mut *c).await? {
-            clip_pk.insert(key, id);
-        }
-    }
-    // Their versions.
-    let mut version_of: HashMap<i64, i64> = HashMap::new(); // clip pk -> new version id
-    for chunk in plans.chunks(chunk_rows(9)) {
-        let sql = format!(
-            "{INSERT_VERSIONS}{} RETURNING id, clip_id",
-            values(1, 9, chunk.len())
-        );
-        let mut insert = qa::<(i64, i64)>(sqlx::AssertSqlSafe(sql));
-        for p in chunk {
-            let pk = clip_pk.get(&p.clip.clip_id).copied().unwrap_or(0);
-            insert = insert
-                .bind(pk)
-                .bind(p.version)
-                .bind(p.clip.media.sha256.clone())
-                .bind(p.clip.media.media_type)
-                .bind(i64::try_from(p.clip.media.size).unwrap_or(i64::MAX))
-                .bind(p.clip.file.clone())
-                .bind(p.clip.fields.clone())
-                .bind(import_id)
-                .bind(now);
-        }
-        for (id, clip) in insert.fetch_all(&mut *c).await? {
-            version_of.insert(clip, id);
-        }
-    }
-    // The versions they replace leave the queues.
-    if summary.versions_new > 0 {
-        q(RETIRE_REPLACED)
-        .bind(import_id)
-        .execute(&mut *c)
-        .await?;
-    }
-    q(POINT_AT_NEW_VERSIONS)
-    .bind(import_id)
-    .execute(&mut *c)
-    .await?;
-
-    // Stage 1 items: in the queue of the pair that reviewed the rejected version, or of
-    // the task's pair in force; calibration items in no queue.
-    let mut stage1: HashMap<i64, i64> = HashMap::new(); // version id -> item id
-    let mut keys: Vec<(i64, &crate::domain::rules::CheckedVerdict)> = Vec::new();
-    for chunk in plans.chunks(chunk_rows(13)) {
-        let sql = format!(
-            "{INSERT_STAGE1}{} RETURNING id, clip_version_id",
-            values(1, 13, chunk.len())
-        );
-        let mut insert = qa::<(i64, i64)>(sqlx::AssertSqlSafe(sql));
-        for p in chunk {
-            let task = &tasks[&p.clip.task];
-            let pk = clip_pk.get(&p.clip.clip_id).copied().unwrap_or(0);
-            let version_id = version_of.get(&pk).copied().unwrap_or(0);
-            let queue = p.queue(task);
-            insert = insert
-                .bind(campaign.id)
-                .bind(task.id)
-                .bind(1i64)
-                .bind(version_id)
-                .bind(p.clip.clip_id.clone())
-                .bind(p.version)
-                .bind(sort_key(task.position, &p.clip.clip_id, None))
-                .bind(p.pair.0)
-                .bind(p.pair.1)
-                .bind(queue.0)
-                .bind(queue.1)
-                .bind(i64::from(p.clip.calibration.is_some()))
-                .bind(1i64);
-        }
-        for (id, version) in insert.fetch_all(&mut *c).await? {
-            stage1.insert(version, id);
-        }
-    }
-    for p in &plans {
-        if let Some(key) = &p.clip.calibration {
-            let pk = clip_pk.get(&p.clip.clip_id).copied().unwrap_or(0);
-            let version_id = version_of.get(&pk).copied().unwrap_or(0);
-            if let Some(item) = stage1.get(&version_id) {
-                keys.push((*item, key));
-            }
-        }
-    }
-    // Questions, and their Stage 2 items (in no queue until the clip is retained).
-    let questions: Vec<(&Plan<'_>, usize, &crate::domain::import::ManifestQuestion)> = plans
-        .iter()
-        .flat_map(|p| p.clip.questions.iter().enumerate().map(move |(i, q)| (p, i, q)))
-        .collect();
-    let mut question_id: HashMap<(i64, i64), i64> = HashMap::new(); // (version, position) -> id
-    for chunk in questions.chunks(chunk_rows(8)) {
-        let sql = format!(
-            "{INSERT_QUESTIONS}{} RETURNING id, clip_version_id, position",
-            values(1, 8, chunk.len())
-        );
-        let mut insert = qa::<(i64, i64, i64)>(sqlx::AssertSqlSafe(sql));
-        for (p, i, qu) in chunk {
-            let pk = clip_pk.get(&p.clip.clip_id).copied().unwrap_or(0);
-            let version_id = version_of.get(&pk).copied().unwrap_or(0);
-            let options = serde_json::to_string(&qu.options)
-                .map_err(|e| Error::Internal(format!("options do not serialise: {e}")))?;
-            insert = insert
-                .bind(version_id)
-                .bind(i64::try_from(*i).unwrap_or(i64::MAX))
-                .bind(qu.question_id.clone())
-                .bind(qu.qa_type.clone())
-                .bind(qu.level.as_str())
-                .bind(qu.question.clone())
-                .bind(options)
-                .bind(i64::try_from(qu.answer).unwrap_or(i64::MAX));
-        }
-        for (id, version, position) in insert.fetch_all(&mut *c).await? {
-            question_id.insert((version, position), id);
-        }
-    }
-    let mut question_item: HashMap<i64, i64> = HashMap::new(); // question id -> item id
-    for chunk in questions.chunks(chunk_rows(13)) {
-        let sql = format!(
-            "{INSERT_STAGE2}{} RETURNING id, question_id",
-            values(1, 13, chunk.len())
-        );
-        let mut insert = qa::<(i64, i64)>(sqlx::AssertSqlSafe(sql));
-        for (p, i, qu) in chunk {
-            let task = &tasks[&p.clip.task];
-            let pk = clip_pk.get(&p.clip.clip_id).copied().unwrap_or(0);
-            let version_id = version_of.get(&pk).copied().unwrap_or(0);
-            let position = i64::try_from(*i).unwrap_or(i64::MAX);
-            let qid = question_id.get(&(version_id, position)).copied().unwrap_or(0);
-            insert = insert
-                .bind(campaign.id)
-                .bind(task.id)
-                .bind(2i64)
-                .bind(version_id)
-                .bind(qid)
-                .bind(stage1.get(&version_id).copied())
-                .bind(qu.question_id.clone())
-                .bind(p.version)
-                .bind(qu.qa_type.clone())
-                .bind(qu.level.as_str())
-                .bind(sort_key(task.position, &p.clip.clip_id, Some(position)))
-                .bind(i64::from(p.clip.calibration.is_some()))
-                .bind(1i64);
-        }
-        for (id, qid) in insert.fetch_all(&mut *c).await? {
-            question_item.insert(qid, id);
-        }
-    }
-    for (p, i, qu) in &questions {
-        if let Some(key) = &qu.calibration {
-            let pk = clip_pk.get(&p.clip.clip_id).copied().unwrap_or(0);
-            let version_id = version_of.get(&pk).copied().unwrap_or(0);
-            let position = i64::try_from(*i).unwrap_or(i64::MAX);
-            if let Some(item) = question_id
-                .get(&(version_id, position))
-                .and_then(|qid| question_item.get(qid))
-            {
-                keys.push((*item, key));
-            }
-        }
-    }
-    if !keys.is_empty() {
-        insert_keys_in(c, &keys).await?;
-        super::gates::refresh_gates_in(c, campaign.id).await?;
-    }
-    let stored = plans.iter().map(|p| p.clip.media.sha256.clone()).collect();
-    Ok((summary, stored))
 }

@@ -7,15 +7,8 @@ use crate::store::ControlText;
 
 impl Backend {
     pub(crate) async fn probe_write(&self) -> Result<()> {
-        self.write(crate::store::Lock::Rows, |c| {
-            Box::pin(async move {
-                q("INSERT INTO health (id, checked_at) VALUES (1, $1)
-                   ON CONFLICT (id) DO UPDATE SET checked_at = $1")
-                .bind(crate::clock::now_micros())
-                .execute(&mut *c)
-                .await?;
-                Ok(())
-            })
+        self.write_tx(crate::store::Lock::Rows, |tx| {
+            Box::pin(crate::store::write::misc::probe(tx))
         })
         .await
     }
@@ -24,18 +17,9 @@ impl Backend {
     pub(crate) async fn media_key(&self) -> Result<[u8; 16]> {
         let fresh = crate::auth::random_id(16)?;
         let hex: String = self
-            .write(crate::store::Lock::Rows, move |c| {
+            .write_tx(crate::store::Lock::Rows, move |tx| {
                 let fresh = fresh.clone();
-                Box::pin(async move {
-                    q("INSERT INTO server_keys (name, value) VALUES ('media', $1)
-                       ON CONFLICT (name) DO NOTHING")
-                    .bind(&fresh)
-                    .execute(&mut *c)
-                    .await?;
-                    Ok(qs::<String>("SELECT value FROM server_keys WHERE name = 'media'")
-                        .fetch_one(&mut *c)
-                        .await?)
-                })
+                Box::pin(async move { crate::store::write::misc::media_key(tx, &fresh).await })
             })
             .await?;
         let mut key = [0u8; 16];

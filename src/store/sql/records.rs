@@ -3,213 +3,19 @@
 // the regeneration list, the audit trail. (Shared SQL: compiled once per backend, see
 // store/mod.rs.)
 
-use super::review::{Target, record_verdict_in, resolve_in};
+use crate::store::write;
 use crate::domain::records::{
     AuditEvent, DecisionRecord, DecisionRow, RegenerationItem, ResolutionRecord, ResolutionRow,
     RetainedClip, RetainedCounts, RetainedQuestion,
 };
-use crate::domain::{Origin, Outcome, Role};
-use crate::error::{Error, LineError, Rejected, Result};
+use crate::domain::Outcome;
+use crate::error::{Error, LineError, Result};
 use crate::store::Lock;
-use crate::store::accounts::User;
 use crate::store::catalog::Campaign;
 use crate::store::records::BulkSummary;
-use crate::store::review::{Dedupe, Path, VerdictRequest, VersionRule};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Arc;
-
-/// Most problems listed for one refused file.
-const MAX_PROBLEMS: usize = 200;
-
-/// Maps a refusal of one row to the field it is about.
-fn row_problem(line: usize, e: Error, actor_field: &str) -> Result<LineError> {
-    Ok(match e {
-        Error::Field { field, message } => LineError::new(line, Some(&field), message),
-        Error::Forbidden(m) => LineError::new(line, Some(actor_field), m),
-        Error::NotFound(m) | Error::Conflict(m) | Error::Invalid(m) => {
-            LineError::new(line, Some("item_id"), m)
-        }
-        other => return Err(other),
-    })
-}
-
-fn finish(what: &str, mut problems: Vec<LineError>) -> Error {
-    problems.sort_by_key(|p| p.line);
-    let extra = problems.len().saturating_sub(MAX_PROBLEMS);
-    problems.truncate(MAX_PROBLEMS);
-    if extra > 0 {
-        let line = problems.last().map_or(0, |p| p.line);
-        problems.push(LineError::new(
-            line,
-            None,
-            format!("... and {extra} more problem(s)"),
-        ));
-    }
-    Error::Rejected(Rejected {
-        what: what.to_string(),
-        problems,
-    })
-}
-
-/// The people a file names, each looked up once.
-struct People<'a> {
-    cache: HashMap<String, Option<User>>,
-    role: Role,
-    field: &'a str,
-}
-
-impl People<'_> {
-    async fn get(&mut self, c: &mut Conn, name: &str) -> Result<std::result::Result<User, String>> {
-        if !self.cache.contains_key(name) {
-            let u = super::base::user_by_name_in(c, name).await?;
-            self.cache.insert(name.to_string(), u);
-        }
-        Ok(match self.cache.get(name).cloned().flatten() {
-            None => Err(format!("no user named `{name}`")),
-            Some(u) if u.role != self.role => Err(format!(
-                "`{name}` is a {}, not a{} {}",
-                u.role,
-                if self.role == Role::Admin { "n" } else { "" },
-                self.role
-            )),
-            Some(u) => Ok(u),
-        })
-    }
-}
-
-fn not_in_campaign(row_stage: crate::domain::Stage, key: &str, version: Option<i64>, campaign: &str) -> String {
-    format!(
-        "no {} `{key}`{} in campaign `{campaign}`",
-        row_stage.item_noun(),
-        version
-            .map(|v| format!(" in version {v} of its clip"))
-            .unwrap_or_default()
-    )
-}
-
-async fn import_decisions_in(
-    c: &mut Conn,
-    campaign: &Campaign,
-    rows: &[DecisionRow],
-    mut problems: Vec<LineError>,
-    what: &str,
-) -> Result<BulkSummary> {
-    let mut people = People {
-        cache: HashMap::new(),
-        role: Role::Validator,
-        field: "validator",
-    };
-    let mut summary = BulkSummary {
-        rows: rows.len(),
-        ..BulkSummary::default()
-    };
-    for row in rows {
-        let validator = match people.get(c, &row.validator).await? {
-            Ok(u) => u,
-            Err(m) => {
-                problems.push(LineError::new(row.line, Some(people.field), m));
-                continue;
-            }
-        };
-        let req = VerdictRequest {
-            verdict: row.verdict,
-            reasons: row.reasons.clone(),
-            note: row.note.clone(),
-            time_spent_ms: row.time_spent_ms,
-            time_measure: row.time_measure,
-            version: if row.clip_version.is_some() {
-                VersionRule::Named
-            } else {
-                VersionRule::Newest
-            },
-        };
-        let target = Target {
-            campaign_id: campaign.id,
-            stage: row.stage,
-            key: &row.item_id,
-            version: row.clip_version,
-            path: Path::Records,
-        };
-        match record_verdict_in(
-            c,
-            &target,
-            &validator,
-            &req,
-            row.decided_at,
-            Origin::Import,
-            Dedupe::SameRecord,
-        )
-        .await
-        {
-            Ok(r) if r.recorded => summary.recorded += 1,
-            Ok(_) => summary.repeated += 1,
-            Err(Error::NotFound(_)) => problems.push(LineError::new(
-                row.line,
-                Some("item_id"),
-                not_in_campaign(row.stage, &row.item_id, row.clip_version, &campaign.name),
-            )),
-            Err(e) => problems.push(row_problem(row.line, e, "validator")?),
-        }
-    }
-    if !problems.is_empty() {
-        return Err(finish(what, problems));
-    }
-    Ok(summary)
-}
-
-async fn import_resolutions_in(
-    c: &mut Conn,
-    campaign: &Campaign,
-    rows: &[ResolutionRow],
-    mut problems: Vec<LineError>,
-    what: &str,
-) -> Result<BulkSummary> {
-    let mut people = People {
-        cache: HashMap::new(),
-        role: Role::Author,
-        field: "author",
-    };
-    let mut summary = BulkSummary {
-        rows: rows.len(),
-        ..BulkSummary::default()
-    };
-    for row in rows {
-        let author = match people.get(c, &row.author).await? {
-            Ok(u) => u,
-            Err(m) => {
-                problems.push(LineError::new(row.line, Some(people.field), m));
-                continue;
-            }
-        };
-        match resolve_in(
-            c,
-            campaign.id,
-            row.stage,
-            &row.item_id,
-            &author,
-            row.verdict,
-            &row.note,
-            row.decided_at,
-            Origin::Import,
-        )
-        .await
-        {
-            Ok(true) => summary.recorded += 1,
-            Ok(false) => summary.repeated += 1,
-            Err(Error::NotFound(_)) => problems.push(LineError::new(
-                row.line,
-                Some("item_id"),
-                not_in_campaign(row.stage, &row.item_id, None, &campaign.name),
-            )),
-            Err(e) => problems.push(row_problem(row.line, e, "author")?),
-        }
-    }
-    if !problems.is_empty() {
-        return Err(finish(what, problems));
-    }
-    Ok(summary)
-}
 
 fn parse_outcome(s: &str) -> Result<Outcome> {
     Outcome::parse(s).ok_or_else(|| Error::Internal(format!("stored outcome `{s}`")))
@@ -224,10 +30,14 @@ impl Backend {
         what: &str,
     ) -> Result<BulkSummary> {
         let (campaign, rows, what) = (campaign.clone(), Arc::new(rows.to_vec()), what.to_string());
-        self.write(Lock::Structure, move |c| {
+        self.write_tx(Lock::Structure, move |tx| {
             let (campaign, rows, problems, what) =
                 (campaign.clone(), rows.clone(), problems.clone(), what.clone());
-            Box::pin(async move { import_decisions_in(c, &campaign, &rows, problems, &what).await })
+            Box::pin(async move {
+                let rows = write::records::Rows::Decisions(&rows);
+                write::records::import(tx, (campaign.id, &campaign.name), rows, problems, &what)
+                    .await
+            })
         })
         .await
     }
@@ -240,10 +50,14 @@ impl Backend {
         what: &str,
     ) -> Result<BulkSummary> {
         let (campaign, rows, what) = (campaign.clone(), Arc::new(rows.to_vec()), what.to_string());
-        self.write(Lock::Structure, move |c| {
+        self.write_tx(Lock::Structure, move |tx| {
             let (campaign, rows, problems, what) =
                 (campaign.clone(), rows.clone(), problems.clone(), what.clone());
-            Box::pin(async move { import_resolutions_in(c, &campaign, &rows, problems, &what).await })
+            Box::pin(async move {
+                let rows = write::records::Rows::Resolutions(&rows);
+                write::records::import(tx, (campaign.id, &campaign.name), rows, problems, &what)
+                    .await
+            })
         })
         .await
     }
@@ -484,8 +298,10 @@ impl Backend {
                     r.reasons2.unwrap_or_default()
                 );
                 let reasons: Vec<String> =
-                    crate::domain::Reason::join(&crate::domain::Reason::split_stored(&both))
-                        .split(';')
+                    crate::domain::Reason::join(&crate::domain::Reason::split_stored(&both).map_err(
+                        |m| Error::Internal(format!("clip `{}`, its Stage 1 item: {m}", r.clip_key)),
+                    )?)
+                    .split(';')
                         .filter(|x| !x.is_empty())
                         .map(str::to_string)
                         .collect();

@@ -6,10 +6,11 @@ use crate::clock::now_micros;
 use crate::domain::Role;
 use crate::error::Result;
 use crate::store::Lock;
+use crate::store::write;
 use crate::store::accounts::{User, UserRow};
 use crate::store::sessions::{
-    ABSOLUTE_MICROS, Admission, GrantedMedia, IDLE_MICROS, Session, THROTTLE_WINDOW_MICROS,
-    TOUCH_MICROS, delay_micros, retry_after_secs,
+    ABSOLUTE_MICROS, Admission, GrantedMedia, IDLE_MICROS, Session,
+    TOUCH_MICROS,
 };
 
 impl Backend {
@@ -18,26 +19,9 @@ impl Backend {
         let csrf = auth::random_id(32)?;
         let id_hash = auth::sha256_hex(id.as_bytes());
         let user_id = user.id;
-        self.write(Lock::Rows, move |c| {
+        self.write_tx(Lock::Rows, move |tx| {
             let (id_hash, csrf) = (id_hash.clone(), csrf.clone());
-            Box::pin(async move {
-                let now = now_micros();
-                // Old sessions of this account that have run out are cleared on the way.
-                q("DELETE FROM sessions WHERE user_id = $1 AND (last_seen_at < $2 OR created_at < $3)")
-                    .bind(user_id)
-                    .bind(now - IDLE_MICROS)
-                    .bind(now - ABSOLUTE_MICROS)
-                    .execute(&mut *c)
-                    .await?;
-                q("INSERT INTO sessions (id_hash, user_id, csrf_token, created_at, last_seen_at) VALUES ($1, $2, $3, $4, $4)")
-                    .bind(&id_hash)
-                    .bind(user_id)
-                    .bind(&csrf)
-                    .bind(now)
-                    .execute(&mut *c)
-                    .await?;
-                Ok(())
-            })
+            Box::pin(async move { write::sessions::create(tx, user_id, &id_hash, &csrf).await })
         })
         .await?;
         Ok(id)
@@ -68,16 +52,9 @@ impl Backend {
         }
         if now - row.last_seen_at > TOUCH_MICROS {
             let key = id_hash.clone();
-            self.write(Lock::Rows, move |c| {
+            self.write_tx(Lock::Rows, move |tx| {
                 let key = key.clone();
-                Box::pin(async move {
-                    q("UPDATE sessions SET last_seen_at = $1 WHERE id_hash = $2")
-                        .bind(now)
-                        .bind(&key)
-                        .execute(&mut *c)
-                        .await?;
-                    Ok(())
-                })
+                Box::pin(async move { write::sessions::touch(tx, &key, now).await })
             })
             .await?;
         }
@@ -90,97 +67,28 @@ impl Backend {
 
     pub(crate) async fn end_session(&self, session: &Session) -> Result<()> {
         let key = session.id_hash.clone();
-        self.write(Lock::Rows, move |c| {
+        self.write_tx(Lock::Rows, move |tx| {
             let key = key.clone();
-            Box::pin(async move {
-                q("DELETE FROM sessions WHERE id_hash = $1")
-                    .bind(&key)
-                    .execute(&mut *c)
-                    .await?;
-                Ok(())
-            })
+            Box::pin(async move { write::sessions::end(tx, &key).await })
         })
         .await
     }
 
     pub(crate) async fn admit_login(&self, keys: &[(String, i64)]) -> Result<Admission> {
         let keys = keys.to_vec();
-        self.write(Lock::Rows, move |c| {
+        self.write_tx(Lock::Rows, move |tx| {
             let keys = keys.clone();
-            Box::pin(async move {
-                let now = now_micros();
-                let mut rows = Vec::with_capacity(keys.len());
-                let mut wait_until = 0i64;
-                for (key, allowed) in &keys {
-                    // The row exists (and, on PostgreSQL, is locked) before it is read:
-                    // parallel attempts on one key count one after another.
-                    q("INSERT INTO login_throttle (key, failures, window_start, blocked_until)
-                       VALUES ($1, 0, $2, 0) ON CONFLICT (key) DO NOTHING")
-                    .bind(key)
-                    .bind(now)
-                    .execute(&mut *c)
-                    .await?;
-                    let (failures, window_start, blocked_until): (i64, i64, i64) = qa(concat!(
-                        "SELECT t.failures, t.window_start, t.blocked_until FROM login_throttle t WHERE t.key = $1",
-                        for_update!("t")
-                    ))
-                    .bind(key)
-                    .fetch_one(&mut *c)
-                    .await?;
-                    let (failures, window_start) = if window_start >= now - THROTTLE_WINDOW_MICROS {
-                        (failures, window_start)
-                    } else {
-                        (0, now)
-                    };
-                    wait_until = wait_until.max(blocked_until);
-                    rows.push((key.clone(), *allowed, failures, window_start, blocked_until));
-                }
-                if wait_until > now {
-                    return Ok(Admission::Wait(retry_after_secs(wait_until - now)));
-                }
-                for (key, allowed, failures, window_start, blocked_until) in rows {
-                    let failures = failures + 1;
-                    let blocked_until = if failures >= allowed {
-                        now + delay_micros(failures - allowed)
-                    } else {
-                        blocked_until
-                    };
-                    q("UPDATE login_throttle SET failures = $2, window_start = $3, blocked_until = $4 WHERE key = $1")
-                        .bind(&key)
-                        .bind(failures)
-                        .bind(window_start)
-                        .bind(blocked_until)
-                        .execute(&mut *c)
-                        .await?;
-                }
-                // Keep the table small: keys quiet for a day are forgotten.
-                q("DELETE FROM login_throttle WHERE window_start < $1 AND blocked_until < $2")
-                    .bind(now - 24 * 3600 * 1_000_000)
-                    .bind(now)
-                    .execute(&mut *c)
-                    .await?;
-                Ok(Admission::Admitted)
-            })
+            Box::pin(async move { write::sessions::admit(tx, &keys).await })
         })
         .await
     }
 
     pub(crate) async fn login_succeeded(&self, name_key: &str, addr_key: Option<&str>) -> Result<()> {
         let (name_key, addr_key) = (name_key.to_string(), addr_key.map(str::to_string));
-        self.write(Lock::Rows, move |c| {
+        self.write_tx(Lock::Rows, move |tx| {
             let (name_key, addr_key) = (name_key.clone(), addr_key.clone());
             Box::pin(async move {
-                q("DELETE FROM login_throttle WHERE key = $1")
-                    .bind(&name_key)
-                    .execute(&mut *c)
-                    .await?;
-                if let Some(k) = &addr_key {
-                    q("UPDATE login_throttle SET failures = failures - 1 WHERE key = $1 AND failures > 0")
-                        .bind(k)
-                        .execute(&mut *c)
-                        .await?;
-                }
-                Ok(())
+                write::sessions::succeeded(tx, &name_key, addr_key.as_deref()).await
             })
         })
         .await

@@ -29,7 +29,7 @@ impl Backend {
         }
         if let Some((a, b)) = &scope.pair {
             for name in [a, b] {
-                if super::base::user_by_name_in(&mut c, name).await?.is_none() {
+                if crate::store::write::base::user_by_name(&mut *c, name).await?.is_none() {
                     return Err(Error::NotFound(format!("no user named `{name}`")));
                 }
             }

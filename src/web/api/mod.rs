@@ -64,10 +64,15 @@ static OPENAPI: &str = include_str!("../openapi.json");
 
 /// Puts the URLs of a clip's file and strip, made for `user`, into an API reply.
 /// They answer to this user's token (or session) only, under the pages' rules.
-fn clip_urls(state: &AppState, user: &User, clip: &mut crate::store::review::ClipView) {
-    let token = state.store.media_grant(user, clip.version_id);
+fn clip_urls(
+    state: &AppState,
+    user: &User,
+    clip: &mut crate::store::review::ClipView,
+) -> Result<()> {
+    let token = state.store.media_grant(user, clip.version_id)?;
     clip.media_url = Some(format!("/media/{token}"));
     clip.strip_url = crate::web::media::strips_possible().then(|| format!("/media/{token}/strip"));
+    Ok(())
 }
 
 pub async fn openapi() -> Response {
@@ -145,7 +150,7 @@ pub async fn item(
         .validator_item(&campaign, &user, stage(&s)?, &key)
         .await?;
     let mut item = item;
-    clip_urls(&state, &user, &mut item.clip);
+    clip_urls(&state, &user, &mut item.clip)?;
     Ok(Json(item).into_response())
 }
 
@@ -218,7 +223,7 @@ pub async fn split(
 ) -> Result<Response> {
     let campaign = campaign(&state, &c).await?;
     let mut split = state.store.split_item(&campaign, stage(&s)?, &key).await?;
-    clip_urls(&state, &user, &mut split.clip);
+    clip_urls(&state, &user, &mut split.clip)?;
     Ok(Json(split).into_response())
 }
 
@@ -254,7 +259,7 @@ pub async fn resolution(
         )
         .await?;
     let mut split = state.store.split_item(&campaign, stage, &key).await?;
-    clip_urls(&state, &user, &mut split.clip);
+    clip_urls(&state, &user, &mut split.clip)?;
     let status = if recorded {
         StatusCode::CREATED
     } else {
@@ -343,7 +348,7 @@ pub async fn calibration_item(
         .calibration_item(&campaign, &user, stage(&s)?, &key)
         .await?;
     let mut item = item;
-    clip_urls(&state, &user, &mut item.clip);
+    clip_urls(&state, &user, &mut item.clip)?;
     Ok(Json(item).into_response())
 }
 

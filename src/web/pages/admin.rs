@@ -665,7 +665,6 @@ pub async fn create_token(
 struct ImportPage {
     chrome: Chrome,
     campaign: String,
-    csrf: String,
     folder: String,
     error: Option<String>,
     problems: Vec<LineError>,
@@ -702,7 +701,6 @@ async fn import_page_with(
         None => (None, vec![]),
     };
     let mut resp = render(&ImportPage {
-        csrf: chrome.csrf.clone(),
         chrome,
         campaign: c.to_string(),
         folder,

@@ -251,7 +251,7 @@ pub async fn player(
     session: &Session,
     clip: &crate::store::review::ClipView,
 ) -> Result<Player, Error> {
-    let token = state.store.media_grant(&session.user, clip.version_id);
+    let token = state.store.media_grant(&session.user, clip.version_id)?;
     Ok(Player {
         src: format!("/media/{token}"),
         media_type: clip.media_type.clone(),

@@ -1,0 +1,176 @@
+//! The lookups that every write shares, called downward only: users by name or id, a
+//! campaign (made on first use, with its tasks and pairs), the known verdicts of
+//! calibration items. Reads call them too, through the read connection's [`Tx`].
+
+use super::gates;
+use crate::clock::now_micros;
+use crate::domain::check_identifier;
+use crate::domain::rules::CheckedVerdict;
+use crate::domain::taxonomy::Taxonomy;
+use crate::error::{Error, Result};
+use crate::store::accounts::{User, UserRow};
+use crate::store::catalog::{Campaign, Settings};
+use crate::store::db::{Tx, Value, named, row, sql};
+use std::sync::Arc;
+
+pub(crate) async fn user_by_name(tx: &mut impl Tx, name: &str) -> Result<Option<User>> {
+    tx.fetch_opt::<UserRow>(
+        sql!("SELECT id, name, role FROM users WHERE name = :name"),
+        named! { name },
+    )
+    .await?
+    .map(User::try_from)
+    .transpose()
+}
+
+pub(crate) async fn user_by_id(tx: &mut impl Tx, id: i64) -> Result<Option<User>> {
+    tx.fetch_opt::<UserRow>(
+        sql!("SELECT id, name, role FROM users WHERE id = :id"),
+        named! { id },
+    )
+    .await?
+    .map(User::try_from)
+    .transpose()
+}
+
+/// A user's name, or `user #id` for one that is not there.
+pub(crate) async fn user_name(tx: &mut impl Tx, id: i64) -> Result<String> {
+    Ok(user_by_id(tx, id)
+        .await?
+        .map_or_else(|| format!("user #{id}"), |u| u.name))
+}
+
+row! {
+    struct CampaignRow {
+        id: i64,
+        name: String,
+        taxonomy: String,
+        target_per_task: i64,
+        calibration_threshold: f64,
+        calibration_min_items: i64,
+        revision: i64,
+    }
+}
+
+impl TryFrom<CampaignRow> for Campaign {
+    type Error = Error;
+    fn try_from(r: CampaignRow) -> Result<Campaign> {
+        let taxonomy: Taxonomy = serde_json::from_str(&r.taxonomy).map_err(|e| {
+            Error::Internal(format!(
+                "stored taxonomy of `{}` is unreadable: {e}",
+                r.name
+            ))
+        })?;
+        Ok(Campaign {
+            id: r.id,
+            name: r.name,
+            taxonomy: Arc::new(taxonomy),
+            settings: Settings {
+                target_per_task: r.target_per_task,
+                calibration_threshold: r.calibration_threshold,
+                calibration_min_items: r.calibration_min_items,
+            },
+            revision: r.revision,
+        })
+    }
+}
+
+pub(crate) async fn campaign(tx: &mut impl Tx, name: &str) -> Result<Option<Campaign>> {
+    tx.fetch_opt::<CampaignRow>(
+        sql!(
+            "SELECT id, name, taxonomy, target_per_task, calibration_threshold,
+                    calibration_min_items, revision
+             FROM campaigns WHERE name = :name"
+        ),
+        named! { name },
+    )
+    .await?
+    .map(Campaign::try_from)
+    .transpose()
+}
+
+/// The campaign named `name`, created with the built-in taxonomy if it does not exist.
+pub(crate) async fn ensure_campaign(tx: &mut impl Tx, name: &str) -> Result<Campaign> {
+    if let Some(found) = campaign(tx, name).await? {
+        return Ok(found);
+    }
+    check_identifier("campaign name", name).map_err(|m| Error::field("campaign", m))?;
+    let taxonomy = Taxonomy::vgenst();
+    let json = serde_json::to_string(&taxonomy)
+        .map_err(|e| Error::Internal(format!("taxonomy does not serialise: {e}")))?;
+    let id: i64 = tx
+        .scalar(
+            sql!(
+                "INSERT INTO campaigns (name, taxonomy, created_at)
+                 VALUES (:name, :taxonomy, :now) RETURNING id"
+            ),
+            named! { name, taxonomy: &json, now: now_micros() },
+        )
+        .await?;
+    let attributes: Vec<String> = taxonomy
+        .tasks
+        .iter()
+        .map(|t| {
+            serde_json::json!({
+                "scale": t.scale, "perspective": t.perspective, "dynamics": t.dynamics
+            })
+            .to_string()
+        })
+        .collect();
+    let rows: Vec<Vec<Value<'_>>> = taxonomy
+        .tasks
+        .iter()
+        .zip(&attributes)
+        .enumerate()
+        .map(|(position, (t, a))| {
+            vec![
+                id.into(),
+                i64::try_from(position).unwrap_or(i64::MAX).into(),
+                t.code.as_str().into(),
+                t.name.as_str().into(),
+                a.as_str().into(),
+            ]
+        })
+        .collect();
+    tx.insert_rows::<(i64,)>(
+        "INSERT INTO tasks (campaign_id, position, code, name, attributes)",
+        "id",
+        &rows,
+    )
+    .await?;
+    gates::refresh_pairs(tx, id).await?;
+    Ok(Campaign {
+        id,
+        name: name.to_string(),
+        taxonomy: Arc::new(taxonomy),
+        settings: Settings::default(),
+        revision: 0,
+    })
+}
+
+/// Stores the known verdicts of calibration items: (item, verdict) pairs.
+pub(crate) async fn insert_keys(tx: &mut impl Tx, keys: &[(i64, &CheckedVerdict)]) -> Result<()> {
+    let reasons: Vec<String> = keys
+        .iter()
+        .map(|(_, k)| crate::domain::Reason::join(&k.reasons))
+        .collect();
+    let rows: Vec<Vec<Value<'_>>> = keys
+        .iter()
+        .zip(&reasons)
+        .map(|((item, k), r)| {
+            vec![
+                (*item).into(),
+                k.verdict.as_str().into(),
+                r.as_str().into(),
+                k.note.as_str().into(),
+            ]
+        })
+        .collect();
+    tx.insert_rows::<(i64,)>(
+        "INSERT INTO calibration_keys (item_id, verdict, reasons, note)",
+        "item_id",
+        &rows,
+    )
+    .await?;
+    Ok(())
+}

@@ -1,0 +1,282 @@
+//! Calibration writes: a calibration verdict (loaded, decided by
+//! `domain::calibration::decide_calibration`, written), another round for a validator
+//! who failed, and a clip made a calibration clip. Each reads the rules, the items and
+//! the validator's history inside its own write; the gate (`pool_members.cleared`) is
+//! set in the same write that changes it.
+
+use super::{base, gates};
+use crate::clock::now_micros;
+use crate::domain::calibration::{
+    CalibrationInput, CalibrationPlan, CalibrationRefusal, CalibrationState, EarlierVerdict,
+    decide_calibration, next_round, status,
+};
+use crate::domain::rules::CheckedVerdict;
+use crate::domain::{Role, Stage, Verdict};
+use crate::error::{Error, Result};
+use crate::store::accounts::User;
+use crate::store::calibration::CalibrationFeedback;
+use crate::store::db::{Tx, locked, named, sql};
+use crate::store::review::VerdictRequest;
+
+/// Records a calibration verdict and answers with the known one.
+pub(crate) async fn record(
+    tx: &mut impl Tx,
+    campaign: (i64, &str),
+    validator: &User,
+    stage: Stage,
+    key: &str,
+    req: &VerdictRequest,
+) -> Result<CalibrationFeedback> {
+    let (campaign_id, campaign_name) = campaign;
+    // The membership row is this validator's lock for their calibration.
+    let member: Option<i64> = tx
+        .scalar_opt(
+            locked!(
+                "SELECT m.cleared FROM pool_members m
+                 WHERE m.campaign_id = :campaign AND m.user_id = :user",
+                "m"
+            ),
+            named! { campaign: campaign_id, user: validator.id },
+        )
+        .await?;
+    if validator.role != Role::Validator || member.is_none() {
+        return Err(Error::Forbidden(format!(
+            "{} is not in the validator pool of campaign `{campaign_name}`",
+            validator.name
+        )));
+    }
+    let (rules, items, mut histories) =
+        gates::calibration_facts(tx, campaign_id, Some(validator.id)).await?;
+    let history = histories.remove(&validator.id).unwrap_or_default();
+    let round = status(&items, rules, Some(&history), validator.id).round;
+    let item = items.iter().find(|it| it.stage == stage && it.key == key);
+    let earlier = match item {
+        None => None,
+        Some(it) => tx
+            .fetch_opt::<(String, String, String, i64)>(
+                sql!(
+                    "SELECT verdict, reasons, note, agrees FROM calibration_decisions
+                     WHERE item_id = :item AND validator_id = :user AND round = :round"
+                ),
+                named! { item: it.id, user: validator.id, round },
+            )
+            .await?
+            .map(
+                |(verdict, reasons, note, agrees)| -> Result<EarlierVerdict> {
+                    Ok(EarlierVerdict {
+                        verdict: Verdict::parse(&verdict).map_err(Error::Internal)?,
+                        reasons,
+                        note,
+                        agrees: agrees == 1,
+                    })
+                },
+            )
+            .transpose()?,
+    };
+    let plan = decide_calibration(&CalibrationInput {
+        items: &items,
+        rules,
+        history: &history,
+        user: validator.id,
+        stage,
+        key,
+        verdict: req.verdict,
+        reasons: &req.reasons,
+        note: &req.note,
+        time_spent_ms: req.time_spent_ms,
+        earlier,
+    });
+    let record = match plan {
+        Ok(CalibrationPlan::Repeat {
+            checked,
+            agrees,
+            known,
+            status,
+        }) => {
+            return Ok(CalibrationFeedback {
+                verdict: checked.verdict,
+                reasons: checked.reasons,
+                agrees,
+                known,
+                status,
+            });
+        }
+        Ok(CalibrationPlan::Record(r)) => r,
+        Err(CalibrationRefusal::NoItem) => {
+            return Err(Error::NotFound(format!(
+                "no calibration {} `{key}` in Stage {stage}",
+                stage.item_noun()
+            )));
+        }
+        Err(CalibrationRefusal::Field(e)) => return Err(e.into()),
+        Err(CalibrationRefusal::Conflict(m)) => return Err(Error::Conflict(m)),
+    };
+    let now = now_micros();
+    // The round's items are fixed from its first verdict on.
+    tx.exec(
+        sql!(
+            "INSERT INTO calibration_rounds (campaign_id, user_id, round, started_at, items)
+             VALUES (:campaign, :user, :round, :now, :items)
+             ON CONFLICT (campaign_id, user_id, round)
+             DO UPDATE SET items = COALESCE(calibration_rounds.items, excluded.items)"
+        ),
+        named! {
+            campaign: campaign_id,
+            user: validator.id,
+            round: record.round,
+            now,
+            items: &record.drawn,
+        },
+    )
+    .await?;
+    tx.exec(
+        sql!(
+            "INSERT INTO calibration_decisions (campaign_id, item_id, validator_id, round, verdict,
+                                                reasons, note, time_spent_ms, decided_at, agrees)
+             VALUES (:campaign, :item, :user, :round, :verdict, :reasons, :note, :time_spent,
+                     :now, :agrees)"
+        ),
+        named! {
+            campaign: campaign_id,
+            item: record.item,
+            user: validator.id,
+            round: record.round,
+            verdict: record.checked.verdict.as_str(),
+            reasons: &record.reasons,
+            note: &record.checked.note,
+            time_spent: record.time_spent_ms,
+            now,
+            agrees: i64::from(record.agrees),
+        },
+    )
+    .await?;
+    if record.passes() {
+        tx.exec(
+            sql!(
+                "UPDATE calibration_rounds SET passed_at = :now
+                 WHERE campaign_id = :campaign AND user_id = :user AND round = :round
+                   AND passed_at IS NULL"
+            ),
+            named! { now, campaign: campaign_id, user: validator.id, round: record.after.round },
+        )
+        .await?;
+        tx.exec(
+            sql!(
+                "UPDATE pool_members SET cleared = 1
+                 WHERE campaign_id = :campaign AND user_id = :user"
+            ),
+            named! { campaign: campaign_id, user: validator.id },
+        )
+        .await?;
+    }
+    Ok(CalibrationFeedback {
+        verdict: record.checked.verdict,
+        reasons: record.checked.reasons,
+        agrees: record.agrees,
+        known: record.known,
+        status: record.after,
+    })
+}
+
+/// Starts another calibration round for a validator who failed theirs; returns its
+/// number. The failed round stays on record; the next draws its items now.
+pub(crate) async fn reset(tx: &mut impl Tx, campaign_id: i64, name: &str, by: &str) -> Result<i64> {
+    let user = base::user_by_name(tx, name)
+        .await?
+        .ok_or_else(|| Error::NotFound(format!("no user named `{name}`")))?;
+    let (rules, items, mut histories) =
+        gates::calibration_facts(tx, campaign_id, Some(user.id)).await?;
+    let history = histories.remove(&user.id).unwrap_or_default();
+    let (failed, next, drawn) = next_round(&items, rules, &history, user.id).map_err(|state| {
+        Error::Conflict(format!(
+            "{name} has not failed calibration (it is {}); only a failed round is reset",
+            match state {
+                CalibrationState::Passed => "passed",
+                CalibrationState::InProgress => "in progress",
+                _ => "not required",
+            }
+        ))
+    })?;
+    let now = now_micros();
+    // Keep the failed round on record (it may have been made implicitly).
+    tx.exec(
+        sql!(
+            "INSERT INTO calibration_rounds (campaign_id, user_id, round, started_at)
+             VALUES (:campaign, :user, :round, :now)
+             ON CONFLICT (campaign_id, user_id, round) DO NOTHING"
+        ),
+        named! { campaign: campaign_id, user: user.id, round: failed, now },
+    )
+    .await?;
+    tx.exec(
+        sql!(
+            "INSERT INTO calibration_rounds (campaign_id, user_id, round, started_at, reset_by, items)
+             VALUES (:campaign, :user, :round, :now, :by, :items)"
+        ),
+        named! { campaign: campaign_id, user: user.id, round: next, now, by, items: &drawn },
+    )
+    .await?;
+    Ok(next)
+}
+
+/// Makes an imported clip that nobody has decided yet a calibration clip, with the
+/// known verdict of its Stage 1 item; the gates follow.
+pub(crate) async fn mark(
+    tx: &mut impl Tx,
+    campaign: (i64, &str),
+    clip_key: &str,
+    known: &CheckedVerdict,
+) -> Result<()> {
+    let (campaign_id, campaign_name) = campaign;
+    let (clip_pk, version_id, item_id): (i64, i64, i64) = tx
+        .fetch_opt(
+            sql!(
+                "SELECT c.id, v.id, i.id FROM clips c
+                 JOIN clip_versions v ON v.id = c.current_version_id
+                 JOIN items i ON i.clip_version_id = v.id AND i.stage = 1
+                 WHERE c.campaign_id = :campaign AND c.clip_key = :clip"
+            ),
+            named! { campaign: campaign_id, clip: clip_key },
+        )
+        .await?
+        .ok_or_else(|| {
+            Error::NotFound(format!(
+                "no clip `{clip_key}` in campaign `{campaign_name}`"
+            ))
+        })?;
+    let decided: i64 = tx
+        .scalar(
+            sql!(
+                "SELECT COUNT(*) FROM decisions d JOIN items i ON i.id = d.item_id
+                 WHERE i.clip_version_id = :version"
+            ),
+            named! { version: version_id },
+        )
+        .await?;
+    if decided > 0 {
+        return Err(Error::Conflict(format!(
+            "clip `{clip_key}` already has verdicts; only a clip nobody decided becomes a calibration clip"
+        )));
+    }
+    tx.exec(
+        sql!("UPDATE clips SET calibration = 1 WHERE id = :clip"),
+        named! { clip: clip_pk },
+    )
+    .await?;
+    tx.exec(
+        sql!(
+            "UPDATE items SET calibration = 1, rater1_id = NULL, rater2_id = NULL, queue1 = NULL,
+                              queue2 = NULL
+             WHERE clip_version_id = :version"
+        ),
+        named! { version: version_id },
+    )
+    .await?;
+    tx.exec(
+        sql!("DELETE FROM calibration_keys WHERE item_id = :item"),
+        named! { item: item_id },
+    )
+    .await?;
+    base::insert_keys(tx, &[(item_id, known)]).await?;
+    gates::refresh_gates(tx, campaign_id).await
+}

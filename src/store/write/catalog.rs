@@ -1,0 +1,626 @@
+//! Campaigns, their tasks and pairs, their settings, and the import of clips with their
+//! questions: what a manifest adds is decided by [`plan_import`] (no database) from
+//! what the campaign holds, then written by [`import_manifest`], the same on every
+//! backend (SQLite runs each row's insert prepared once; PostgreSQL multi-row inserts).
+
+use super::{base, gates};
+use crate::clock::now_micros;
+use crate::domain::Outcome;
+use crate::domain::import::{CheckedManifest, ManifestClip, ManifestQuestion};
+use crate::domain::rules::CheckedVerdict;
+use crate::domain::video::FrameTiming;
+use crate::error::{Error, LineError, Rejected, Result};
+use crate::store::catalog::{Campaign, ImportSummary, Settings};
+use crate::store::db::{Tx, Value, named, row, sql};
+use std::collections::{HashMap, HashSet};
+
+/// The campaign's tasks, as an import needs them.
+pub(crate) const IMPORT_TASKS: &str =
+    "SELECT id, code, position, rater1_id, rater2_id FROM tasks WHERE campaign_id = :campaign";
+/// Every clip of the campaign with its current version and Stage 1 item.
+pub(crate) const IMPORT_KNOWN: &str =
+    "SELECT c.id, c.clip_key, t.code AS task, v.media_sha256, v.fields, v.version,
+            i.outcome, i.rater1_id, i.rater2_id
+     FROM clips c JOIN tasks t ON t.id = c.task_id
+     JOIN clip_versions v ON v.id = c.current_version_id
+     JOIN items i ON i.clip_version_id = v.id AND i.stage = 1
+     WHERE c.campaign_id = :campaign";
+/// Every earlier video of a known clip.
+pub(crate) const IMPORT_EARLIER: &str =
+    "SELECT c.clip_key, v.media_sha256 FROM clip_versions v JOIN clips c ON c.id = v.clip_id
+     WHERE c.campaign_id = :campaign";
+/// The owner of every question id.
+pub(crate) const IMPORT_OWNERS: &str = "SELECT q.question_key, c.clip_key FROM questions q
+     JOIN clip_versions v ON v.id = q.clip_version_id JOIN clips c ON c.id = v.clip_id
+     WHERE c.campaign_id = :campaign";
+pub(crate) const INSERT_IMPORT: &str = "INSERT INTO imports (campaign_id, manifest, manifest_sha256, clips_new, versions_new, imported_at)
+     VALUES (:campaign, :manifest, :sha256, :clips_new, :versions_new, :now) RETURNING id";
+/// The versions an import replaces leave the queues.
+pub(crate) const RETIRE_REPLACED: &str =
+    "UPDATE items SET is_current = 0, queue1 = NULL, queue2 = NULL
+     WHERE is_current = 1 AND clip_version_id IN
+         (SELECT c.current_version_id FROM clips c JOIN clip_versions v ON v.clip_id = c.id
+          WHERE v.import_id = :import)";
+/// The clips an import brought a version of point at it.
+pub(crate) const POINT_AT_NEW_VERSIONS: &str =
+    "UPDATE clips SET current_version_id = (SELECT v.id FROM clip_versions v
+                                            WHERE v.clip_id = clips.id AND v.import_id = :import)
+     WHERE id IN (SELECT clip_id FROM clip_versions WHERE import_id = :import)";
+/// The rows an import inserts, up to their `VALUES`.
+pub(crate) const INSERT_CLIPS: &str =
+    "INSERT INTO clips (campaign_id, task_id, clip_key, calibration)";
+pub(crate) const INSERT_VERSIONS: &str = "INSERT INTO clip_versions (clip_id, version, media_sha256, media_type, media_size, source_file, fields, import_id, created_at)";
+pub(crate) const INSERT_STAGE1: &str = "INSERT INTO items (campaign_id, task_id, stage, clip_version_id, item_key, clip_version, sort_key,
+                          rater1_id, rater2_id, queue1, queue2, calibration, is_current)";
+pub(crate) const INSERT_QUESTIONS: &str = "INSERT INTO questions (clip_version_id, position, question_key, qa_type, level, body, options, answer)";
+pub(crate) const INSERT_STAGE2: &str = "INSERT INTO items (campaign_id, task_id, stage, clip_version_id, question_id, parent_item_id,
+                          item_key, clip_version, qa_type, level, sort_key, calibration, is_current)";
+
+row! {
+    /// A task as an import needs it.
+    pub(crate) struct ImportTask {
+        pub(crate) id: i64,
+        pub(crate) code: String,
+        pub(crate) position: i64,
+        pub(crate) rater1_id: Option<i64>,
+        pub(crate) rater2_id: Option<i64>,
+    }
+}
+
+/// What an import compares its manifest with, read inside its write.
+pub(crate) struct Known {
+    /// Tasks by code.
+    pub(crate) tasks: HashMap<String, ImportTask>,
+    /// Clips by key.
+    pub(crate) clips: HashMap<String, KnownClip>,
+    /// (clip key, video) of every version.
+    pub(crate) earlier: HashSet<(String, String)>,
+    /// Question key -> clip key.
+    pub(crate) owners: HashMap<String, String>,
+}
+
+/// A clip of the manifest that is new to the campaign, or a new version of a known one.
+pub(crate) struct Plan<'a> {
+    pub(crate) clip: &'a ManifestClip,
+    /// The known clip, for a new version.
+    pub(crate) clip_pk: Option<i64>,
+    pub(crate) version: i64,
+    /// The pair that reviewed the rejected version reviews the new one.
+    pub(crate) pair: (Option<i64>, Option<i64>),
+}
+
+impl Plan<'_> {
+    /// The queue of its Stage 1 item: the pair that reviewed the rejected version, or
+    /// the task's pair in force; a calibration item is in no queue.
+    pub(crate) fn queue(&self, task: &ImportTask) -> (Option<i64>, Option<i64>) {
+        if self.clip.calibration.is_some() {
+            (None, None)
+        } else if self.pair.0.is_some() {
+            self.pair
+        } else {
+            (task.rater1_id, task.rater2_id)
+        }
+    }
+}
+
+row! {
+/// A clip as stored, for an import to compare with.
+pub(crate) struct KnownClip {
+    pub(crate) id: i64,
+    pub(crate) clip_key: String,
+    pub(crate) task: String,
+    pub(crate) media_sha256: String,
+    pub(crate) fields: String,
+    pub(crate) version: i64,
+    pub(crate) outcome: String,
+    pub(crate) rater1_id: Option<i64>,
+    pub(crate) rater2_id: Option<i64>,
+}
+}
+
+/// The order items are reviewed in: by task, then clip, then question.
+pub(crate) fn sort_key(task_position: i64, clip_key: &str, question: Option<i64>) -> String {
+    match question {
+        None => format!("{task_position:06}|{clip_key}"),
+        Some(p) => format!("{task_position:06}|{clip_key}|{p:06}"),
+    }
+}
+
+/// What an import stores, decided from the manifest and what the campaign holds (no
+/// database): every clip that is new or a new version, or every problem with line and
+/// field. An empty plan stores nothing.
+pub(crate) fn plan_import<'m>(
+    campaign: &Campaign,
+    manifest: &'m CheckedManifest,
+    known: &Known,
+) -> Result<(Vec<Plan<'m>>, ImportSummary)> {
+    let mut problems = Vec::new();
+    let mut plans: Vec<Plan<'m>> = Vec::new();
+    let mut summary = ImportSummary {
+        campaign: campaign.name.clone(),
+        ..ImportSummary::default()
+    };
+    for clip in &manifest.clips {
+        if !known.tasks.contains_key(&clip.task) {
+            problems.push(LineError::new(
+                clip.line,
+                Some("task"),
+                format!("campaign `{}` has no task `{}`", campaign.name, clip.task),
+            ));
+            continue;
+        }
+        let plan = match known.clips.get(&clip.clip_id) {
+            None => Plan {
+                clip,
+                clip_pk: None,
+                version: 1,
+                pair: (None, None),
+            },
+            Some(k) => {
+                if k.task != clip.task {
+                    problems.push(LineError::new(
+                        clip.line,
+                        Some("task"),
+                        format!(
+                            "clip `{}` is already imported under task `{}`; a clip cannot change task",
+                            clip.clip_id, k.task
+                        ),
+                    ));
+                    continue;
+                }
+                if k.media_sha256 == clip.media.sha256 {
+                    if k.fields != clip.fields {
+                        problems.push(LineError::new(
+                            clip.line,
+                            None,
+                            format!(
+                                "clip `{}` is already imported with this video but different fields or questions; a changed clip needs a new video file (a new version)",
+                                clip.clip_id
+                            ),
+                        ));
+                    } else {
+                        summary.unchanged += 1;
+                    }
+                    continue;
+                }
+                // A video this clip had before (an older manifest imported again) is
+                // not a new version.
+                if known
+                    .earlier
+                    .contains(&(clip.clip_id.clone(), clip.media.sha256.clone()))
+                {
+                    summary.unchanged += 1;
+                    continue;
+                }
+                // Only a clip rejected in Stage 1 gets a new version: one in review,
+                // waiting for an author or retained keeps its video.
+                if !Outcome::parse(&k.outcome).is_some_and(Outcome::is_rejected) {
+                    let state = match k.outcome.as_str() {
+                        "pending" => "still in Stage 1 review",
+                        "split" => "waiting for an author",
+                        _ => "retained",
+                    };
+                    problems.push(LineError::new(
+                        clip.line,
+                        Some("file"),
+                        format!(
+                            "clip `{}` has a new video but is {state}; only a clip rejected in Stage 1 gets a new version",
+                            clip.clip_id
+                        ),
+                    ));
+                    continue;
+                }
+                Plan {
+                    clip,
+                    clip_pk: Some(k.id),
+                    version: k.version + 1,
+                    pair: (k.rater1_id, k.rater2_id),
+                }
+            }
+        };
+        // A question id belongs to one clip of the campaign.
+        for (i, q) in clip.questions.iter().enumerate() {
+            if let Some(owner) = known.owners.get(&q.question_id)
+                && *owner != clip.clip_id
+            {
+                problems.push(LineError::new(
+                    clip.line,
+                    Some(&format!("questions[{i}].question_id")),
+                    format!(
+                        "question_id `{}` already belongs to clip `{owner}`",
+                        q.question_id
+                    ),
+                ));
+            }
+        }
+        plans.push(plan);
+    }
+    if !problems.is_empty() {
+        return Err(Error::Rejected(Rejected {
+            what: format!("manifest {}", manifest.path.display()),
+            problems,
+        }));
+    }
+    summary.clips_new = plans.iter().filter(|p| p.clip_pk.is_none()).count();
+    summary.versions_new = plans.len() - summary.clips_new;
+    summary.questions_new = plans.iter().map(|p| p.clip.questions.len()).sum();
+    Ok((plans, summary))
+}
+
+/// Changes a campaign's targets and calibration rules (checked by the caller); the
+/// gates follow the rules in the same write (a lower threshold can pass someone).
+pub(crate) async fn set_settings(tx: &mut impl Tx, campaign_id: i64, s: &Settings) -> Result<()> {
+    tx.exec(
+        sql!(
+            "UPDATE campaigns SET target_per_task = :target, calibration_threshold = :threshold,
+                    calibration_min_items = :min_items, revision = revision + 1
+             WHERE id = :campaign"
+        ),
+        named! {
+            target: s.target_per_task,
+            threshold: s.calibration_threshold,
+            min_items: s.calibration_min_items,
+            campaign: campaign_id,
+        },
+    )
+    .await?;
+    gates::refresh_gates(tx, campaign_id).await
+}
+
+/// Stores what the frame timing of a video is (none: it could not be read) on every
+/// clip version showing it.
+pub(crate) async fn set_frame_timing(
+    tx: &mut impl Tx,
+    sha256: &str,
+    timing: Option<FrameTiming>,
+) -> Result<()> {
+    tx.exec(
+        sql!(
+            "UPDATE clip_versions SET fps = :fps, frame_count = :frames, constant_rate = :constant,
+                    timing_probed_at = :now
+             WHERE media_sha256 = :sha256"
+        ),
+        named! {
+            fps: timing.map(|t| t.fps),
+            frames: timing.and_then(|t| i64::try_from(t.frames).ok()),
+            constant: timing.map(|t| i64::from(t.constant)),
+            now: now_micros(),
+            sha256,
+        },
+    )
+    .await?;
+    Ok(())
+}
+
+/// Overrides a task's pair (two validators of the pool, by name) or goes back to the
+/// pool's default (`None`); returns the task's id. Items that already have a verdict
+/// keep the pair that started them.
+pub(crate) async fn set_pair(
+    tx: &mut impl Tx,
+    campaign: (i64, &str),
+    task_code: &str,
+    pair: Option<(&str, &str)>,
+) -> Result<i64> {
+    let (campaign_id, campaign_name) = campaign;
+    let task_id: i64 = tx
+        .scalar_opt(
+            sql!("SELECT id FROM tasks WHERE campaign_id = :campaign AND code = :code"),
+            named! { campaign: campaign_id, code: task_code },
+        )
+        .await?
+        .ok_or_else(|| {
+            Error::NotFound(format!(
+                "no task `{task_code}` in campaign `{campaign_name}`"
+            ))
+        })?;
+    let ids = match pair {
+        None => (None, None),
+        Some((a, b)) => {
+            let members: Vec<(String, i64)> = tx
+                .fetch(
+                    sql!(
+                        "SELECT u.name, u.id FROM users u JOIN pool_members p ON p.user_id = u.id
+                         WHERE p.campaign_id = :campaign AND (u.name = :a OR u.name = :b)"
+                    ),
+                    named! { campaign: campaign_id, a, b },
+                )
+                .await?;
+            let id = |name: &str| {
+                members
+                    .iter()
+                    .find(|(n, _)| n == name)
+                    .map(|(_, id)| *id)
+                    .ok_or_else(|| {
+                        Error::Invalid(format!(
+                            "`{name}` is not a validator in the pool of campaign `{campaign_name}`"
+                        ))
+                    })
+            };
+            (Some(id(a)?), Some(id(b)?))
+        }
+    };
+    tx.exec(
+        sql!("UPDATE tasks SET pair_rater1 = :rater1, pair_rater2 = :rater2 WHERE id = :task"),
+        named! { rater1: ids.0, rater2: ids.1, task: task_id },
+    )
+    .await?;
+    gates::refresh_pairs(tx, campaign_id).await?;
+    Ok(task_id)
+}
+
+/// What the campaign holds that an import compares its manifest with: four reads.
+async fn known(tx: &mut impl Tx, campaign_id: i64) -> Result<Known> {
+    let tasks = tx
+        .fetch::<ImportTask>(sql!(IMPORT_TASKS), named! { campaign: campaign_id })
+        .await?
+        .into_iter()
+        .map(|t| (t.code.clone(), t))
+        .collect();
+    let clips = tx
+        .fetch::<KnownClip>(sql!(IMPORT_KNOWN), named! { campaign: campaign_id })
+        .await?
+        .into_iter()
+        .map(|k| (k.clip_key.clone(), k))
+        .collect();
+    let earlier = tx
+        .fetch::<(String, String)>(sql!(IMPORT_EARLIER), named! { campaign: campaign_id })
+        .await?
+        .into_iter()
+        .collect();
+    let owners = tx
+        .fetch::<(String, String)>(sql!(IMPORT_OWNERS), named! { campaign: campaign_id })
+        .await?
+        .into_iter()
+        .collect();
+    Ok(Known {
+        tasks,
+        clips,
+        earlier,
+        owners,
+    })
+}
+
+fn int(n: usize) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
+
+/// Stores a checked manifest in `campaign_name` (made on first use), in the caller's
+/// transaction: what it stored and the SHA-256 of the videos of the versions it added;
+/// a refused manifest stores nothing (`Rejected`, every problem with its line and
+/// field). Calibration clips' known verdicts are stored with them, and the gates follow.
+pub(crate) async fn import_manifest(
+    tx: &mut impl Tx,
+    campaign_name: &str,
+    manifest: &CheckedManifest,
+) -> Result<(ImportSummary, HashSet<String>)> {
+    let campaign = base::ensure_campaign(tx, campaign_name).await?;
+    let known = known(tx, campaign.id).await?;
+    let (plans, summary) = plan_import(&campaign, manifest, &known)?;
+    if plans.is_empty() {
+        // Nothing new: leave the database exactly as it was.
+        return Ok((summary, HashSet::new()));
+    }
+    let task = |code: &str| {
+        known
+            .tasks
+            .get(code)
+            .ok_or_else(|| Error::Internal(format!("task `{code}` vanished")))
+    };
+    let now = now_micros();
+    let manifest_path = manifest.path.display().to_string();
+    let import_id: i64 = tx
+        .scalar(
+            sql!(INSERT_IMPORT),
+            named! {
+                campaign: campaign.id,
+                manifest: &manifest_path,
+                sha256: &manifest.sha256,
+                clips_new: int(summary.clips_new),
+                versions_new: int(summary.versions_new),
+                now,
+            },
+        )
+        .await?;
+
+    // New clips, then every clip's new version.
+    let mut clip_pk: HashMap<String, i64> = plans
+        .iter()
+        .filter_map(|p| p.clip_pk.map(|pk| (p.clip.clip_id.clone(), pk)))
+        .collect();
+    let mut rows: Vec<Vec<Value<'_>>> = Vec::new();
+    for p in plans.iter().filter(|p| p.clip_pk.is_none()) {
+        rows.push(vec![
+            campaign.id.into(),
+            task(&p.clip.task)?.id.into(),
+            p.clip.clip_id.as_str().into(),
+            i64::from(p.clip.calibration.is_some()).into(),
+        ]);
+    }
+    for (id, key) in tx
+        .insert_rows::<(i64, String)>(INSERT_CLIPS, "id, clip_key", &rows)
+        .await?
+    {
+        clip_pk.insert(key, id);
+    }
+    let pk_of = |p: &Plan<'_>| clip_pk.get(&p.clip.clip_id).copied().unwrap_or(0);
+    let sizes: Vec<i64> = plans
+        .iter()
+        .map(|p| i64::try_from(p.clip.media.size).unwrap_or(i64::MAX))
+        .collect();
+    let rows: Vec<Vec<Value<'_>>> = plans
+        .iter()
+        .zip(&sizes)
+        .map(|(p, size)| {
+            vec![
+                pk_of(p).into(),
+                p.version.into(),
+                p.clip.media.sha256.as_str().into(),
+                p.clip.media.media_type.into(),
+                (*size).into(),
+                p.clip.file.as_str().into(),
+                p.clip.fields.as_str().into(),
+                import_id.into(),
+                now.into(),
+            ]
+        })
+        .collect();
+    let version_of: HashMap<i64, i64> =
+        tx // clip pk -> new version id
+            .insert_rows::<(i64, i64)>(INSERT_VERSIONS, "id, clip_id", &rows)
+            .await?
+            .into_iter()
+            .map(|(id, clip)| (clip, id))
+            .collect();
+    let version_id = |p: &Plan<'_>| version_of.get(&pk_of(p)).copied().unwrap_or(0);
+    // The versions they replace leave the queues.
+    if summary.versions_new > 0 {
+        tx.exec(sql!(RETIRE_REPLACED), named! { import: import_id })
+            .await?;
+    }
+    tx.exec(sql!(POINT_AT_NEW_VERSIONS), named! { import: import_id })
+        .await?;
+
+    // Stage 1 items: in the queue of the pair that reviewed the rejected version, or of
+    // the task's pair in force; calibration items in no queue.
+    let mut sort_keys: Vec<String> = Vec::with_capacity(plans.len());
+    for p in &plans {
+        sort_keys.push(sort_key(
+            task(&p.clip.task)?.position,
+            &p.clip.clip_id,
+            None,
+        ));
+    }
+    let mut rows: Vec<Vec<Value<'_>>> = Vec::with_capacity(plans.len());
+    for (p, key) in plans.iter().zip(&sort_keys) {
+        let t = task(&p.clip.task)?;
+        let queue = p.queue(t);
+        rows.push(vec![
+            campaign.id.into(),
+            t.id.into(),
+            1i64.into(),
+            version_id(p).into(),
+            p.clip.clip_id.as_str().into(),
+            p.version.into(),
+            key.as_str().into(),
+            p.pair.0.into(),
+            p.pair.1.into(),
+            queue.0.into(),
+            queue.1.into(),
+            i64::from(p.clip.calibration.is_some()).into(),
+            1i64.into(),
+        ]);
+    }
+    let stage1: HashMap<i64, i64> =
+        tx // version id -> item id
+            .insert_rows::<(i64, i64)>(INSERT_STAGE1, "id, clip_version_id", &rows)
+            .await?
+            .into_iter()
+            .map(|(id, version)| (version, id))
+            .collect();
+    let mut keys: Vec<(i64, &CheckedVerdict)> = Vec::new();
+    for p in &plans {
+        if let Some(key) = &p.clip.calibration
+            && let Some(item) = stage1.get(&version_id(p))
+        {
+            keys.push((*item, key));
+        }
+    }
+
+    // Questions, and their Stage 2 items (in no queue until the clip is retained).
+    let questions: Vec<(&Plan<'_>, usize, &ManifestQuestion)> = plans
+        .iter()
+        .flat_map(|p| {
+            p.clip
+                .questions
+                .iter()
+                .enumerate()
+                .map(move |(i, q)| (p, i, q))
+        })
+        .collect();
+    let mut options: Vec<String> = Vec::with_capacity(questions.len());
+    for (_, _, qu) in &questions {
+        options.push(
+            serde_json::to_string(&qu.options)
+                .map_err(|e| Error::Internal(format!("options do not serialise: {e}")))?,
+        );
+    }
+    let rows: Vec<Vec<Value<'_>>> = questions
+        .iter()
+        .zip(&options)
+        .map(|((p, i, qu), options)| {
+            vec![
+                version_id(p).into(),
+                int(*i).into(),
+                qu.question_id.as_str().into(),
+                qu.qa_type.as_str().into(),
+                qu.level.as_str().into(),
+                qu.question.as_str().into(),
+                options.as_str().into(),
+                int(qu.answer).into(),
+            ]
+        })
+        .collect();
+    let question_id: HashMap<(i64, i64), i64> =
+        tx // (version, position) -> id
+            .insert_rows::<(i64, i64, i64)>(
+                INSERT_QUESTIONS,
+                "id, clip_version_id, position",
+                &rows,
+            )
+            .await?
+            .into_iter()
+            .map(|(id, version, position)| ((version, position), id))
+            .collect();
+    let qid = |p: &Plan<'_>, i: usize| {
+        question_id
+            .get(&(version_id(p), int(i)))
+            .copied()
+            .unwrap_or(0)
+    };
+    let mut sort_keys: Vec<String> = Vec::with_capacity(questions.len());
+    for (p, i, _) in &questions {
+        sort_keys.push(sort_key(
+            task(&p.clip.task)?.position,
+            &p.clip.clip_id,
+            Some(int(*i)),
+        ));
+    }
+    let mut rows: Vec<Vec<Value<'_>>> = Vec::with_capacity(questions.len());
+    for ((p, i, qu), key) in questions.iter().zip(&sort_keys) {
+        rows.push(vec![
+            campaign.id.into(),
+            task(&p.clip.task)?.id.into(),
+            2i64.into(),
+            version_id(p).into(),
+            qid(p, *i).into(),
+            stage1.get(&version_id(p)).copied().into(),
+            qu.question_id.as_str().into(),
+            p.version.into(),
+            qu.qa_type.as_str().into(),
+            qu.level.as_str().into(),
+            key.as_str().into(),
+            i64::from(p.clip.calibration.is_some()).into(),
+            1i64.into(),
+        ]);
+    }
+    let question_item: HashMap<i64, i64> =
+        tx // question id -> item id
+            .insert_rows::<(i64, i64)>(INSERT_STAGE2, "id, question_id", &rows)
+            .await?
+            .into_iter()
+            .map(|(id, question)| (question, id))
+            .collect();
+    for (p, i, qu) in &questions {
+        if let Some(key) = &qu.calibration
+            && let Some(item) = question_item.get(&qid(p, *i))
+        {
+            keys.push((*item, key));
+        }
+    }
+    if !keys.is_empty() {
+        base::insert_keys(tx, &keys).await?;
+        gates::refresh_gates(tx, campaign.id).await?;
+    }
+    let stored = plans.iter().map(|p| p.clip.media.sha256.clone()).collect();
+    Ok((summary, stored))
+}

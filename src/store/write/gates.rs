@@ -1,0 +1,301 @@
+//! What structural writes recompute in the write that changes it: each task's pair in
+//! force (from the pool and the admin's overrides) with the queues of the items no one
+//! has started, and each pool member's calibration gate (from the campaign's rules, its
+//! calibration items and the member's rounds; the rules themselves are
+//! `domain::calibration`'s).
+
+use crate::domain::calibration::{
+    CalItem, CalibrationState, CalibrationStatus, History, KnownVerdict, Rules, status,
+};
+use crate::domain::pairing::default_pair;
+use crate::domain::{Level, Reason, Stage, Verdict};
+use crate::error::{Error, Result};
+use crate::store::db::{Tx, named, row, sql};
+use std::collections::{HashMap, HashSet};
+
+/// A task's pair: (rater 1, rater 2, why there is none).
+pub(crate) type PairInForce = (Option<i64>, Option<i64>, Option<String>);
+
+row! {
+    struct TaskPair {
+        id: i64,
+        code: String,
+        position: i64,
+        pair_rater1: Option<i64>,
+        pair_rater2: Option<i64>,
+        rater1_id: Option<i64>,
+        rater2_id: Option<i64>,
+        pair_problem: Option<String>,
+    }
+}
+
+/// Each task's pair in force now and as the pool (with `joining`, a validator about to
+/// join at an index) makes it: (task id, code, now, then).
+pub(crate) async fn planned_pairs(
+    tx: &mut impl Tx,
+    campaign_id: i64,
+    joining: Option<(i64, i64)>,
+) -> Result<Vec<(i64, String, PairInForce, PairInForce)>> {
+    let mut pool: Vec<(i64, i64)> = tx
+        .fetch(
+            sql!(
+                "SELECT pool_index, user_id FROM pool_members WHERE campaign_id = :campaign
+                 ORDER BY pool_index"
+            ),
+            named! { campaign: campaign_id },
+        )
+        .await?;
+    if let Some(j) = joining {
+        pool.push(j);
+        pool.sort_unstable();
+    }
+    let tasks: Vec<TaskPair> = tx
+        .fetch(
+            sql!(
+                "SELECT id, code, position, pair_rater1, pair_rater2, rater1_id, rater2_id, pair_problem
+                 FROM tasks WHERE campaign_id = :campaign ORDER BY position"
+            ),
+            named! { campaign: campaign_id },
+        )
+        .await?;
+    Ok(tasks
+        .into_iter()
+        .map(|t| {
+            let pair = match (t.pair_rater1, t.pair_rater2) {
+                (Some(a), Some(b)) => Ok((a, b)),
+                _ => default_pair(usize::try_from(t.position).unwrap_or(0), &pool),
+            };
+            let then = match pair {
+                Ok((a, b)) => (Some(a), Some(b), None),
+                Err(p) => (None, None, Some(p)),
+            };
+            (
+                t.id,
+                t.code,
+                (t.rater1_id, t.rater2_id, t.pair_problem),
+                then,
+            )
+        })
+        .collect())
+}
+
+/// Recomputes the pair in force for every task of a campaign (the admin's override,
+/// else the default pair from the pool), then moves the campaign's open items that no
+/// one has started to their task's pair: the queues hold what the pairs say. Called in
+/// the write that changes the pool or an override, so the tasks and the queues never
+/// disagree with them.
+pub(crate) async fn refresh_pairs(tx: &mut impl Tx, campaign_id: i64) -> Result<()> {
+    let mut changed = false;
+    for (id, _, now, then) in planned_pairs(tx, campaign_id, None).await? {
+        if now == then {
+            continue;
+        }
+        changed = true;
+        tx.exec(
+            sql!(
+                "UPDATE tasks SET rater1_id = :rater1, rater2_id = :rater2, pair_problem = :problem
+                 WHERE id = :task"
+            ),
+            named! { rater1: then.0, rater2: then.1, problem: then.2.as_deref(), task: id },
+        )
+        .await?;
+    }
+    if changed {
+        // Items that someone started keep their pair; a question goes with its clip.
+        tx.exec(sql!(MOVE_UNSTARTED), named! { campaign: campaign_id })
+            .await?;
+    }
+    Ok(())
+}
+
+/// Moves the open items no one has started to their task's pair in force (the items
+/// that `pool_change_preview` counts).
+pub(crate) const MOVE_UNSTARTED: &str =
+    "UPDATE items SET queue1 = t.rater1_id, queue2 = t.rater2_id
+   FROM tasks t
+   WHERE t.id = items.task_id AND items.campaign_id = :campaign AND items.is_current = 1
+     AND items.calibration = 0 AND items.rater1_id IS NULL
+     AND (items.stage = 1 OR items.parent_item_id IS NULL)
+     AND (items.queue1 IS DISTINCT FROM t.rater1_id OR items.queue2 IS DISTINCT FROM t.rater2_id)";
+
+/// The campaign's calibration rules.
+pub(crate) async fn rules(tx: &mut impl Tx, campaign_id: i64) -> Result<Rules> {
+    let (threshold, min_items): (f64, i64) = tx
+        .fetch_one(
+            sql!(
+                "SELECT calibration_threshold, calibration_min_items FROM campaigns
+                 WHERE id = :campaign"
+            ),
+            named! { campaign: campaign_id },
+        )
+        .await?;
+    Ok(Rules {
+        threshold,
+        min_items,
+    })
+}
+
+row! {
+    struct CalItemRow {
+        id: i64,
+        stage: i64,
+        item_key: String,
+        level: Option<String>,
+        k_verdict: String,
+        k_reasons: String,
+        k_note: String,
+    }
+}
+
+/// The calibration items of a campaign in the order they are shown (clips, then
+/// questions), with their known verdicts.
+pub(crate) async fn calibration_items(tx: &mut impl Tx, campaign_id: i64) -> Result<Vec<CalItem>> {
+    let rows: Vec<CalItemRow> = tx
+        .fetch(
+            sql!(
+                "SELECT i.id, i.stage, i.item_key, i.level, k.verdict AS k_verdict,
+                        k.reasons AS k_reasons, k.note AS k_note
+                 FROM items i
+                 JOIN calibration_keys k ON k.item_id = i.id
+                 JOIN clip_versions v ON v.id = i.clip_version_id
+                 JOIN clips c ON c.id = v.clip_id
+                 LEFT JOIN questions q ON q.id = i.question_id
+                 WHERE i.campaign_id = :campaign AND i.calibration = 1 AND i.is_current = 1
+                 ORDER BY i.stage, c.clip_key, q.position"
+            ),
+            named! { campaign: campaign_id },
+        )
+        .await?;
+    rows.into_iter()
+        .map(|r| {
+            Ok(CalItem {
+                id: r.id,
+                stage: Stage::from_number(r.stage)
+                    .ok_or_else(|| Error::Internal(format!("stored stage {}", r.stage)))?,
+                key: r.item_key,
+                level: r.level.as_deref().and_then(|l| Level::parse(l).ok()),
+                known: KnownVerdict {
+                    verdict: Verdict::parse(&r.k_verdict).map_err(Error::Internal)?,
+                    reasons: Reason::split_stored(&r.k_reasons).map_err(|m| {
+                        Error::Internal(format!("calibration item #{}'s known verdict: {m}", r.id))
+                    })?,
+                    note: r.k_note,
+                },
+            })
+        })
+        .collect()
+}
+
+/// Every validator's history in a campaign (or one validator's): two statements.
+pub(crate) async fn histories(
+    tx: &mut impl Tx,
+    campaign_id: i64,
+    user: Option<i64>,
+) -> Result<HashMap<i64, History>> {
+    let mut out: HashMap<i64, History> = HashMap::new();
+    let only = user.unwrap_or(0);
+    let rounds: Vec<(i64, i64, Option<i64>, Option<String>)> = tx
+        .fetch(
+            sql!(
+                "SELECT user_id, round, passed_at, items FROM calibration_rounds
+                 WHERE campaign_id = :campaign AND (:only = 0 OR user_id = :only)
+                 ORDER BY user_id, round"
+            ),
+            named! { campaign: campaign_id, only },
+        )
+        .await?;
+    for (u, round, passed, items) in rounds {
+        let h = out.entry(u).or_default();
+        h.rounds.push((round, passed.is_some()));
+        if let Some(items) = items.filter(|i| !i.is_empty()) {
+            let ids = items
+                .split(',')
+                .map(|id| {
+                    id.parse::<i64>()
+                        .map_err(|_| Error::Internal(format!("stored round items `{items}`")))
+                })
+                .collect::<Result<HashSet<i64>>>()?;
+            h.drawn.insert(round, ids);
+        }
+    }
+    let decisions: Vec<(i64, i64, i64, i64)> = tx
+        .fetch(
+            sql!(
+                "SELECT validator_id, round, item_id, agrees FROM calibration_decisions
+                 WHERE campaign_id = :campaign AND (:only = 0 OR validator_id = :only)"
+            ),
+            named! { campaign: campaign_id, only },
+        )
+        .await?;
+    for (u, round, item, agrees) in decisions {
+        out.entry(u)
+            .or_default()
+            .decisions
+            .push((round, item, agrees == 1));
+    }
+    Ok(out)
+}
+
+/// What a validator's calibration is computed from: the campaign's rules, its
+/// calibration items, and the validators' histories (every one's with `None`).
+pub(crate) async fn calibration_facts(
+    tx: &mut impl Tx,
+    campaign_id: i64,
+    user: Option<i64>,
+) -> Result<(Rules, Vec<CalItem>, HashMap<i64, History>)> {
+    Ok((
+        rules(tx, campaign_id).await?,
+        calibration_items(tx, campaign_id).await?,
+        histories(tx, campaign_id, user).await?,
+    ))
+}
+
+/// One validator's calibration status, the rules read now.
+pub(crate) async fn calibration_status(
+    tx: &mut impl Tx,
+    campaign_id: i64,
+    user_id: i64,
+) -> Result<CalibrationStatus> {
+    let (rules, items, histories) = calibration_facts(tx, campaign_id, Some(user_id)).await?;
+    Ok(status(&items, rules, histories.get(&user_id), user_id))
+}
+
+/// Why a validator's main queue is not open.
+pub(crate) fn not_cleared(s: &CalibrationStatus) -> Error {
+    Error::Forbidden(match s.state {
+        CalibrationState::Failed => format!(
+            "calibration was not passed in round {} ({} of {} agreed); an admin can start another round",
+            s.round, s.agreed, s.decided
+        ),
+        _ => format!(
+            "finish calibration first: {} of {} calibration items decided",
+            s.decided, s.required
+        ),
+    })
+}
+
+/// Recomputes every pool member's gate in a campaign (after new calibration items or
+/// new rules): open when the campaign has no calibration items or the member passed.
+pub(crate) async fn refresh_gates(tx: &mut impl Tx, campaign_id: i64) -> Result<()> {
+    let (rules, items, histories) = calibration_facts(tx, campaign_id, None).await?;
+    let members: Vec<(i64, i64)> = tx
+        .fetch(
+            sql!("SELECT user_id, cleared FROM pool_members WHERE campaign_id = :campaign"),
+            named! { campaign: campaign_id },
+        )
+        .await?;
+    for (user, cleared) in members {
+        let open = i64::from(status(&items, rules, histories.get(&user), user).open());
+        if open != cleared {
+            tx.exec(
+                sql!(
+                    "UPDATE pool_members SET cleared = :open
+                     WHERE campaign_id = :campaign AND user_id = :user"
+                ),
+                named! { open, campaign: campaign_id, user },
+            )
+            .await?;
+        }
+    }
+    Ok(())
+}
