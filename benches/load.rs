@@ -547,7 +547,7 @@ async fn other_writes(dir: &Path, url: Option<String>, secs: u64, label: &str, d
     // Calibration verdicts: 40 calibration clips, a round of all 40, each validator
     // deciding each once.
     let items = 40;
-    let validators = per / items + 1;
+    let validators = 2 * per / items + 1;
     {
         let data = dir.join("calibration/data");
         let config = Config::new(&data, url.clone()).unwrap();
@@ -567,7 +567,7 @@ async fn other_writes(dir: &Path, url: Option<String>, secs: u64, label: &str, d
         let mut text = String::new();
         for i in 0..items {
             text.push_str(
-                &serde_json::json!({"clip_id": format!("CAL_{i:03}"), "task": "OE",
+                &serde_json::json!({"clip_id": format!("CAL_{i:03}"), "task": "MC_F_EGO_STA",
                     "file": "videos/clip.mp4", "theme": "t", "scene_graph": {}, "scenario": {},
                     "questions": [], "calibration": {"verdict": "valid"}})
                 .to_string(),

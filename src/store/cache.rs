@@ -1,5 +1,5 @@
-//! What a server keeps in memory to spare the database a statement: the campaigns
-//! (a second), the accounts behind API tokens (two seconds; disabling an account or
+//! What a server keeps in memory to spare the database a statement: the campaigns and
+//! studies (a second), the accounts behind API tokens (two seconds; disabling an account or
 //! revoking its tokens forgets this server's copies at once), the clip behind a media
 //! token (a clip version's file never changes), the file behind a study clip token
 //! (never changes either), whether a person may see a clip and the browser sessions
@@ -8,7 +8,7 @@
 use super::accounts::User;
 use super::catalog::Campaign;
 use super::sessions::{GrantedMedia, Session};
-use super::study::StudyMedia;
+use super::study::{Study, StudyMedia};
 use aes::Aes128;
 use aes::cipher::{BlockDecrypt, BlockEncrypt, KeyInit};
 use std::collections::HashMap;
@@ -23,6 +23,7 @@ const MAX_ENTRIES: usize = 50_000;
 #[derive(Default)]
 pub(super) struct Caches {
     campaigns: Mutex<HashMap<String, (Instant, Campaign)>>,
+    studies: Mutex<HashMap<i64, (Instant, Study)>>,
     tokens: Mutex<HashMap<String, (Instant, Option<User>)>>,
     media: Mutex<HashMap<i64, GrantedMedia>>,
     may_see: Mutex<HashMap<(i64, i64), (Instant, bool)>>,
@@ -59,6 +60,21 @@ impl Caches {
     pub(super) fn forget_campaigns(&self) {
         if let Ok(mut m) = self.campaigns.lock() {
             m.clear();
+        }
+        if let Ok(mut m) = self.studies.lock() {
+            m.clear();
+        }
+    }
+
+    pub(super) fn study(&self, id: i64) -> Option<Study> {
+        let m = self.studies.lock().ok()?;
+        fresh(m.get(&id), CAMPAIGN_TTL)
+    }
+
+    pub(super) fn put_study(&self, s: &Study) {
+        if let Ok(mut m) = self.studies.lock() {
+            bounded(&mut m);
+            m.insert(s.id, (Instant::now(), s.clone()));
         }
     }
 

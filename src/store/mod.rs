@@ -189,6 +189,29 @@ impl Store {
         Ok(c)
     }
 
+    /// The study with this id (a copy at most a second old, as campaigns are; its
+    /// sources never change, and a change of display forgets this server's copies).
+    pub async fn study_by_id(&self, id: i64) -> Result<Study> {
+        if let Some(s) = self.inner.cache.study(id) {
+            return Ok(s);
+        }
+        let s: Study = on_backend!(self, study_by_id(id))?;
+        self.inner.cache.put_study(&s);
+        Ok(s)
+    }
+
+    /// Sets how a study's clips are shown (the strips must be drawn before).
+    pub async fn set_study_display(
+        &self,
+        study: &Study,
+        display: Display,
+        frames: i64,
+    ) -> Result<()> {
+        let r: Result<()> = on_backend!(self, set_study_display(study, display, frames));
+        self.inner.cache.forget_campaigns();
+        r
+    }
+
     /// Changes a campaign's targets and calibration rules.
     pub async fn set_settings(&self, campaign: &Campaign, settings: Settings) -> Result<()> {
         let r: Result<()> = on_backend!(self, set_settings(campaign, settings));
@@ -506,16 +529,15 @@ forward! {
     fn import_study(&self, campaign_name: &str, sets: &CheckedSets, prepared: &[ServedCopy], display: Option<(Display, i64)>) -> Result<(StudyImportSummary, Study)>;
     /// The videos a study shows (their SHA-256), for drawing its strips.
     fn study_media_hashes(&self, study: &Study) -> Result<Vec<String>>;
-    /// Sets how clips are shown (the strips must be drawn before).
-    fn set_study_display(&self, study: &Study, display: Display, frames: i64) -> Result<()>;
     /// A participant's progress, drawing their order on their first visit.
     fn study_progress(&self, study: &Study, user: &User) -> Result<StudyProgress>;
     /// A participant's progress without drawing their order.
     fn study_overview(&self, study: &Study, user: &User) -> Result<StudyProgress>;
     /// The set at `position` of this participant's order, as they see it.
     fn study_set(&self, study: &Study, user: &User, position: i64) -> Result<ShownSet>;
-    /// Records a participant's answer to the set at `position`, in one write.
-    fn answer_study_set(&self, study: &Study, user: &User, position: i64, answer: &SetAnswer) -> Result<()>;
+    /// Records a participant's answer to the set at `position`, in one write; returns
+    /// their progress after it (read in the same write).
+    fn answer_study_set(&self, study: &Study, user: &User, position: i64, answer: &SetAnswer) -> Result<StudyProgress>;
     /// The file behind a participant's clip token.
     /// Sets and clips in the study.
     fn study_size(&self, study: &Study) -> Result<(i64, i64)>;
@@ -525,8 +547,6 @@ forward! {
     fn study_data(&self, study: &Study) -> Result<StudyData>;
     /// Imports responses of an earlier study: all or nothing.
     fn import_responses(&self, campaign: &Campaign, rows: &[crate::domain::import::ResponseRow], problems: Vec<LineError>, what: &str) -> Result<ResponsesSummary>;
-    /// The study with this id.
-    fn study_by_id(&self, id: i64) -> Result<Study>;
     /// Every study's id, oldest first: participants take part in all of them.
     fn study_ids(&self) -> Result<Vec<i64>>;
 }

@@ -142,11 +142,27 @@ async fn responses_reconstructing_the_paper_give_back_tables_14_and_15() {
     for e in ["E1", "E2", "E3"] {
         app.user(e, Role::Participant, None).await;
     }
+    // E2 opens the study before the responses come in; E1 only after.
+    let campaign = app.store.campaign(CAMPAIGN).await.unwrap();
+    let study = app.store.require_study(&campaign).await.unwrap();
+    let e2 = app.store.user_by_name("E2").await.unwrap().unwrap();
+    let before = app.store.study_progress(&study, &e2).await.unwrap();
+    assert_eq!((before.answered, before.total), (0, 50));
     let responses = src.join("responses.csv");
     paper_responses(&responses);
     import_responses(&app, &responses).await.unwrap();
+    // Responses brought in answer their sets, for an order drawn before or after.
+    let e1 = app.store.user_by_name("E1").await.unwrap().unwrap();
+    for who in [&e1, &e2] {
+        let p = app.store.study_progress(&study, who).await.unwrap();
+        assert_eq!(
+            (p.answered, p.total, p.next),
+            (50, 50, None),
+            "{}",
+            who.name
+        );
+    }
 
-    let campaign = app.store.campaign(CAMPAIGN).await.unwrap();
     // The responses export is in the import's format: reading it back adds nothing.
     let study = app.store.require_study(&campaign).await.unwrap();
     let data = app.store.study_data(&study).await.unwrap();

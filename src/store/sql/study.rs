@@ -17,13 +17,6 @@ use crate::store::study::{
 };
 use std::sync::Arc;
 
-fn progress_of(done: &[(i64, bool)]) -> StudyProgress {
-    StudyProgress {
-        total: i64::try_from(done.len()).unwrap_or(i64::MAX),
-        answered: i64::try_from(done.iter().filter(|d| d.1).count()).unwrap_or(i64::MAX),
-        next: done.iter().find(|d| !d.1).map(|d| d.0),
-    }
-}
 
 impl Backend {
     pub(crate) async fn study(&self, campaign: &Campaign) -> Result<Option<Study>> {
@@ -99,14 +92,14 @@ impl Backend {
     pub(crate) async fn study_progress(&self, study: &Study, user: &User) -> Result<StudyProgress> {
         self.ensure_order(study, user).await?;
         let done = write::study::answered_positions(&mut *self.read().await?, study, user).await?;
-        Ok(progress_of(&done))
+        Ok(write::study::progress(&done))
     }
 
     pub(crate) async fn study_overview(&self, study: &Study, user: &User) -> Result<StudyProgress> {
         let mut c = self.read().await?;
         let done = write::study::answered_positions(&mut *c, study, user).await?;
         if !done.is_empty() {
-            return Ok(progress_of(&done));
+            return Ok(write::study::progress(&done));
         }
         let sets: i64 = qs("SELECT COUNT(*) FROM study_sets WHERE study_id = $1")
             .bind(study.id)
@@ -122,7 +115,7 @@ impl Backend {
     pub(crate) async fn study_set(&self, study: &Study, user: &User, position: i64) -> Result<ShownSet> {
         self.ensure_order(study, user).await?;
         let mut c = self.read().await?;
-        let progress = progress_of(&write::study::answered_positions(&mut *c, study, user).await?);
+        let progress = write::study::progress(&write::study::answered_positions(&mut *c, study, user).await?);
         let rows = write::study::views(&mut *c, study, user, position).await?;
         if rows.is_empty() {
             return Err(Error::NotFound(format!(
@@ -155,7 +148,7 @@ impl Backend {
         user: &User,
         position: i64,
         answer: &SetAnswer,
-    ) -> Result<()> {
+    ) -> Result<StudyProgress> {
         let (study, user, answer) = (study.clone(), user.clone(), answer.clone());
         self.write_tx(Lock::Item, move |tx| {
             let (study, user, answer) = (study.clone(), user.clone(), answer.clone());

@@ -186,24 +186,37 @@ pub(crate) async fn calibration_items(tx: &mut impl Tx, campaign_id: i64) -> Res
         .collect()
 }
 
-/// Every validator's history in a campaign (or one validator's): two statements.
+/// Every validator's history in a campaign (or one validator's): two statements, each
+/// a seek on its table's key when one validator is asked for (a verdict's write reads
+/// only its validator's, however many others there are).
 pub(crate) async fn histories(
     tx: &mut impl Tx,
     campaign_id: i64,
     user: Option<i64>,
 ) -> Result<HashMap<i64, History>> {
     let mut out: HashMap<i64, History> = HashMap::new();
-    let only = user.unwrap_or(0);
-    let rounds: Vec<(i64, i64, Option<i64>, Option<String>)> = tx
-        .fetch(
-            sql!(
-                "SELECT user_id, round, passed_at, items FROM calibration_rounds
-                 WHERE campaign_id = :campaign AND (:only = 0 OR user_id = :only)
-                 ORDER BY user_id, round"
-            ),
-            named! { campaign: campaign_id, only },
-        )
-        .await?;
+    let rounds: Vec<(i64, i64, Option<i64>, Option<String>)> = match user {
+        Some(user) => {
+            tx.fetch(
+                sql!(
+                    "SELECT user_id, round, passed_at, items FROM calibration_rounds
+                     WHERE campaign_id = :campaign AND user_id = :user ORDER BY round"
+                ),
+                named! { campaign: campaign_id, user },
+            )
+            .await?
+        }
+        None => {
+            tx.fetch(
+                sql!(
+                    "SELECT user_id, round, passed_at, items FROM calibration_rounds
+                     WHERE campaign_id = :campaign ORDER BY user_id, round"
+                ),
+                named! { campaign: campaign_id },
+            )
+            .await?
+        }
+    };
     for (u, round, passed, items) in rounds {
         let h = out.entry(u).or_default();
         h.rounds.push((round, passed.is_some()));
@@ -218,15 +231,28 @@ pub(crate) async fn histories(
             h.drawn.insert(round, ids);
         }
     }
-    let decisions: Vec<(i64, i64, i64, i64)> = tx
-        .fetch(
-            sql!(
-                "SELECT validator_id, round, item_id, agrees FROM calibration_decisions
-                 WHERE campaign_id = :campaign AND (:only = 0 OR validator_id = :only)"
-            ),
-            named! { campaign: campaign_id, only },
-        )
-        .await?;
+    let decisions: Vec<(i64, i64, i64, i64)> = match user {
+        Some(user) => {
+            tx.fetch(
+                sql!(
+                    "SELECT validator_id, round, item_id, agrees FROM calibration_decisions
+                     WHERE campaign_id = :campaign AND validator_id = :user"
+                ),
+                named! { campaign: campaign_id, user },
+            )
+            .await?
+        }
+        None => {
+            tx.fetch(
+                sql!(
+                    "SELECT validator_id, round, item_id, agrees FROM calibration_decisions
+                     WHERE campaign_id = :campaign"
+                ),
+                named! { campaign: campaign_id },
+            )
+            .await?
+        }
+    };
     for (u, round, item, agrees) in decisions {
         out.entry(u)
             .or_default()

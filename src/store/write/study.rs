@@ -13,7 +13,7 @@ use crate::domain::study::{
 use crate::error::{Error, LineError, Rejected, Result};
 use crate::store::accounts::{User, UserRow};
 use crate::store::db::{Tx, Value, named, row, sql};
-use crate::store::study::{ResponsesSummary, Study, StudyImportSummary};
+use crate::store::study::{ResponsesSummary, Study, StudyImportSummary, StudyProgress};
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 row! {
@@ -92,15 +92,35 @@ pub(crate) async fn views(
 
 /// Whether the participant has an order in the study.
 pub(crate) async fn has_order(tx: &mut impl Tx, study: &Study, user: &User) -> Result<bool> {
-    let have: i64 = tx
-        .scalar(
+    let first: Option<i64> = tx
+        .scalar_opt(
             sql!(
-                "SELECT COUNT(*) FROM study_orders WHERE study_id = :study AND participant_id = :user"
+                "SELECT position FROM study_orders
+                 WHERE study_id = :study AND participant_id = :user AND position = 1"
             ),
             named! { study: study.id, user: user.id },
         )
         .await?;
-    Ok(have > 0)
+    Ok(first.is_some())
+}
+
+/// Marks the sets of the study that participants have answered (responses of theirs on
+/// the set's clips) and that their order does not mark yet: after responses are brought
+/// in, and when an order is drawn after them.
+async fn mark_answered(tx: &mut impl Tx, study_id: i64, at: i64) -> Result<()> {
+    tx.exec(
+        sql!(
+            "UPDATE study_orders SET answered_at = :at
+             WHERE study_id = :study AND answered_at IS NULL
+               AND EXISTS (SELECT 1 FROM study_clips c
+                           JOIN study_responses r ON r.clip_id = c.id
+                                                 AND r.participant_id = study_orders.participant_id
+                           WHERE c.set_id = study_orders.set_id)"
+        ),
+        named! { at, study: study_id },
+    )
+    .await?;
+    Ok(())
 }
 
 /// Draws this participant's order if it has not been drawn yet: every set in an order
@@ -194,32 +214,43 @@ pub(crate) async fn ensure_order(tx: &mut impl Tx, study: &Study, user: &User) -
         &rows,
     )
     .await?;
+    // Responses brought in before the first visit answer their sets already.
+    let imported: i64 = tx
+        .scalar(
+            sql!(
+                "SELECT COUNT(*) FROM study_responses
+                 WHERE participant_id = :user AND study_id = :study"
+            ),
+            named! { user: user.id, study: study.id },
+        )
+        .await?;
+    if imported > 0 {
+        mark_answered(tx, study.id, now_micros()).await?;
+    }
     Ok(())
 }
 
-/// Which sets of this participant's order are answered: a set counts as answered
-/// when they have given any response on its clips.
+/// Which sets of this participant's order are answered (a set counts as answered when
+/// they have given any response on its clips): one seek on their order, its marks set
+/// by the writes that store responses.
 pub(crate) async fn answered_positions(
     tx: &mut impl Tx,
     study: &Study,
     user: &User,
 ) -> Result<Vec<(i64, bool)>> {
-    let rows: Vec<(i64, i64)> = tx
+    let rows: Vec<(i64, Option<i64>)> = tx
         .fetch(
             sql!(
-                "SELECT o.position,
-                        CAST(CASE WHEN EXISTS (SELECT 1 FROM study_responses r
-                                               JOIN study_clips c ON c.id = r.clip_id
-                                               WHERE r.participant_id = o.participant_id
-                                                 AND c.set_id = o.set_id)
-                        THEN 1 ELSE 0 END AS BIGINT) AS done
-                 FROM study_orders o WHERE o.study_id = :study AND o.participant_id = :user
-                 ORDER BY o.position"
+                "SELECT position, answered_at FROM study_orders
+                 WHERE study_id = :study AND participant_id = :user ORDER BY position"
             ),
             named! { study: study.id, user: user.id },
         )
         .await?;
-    Ok(rows.into_iter().map(|(p, d)| (p, d != 0)).collect())
+    Ok(rows
+        .into_iter()
+        .map(|(position, at)| (position, at.is_some()))
+        .collect())
 }
 
 /// One response, as stored.
@@ -273,11 +304,14 @@ pub(crate) async fn stored_answer(
     };
     let rows: Vec<(i64, String, String)> = tx
         .fetch(
+            // The set's clips first (a seek by set), then each one's responses (a seek
+            // on the participant and clip): not every response of the participant.
             sql!(
                 "SELECT r.clip_id, r.axis, r.value FROM study_responses r
-                 JOIN study_clips c ON c.id = r.clip_id
                  WHERE r.participant_id = :participant
-                   AND c.set_id = (SELECT set_id FROM study_clips WHERE id = :clip)"
+                   AND r.clip_id IN (SELECT c.id FROM study_clips c
+                                     WHERE c.set_id = (SELECT set_id FROM study_clips
+                                                       WHERE id = :clip))"
             ),
             named! { participant: participant_id, clip: *first },
         )
@@ -316,7 +350,7 @@ pub(crate) async fn answer_set(
     user: &User,
     position: i64,
     answer: &SetAnswer,
-) -> Result<()> {
+) -> Result<StudyProgress> {
     ensure_order(tx, study, user).await?;
     let clip_ids: Vec<i64> = views(tx, study, user, position)
         .await?
@@ -332,7 +366,7 @@ pub(crate) async fn answer_set(
     }
     if let Some(before) = stored_answer(tx, user.id, &clip_ids).await? {
         if before == *answer {
-            return Ok(());
+            return Ok(progress(&answered_positions(tx, study, user).await?));
         }
         return Err(Error::Conflict(format!(
             "set {position} is already answered; answers are final"
@@ -359,7 +393,26 @@ pub(crate) async fn answer_set(
             });
         }
     }
-    insert_responses(tx, study.id, &rows, "web", now_micros()).await
+    let now = now_micros();
+    insert_responses(tx, study.id, &rows, "web", now).await?;
+    tx.exec(
+        sql!(
+            "UPDATE study_orders SET answered_at = :now
+             WHERE study_id = :study AND participant_id = :user AND position = :position"
+        ),
+        named! { now, study: study.id, user: user.id, position },
+    )
+    .await?;
+    Ok(progress(&answered_positions(tx, study, user).await?))
+}
+
+/// How far a participant is, from the answered places of their order.
+pub(crate) fn progress(done: &[(i64, bool)]) -> StudyProgress {
+    StudyProgress {
+        total: i64::try_from(done.len()).unwrap_or(i64::MAX),
+        answered: i64::try_from(done.iter().filter(|d| d.1).count()).unwrap_or(i64::MAX),
+        next: done.iter().find(|d| !d.1).map(|d| d.0),
+    }
 }
 
 /// Sets how a study's clips are shown.
@@ -762,7 +815,9 @@ pub(crate) async fn import_responses(
             problems,
         }));
     }
-    insert_responses(tx, study.id, &to_insert, "import", now_micros()).await?;
+    let now = now_micros();
+    insert_responses(tx, study.id, &to_insert, "import", now).await?;
+    mark_answered(tx, study.id, now).await?;
     summary.added = to_insert.len();
     summary.participants = accepted
         .iter()

@@ -127,11 +127,10 @@ pub async fn answer(
         ],
         labels: truths,
     };
-    state
+    let p = state
         .store
         .answer_study_set(&study, &user, position, &answer)
         .await?;
-    let p = state.store.study_progress(&study, &user).await?;
     Ok(
         Json(json!({"recorded": true, "answered": p.answered, "total": p.total, "next": p.next}))
             .into_response(),

@@ -215,13 +215,10 @@ pub async fn answer(
         .answer_study_set(&study, &session.user, position, &answer)
         .await
     {
-        Ok(()) => {
-            let p = state.store.study_progress(&study, &session.user).await?;
-            Ok(super::super::see_other(&match p.next {
-                Some(n) => format!("/study/{id}/{n}"),
-                None => format!("/study/{id}"),
-            }))
-        }
+        Ok(p) => Ok(super::super::see_other(&match p.next {
+            Some(n) => format!("/study/{id}/{n}"),
+            None => format!("/study/{id}"),
+        })),
         Err(Error::Invalid(m)) => Ok(set_page(
             &state,
             &session,
