@@ -487,6 +487,8 @@ forward! {
     fn import_decisions(&self, campaign: &Campaign, rows: &[DecisionRow], problems: Vec<LineError>, what: &str) -> Result<BulkSummary>;
     /// Applies resolution rows in file order, all or nothing.
     fn import_resolutions(&self, campaign: &Campaign, rows: &[ResolutionRow], problems: Vec<LineError>, what: &str) -> Result<BulkSummary>;
+    /// How many decisions and resolutions a campaign holds (counted, not loaded).
+    fn record_counts(&self, campaign: &Campaign) -> Result<(usize, usize)>;
     /// Every decision of a campaign, in the order they were recorded.
     fn decision_records(&self, campaign: &Campaign) -> Result<Vec<DecisionRecord>>;
     /// Every resolution of a campaign, in the order they were recorded.

@@ -17,6 +17,39 @@ use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Arc;
 
+/// One kind of audit event's query: `base` ends where the campaign's id goes; then only
+/// the filter's conditions that are given (the clip, the person when the kind has one
+/// in `who`, the window on `at`; `clip_key` names the clip's key column), newest first, at most the filter's limit.
+fn audit_query(
+    base: &'static str,
+    campaign_id: i64,
+    filter: &crate::domain::records::AuditFilter,
+    clip_key: &'static str,
+    who: Option<&'static str>,
+    at: &'static str,
+) -> sqlx::QueryBuilder<Db> {
+    let mut q = sqlx::QueryBuilder::<Db>::new(base);
+    q.push_bind(campaign_id);
+    if let Some(clip) = &filter.clip {
+        q.push(format!(" AND {clip_key} = ")).push_bind(clip.as_str());
+    }
+    if let (Some(name), Some(col)) = (&filter.who, who) {
+        q.push(format!(" AND {col} = ")).push_bind(name.as_str());
+    }
+    if let Some(from) = filter.from {
+        q.push(format!(" AND {at} >= ")).push_bind(from);
+    }
+    if let Some(to) = filter.to {
+        q.push(format!(" AND {at} <= ")).push_bind(to);
+    }
+    q.push(format!(" ORDER BY {at} DESC"));
+    if let Some(limit) = filter.limit {
+        q.push(" LIMIT ")
+            .push_bind(i64::try_from(limit).unwrap_or(i64::MAX));
+    }
+    q
+}
+
 fn parse_outcome(s: &str) -> Result<Outcome> {
     Outcome::parse(s).ok_or_else(|| Error::Internal(format!("stored outcome `{s}`")))
 }
@@ -60,6 +93,21 @@ impl Backend {
             })
         })
         .await
+    }
+
+    pub(crate) async fn record_counts(&self, campaign: &Campaign) -> Result<(usize, usize)> {
+        let (d, r): (i64, i64) = qa(
+            "SELECT (SELECT COUNT(*) FROM decisions WHERE campaign_id = $1),
+                    (SELECT COUNT(*) FROM resolutions r JOIN items i ON i.id = r.item_id
+                     WHERE i.campaign_id = $1)",
+        )
+        .bind(campaign.id)
+        .fetch_one(&mut *self.read().await?)
+        .await?;
+        Ok((
+            usize::try_from(d).unwrap_or(0),
+            usize::try_from(r).unwrap_or(0),
+        ))
     }
 
     pub(crate) async fn decision_records(&self, campaign: &Campaign) -> Result<Vec<DecisionRecord>> {
@@ -331,17 +379,9 @@ impl Backend {
     ) -> Result<Vec<AuditEvent>> {
         let mut c = self.read().await?;
         let mut out = Vec::new();
-        // Empty text matches every clip and every person; the window is inclusive. Each
-        // kind of event is read newest first, at most `limit` of it, so that the latest
-        // `limit` of all are among them.
-        let clip = filter.clip.as_deref().unwrap_or("");
-        let who = filter.who.as_deref().unwrap_or("");
-        let from = filter.from.unwrap_or(i64::MIN);
-        let to = filter.to.unwrap_or(i64::MAX);
-        let limit = filter
-            .limit
-            .and_then(|l| i64::try_from(l).ok())
-            .unwrap_or(i64::MAX);
+        // Each kind of event is read newest first, at most `limit` of it, so that the
+        // latest `limit` of all are among them; each query says only the conditions the
+        // filter gives, so that the planner can take the indexes they name.
         #[derive(sqlx::FromRow)]
         struct Versions {
             clip_key: String,
@@ -350,37 +390,35 @@ impl Backend {
             source_file: String,
             manifest: String,
         }
-        for r in qa::<Versions>(
-            "SELECT c.clip_key, v.version, v.created_at, v.source_file, im.manifest
-             FROM clip_versions v JOIN clips c ON c.id = v.clip_id JOIN imports im ON im.id = v.import_id
-             WHERE c.campaign_id = $1 AND ($2 = '' OR c.clip_key = $2) AND $3 = ''
-               AND v.created_at >= $4 AND v.created_at <= $5
-             ORDER BY v.created_at DESC LIMIT $6",
-        )
-        .bind(campaign.id)
-        .bind(clip)
-        .bind(who)
-        .bind(from)
-        .bind(to)
-        .bind(limit)
-        .fetch_all(&mut *c)
-        .await?
-        {
-            out.push(AuditEvent {
-                at: r.created_at,
-                item_id: r.clip_key.clone(),
-                clip_id: r.clip_key,
-                version: r.version,
-                stage: None,
-                event: if r.version == 1 {
-                    "import".into()
-                } else {
-                    "new_version".into()
-                },
-                who: String::new(),
-                detail: format!("{} from {}", r.source_file, r.manifest),
-                order: 0,
-            });
+        if filter.who.is_none() {
+            let mut q = audit_query(
+                "SELECT c.clip_key, v.version, v.created_at, v.source_file, im.manifest
+                 FROM clip_versions v JOIN clips c ON c.id = v.clip_id JOIN imports im ON im.id = v.import_id
+                 WHERE c.campaign_id = ",
+                campaign.id,
+                filter,
+                "c.clip_key",
+                None,
+                "v.created_at",
+            );
+            super::super::count::add(1);
+            for r in q.build_query_as::<Versions>().fetch_all(&mut *c).await? {
+                out.push(AuditEvent {
+                    at: r.created_at,
+                    item_id: r.clip_key.clone(),
+                    clip_id: r.clip_key,
+                    version: r.version,
+                    stage: None,
+                    event: if r.version == 1 {
+                        "import".into()
+                    } else {
+                        "new_version".into()
+                    },
+                    who: String::new(),
+                    detail: format!("{} from {}", r.source_file, r.manifest),
+                    order: 0,
+                });
+            }
         }
         #[derive(sqlx::FromRow)]
         struct Decided {
@@ -396,24 +434,20 @@ impl Backend {
             origin: String,
             name: String,
         }
-        for r in qa::<Decided>(
+        let mut q = audit_query(
             "SELECT c.clip_key, i.clip_version AS version, i.stage, i.item_key, d.seq, d.verdict, d.reasons,
                     d.note, d.decided_at, d.origin, u.name
              FROM decisions d JOIN items i ON i.id = d.item_id JOIN users u ON u.id = d.validator_id
              JOIN clip_versions v ON v.id = i.clip_version_id JOIN clips c ON c.id = v.clip_id
-             WHERE c.campaign_id = $1 AND ($2 = '' OR c.clip_key = $2) AND ($3 = '' OR u.name = $3)
-               AND d.decided_at >= $4 AND d.decided_at <= $5
-             ORDER BY d.decided_at DESC LIMIT $6",
-        )
-        .bind(campaign.id)
-        .bind(clip)
-        .bind(who)
-        .bind(from)
-        .bind(to)
-        .bind(limit)
-        .fetch_all(&mut *c)
-        .await?
-        {
+             WHERE d.campaign_id = ",
+            campaign.id,
+            filter,
+            "c.clip_key",
+            Some("u.name"),
+            "d.decided_at",
+        );
+        super::super::count::add(1);
+        for r in q.build_query_as::<Decided>().fetch_all(&mut *c).await? {
             let mut detail = r.verdict;
             if !r.reasons.is_empty() {
                 detail.push_str(&format!(" ({})", r.reasons.replace(';', ", ")));
@@ -448,42 +482,41 @@ impl Backend {
             at: i64,
             outcome: String,
         }
-        for r in qa::<Completed>(
-            "SELECT x.* FROM (
-               SELECT c.clip_key, i.clip_version AS version, i.stage, i.item_key,
-                      CASE WHEN d1.decided_at > d2.decided_at THEN d1.decided_at ELSE d2.decided_at END AS at,
-                      CASE WHEN i.outcome IN ('split_accepted', 'split_rejected') THEN 'split' ELSE i.outcome END AS outcome
-               FROM items i JOIN decisions d1 ON d1.id = i.final1_id JOIN decisions d2 ON d2.id = i.final2_id
-               JOIN clip_versions v ON v.id = i.clip_version_id JOIN clips c ON c.id = v.clip_id
-               WHERE c.campaign_id = $1 AND ($2 = '' OR c.clip_key = $2) AND $3 = ''
-             ) x WHERE x.at >= $4 AND x.at <= $5
-             ORDER BY x.at DESC LIMIT $6",
-        )
-        .bind(campaign.id)
-        .bind(clip)
-        .bind(who)
-        .bind(from)
-        .bind(to)
-        .bind(limit)
-        .fetch_all(&mut *c)
-        .await?
-        {
-            let detail = match r.outcome.as_str() {
-                "both_pass" => "both pass: retained".to_string(),
-                "both_reject" => "both reject: rejected".to_string(),
-                _ => "split: waiting for an author".to_string(),
-            };
-            out.push(AuditEvent {
-                at: r.at,
-                item_id: r.item_key,
-                clip_id: r.clip_key,
-                version: r.version,
-                stage: Some(r.stage),
-                event: "outcome".into(),
-                who: String::new(),
-                detail,
-                order: 2,
-            });
+        if filter.who.is_none() {
+            let mut q = audit_query(
+                "SELECT x.* FROM (
+                   SELECT c.clip_key, i.clip_version AS version, i.stage, i.item_key,
+                          CASE WHEN d1.decided_at > d2.decided_at THEN d1.decided_at ELSE d2.decided_at END AS at,
+                          CASE WHEN i.outcome IN ('split_accepted', 'split_rejected') THEN 'split' ELSE i.outcome END AS outcome,
+                          i.campaign_id
+                   FROM items i JOIN decisions d1 ON d1.id = i.final1_id JOIN decisions d2 ON d2.id = i.final2_id
+                   JOIN clip_versions v ON v.id = i.clip_version_id JOIN clips c ON c.id = v.clip_id
+                 ) x WHERE x.campaign_id = ",
+                campaign.id,
+                filter,
+                "x.clip_key",
+                None,
+                "x.at",
+            );
+            super::super::count::add(1);
+            for r in q.build_query_as::<Completed>().fetch_all(&mut *c).await? {
+                let detail = match r.outcome.as_str() {
+                    "both_pass" => "both pass: retained".to_string(),
+                    "both_reject" => "both reject: rejected".to_string(),
+                    _ => "split: waiting for an author".to_string(),
+                };
+                out.push(AuditEvent {
+                    at: r.at,
+                    item_id: r.item_key,
+                    clip_id: r.clip_key,
+                    version: r.version,
+                    stage: Some(r.stage),
+                    event: "outcome".into(),
+                    who: String::new(),
+                    detail,
+                    order: 2,
+                });
+            }
         }
         #[derive(sqlx::FromRow)]
         struct Resolved {
@@ -496,24 +529,20 @@ impl Backend {
             decided_at: i64,
             name: String,
         }
-        for r in qa::<Resolved>(
+        let mut q = audit_query(
             "SELECT c.clip_key, i.clip_version AS version, i.stage, i.item_key, r.verdict, r.note,
                     r.decided_at, u.name
              FROM resolutions r JOIN items i ON i.id = r.item_id JOIN users u ON u.id = r.author_id
              JOIN clip_versions v ON v.id = i.clip_version_id JOIN clips c ON c.id = v.clip_id
-             WHERE c.campaign_id = $1 AND ($2 = '' OR c.clip_key = $2) AND ($3 = '' OR u.name = $3)
-               AND r.decided_at >= $4 AND r.decided_at <= $5
-             ORDER BY r.decided_at DESC LIMIT $6",
-        )
-        .bind(campaign.id)
-        .bind(clip)
-        .bind(who)
-        .bind(from)
-        .bind(to)
-        .bind(limit)
-        .fetch_all(&mut *c)
-        .await?
-        {
+             WHERE i.campaign_id = ",
+            campaign.id,
+            filter,
+            "c.clip_key",
+            Some("u.name"),
+            "r.decided_at",
+        );
+        super::super::count::add(1);
+        for r in q.build_query_as::<Resolved>().fetch_all(&mut *c).await? {
             out.push(AuditEvent {
                 at: r.decided_at,
                 item_id: r.item_key,
@@ -546,24 +575,20 @@ impl Backend {
             decided_at: i64,
             name: String,
         }
-        for r in qa::<Calibrated>(
+        let mut q = audit_query(
             "SELECT c.clip_key, i.clip_version AS version, i.stage, i.item_key, d.verdict, d.agrees,
                     d.round, d.decided_at, u.name
              FROM calibration_decisions d JOIN items i ON i.id = d.item_id JOIN users u ON u.id = d.validator_id
              JOIN clip_versions v ON v.id = i.clip_version_id JOIN clips c ON c.id = v.clip_id
-             WHERE c.campaign_id = $1 AND ($2 = '' OR c.clip_key = $2) AND ($3 = '' OR u.name = $3)
-               AND d.decided_at >= $4 AND d.decided_at <= $5
-             ORDER BY d.decided_at DESC LIMIT $6",
-        )
-        .bind(campaign.id)
-        .bind(clip)
-        .bind(who)
-        .bind(from)
-        .bind(to)
-        .bind(limit)
-        .fetch_all(&mut *c)
-        .await?
-        {
+             WHERE d.campaign_id = ",
+            campaign.id,
+            filter,
+            "c.clip_key",
+            Some("u.name"),
+            "d.decided_at",
+        );
+        super::super::count::add(1);
+        for r in q.build_query_as::<Calibrated>().fetch_all(&mut *c).await? {
             out.push(AuditEvent {
                 at: r.decided_at,
                 item_id: r.item_key,

@@ -897,8 +897,7 @@ pub async fn exports(
     Path(c): Path<String>,
 ) -> PageResult {
     let campaign = state.store.campaign(&c).await?;
-    let decisions = state.store.decision_records(&campaign).await?.len();
-    let resolutions = state.store.resolution_records(&campaign).await?.len();
+    let (decisions, resolutions) = state.store.record_counts(&campaign).await?;
     let (_, counts) = state.store.retained(&campaign).await?;
     let here = format!("/c/{c}/admin/exports");
     let chrome = Chrome::new(&state, &session, Some(&c), "Exports", &here).await?;
