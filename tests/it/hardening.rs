@@ -87,9 +87,8 @@ async fn writes_fail_while_the_disk_is_full_and_recover_by_themselves_once_it_is
             "a write on a full disk fails: {status}"
         );
     }
-    tokio::time::sleep(Duration::from_millis(1100)).await;
-    let health = client.get(format!("{base}/healthz")).send().await.unwrap();
-    assert_eq!(health.status(), StatusCode::SERVICE_UNAVAILABLE);
+    // The health check probes a write at most once a second: asked until it says so.
+    let health = health_until(&client, base, StatusCode::SERVICE_UNAVAILABLE).await;
     // Anyone may ask: the answer says what fails in its own words, never the
     // database's (those go to the log).
     assert_eq!(
@@ -106,9 +105,7 @@ async fn writes_fail_while_the_disk_is_full_and_recover_by_themselves_once_it_is
             "K{i:03} after the disk has room again"
         );
     }
-    tokio::time::sleep(Duration::from_millis(1100)).await;
-    let health = client.get(format!("{base}/healthz")).send().await.unwrap();
-    assert_eq!(health.status(), StatusCode::OK);
+    health_until(&client, base, StatusCode::OK).await;
     drop(server);
     let csv = tandem_ok(&data, None, &["export", "decisions"]);
     assert_eq!(
@@ -715,4 +712,25 @@ async fn a_stored_reason_that_is_not_a_reason_is_an_error_not_a_shorter_record()
         "the record was shown without the reason it cannot read: {}",
         r.text
     );
+}
+
+/// Asks `/healthz` until it answers `status` (it probes a write at most once a second),
+/// for at most ten seconds.
+async fn health_until(
+    client: &reqwest::Client,
+    base: &str,
+    status: StatusCode,
+) -> reqwest::Response {
+    let started = Instant::now();
+    loop {
+        let r = client.get(format!("{base}/healthz")).send().await.unwrap();
+        if r.status() == status {
+            return r;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "/healthz never answered {status}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 }

@@ -421,6 +421,17 @@ pub async fn cast(app: &TestApp) -> Cast {
     }
 }
 
+/// Whether ffmpeg (and ffprobe) are here; under `TANDEM_REQUIRE_FFMPEG` (set by
+/// `.ci/run`) their absence fails the test instead of skipping what needs them.
+pub fn has_ffmpeg() -> bool {
+    let here = tandem::io::video::ffmpeg_available();
+    assert!(
+        here || std::env::var_os("TANDEM_REQUIRE_FFMPEG").is_none(),
+        "TANDEM_REQUIRE_FFMPEG is set but ffmpeg is not installed"
+    );
+    here
+}
+
 /// Whether pdflatex is here; under `TANDEM_REQUIRE_LATEX` (set by `.ci/run`) its
 /// absence fails the test, elsewhere the LaTeX checks are skipped with a message.
 pub fn pdflatex_available() -> bool {

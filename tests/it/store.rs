@@ -387,7 +387,25 @@ async fn on_postgresql_a_verdict_goes_through_while_another_items_row_is_locked(
         let (app, token, id) = (app.clone(), c.v0.clone(), ids[0].clone());
         tokio::spawn(async move { app.pass(&token, 1, &id).await.status })
     };
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // The verdict's transaction is seen waiting for the row's lock, not merely slow.
+    let started = Instant::now();
+    loop {
+        let blocked: i64 = sqlx::query_scalar(
+            "SELECT COUNT(*) FROM pg_stat_activity
+             WHERE application_name = 'tandem' AND wait_event_type = 'Lock'",
+        )
+        .fetch_one(&app.db)
+        .await
+        .unwrap();
+        if blocked > 0 {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "the verdict on the held row never waited for its lock"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
     assert!(!waiting.is_finished(), "the held row did not hold");
     holder.rollback().await.unwrap();
     assert_eq!(waiting.await.unwrap(), StatusCode::CREATED);

@@ -504,7 +504,7 @@ async fn a_participants_whole_session_reveals_no_source_file_or_clip_id() {
     let src = app.source();
     let sets = write_sets(&src, 3);
     // A clip that carries its source in its own metadata: the served copy must not.
-    let strip_possible = tandem::io::video::ffmpeg_available();
+    let strip_possible = has_ffmpeg();
     if strip_possible {
         let file = src.join("vids/VSI-Bench_00.webm");
         let tagged = src.join("vids/tagged.webm");
