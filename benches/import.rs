@@ -8,7 +8,14 @@
 //! SQLite inserts rows in one transaction into a table with one index (WAL,
 //! `synchronous = FULL`), so that the ratio holds on a noisy machine.
 //!
-//! Run: `cargo bench --bench import`. Numbers and the machine are in BENCHMARKS.md.
+//! The second part imports distinct videos, the way a lab's benchmark arrives: 2,040
+//! and 100,000 H.264 MP4 clips (one made with ffmpeg, made distinct by a `free` box of
+//! their own at the end), each read once, hashed, copied and its frame timing read from
+//! its own tables, several at once; beside them, the time of the road before (ffprobe on
+//! each video, one after another), measured on a sample of them.
+//!
+//! Run: `cargo bench --bench import` (`TANDEM_BENCH_ONLY=writer` or `videos` runs one
+//! part). Numbers and the machine are in BENCHMARKS.md.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -96,6 +103,110 @@ fn raw_insert_rate(dir: &Path, rows: usize) -> f64 {
 }
 
 async fn run() {
+    let only = std::env::var("TANDEM_BENCH_ONLY").unwrap_or_default();
+    if only.is_empty() || only == "writer" {
+        writer().await;
+    }
+    if only.is_empty() || only == "videos" {
+        videos().await;
+    }
+}
+
+/// Writes `n` distinct MP4 files in `dir`: `base` with a `free` box of 16 bytes of its
+/// own appended (a box every reader skips); returns their names.
+fn distinct_videos(dir: &Path, base: &[u8], n: usize) -> Vec<String> {
+    std::fs::create_dir_all(dir).unwrap();
+    (0..n)
+        .map(|i| {
+            let name = format!("v{i:06}.mp4");
+            let mut bytes = base.to_vec();
+            bytes.extend_from_slice(&24u32.to_be_bytes());
+            bytes.extend_from_slice(b"free");
+            bytes.extend_from_slice(format!("tandem-{i:09}").as_bytes());
+            std::fs::write(dir.join(&name), bytes).unwrap();
+            name
+        })
+        .collect()
+}
+
+/// Imports of distinct videos, their frame timing included.
+async fn videos() {
+    if !tandem::io::video::ffmpeg_available() {
+        eprintln!("ffmpeg is not installed: the import of distinct videos is not measured");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let base = dir.path().join("base.mp4");
+    let made = std::process::Command::new("ffmpeg")
+        .args([
+            "-v",
+            "error",
+            "-y",
+            "-f",
+            "lavfi",
+            "-i",
+            "testsrc=s=160x120:r=30:d=2",
+        ])
+        .args(["-c:v", "libx264", "-pix_fmt", "yuv420p"])
+        .arg(&base)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let base = std::fs::read(&base).unwrap();
+    println!(
+        "| import of distinct H.264 MP4 clips ({} KB each), timing included | clips | took | a clip | ffprobe on each, one after another | the road before, for these clips |",
+        base.len() / 1024
+    );
+    println!("| --- | ---: | ---: | ---: | ---: | ---: |");
+    let mut ffprobe_each: Option<f64> = None;
+    for n in [2_040, 100_000] {
+        let src = dir.path().join(format!("src{n}"));
+        let names = distinct_videos(&src.join("videos"), &base, n);
+        let tax = tandem::domain::taxonomy::Taxonomy::vgenst();
+        let mut text = String::with_capacity(n * 150);
+        for (i, name) in names.iter().enumerate() {
+            let task = &tax.tasks[i % tax.tasks.len()].code;
+            text.push_str(&format!(
+                "{{\"clip_id\":\"D_{i:06}\",\"task\":\"{task}\",\"file\":\"videos/{name}\",\"questions\":[]}}\n"
+            ));
+        }
+        let manifest = src.join("manifest.jsonl");
+        std::fs::write(&manifest, text).unwrap();
+        // The road before: ffprobe, one video after another (measured on 200 of them).
+        let each = *ffprobe_each.get_or_insert_with(|| {
+            let sample: Vec<PathBuf> = names
+                .iter()
+                .take(200)
+                .map(|n| src.join("videos").join(n))
+                .collect();
+            let started = Instant::now();
+            for v in &sample {
+                tandem::io::video::probe_read(v).unwrap();
+            }
+            started.elapsed().as_secs_f64() / sample.len() as f64
+        });
+        let data = dir.path().join(format!("data{n}"));
+        let config = Config::new(&data, None).unwrap();
+        let store = Store::open(&config.database_url).await.unwrap();
+        let started = Instant::now();
+        let summary = tandem::app::import_manifest(&store, &config, "default", &manifest)
+            .await
+            .unwrap();
+        let took = started.elapsed().as_secs_f64();
+        assert_eq!((summary.clips_new, summary.videos_timed), (n, n));
+        println!(
+            "| {n} clips | {n} | {took:.2} s | {:.2} ms | {:.1} ms a clip | {:.0} s (estimated from 200) |",
+            1000.0 * took / n as f64,
+            1000.0 * each,
+            each * n as f64
+        );
+        store.close().await;
+        let _ = std::fs::remove_dir_all(&data);
+        let _ = std::fs::remove_dir_all(&src);
+    }
+}
+
+async fn writer() {
     let dir = tempfile::tempdir().unwrap();
     let (first, clips, questions) = write_manifests(&dir.path().join("src"));
     let raw = raw_insert_rate(dir.path(), 300_000);

@@ -575,10 +575,7 @@ async fn command(command: Command, config: &Config, store: &Store) -> Result<()>
         }
         Command::Probe => {
             let p = crate::app::probe_timings(store, config).await?;
-            println!(
-                "frame rate and count read for {} video(s); {} could not be read by ffprobe (the player steps by presented frames for those)",
-                p.timed, p.unreadable
-            );
+            print_timing(p.timed, p.unreadable, p.untried);
             Ok(())
         }
         Command::Migrate => {
@@ -623,22 +620,13 @@ async fn command(command: Command, config: &Config, store: &Store) -> Result<()>
             let summary =
                 crate::app::import_manifest(store, config, &campaign.campaign, &manifest).await?;
             println!("imported {}: {summary}", manifest.display());
-            // The player steps frame by frame with each video's rate and count: read
-            // them now for the videos this import brought (stored, so a running server
-            // need not), or say how they will be.
-            if crate::io::video::ffmpeg_available() {
-                let p = crate::app::probe_timings(store, config).await?;
-                if p.timed + p.unreadable > 0 {
-                    println!(
-                        "frame rate and count read for {} video(s); {} could not be read by ffprobe (the player steps by presented frames for those)",
-                        p.timed, p.unreadable
-                    );
-                }
-            } else {
-                println!(
-                    "note: ffprobe is not installed, so the videos' frame rates were not read: the player steps by presented frames until `tandem probe` runs with ffmpeg installed"
-                );
-            }
+            // The player steps frame by frame with each video's rate and count, read as
+            // the videos were taken in (stored, so a running server need not).
+            print_timing(
+                summary.videos_timed,
+                summary.videos_unreadable,
+                summary.videos_untried,
+            );
             Ok(())
         }
         Command::User(UserCommand::Add {
@@ -1131,6 +1119,18 @@ fn open_csv(
         std::io::BufReader::new(f),
         limits.line_bytes,
     ))
+}
+
+/// What was learnt of videos' frame timing, in words.
+fn print_timing(timed: usize, unreadable: usize, untried: usize) {
+    println!(
+        "frame rate and count read for {timed} video(s); {unreadable} could not be read (the player steps by presented frames for those)"
+    );
+    if untried > 0 {
+        println!(
+            "note: ffprobe is not installed, so {untried} video(s) that are not MP4 were not read: the player steps by presented frames until `tandem probe` runs with ffmpeg installed"
+        );
+    }
 }
 
 /// Writes an export (`app::exports`) to `out`, or to standard output.

@@ -11,9 +11,9 @@ pub mod media;
 use crate::config::Config;
 use crate::domain::facts::Scope;
 use crate::domain::study::{Display, MAX_FRAMES, MIN_FRAMES};
+use crate::domain::video::TimingRead;
 use crate::error::{Error, Result};
 use crate::io;
-use crate::io::media::MediaSource;
 use crate::report::QcReport;
 use crate::report::study::StudyReport;
 use crate::store::Store;
@@ -22,9 +22,16 @@ use crate::store::study::{Study, StudyImportSummary};
 use std::collections::HashSet;
 use std::path::Path;
 
-/// Checks a manifest against the campaign's taxonomy, copies its new videos into the
-/// media folder (outside any transaction: copying gigabytes must not hold a lock) and
-/// stores it in one short write. The videos this import added and nothing stored uses
+/// How long a video an import was taking in must have been left unwritten before
+/// another import takes it for the remains of a stopped one.
+const STALE_INCOMING: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
+
+/// Checks a manifest against the campaign's taxonomy, takes its videos into the media
+/// folder (outside any transaction: copying gigabytes must not hold a lock; each file
+/// read once, hashed and, for MP4 and QuickTime, its frame timing read from its own
+/// tables on the way, several files at once; what the tables do not say asked of
+/// ffprobe), makes the new ones durable in one batch, and stores the manifest, timings
+/// included, in one short write. The videos this import added and nothing stored uses
 /// are removed again, whatever happened.
 pub async fn import_manifest(
     store: &Store,
@@ -37,37 +44,62 @@ pub async fn import_manifest(
     let limits = config.limits.clone();
     let media_dir = config.media_dir.clone();
     let data_dir = config.data_dir.clone();
+    let taking = std::time::Instant::now();
     let (checked, added) = tokio::task::spawn_blocking(move || -> Result<_> {
-        let checked = io::manifest::check_manifest(&path, &taxonomy, &limits)?;
-        // The videos not stored yet must fit on the disk, with room left for the
-        // database.
-        let needed: u64 = checked
-            .clips
-            .iter()
-            .filter(|c| !io::media::media_path(&media_dir, &c.media.sha256).exists())
-            .map(|c| c.media.size)
-            .sum();
-        io::limits::require_space(&data_dir, needed, &limits, "the import's videos")?;
-        let sources: Vec<MediaSource> = checked
-            .clips
-            .iter()
-            .map(|c| MediaSource {
-                sha256: c.media.sha256.clone(),
-                path: c.source_path.clone(),
-                file: c.file.clone(),
-                line: c.line,
-            })
-            .collect();
-        let added = io::media::copy_media(&sources, &media_dir)?;
-        Ok((checked, added))
+        std::fs::create_dir_all(&media_dir)
+            .map_err(|e| Error::io(format!("cannot create {}", media_dir.display()), e))?;
+        let swept = io::media::sweep_incoming(&media_dir, STALE_INCOMING);
+        if swept > 0 {
+            tracing::info!(files = swept, "removed what stopped imports left");
+        }
+        let intake = io::media::Intake {
+            media_dir: &media_dir,
+            data_dir: &data_dir,
+            limits: &limits,
+            ffprobe: io::video::ffmpeg_available(),
+        };
+        let taken = std::sync::Mutex::new(Vec::new());
+        let checked = io::manifest::check_manifest_with(&path, &taxonomy, &limits, &|paths| {
+            let results = intake.take_in(paths);
+            let mut inspected = Vec::with_capacity(results.len());
+            let mut keep = taken
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            for r in results {
+                inspected.push(r.map(|t| {
+                    let out = (t.media.clone(), t.timing);
+                    keep.push(t);
+                    out
+                }));
+            }
+            inspected
+        });
+        let mut taken = taken
+            .into_inner()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        match checked {
+            Ok(checked) => match io::media::settle(&media_dir, &mut taken) {
+                Ok(added) => Ok((checked, added)),
+                Err(e) => {
+                    io::media::discard(&mut taken);
+                    Err(e)
+                }
+            },
+            Err(e) => {
+                io::media::discard(&mut taken);
+                Err(e)
+            }
+        }
     })
     .await
     .map_err(|e| Error::Internal(format!("checking the manifest failed: {e}")))??;
+    let taken_ms = taking.elapsed().as_millis();
     let writing = std::time::Instant::now();
     let result = store.import_manifest(campaign, &checked).await;
     tracing::info!(
         manifest = %manifest.display(),
         lines = checked.clips.len(),
+        take_ms = taken_ms,
         write_ms = writing.elapsed().as_millis(),
         stored = result.is_ok(),
         "import written"
@@ -81,7 +113,21 @@ pub async fn import_manifest(
             let _ = std::fs::remove_file(path);
         }
     }
-    result.map(|(summary, _)| summary)
+    result.map(|(mut summary, stored)| {
+        // What was learnt of the new versions' videos, each video once.
+        let mut seen = HashSet::new();
+        for c in &checked.clips {
+            if !stored.contains(&c.media.sha256) || !seen.insert(c.media.sha256.as_str()) {
+                continue;
+            }
+            match c.timing {
+                TimingRead::Read(_) => summary.videos_timed += 1,
+                TimingRead::Unreadable => summary.videos_unreadable += 1,
+                TimingRead::NotTried => summary.videos_untried += 1,
+            }
+        }
+        summary
+    })
 }
 
 /// Refuses a display the server cannot draw.
@@ -124,35 +170,39 @@ async fn draw_study_strips(store: &Store, study: &Study, media_dir: &Path) -> Re
 pub struct Probed {
     /// Videos whose frame rate and count are now stored.
     pub timed: usize,
-    /// Videos ffprobe could not read (marked, so they are not asked again).
+    /// Videos that cannot be read (marked, so they are not asked again).
     pub unreadable: usize,
+    /// Videos whose container has no reader here and no ffprobe to ask (asked again
+    /// when ffprobe is installed).
+    pub untried: usize,
 }
 
-/// Asks ffprobe for the frame rate and frame count of every stored video that has not
-/// been asked yet, one after another, and stores them on their clip versions (the
-/// player steps frame by frame with them). Refused without ffprobe.
+/// Reads the frame rate and frame count of every stored video not read yet (MP4 and
+/// QuickTime from their own tables, the others with ffprobe when it is there), several
+/// at once, and stores them on their clip versions (the player steps frame by frame
+/// with them).
 pub async fn probe_timings(store: &Store, config: &Config) -> Result<Probed> {
-    if !crate::io::video::ffmpeg_available() {
-        return Err(Error::Invalid(
-            "ffprobe is not installed (apt install ffmpeg): no frame rates can be read".into(),
-        ));
+    let hashes = store.media_without_timing().await?;
+    if hashes.is_empty() {
+        return Ok(Probed::default());
     }
+    let dir = config.media_dir.clone();
+    let ffprobe = io::video::ffmpeg_available();
+    let read = tokio::task::spawn_blocking(move || io::media::read_timings(&dir, &hashes, ffprobe))
+        .await
+        .map_err(|e| Error::Internal(format!("the timing task failed: {e}")))?;
     let mut done = Probed::default();
-    for sha in store.media_without_timing().await? {
-        let path = crate::io::media::media_path(&config.media_dir, &sha);
-        let probed = tokio::task::spawn_blocking(move || crate::io::video::probe_timing(&path))
-            .await
-            .map_err(|e| Error::Internal(format!("the probe task failed: {e}")))?;
-        match probed {
-            Ok(t) => {
+    for (sha, timing) in read {
+        match timing {
+            TimingRead::Read(t) => {
                 store.set_frame_timing(&sha, Some(t)).await?;
                 done.timed += 1;
             }
-            Err(e) => {
-                tracing::debug!(error = %e, %sha, "no frame timing");
+            TimingRead::Unreadable => {
                 store.set_frame_timing(&sha, None).await?;
                 done.unreadable += 1;
             }
+            TimingRead::NotTried => done.untried += 1,
         }
     }
     Ok(done)

@@ -42,6 +42,8 @@ pub struct ManifestClip {
     pub questions: Vec<ManifestQuestion>,
     /// The known verdict of a held-out calibration clip (`"calibration": {...}`).
     pub calibration: Option<CheckedVerdict>,
+    /// The video's frame rate and count, as read when it was taken in.
+    pub timing: super::video::TimingRead,
 }
 
 #[derive(Debug, Clone)]

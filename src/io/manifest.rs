@@ -6,6 +6,7 @@ use super::limits::{self, Limits, Line};
 use crate::domain::import::{CheckedManifest, ManifestClip, ManifestQuestion, Media};
 use crate::domain::rules::{CheckedVerdict, check_verdict};
 use crate::domain::taxonomy::Taxonomy;
+use crate::domain::video::TimingRead;
 use crate::domain::{Level, Stage, Verdict, check_identifier};
 use crate::error::{Error, LineError, Rejected, Result};
 use serde_json::{Map, Value};
@@ -19,13 +20,35 @@ use std::path::{Component, Path, PathBuf};
 /// with the first ones).
 pub const MAX_PROBLEMS: usize = 1000;
 
+/// What a manifest's video is, or why it cannot be used (words that follow "video
+/// `FILE` ...").
+pub type Inspected = std::result::Result<(Media, TimingRead), String>;
+
 /// Reads and checks a manifest against a taxonomy, within `limits` (a regular file, its
-/// size, each line's length). Problems in the file come back as one
-/// [`Error::Rejected`] listing every line at fault.
+/// size, each line's length), each video hashed where it is. Problems in the file come
+/// back as one [`Error::Rejected`] listing every line at fault.
 pub fn check_manifest(
     path: &Path,
     taxonomy: &Taxonomy,
     limits: &Limits,
+) -> Result<CheckedManifest> {
+    check_manifest_with(path, taxonomy, limits, &|paths| {
+        paths
+            .iter()
+            .map(|p| inspect_media(p).map(|m| (m, TimingRead::NotTried)))
+            .collect()
+    })
+}
+
+/// [`check_manifest`], each distinct video handed to `inspect` (all at once, so that it
+/// can take them in parallel: `io::media::Intake` copies them into the media folder)
+/// once every line is otherwise sound; a manifest whose lines are wrong is refused
+/// without reading its videos.
+pub fn check_manifest_with(
+    path: &Path,
+    taxonomy: &Taxonomy,
+    limits: &Limits,
+    inspect: &dyn Fn(&[PathBuf]) -> Vec<Inspected>,
 ) -> Result<CheckedManifest> {
     let max_line = limits.line_bytes;
     let file = limits::open_regular(
@@ -109,6 +132,33 @@ pub fn check_manifest(
             clips.push(clip);
         }
         problems.extend(line_problems);
+    }
+    if problems.is_empty() {
+        // Each distinct video once, in the manifest's order.
+        let mut seen = std::collections::HashSet::new();
+        let distinct: Vec<PathBuf> = clips
+            .iter()
+            .filter(|c| seen.insert(c.source_path.clone()))
+            .map(|c| c.source_path.clone())
+            .collect();
+        let results = inspect(&distinct);
+        let by_path: HashMap<&PathBuf, &Inspected> = distinct.iter().zip(&results).collect();
+        clips.retain_mut(|c| match by_path.get(&c.source_path) {
+            Some(Ok((media, timing))) => {
+                c.media = media.clone();
+                c.timing = *timing;
+                true
+            }
+            Some(Err(m)) => {
+                problems.push(LineError::new(
+                    c.line,
+                    Some("file"),
+                    format!("video `{}` {m}", c.file),
+                ));
+                false
+            }
+            None => false,
+        });
     }
     if clips.is_empty() && problems.is_empty() {
         problems.push(LineError::new(
@@ -199,11 +249,9 @@ fn check_line(
     let file = required_str(&obj, "file", &mut push);
     let mut located = None;
     if let Some(f) = &file {
+        // The video itself is read once every line is checked (`check_manifest_with`).
         match locate(root, f) {
-            Ok(p) => match inspect_media(&p) {
-                Ok(media) => located = Some((p, media)),
-                Err(m) => push(Some("file"), format!("video `{f}` {m}")),
-            },
+            Ok(p) => located = Some(p),
             Err(m) => push(Some("file"), m),
         }
     }
@@ -248,7 +296,7 @@ fn check_line(
         ),
     }
 
-    let (clip_id, task, file, (source_path, media)) = (clip_id?, task?, file?, located?);
+    let (clip_id, task, file, source_path) = (clip_id?, task?, file?, located?);
     if obj.get("calibration").is_some_and(|v| !v.is_null()) && calibration.is_none() {
         return None;
     }
@@ -260,10 +308,15 @@ fn check_line(
         task,
         file,
         source_path,
-        media,
+        media: Media {
+            sha256: String::new(),
+            size: 0,
+            media_type: "",
+        },
         fields: canonical_json(&Value::Object(rest)),
         questions,
         calibration,
+        timing: TimingRead::NotTried,
     })
 }
 
@@ -532,7 +585,7 @@ pub fn locate(root: &Path, rel: &str) -> std::result::Result<PathBuf, String> {
     Ok(real)
 }
 
-fn describe_io(e: &std::io::Error) -> String {
+pub(crate) fn describe_io(e: &std::io::Error) -> String {
     match e.kind() {
         std::io::ErrorKind::NotFound => "it does not exist".into(),
         std::io::ErrorKind::PermissionDenied => "permission denied".into(),

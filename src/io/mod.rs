@@ -8,4 +8,5 @@ pub mod manifest;
 pub mod media;
 pub mod records;
 pub mod study;
+pub mod timing;
 pub mod video;

@@ -5,6 +5,7 @@
 //! presents them, and the study shows videos only.
 
 pub use crate::domain::video::FrameTiming;
+use crate::domain::video::{FrameRate, ReadTiming};
 use crate::error::{Error, Result};
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -196,14 +197,6 @@ pub fn copy_without_metadata(video: &Path, out: &Path, ext: &str) -> Result<()> 
     std::fs::rename(&tmp, out).map_err(|e| Error::io("cannot store the cleaned video", e))
 }
 
-/// A rate as ffprobe writes it (`30000/1001`, `8/1`); `None` for `0/0` and the like.
-fn parse_rate(s: &str) -> Option<f64> {
-    let (n, d) = s.trim().split_once('/').unwrap_or((s.trim(), "1"));
-    let (n, d) = (n.parse::<f64>().ok()?, d.parse::<f64>().ok()?);
-    let r = n / d;
-    (r.is_finite() && r > 0.0).then_some(r)
-}
-
 fn ffprobe_json(args: &[&str], video: &Path) -> Result<serde_json::Value> {
     let out = Command::new("ffprobe")
         .args(["-v", "error", "-select_streams", "v:0", "-of", "json"])
@@ -221,15 +214,63 @@ fn ffprobe_json(args: &[&str], video: &Path) -> Result<serde_json::Value> {
         .map_err(|e| Error::Invalid(format!("ffprobe said something unreadable: {e}")))
 }
 
+/// A rate as ffprobe writes it (`30000/1001`, `8/1`, `25`), exactly; `None` for `0/0`
+/// and the like.
+fn parse_rational(s: &str) -> Option<FrameRate> {
+    let (n, d) = s.trim().split_once('/').unwrap_or((s.trim(), "1"));
+    FrameRate::new(n.parse().ok()?, d.parse().ok()?)
+}
+
+/// How a video's presented frames are spaced: their mean rate exactly (the frames but
+/// one over the span from the first presentation time to the last, both in ticks of
+/// `time_base`), and whether every gap is that mean to within one tick (timestamps are
+/// whole ticks, so a rate the time base cannot hold exactly is still even).
+struct Spacing {
+    rate: FrameRate,
+    even: bool,
+    mean_seconds: f64,
+    tick_seconds: f64,
+}
+
+/// [`Spacing`] of sorted presentation times; none for fewer than two frames.
+fn presented_spacing(sorted_pts: &[i64], time_base: FrameRate) -> Option<Spacing> {
+    let (first, last) = (*sorted_pts.first()?, *sorted_pts.last()?);
+    let gaps = u64::try_from(sorted_pts.len().checked_sub(1)?).ok()?;
+    let span = u64::try_from(last.checked_sub(first)?).ok()?;
+    let rate = FrameRate::new(
+        gaps.checked_mul(time_base.den)?,
+        span.checked_mul(time_base.num)?,
+    )?;
+    let mean_ticks = span as f64 / gaps as f64;
+    let even = sorted_pts
+        .windows(2)
+        .all(|w| ((w[1] - w[0]) as f64 - mean_ticks).abs() <= 1.0 + 1e-9);
+    let tick_seconds = time_base.num as f64 / time_base.den as f64;
+    Some(Spacing {
+        rate,
+        even,
+        mean_seconds: mean_ticks * tick_seconds,
+        tick_seconds: tick_seconds + 1e-9,
+    })
+}
+
 /// Reads the frame rate (and whether it is constant) and the frame count of the first
 /// video stream of `video` with ffprobe. The count is the container's when it states one
 /// (MP4 does), else the frames are counted by decoding them (WebM often states none).
-/// Whether the rate is constant is judged from every frame's presentation time.
+/// Whether the rate is constant is judged from every frame's presentation time; the
+/// rate of a constant-rate video is the one ffprobe states that its frames keep, of a
+/// variable one the mean of the frames' spacing, exactly (ffprobe's `avg_frame_rate`
+/// only when it gives no timestamps).
 pub fn probe_timing(video: &Path) -> Result<FrameTiming> {
+    probe_read(video).map(FrameTiming::from)
+}
+
+/// [`probe_timing`], the rate exactly as ffprobe states it.
+pub fn probe_read(video: &Path) -> Result<ReadTiming> {
     let v = ffprobe_json(
         &[
             "-show_entries",
-            "stream=r_frame_rate,avg_frame_rate,time_base,nb_frames:packet=pts_time",
+            "stream=r_frame_rate,avg_frame_rate,time_base,nb_frames:packet=pts",
         ],
         video,
     )?;
@@ -237,35 +278,35 @@ pub fn probe_timing(video: &Path) -> Result<FrameTiming> {
         .get(0)
         .ok_or_else(|| Error::Invalid("the file has no video stream".into()))?;
     let field = |k: &str| stream[k].as_str().unwrap_or_default().to_string();
-    let mut pts: Vec<f64> = v["packets"]
+    // Presentation times in ticks of the time base, in presentation order.
+    let mut pts: Vec<i64> = v["packets"]
         .as_array()
-        .map(|ps| {
-            ps.iter()
-                .filter_map(|p| p["pts_time"].as_str()?.parse::<f64>().ok())
-                .filter(|t| t.is_finite())
-                .collect()
-        })
+        .map(|ps| ps.iter().filter_map(|p| p["pts"].as_i64()).collect())
         .unwrap_or_default();
-    pts.sort_by(f64::total_cmp);
-    // Timestamps are multiples of the time base; allow one step of rounding either way.
-    let tick = parse_rate(&field("time_base")).unwrap_or(0.0).max(1e-6) + 1e-6;
-    let deltas: Vec<f64> = pts.windows(2).map(|w| w[1] - w[0]).collect();
-    let mean = (!deltas.is_empty()).then(|| deltas.iter().sum::<f64>() / deltas.len() as f64);
-    let r_rate = parse_rate(&field("r_frame_rate"));
-    let avg_rate = parse_rate(&field("avg_frame_rate"));
-    let constant = match mean {
-        Some(m) => m > 0.0 && deltas.iter().all(|d| (d - m).abs() <= tick),
+    pts.sort_unstable();
+    let time_base = parse_rational(&field("time_base"));
+    let r_rate = parse_rational(&field("r_frame_rate"));
+    let avg_rate = parse_rational(&field("avg_frame_rate"));
+    let spacing = time_base.and_then(|tb| presented_spacing(&pts, tb));
+    let constant = match &spacing {
+        Some(s) => s.even,
         None => r_rate.is_some() && r_rate == avg_rate,
     };
-    let close =
-        |rate: Option<f64>| rate.filter(|r| mean.is_none_or(|m| (1.0 / r - m).abs() <= tick));
-    let fps = if constant {
-        close(r_rate)
-            .or(close(avg_rate))
-            .or(mean.filter(|m| *m > 0.0).map(|m| 1.0 / m))
+    // A stated rate is taken only when the frames keep it, to within one tick.
+    let kept = |rate: Option<FrameRate>| {
+        rate.filter(|r| {
+            spacing
+                .as_ref()
+                .is_none_or(|s| (1.0 / r.fps() - s.mean_seconds).abs() <= s.tick_seconds)
+        })
+    };
+    let mean = spacing.as_ref().map(|s| s.rate);
+    let rate = if constant {
+        kept(r_rate).or(kept(avg_rate)).or(mean)
     } else {
-        // The average over the timestamps: containers often state a nominal rate instead.
-        mean.filter(|m| *m > 0.0).map(|m| 1.0 / m).or(avg_rate)
+        // A container may state a nominal rate as its average (WebM does): the frames'
+        // own mean spacing is the average, as `io::timing` reads it from MP4's tables.
+        mean.or(avg_rate)
     }
     .ok_or_else(|| Error::Invalid("ffprobe found no frame rate".into()))?;
     let stated = field("nb_frames").parse::<u64>().ok().filter(|n| *n > 0);
@@ -283,8 +324,8 @@ pub fn probe_timing(video: &Path) -> Result<FrameTiming> {
                 .ok_or_else(|| Error::Invalid("ffprobe counted no frames".into()))?
         }
     };
-    Ok(FrameTiming {
-        fps,
+    Ok(ReadTiming {
+        rate,
         constant,
         frames,
     })
@@ -316,6 +357,10 @@ mod tests {
     /// Makes a clip with ffmpeg's test source; `None` (and a note) without ffmpeg.
     fn clip(dir: &Path, name: &str, args: &[&str]) -> Option<std::path::PathBuf> {
         if !ffmpeg_available() {
+            assert!(
+                std::env::var_os("TANDEM_REQUIRE_FFMPEG").is_none(),
+                "ffmpeg is required here (TANDEM_REQUIRE_FFMPEG) but is not installed"
+            );
             eprintln!("note: a video test was SKIPPED: ffmpeg is not installed");
             return None;
         }
@@ -445,6 +490,7 @@ mod tests {
     fn a_file_that_is_no_video_has_no_timing() {
         let dir = tempfile::tempdir().expect("temp dir");
         if !ffmpeg_available() {
+            assert!(std::env::var_os("TANDEM_REQUIRE_FFMPEG").is_none());
             return;
         }
         let p = dir.path().join("not-a-video.webm");
@@ -454,10 +500,27 @@ mod tests {
 
     #[test]
     fn rates_are_read_as_ffprobe_writes_them() {
-        assert_eq!(parse_rate("8/1"), Some(8.0));
-        assert_eq!(parse_rate("25"), Some(25.0));
-        assert_eq!(parse_rate("0/0"), None);
-        assert_eq!(parse_rate("N/A"), None);
-        assert!((parse_rate("30000/1001").expect("rate") - 29.97).abs() < 0.001);
+        let r = |n, d| FrameRate::new(n, d);
+        assert_eq!(parse_rational("8/1"), r(8, 1));
+        assert_eq!(parse_rational("25"), r(25, 1));
+        assert_eq!(parse_rational("0/0"), None);
+        assert_eq!(parse_rational("N/A"), None);
+        assert_eq!(parse_rational("60000/2002"), r(30000, 1001));
+    }
+
+    #[test]
+    fn spacing_is_the_exact_mean_and_even_to_one_tick() {
+        let ms = FrameRate::new(1, 1000).expect("time base");
+        // 30 fps in milliseconds: gaps of 33 and 34 ticks are one rate rounded.
+        let s = presented_spacing(&[0, 33, 67, 100], ms).expect("spacing");
+        assert_eq!(s.rate, FrameRate::new(30, 1).expect("rate"));
+        assert!(s.even);
+        // Ten frames a second, then twenty-five: uneven, the mean over the span.
+        let pts = [0, 100, 200, 240, 280];
+        let s = presented_spacing(&pts, ms).expect("spacing");
+        assert!(!s.even);
+        assert_eq!(s.rate, FrameRate::new(4 * 1000, 280).expect("rate"));
+        assert!(presented_spacing(&[5], ms).is_none());
+        assert!(presented_spacing(&[5, 5], ms).is_none(), "no span");
     }
 }

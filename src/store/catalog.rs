@@ -81,6 +81,11 @@ pub struct ImportSummary {
     pub versions_new: usize,
     pub unchanged: usize,
     pub questions_new: usize,
+    /// The new versions' videos whose frame rate and count were read, could not be
+    /// read, and were not tried (no reader for the container and no ffprobe).
+    pub videos_timed: usize,
+    pub videos_unreadable: usize,
+    pub videos_untried: usize,
 }
 
 impl std::fmt::Display for ImportSummary {

@@ -8,7 +8,7 @@ use crate::clock::now_micros;
 use crate::domain::Outcome;
 use crate::domain::import::{CheckedManifest, ManifestClip, ManifestQuestion};
 use crate::domain::rules::CheckedVerdict;
-use crate::domain::video::FrameTiming;
+use crate::domain::video::{FrameTiming, TimingRead};
 use crate::error::{Error, LineError, Rejected, Result};
 use crate::store::catalog::{Campaign, ImportSummary, Settings};
 use crate::store::db::{Tx, Value, named, row, sql};
@@ -49,7 +49,8 @@ pub(crate) const POINT_AT_NEW_VERSIONS: &str =
 /// The rows an import inserts, up to their `VALUES`.
 pub(crate) const INSERT_CLIPS: &str =
     "INSERT INTO clips (campaign_id, task_id, clip_key, calibration)";
-pub(crate) const INSERT_VERSIONS: &str = "INSERT INTO clip_versions (clip_id, version, media_sha256, media_type, media_size, source_file, fields, import_id, created_at)";
+pub(crate) const INSERT_VERSIONS: &str = "INSERT INTO clip_versions (clip_id, version, media_sha256, media_type, media_size, source_file, fields, import_id, created_at,
+                           fps, frame_count, constant_rate, timing_probed_at)";
 pub(crate) const INSERT_STAGE1: &str = "INSERT INTO items (campaign_id, task_id, stage, clip_version_id, item_key, clip_version, sort_key,
                           rater1_id, rater2_id, queue1, queue2, calibration, is_current)";
 pub(crate) const INSERT_QUESTIONS: &str = "INSERT INTO questions (clip_version_id, position, question_key, qa_type, level, body, options, answer)";
@@ -451,6 +452,17 @@ pub(crate) async fn import_manifest(
         .iter()
         .zip(&sizes)
         .map(|(p, size)| {
+            // The timing read when the video was taken in (none: asked later).
+            let (fps, frames, constant, probed) = match p.clip.timing {
+                TimingRead::Read(t) => (
+                    Some(t.fps),
+                    i64::try_from(t.frames).ok(),
+                    Some(i64::from(t.constant)),
+                    Some(now),
+                ),
+                TimingRead::Unreadable => (None, None, None, Some(now)),
+                TimingRead::NotTried => (None, None, None, None),
+            };
             vec![
                 pk_of(p).into(),
                 p.version.into(),
@@ -461,6 +473,10 @@ pub(crate) async fn import_manifest(
                 p.clip.fields.as_str().into(),
                 import_id.into(),
                 now.into(),
+                fps.into(),
+                frames.into(),
+                constant.into(),
+                probed.into(),
             ]
         })
         .collect();
