@@ -90,6 +90,26 @@ pub(crate) async fn views(
     .await
 }
 
+/// The clips of the set at `position` of a participant's order, in slot order, each with
+/// the time the set was answered (none while it is not).
+async fn set_slots(
+    tx: &mut impl Tx,
+    study: &Study,
+    user: &User,
+    position: i64,
+) -> Result<Vec<(i64, Option<i64>)>> {
+    tx.fetch(
+        sql!(
+            "SELECT v.clip_id, o.answered_at FROM study_orders o
+             JOIN study_views v ON v.order_id = o.id
+             WHERE o.study_id = :study AND o.participant_id = :user AND o.position = :position
+             ORDER BY v.slot"
+        ),
+        named! { study: study.id, user: user.id, position },
+    )
+    .await
+}
+
 /// Whether the participant has an order in the study.
 pub(crate) async fn has_order(tx: &mut impl Tx, study: &Study, user: &User) -> Result<bool> {
     let first: Option<i64> = tx
@@ -351,12 +371,14 @@ pub(crate) async fn answer_set(
     position: i64,
     answer: &SetAnswer,
 ) -> Result<StudyProgress> {
-    ensure_order(tx, study, user).await?;
-    let clip_ids: Vec<i64> = views(tx, study, user, position)
-        .await?
-        .into_iter()
-        .map(|v| v.2)
-        .collect();
+    // The set's clips and whether it was answered, in one read; the order is drawn
+    // first only when the participant has none yet (the set is then empty).
+    let mut slots = set_slots(tx, study, user, position).await?;
+    if slots.is_empty() && !has_order(tx, study, user).await? {
+        ensure_order(tx, study, user).await?;
+        slots = set_slots(tx, study, user, position).await?;
+    }
+    let clip_ids: Vec<i64> = slots.iter().map(|s| s.0).collect();
     if clip_ids.is_empty() {
         return Err(Error::NotFound(format!("there is no set {position}")));
     }
@@ -364,7 +386,11 @@ pub(crate) async fn answer_set(
     if !problems.is_empty() {
         return Err(Error::Invalid(problems.join("\n")));
     }
-    if let Some(before) = stored_answer(tx, user.id, &clip_ids).await? {
+    // An answered set (its order says so, whether answered here or brought in) keeps
+    // its answer: the same one again stores nothing, another is refused.
+    if slots.iter().any(|s| s.1.is_some())
+        && let Some(before) = stored_answer(tx, user.id, &clip_ids).await?
+    {
         if before == *answer {
             return Ok(progress(&answered_positions(tx, study, user).await?));
         }
