@@ -200,6 +200,58 @@ pub enum Command {
     /// The blind video-quality study: comparison sets, display, responses
     #[command(subcommand)]
     Study(StudyCommand),
+    /// Plan a sampled review, and say what a reviewed sample shows of the whole (exact
+    /// binomial figures; needs no data folder)
+    #[command(subcommand)]
+    Sampling(SamplingCommand),
+}
+
+#[derive(Subcommand, Debug)]
+pub enum SamplingCommand {
+    /// The single sampling plan: review n items, accept the whole when at most c are
+    /// defective; the smallest n (then c) whose risks are at most alpha and beta
+    Plan {
+        /// The acceptable quality level: a defect rate the whole may have and still be
+        /// accepted with probability at least 1 - alpha (0.01 is 1%)
+        #[arg(long)]
+        aql: f64,
+        /// The rejectable quality level: a defect rate at which the whole is accepted
+        /// with probability at most beta
+        #[arg(long)]
+        rql: f64,
+        /// The producer's risk: rejecting a whole at the AQL
+        #[arg(long, default_value_t = 0.05)]
+        alpha: f64,
+        /// The consumer's risk: accepting a whole at the RQL
+        #[arg(long, default_value_t = 0.10)]
+        beta: f64,
+        /// Print JSON: {"n", "c", "accept_at_aql", "accept_at_rql", ...}
+        #[arg(long)]
+        json: bool,
+    },
+    /// The exact one-sided (Clopper-Pearson) upper bound on the whole's defect rate
+    /// after DEFECTS defects among N items drawn at random
+    Bound {
+        #[arg(long)]
+        defects: u64,
+        #[arg(long)]
+        n: u64,
+        #[arg(long, default_value_t = 0.95)]
+        confidence: f64,
+        /// Print JSON: {"defects", "n", "confidence", "upper"}
+        #[arg(long)]
+        json: bool,
+    },
+    /// The smallest sample that, with no defect found, shows a defect rate below P
+    Zero {
+        #[arg(long)]
+        p: f64,
+        #[arg(long, default_value_t = 0.95)]
+        confidence: f64,
+        /// Print JSON: {"p", "confidence", "n"}
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Subcommand, Debug)]
@@ -549,6 +601,9 @@ pub async fn run(cli: Cli) -> Result<()> {
     if let Command::Healthcheck { bind } = &cli.command {
         return healthcheck(bind).await;
     }
+    if let Command::Sampling(cmd) = &cli.command {
+        return sampling(cmd);
+    }
     if let Command::Demo { bind, paper_scale } = &cli.command {
         return crate::demo::run(&data_dir, cli.database_url.clone(), bind, *paper_scale).await;
     }
@@ -561,7 +616,7 @@ pub async fn run(cli: Cli) -> Result<()> {
 
 async fn command(command: Command, config: &Config, store: &Store) -> Result<()> {
     match command {
-        Command::Demo { .. } | Command::Healthcheck { .. } => {
+        Command::Demo { .. } | Command::Healthcheck { .. } | Command::Sampling(_) => {
             Err(Error::Internal("dispatched earlier".into()))
         }
         Command::Backup { out } => {
@@ -917,6 +972,86 @@ async fn command(command: Command, config: &Config, store: &Store) -> Result<()>
             )
         }
     }
+}
+
+/// `tandem sampling`: the planner and the bounds of `stats::sampling`, in words or JSON.
+fn sampling(cmd: &SamplingCommand) -> Result<()> {
+    use crate::stats::sampling;
+    let invalid = |e: sampling::SamplingError| Error::Invalid(e.to_string());
+    let out = |json: bool, value: serde_json::Value, words: String| {
+        if json {
+            println!("{value}");
+        } else {
+            println!("{words}");
+        }
+    };
+    match *cmd {
+        SamplingCommand::Plan {
+            aql,
+            rql,
+            alpha,
+            beta,
+            json,
+        } => {
+            let p = sampling::plan(aql, rql, alpha, beta).map_err(invalid)?;
+            out(
+                json,
+                serde_json::json!({
+                    "aql": aql, "rql": rql, "alpha": alpha, "beta": beta,
+                    "n": p.n, "c": p.c,
+                    "accept_at_aql": p.accept_at_aql, "accept_at_rql": p.accept_at_rql,
+                }),
+                format!(
+                    "review {n} items drawn at random; accept the whole when at most {c} of them are defective\n\
+                     a whole with {aql_pct}% defects is accepted with probability {a:.4} (at least {min_a:.4})\n\
+                     a whole with {rql_pct}% defects is accepted with probability {r:.4} (at most {beta})",
+                    n = p.n,
+                    c = p.c,
+                    aql_pct = aql * 100.0,
+                    rql_pct = rql * 100.0,
+                    a = p.accept_at_aql,
+                    min_a = 1.0 - alpha,
+                    r = p.accept_at_rql,
+                ),
+            );
+        }
+        SamplingCommand::Bound {
+            defects,
+            n,
+            confidence,
+            json,
+        } => {
+            let upper = sampling::upper_bound(defects, n, confidence).map_err(invalid)?;
+            out(
+                json,
+                serde_json::json!({
+                    "defects": defects, "n": n, "confidence": confidence, "upper": upper,
+                }),
+                format!(
+                    "{defects} defect(s) in {n} items: the whole's defect rate is at most {:.4}% with {}% confidence",
+                    upper * 100.0,
+                    confidence * 100.0
+                ),
+            );
+        }
+        SamplingCommand::Zero {
+            p,
+            confidence,
+            json,
+        } => {
+            let n = sampling::zero_defect_n(p, confidence).map_err(invalid)?;
+            out(
+                json,
+                serde_json::json!({ "p": p, "confidence": confidence, "n": n }),
+                format!(
+                    "review {n} items drawn at random: if none is defective, the whole's defect rate is below {}% with {}% confidence",
+                    p * 100.0,
+                    confidence * 100.0
+                ),
+            );
+        }
+    }
+    Ok(())
 }
 
 /// `tandem healthcheck`: one plain HTTP/1.0 request to the local server's /healthz.

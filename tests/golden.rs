@@ -699,3 +699,46 @@ fn comparator_reports_every_mismatch() {
     let (_, failures) = check_file(&doc);
     assert_eq!(failures.len(), 1);
 }
+
+/// `sampling.json` (made by `sampling.py` beside it with scipy): every plan, bound and
+/// zero-defect sample, integers exactly, probabilities within the file's tolerance.
+#[test]
+fn sampling_vectors_match_scipy() {
+    use tandem::stats::sampling;
+    let text = std::fs::read_to_string(golden_dir().join("sampling.json")).unwrap();
+    let doc: Value = serde_json::from_str(&text).unwrap();
+    let abs = doc["tolerance"]["abs"].as_f64().unwrap();
+    let rel = doc["tolerance"]["rel"].as_f64().unwrap();
+    let close =
+        |got: f64, exp: f64| (got - exp).abs() <= abs || (got - exp).abs() <= rel * exp.abs();
+    let f = |v: &Value, k: &str| v[k].as_f64().unwrap();
+    let u = |v: &Value, k: &str| v[k].as_u64().unwrap();
+    let mut failures = Vec::new();
+    let plans = doc["plan"].as_array().unwrap();
+    for v in plans {
+        let p = sampling::plan(f(v, "aql"), f(v, "rql"), f(v, "alpha"), f(v, "beta")).unwrap();
+        let e = &v["expected"];
+        if (p.n, p.c) != (u(e, "n"), u(e, "c"))
+            || !close(p.accept_at_aql, f(e, "accept_at_aql"))
+            || !close(p.accept_at_rql, f(e, "accept_at_rql"))
+        {
+            failures.push(format!("plan {v}: got {p:?}"));
+        }
+    }
+    let bounds = doc["bound"].as_array().unwrap();
+    for v in bounds {
+        let got = sampling::upper_bound(u(v, "defects"), u(v, "n"), f(v, "confidence")).unwrap();
+        if !close(got, f(v, "upper")) {
+            failures.push(format!("bound {v}: got {got}"));
+        }
+    }
+    let zeros = doc["zero"].as_array().unwrap();
+    for v in zeros {
+        let got = sampling::zero_defect_n(f(v, "p"), f(v, "confidence")).unwrap();
+        if got != u(v, "n") {
+            failures.push(format!("zero {v}: got {got}"));
+        }
+    }
+    assert!(plans.len() >= 8 && bounds.len() >= 10 && zeros.len() >= 6);
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

@@ -162,3 +162,33 @@ proptest! {
         prop_assert_eq!(multi::light_kappa(&r), None);
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// More defects in the same sample never lower the bound; more items with the same
+    /// defects never raise it; the bound is at least the sample's own rate.
+    #[test]
+    fn the_upper_bound_moves_the_right_way(n in 1u64..2000, k in 0u64..2000, conf in 0.5f64..0.999) {
+        let k = k.min(n);
+        let sampling = tandem::stats::sampling::upper_bound;
+        let b = sampling(k, n, conf).unwrap();
+        prop_assert!(b >= k as f64 / n as f64 - 1e-12 && b <= 1.0);
+        if k < n {
+            prop_assert!(sampling(k + 1, n, conf).unwrap() >= b - 1e-12);
+        }
+        prop_assert!(sampling(k, n + 1, conf).unwrap() <= b + 1e-12);
+        prop_assert!(sampling(k, n, (conf + 1.0) / 2.0).unwrap() >= b - 1e-12);
+    }
+
+    /// Every plan meets both of its risks.
+    #[test]
+    fn a_plan_meets_both_risks(aql in 0.005f64..0.1, gap in 1.5f64..6.0, alpha in 0.01f64..0.2, beta in 0.01f64..0.2) {
+        use statrs::distribution::{Binomial, DiscreteCDF};
+        let rql = (aql * gap).min(0.9);
+        let p = tandem::stats::sampling::plan(aql, rql, alpha, beta).unwrap();
+        let accept = |q: f64| Binomial::new(q, p.n).unwrap().cdf(p.c);
+        prop_assert!(accept(aql) >= 1.0 - alpha);
+        prop_assert!(accept(rql) <= beta);
+    }
+}

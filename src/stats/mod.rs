@@ -31,6 +31,8 @@
 //! * [`binomial`]: exact binomial test, Clopper-Pearson and Wilson intervals.
 //! * [`signal`]: d' from signal detection theory.
 //! * [`bootstrap`]: a seeded percentile bootstrap over clusters and its PRNG.
+//! * [`sampling`]: sampled review: the single sampling plan, the exact upper bound on
+//!   the defect rate, the sample that shows a rate with no defect found.
 
 pub mod agreement;
 pub mod binomial;
@@ -38,6 +40,7 @@ pub mod bootstrap;
 pub mod multi;
 pub mod pairs;
 pub mod ranks;
+pub mod sampling;
 pub mod signal;
 
 use statrs::distribution::{ChiSquared, ContinuousCDF, FisherSnedecor, StudentsT};

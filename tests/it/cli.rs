@@ -553,3 +553,77 @@ fn a_validator_who_would_re_pair_tasks_joins_only_with_yes() {
     );
     assert!(ok(&tandem(&data, &["user", "list"])).contains("val02"));
 }
+
+/// The sampling planner and bounds, as a lab calls them before it imports anything:
+/// no data folder is made, figures as `stats::sampling` gives them, bad values named.
+#[test]
+fn sampling_plans_and_bounds_need_no_data_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("never-made");
+    let json = |args: &[&str]| -> Value {
+        serde_json::from_str(ok(&tandem(&data, args)).trim()).expect("one JSON object")
+    };
+    let plan = json(&[
+        "sampling", "plan", "--aql", "0.01", "--rql", "0.05", "--alpha", "0.05", "--beta", "0.10",
+        "--json",
+    ]);
+    assert_eq!(
+        (plan["n"].as_u64(), plan["c"].as_u64()),
+        (Some(132), Some(3))
+    );
+    let at_aql = plan["accept_at_aql"].as_f64().unwrap();
+    let at_rql = plan["accept_at_rql"].as_f64().unwrap();
+    assert!((at_aql - 0.9557474941740338).abs() < 1e-9, "{plan}");
+    assert!((at_rql - 0.0992283044257829).abs() < 1e-9, "{plan}");
+    let bound = json(&[
+        "sampling",
+        "bound",
+        "--defects",
+        "3",
+        "--n",
+        "200",
+        "--confidence",
+        "0.95",
+        "--json",
+    ]);
+    assert!((bound["upper"].as_f64().unwrap() - 0.03830970849818942).abs() < 1e-9);
+    let zero = json(&[
+        "sampling",
+        "zero",
+        "--p",
+        "0.01",
+        "--confidence",
+        "0.95",
+        "--json",
+    ]);
+    assert_eq!(zero["n"].as_u64(), Some(299));
+    // In words by default.
+    let words = ok(&tandem(
+        &data,
+        &["sampling", "plan", "--aql", "0.01", "--rql", "0.05"],
+    ));
+    assert!(
+        words.contains("review 132 items") && words.contains("at most 3"),
+        "{words}"
+    );
+    // Bad values are named, and nothing is written anywhere.
+    let err = fails(&tandem(
+        &data,
+        &["sampling", "plan", "--aql", "0.05", "--rql", "0.01"],
+    ));
+    assert!(
+        err.contains("the AQL (0.05) must be less than the RQL (0.01)"),
+        "{err}"
+    );
+    let err = fails(&tandem(
+        &data,
+        &["sampling", "bound", "--defects", "5", "--n", "3"],
+    ));
+    assert!(err.contains("cannot exceed the items reviewed"), "{err}");
+    let err = fails(&tandem(&data, &["sampling", "zero", "--p", "1.5"]));
+    assert!(
+        err.contains("p must be greater than 0 and less than 1"),
+        "{err}"
+    );
+    assert!(!data.exists(), "sampling made a data folder");
+}
