@@ -60,40 +60,70 @@ impl Read for Tee<'_> {
     }
 }
 
+/// `f` over every element of `items` on the machine's cores (each worker takes the
+/// next element not taken yet), the results in the items' order.
+fn on_cores<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    let workers = std::thread::available_parallelism()
+        .map_or(2, std::num::NonZero::get)
+        .min(items.len())
+        .max(1);
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let done: std::sync::Mutex<Vec<(usize, R)>> =
+        std::sync::Mutex::new(Vec::with_capacity(items.len()));
+    std::thread::scope(|s| {
+        for _ in 0..workers {
+            s.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some(item) = items.get(i) else { break };
+                    let r = f(item);
+                    done.lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner)
+                        .push((i, r));
+                }
+            });
+        }
+    });
+    let mut done = done
+        .into_inner()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    done.sort_by_key(|(i, _)| *i);
+    done.into_iter().map(|(_, r)| r).collect()
+}
+
 impl Intake<'_> {
     /// Takes in every file of `paths`, in parallel on the machine's cores; each result
     /// says what the file is, or why it cannot be taken (in words that follow "video
-    /// `FILE` ...").
+    /// `FILE` ..."). What the tables do not say is asked of ffprobe afterwards, once per
+    /// distinct content (a manifest that names one video many times asks once).
     pub fn take_in(&self, paths: &[PathBuf]) -> Vec<std::result::Result<Taken, String>> {
-        let workers = std::thread::available_parallelism()
-            .map_or(2, std::num::NonZero::get)
-            .min(paths.len())
-            .max(1);
-        let next = std::sync::atomic::AtomicUsize::new(0);
-        let results: std::sync::Mutex<Vec<Option<std::result::Result<Taken, String>>>> =
-            std::sync::Mutex::new((0..paths.len()).map(|_| None).collect());
-        std::thread::scope(|s| {
-            for _ in 0..workers {
-                s.spawn(|| {
-                    loop {
-                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                        let Some(path) = paths.get(i) else {
-                            break;
-                        };
-                        let taken = self.take_one(path);
-                        if let Ok(mut r) = results.lock() {
-                            r[i] = Some(taken);
-                        }
-                    }
-                });
+        let mut taken = on_cores(paths, |p| self.take_one(p));
+        if self.ffprobe {
+            let mut ask: Vec<(String, PathBuf)> = Vec::new();
+            let mut seen = std::collections::HashSet::new();
+            for t in taken.iter().flatten() {
+                if t.timing == TimingRead::NotTried
+                    && seen.insert(t.media.sha256.clone())
+                    && let Some(temp) = &t.temp
+                {
+                    ask.push((t.media.sha256.clone(), temp.clone()));
+                }
             }
-        });
-        results
-            .into_inner()
-            .unwrap_or_default()
-            .into_iter()
-            .map(|r| r.unwrap_or_else(|| Err("was not read (an internal failure)".into())))
-            .collect()
+            let answers: HashMap<String, TimingRead> = ask
+                .iter()
+                .map(|(sha, _)| sha.clone())
+                .zip(on_cores(&ask, |(_, path)| match video::probe_read(path) {
+                    Ok(t) => TimingRead::Read(t.into()),
+                    Err(_) => TimingRead::Unreadable,
+                }))
+                .collect();
+            for t in taken.iter_mut().flatten() {
+                if let Some(answer) = answers.get(&t.media.sha256) {
+                    t.timing = *answer;
+                }
+            }
+        }
+        taken
     }
 
     fn take_one(&self, path: &Path) -> std::result::Result<Taken, String> {
@@ -158,14 +188,8 @@ impl Intake<'_> {
                 return Err(stored(e));
             }
         };
-        let timing = match native {
-            Some(t) => TimingRead::Read(t.into()),
-            None if self.ffprobe => match video::probe_read(&temp) {
-                Ok(t) => TimingRead::Read(t.into()),
-                Err(_) => TimingRead::Unreadable,
-            },
-            None => TimingRead::NotTried,
-        };
+        // What the tables do not say is asked of ffprobe by `take_in`, once per content.
+        let timing = native.map_or(TimingRead::NotTried, |t| TimingRead::Read(t.into()));
         Ok(Taken {
             media: Media {
                 sha256: crate::auth::hex(&hasher.finalize()),
@@ -217,38 +241,21 @@ pub fn read_timings(
     hashes: &[String],
     ffprobe: bool,
 ) -> Vec<(String, TimingRead)> {
-    let workers = std::thread::available_parallelism()
-        .map_or(2, std::num::NonZero::get)
-        .min(hashes.len())
-        .max(1);
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let out = std::sync::Mutex::new(Vec::with_capacity(hashes.len()));
-    std::thread::scope(|s| {
-        for _ in 0..workers {
-            s.spawn(|| {
-                loop {
-                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    let Some(sha) = hashes.get(i) else { break };
-                    let path = media_path(media_dir, sha);
-                    let native = std::fs::File::open(&path)
-                        .ok()
-                        .and_then(|f| super::timing::mp4_timing(&mut std::io::BufReader::new(f)));
-                    let timing = match native {
-                        Some(t) => TimingRead::Read(t.into()),
-                        None if ffprobe => match video::probe_read(&path) {
-                            Ok(t) => TimingRead::Read(t.into()),
-                            Err(_) => TimingRead::Unreadable,
-                        },
-                        None => TimingRead::NotTried,
-                    };
-                    if let Ok(mut o) = out.lock() {
-                        o.push((sha.clone(), timing));
-                    }
-                }
-            });
-        }
-    });
-    out.into_inner().unwrap_or_default()
+    on_cores(hashes, |sha| {
+        let path = media_path(media_dir, sha);
+        let native = std::fs::File::open(&path)
+            .ok()
+            .and_then(|f| super::timing::mp4_timing(&mut std::io::BufReader::new(f)));
+        let timing = match native {
+            Some(t) => TimingRead::Read(t.into()),
+            None if ffprobe => match video::probe_read(&path) {
+                Ok(t) => TimingRead::Read(t.into()),
+                Err(_) => TimingRead::Unreadable,
+            },
+            None => TimingRead::NotTried,
+        };
+        (sha.clone(), timing)
+    })
 }
 
 /// Removes what imports stopped mid-way (a killed process) left in the media folder:
@@ -476,5 +483,25 @@ mod tests {
             .collect();
         assert_eq!(names, [std::ffi::OsString::from(&taken[0].media.sha256)]);
         assert_eq!(std::fs::read(&added[0].1).expect("read"), webm);
+
+        // With ffprobe, a WebM's timing is asked once for its content, and every file
+        // with that content gets the answer.
+        if video::ffmpeg_available() {
+            let (c, d) = (src.join("c.webm"), src.join("d.webm"));
+            std::fs::write(&c, webm).expect("write");
+            std::fs::write(&d, webm).expect("write");
+            let intake = Intake {
+                ffprobe: true,
+                ..intake
+            };
+            let mut taken: Vec<Taken> = intake
+                .take_in(&[c, d])
+                .into_iter()
+                .filter_map(|r| r.ok())
+                .collect();
+            assert!(matches!(taken[0].timing, TimingRead::Read(t) if t.frames > 0));
+            assert_eq!(taken[0].timing, taken[1].timing);
+            discard(&mut taken);
+        }
     }
 }
