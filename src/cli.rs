@@ -204,6 +204,23 @@ pub enum Command {
     /// binomial figures; needs no data folder)
     #[command(subcommand)]
     Sampling(SamplingCommand),
+    /// A benchmark's QC protocol file: check one, or print VGenST-Bench's as a start for
+    /// a lab's own (needs no data folder)
+    #[command(subcommand)]
+    Protocol(ProtocolCommand),
+}
+
+#[derive(Subcommand, Debug)]
+pub enum ProtocolCommand {
+    /// Read and check a protocol file: every problem, each with its line and field
+    Check {
+        file: PathBuf,
+        /// Print the protocol read (its tasks, QA types and cells) as JSON
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print the shipped VGenST-Bench protocol file
+    Vgenst,
 }
 
 #[derive(Subcommand, Debug)]
@@ -309,6 +326,15 @@ pub enum CalibrationCommand {
 
 #[derive(Subcommand, Debug)]
 pub enum CampaignCommand {
+    /// Create a campaign that reviews by a protocol file's tasks, QA types and levels
+    /// (VGenST-Bench's without --protocol). A campaign an import creates has VGenST's.
+    Create {
+        /// The campaign's name
+        name: String,
+        /// The protocol file (TOML; `tandem protocol vgenst` prints the shipped one)
+        #[arg(long)]
+        protocol: Option<PathBuf>,
+    },
     /// Show the settings, or change those given
     Settings {
         /// Retained clips wanted per task
@@ -604,6 +630,9 @@ pub async fn run(cli: Cli) -> Result<()> {
     if let Command::Sampling(cmd) = &cli.command {
         return sampling(cmd);
     }
+    if let Command::Protocol(cmd) = &cli.command {
+        return protocol_command(cmd);
+    }
     if let Command::Demo { bind, paper_scale } = &cli.command {
         return crate::demo::run(&data_dir, cli.database_url.clone(), bind, *paper_scale).await;
     }
@@ -616,9 +645,10 @@ pub async fn run(cli: Cli) -> Result<()> {
 
 async fn command(command: Command, config: &Config, store: &Store) -> Result<()> {
     match command {
-        Command::Demo { .. } | Command::Healthcheck { .. } | Command::Sampling(_) => {
-            Err(Error::Internal("dispatched earlier".into()))
-        }
+        Command::Demo { .. }
+        | Command::Healthcheck { .. }
+        | Command::Sampling(_)
+        | Command::Protocol(_) => Err(Error::Internal("dispatched earlier".into())),
         Command::Backup { out } => {
             store.backup(&config.database_url, &out).await?;
             println!("database copied to {}", out.display());
@@ -878,6 +908,24 @@ async fn command(command: Command, config: &Config, store: &Store) -> Result<()>
             println!("{name} starts calibration round {round}");
             Ok(())
         }
+        Command::Campaign(CampaignCommand::Create { name, protocol }) => {
+            let protocol = match &protocol {
+                Some(path) => crate::io::protocol::read(path, &config.limits)?,
+                None => crate::domain::protocol::vgenst(),
+            };
+            let campaign = store.create_campaign(&name, &protocol.taxonomy).await?;
+            let t = &campaign.taxonomy;
+            println!(
+                "campaign `{}` created with protocol `{}` (version {}): {} tasks, {} QA types, {} task x QA-type cells",
+                campaign.name,
+                protocol.name,
+                protocol.version,
+                t.tasks.len(),
+                t.qa_types.len(),
+                t.cell_count()
+            );
+            Ok(())
+        }
         Command::Campaign(CampaignCommand::Settings {
             target,
             calibration_threshold,
@@ -975,6 +1023,42 @@ async fn command(command: Command, config: &Config, store: &Store) -> Result<()>
 }
 
 /// `tandem sampling`: the planner and the bounds of `stats::sampling`, in words or JSON.
+/// `tandem protocol`: reads a file (bounded by `TANDEM_MAX_MANIFEST_BYTES`) or prints
+/// the shipped one; no data folder, no database.
+fn protocol_command(cmd: &ProtocolCommand) -> Result<()> {
+    match cmd {
+        ProtocolCommand::Vgenst => {
+            print!("{}", crate::domain::protocol::VGENST);
+            Ok(())
+        }
+        ProtocolCommand::Check { file, json } => {
+            let limits = crate::config::Limits::from_env()?;
+            let p = crate::io::protocol::read(file, &limits)?;
+            let t = &p.taxonomy;
+            if *json {
+                println!(
+                    "{}",
+                    serde_json::json!({
+                        "name": p.name, "version": p.version, "description": p.description,
+                        "taxonomy": t, "cells": t.cell_count(),
+                    })
+                );
+            } else {
+                println!(
+                    "{}: protocol `{}` (version {}) is sound: {} tasks, {} QA types, {} task x QA-type cells",
+                    file.display(),
+                    p.name,
+                    p.version,
+                    t.tasks.len(),
+                    t.qa_types.len(),
+                    t.cell_count()
+                );
+            }
+            Ok(())
+        }
+    }
+}
+
 fn sampling(cmd: &SamplingCommand) -> Result<()> {
     use crate::stats::sampling;
     let invalid = |e: sampling::SamplingError| Error::Invalid(e.to_string());

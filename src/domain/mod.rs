@@ -6,6 +6,7 @@ pub mod calibration;
 pub mod facts;
 pub mod import;
 pub mod pairing;
+pub mod protocol;
 pub mod records;
 pub mod rules;
 pub mod study;

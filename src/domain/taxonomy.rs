@@ -1,5 +1,6 @@
-//! The taxonomy of a campaign: tasks with their three axes, QA types with levels,
-//! and the task x QA-type applicability matrix. VGenST-Bench's is built in.
+//! The taxonomy of a campaign: tasks with their attributes, QA types with levels, and
+//! the task x QA-type applicability matrix. It comes from a protocol file
+//! (`domain::protocol`); VGenST-Bench's ships in `protocols/vgenst.toml`.
 
 use super::Level;
 use serde::{Deserialize, Serialize};
@@ -9,12 +10,49 @@ use std::collections::BTreeMap;
 pub struct TaskDef {
     pub code: String,
     pub name: String,
-    /// figural, vista or environmental
+    /// VGenST: figural, vista or environmental (Table 11's rows); empty when the
+    /// protocol does not say.
+    #[serde(default)]
     pub scale: String,
-    /// egocentric or exocentric
+    /// VGenST: egocentric or exocentric; empty when the protocol does not say.
+    #[serde(default)]
     pub perspective: String,
-    /// static or dynamic
+    /// VGenST: static or dynamic; empty when the protocol does not say.
+    #[serde(default)]
     pub dynamics: String,
+    /// The protocol's other attributes of the task (name -> value), shown beside it.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub attributes: BTreeMap<String, String>,
+}
+
+impl TaskDef {
+    /// Every attribute, the three axes first (those the protocol gives), as stored
+    /// with the task.
+    pub fn all_attributes(&self) -> BTreeMap<String, String> {
+        let mut all = self.attributes.clone();
+        for (k, v) in [
+            ("scale", &self.scale),
+            ("perspective", &self.perspective),
+            ("dynamics", &self.dynamics),
+        ] {
+            if !v.is_empty() {
+                all.insert(k.to_string(), v.clone());
+            }
+        }
+        all
+    }
+
+    /// The attributes' values for a line of text: the axes in their order, then the
+    /// others by name.
+    pub fn attribute_line(&self) -> String {
+        [&self.scale, &self.perspective, &self.dynamics]
+            .into_iter()
+            .chain(self.attributes.values())
+            .filter(|v| !v.is_empty())
+            .map(String::as_str)
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -54,105 +92,8 @@ impl Taxonomy {
         self.applicability.values().map(Vec::len).sum()
     }
 
-    /// The built-in taxonomy of VGenST-Bench (SPEC section 10).
-    pub fn vgenst() -> Taxonomy {
-        const TASKS: [(&str, &str); 12] = [
-            ("MC_F_EGO_STA", "Multi-Container Attribute Mapping"),
-            ("QC_F_EGO_DYN", "Quantity Change Tracking"),
-            ("CI_F_EXO_STA", "Container Intersection Inference"),
-            ("CM_F_EXO_DYN", "Causal Mapping"),
-            ("DE_V_EGO_STA", "Direction Estimation"),
-            ("IO_V_EGO_DYN", "Interacted Object Identification"),
-            ("HO_V_EXO_STA", "Height Ordering"),
-            ("VI_V_EXO_DYN", "Visibility Identification"),
-            ("DS_E_EGO_STA", "Directional Signage Grounding"),
-            ("RV_E_EGO_DYN", "Relative Velocity Identification"),
-            ("LS_E_EXO_STA", "Landmark Spatial Composition"),
-            ("BT_E_EXO_DYN", "Behavioral Trigger Identification"),
-        ];
-        const QA: [(&str, &str, Level); 12] = [
-            ("OE", "Object Existence", Level::L1),
-            ("OA", "Object Attribute Recognition", Level::L1),
-            ("FL", "2D Frame Localization", Level::L1),
-            ("IT", "Identity Tracking", Level::L2),
-            ("AR", "Action Recognition", Level::L2),
-            ("OC", "Object Counting", Level::L2),
-            ("TO", "Temporal Ordering", Level::L2),
-            ("CM", "Camera Motion Recognition", Level::L2),
-            ("SL", "Spatial Layout Understanding", Level::L2),
-            ("PT", "Perspective-Taking", Level::L3),
-            ("CR", "Counterfactual Reasoning", Level::L3),
-            ("PR", "Predictive Reasoning", Level::L3),
-        ];
-        // Rows in task order, columns in QA order; 'o' applies.
-        const CELLS: [&str; 12] = [
-            "oooo.o.oo.o.", // MC_F_EGO_STA
-            "oo.oooo.o.oo", // QC_F_EGO_DYN
-            "ooo..oooo.o.", // CI_F_EXO_STA
-            "ooo.o.o.ooo.", // CM_F_EXO_DYN
-            "oo....ooooo.", // DE_V_EGO_STA
-            "oooooo..o.o.", // IO_V_EGO_DYN
-            "ooo...ooo.o.", // HO_V_EXO_STA
-            "ooooo...oo..", // VI_V_EXO_DYN
-            "ooo..o.oooo.", // DS_E_EGO_STA
-            "oooooooooooo", // RV_E_EGO_DYN
-            "oo....oooooo", // LS_E_EXO_STA
-            "oo.oo.oo.oo.", // BT_E_EXO_DYN
-        ];
-        let tasks: Vec<TaskDef> = TASKS
-            .iter()
-            .map(|(code, name)| {
-                let mut parts = code.split('_').skip(1);
-                let scale = match parts.next() {
-                    Some("F") => "figural",
-                    Some("V") => "vista",
-                    _ => "environmental",
-                };
-                let perspective = match parts.next() {
-                    Some("EGO") => "egocentric",
-                    _ => "exocentric",
-                };
-                let dynamics = match parts.next() {
-                    Some("STA") => "static",
-                    _ => "dynamic",
-                };
-                TaskDef {
-                    code: (*code).to_string(),
-                    name: (*name).to_string(),
-                    scale: scale.to_string(),
-                    perspective: perspective.to_string(),
-                    dynamics: dynamics.to_string(),
-                }
-            })
-            .collect();
-        let qa_types: Vec<QaTypeDef> = QA
-            .iter()
-            .map(|(code, name, level)| QaTypeDef {
-                code: (*code).to_string(),
-                name: (*name).to_string(),
-                level: *level,
-            })
-            .collect();
-        let applicability = TASKS
-            .iter()
-            .zip(CELLS.iter())
-            .map(|((task, _), row)| {
-                let codes = row
-                    .chars()
-                    .zip(QA.iter())
-                    .filter(|(c, _)| *c == 'o')
-                    .map(|(_, (qa, _, _))| (*qa).to_string())
-                    .collect();
-                ((*task).to_string(), codes)
-            })
-            .collect();
-        Taxonomy {
-            name: "VGenST-Bench".to_string(),
-            tasks,
-            qa_types,
-            applicability,
-        }
-    }
+    // `Taxonomy::vgenst()`, VGenST-Bench's, is read from its shipped protocol file
+    // (`domain::protocol`).
 }
 
 #[cfg(test)]
@@ -198,5 +139,118 @@ mod tests {
             ),
             ("environmental", "egocentric", "dynamic")
         );
+        assert_eq!(rv.attribute_line(), "environmental, egocentric, dynamic");
+        assert!(rv.attributes.is_empty());
+    }
+
+    /// The taxonomy Tandem had built in before it came from a file: the protocol file
+    /// must give exactly this, and its stored JSON must not change (campaigns created
+    /// before keep reading theirs).
+    #[test]
+    fn the_shipped_file_gives_the_former_built_in_taxonomy() {
+        const TASKS: [(&str, &str); 12] = [
+            ("MC_F_EGO_STA", "Multi-Container Attribute Mapping"),
+            ("QC_F_EGO_DYN", "Quantity Change Tracking"),
+            ("CI_F_EXO_STA", "Container Intersection Inference"),
+            ("CM_F_EXO_DYN", "Causal Mapping"),
+            ("DE_V_EGO_STA", "Direction Estimation"),
+            ("IO_V_EGO_DYN", "Interacted Object Identification"),
+            ("HO_V_EXO_STA", "Height Ordering"),
+            ("VI_V_EXO_DYN", "Visibility Identification"),
+            ("DS_E_EGO_STA", "Directional Signage Grounding"),
+            ("RV_E_EGO_DYN", "Relative Velocity Identification"),
+            ("LS_E_EXO_STA", "Landmark Spatial Composition"),
+            ("BT_E_EXO_DYN", "Behavioral Trigger Identification"),
+        ];
+        const QA: [(&str, &str, Level); 12] = [
+            ("OE", "Object Existence", Level::L1),
+            ("OA", "Object Attribute Recognition", Level::L1),
+            ("FL", "2D Frame Localization", Level::L1),
+            ("IT", "Identity Tracking", Level::L2),
+            ("AR", "Action Recognition", Level::L2),
+            ("OC", "Object Counting", Level::L2),
+            ("TO", "Temporal Ordering", Level::L2),
+            ("CM", "Camera Motion Recognition", Level::L2),
+            ("SL", "Spatial Layout Understanding", Level::L2),
+            ("PT", "Perspective-Taking", Level::L3),
+            ("CR", "Counterfactual Reasoning", Level::L3),
+            ("PR", "Predictive Reasoning", Level::L3),
+        ];
+        // Rows in task order, columns in QA order; 'o' applies (the paper's matrix).
+        const CELLS: [&str; 12] = [
+            "oooo.o.oo.o.",
+            "oo.oooo.o.oo",
+            "ooo..oooo.o.",
+            "ooo.o.o.ooo.",
+            "oo....ooooo.",
+            "oooooo..o.o.",
+            "ooo...ooo.o.",
+            "ooooo...oo..",
+            "ooo..o.oooo.",
+            "oooooooooooo",
+            "oo....oooooo",
+            "oo.oo.oo.oo.",
+        ];
+        let tasks = TASKS
+            .iter()
+            .map(|(code, name)| {
+                let parts: Vec<&str> = code.split('_').collect();
+                TaskDef {
+                    code: (*code).to_string(),
+                    name: (*name).to_string(),
+                    scale: match parts[1] {
+                        "F" => "figural",
+                        "V" => "vista",
+                        _ => "environmental",
+                    }
+                    .to_string(),
+                    perspective: if parts[2] == "EGO" {
+                        "egocentric"
+                    } else {
+                        "exocentric"
+                    }
+                    .to_string(),
+                    dynamics: if parts[3] == "STA" {
+                        "static"
+                    } else {
+                        "dynamic"
+                    }
+                    .to_string(),
+                    attributes: BTreeMap::new(),
+                }
+            })
+            .collect();
+        let qa_types = QA
+            .iter()
+            .map(|(code, name, level)| QaTypeDef {
+                code: (*code).to_string(),
+                name: (*name).to_string(),
+                level: *level,
+            })
+            .collect();
+        let applicability = TASKS
+            .iter()
+            .zip(CELLS)
+            .map(|((task, _), row)| {
+                let codes = row
+                    .chars()
+                    .zip(QA.iter())
+                    .filter(|(c, _)| *c == 'o')
+                    .map(|(_, (qa, _, _))| (*qa).to_string())
+                    .collect();
+                ((*task).to_string(), codes)
+            })
+            .collect();
+        let former = Taxonomy {
+            name: "VGenST-Bench".to_string(),
+            tasks,
+            qa_types,
+            applicability,
+        };
+        assert_eq!(Taxonomy::vgenst(), former);
+        let json = serde_json::to_string(&Taxonomy::vgenst()).unwrap();
+        assert!(!json.contains("attributes"), "{json}");
+        let back: Taxonomy = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, former);
     }
 }

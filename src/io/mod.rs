@@ -6,6 +6,7 @@ pub mod export;
 pub mod limits;
 pub mod manifest;
 pub mod media;
+pub mod protocol;
 pub mod records;
 pub mod study;
 pub mod timing;

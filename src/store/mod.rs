@@ -212,6 +212,19 @@ impl Store {
         r
     }
 
+    /// Creates a campaign that reviews by `taxonomy` (a protocol's); a campaign of that
+    /// name is a conflict. (An import, an account's placement or a study into a campaign
+    /// that does not exist creates it with VGenST-Bench's.)
+    pub async fn create_campaign(
+        &self,
+        name: &str,
+        taxonomy: &crate::domain::taxonomy::Taxonomy,
+    ) -> Result<Campaign> {
+        let r: Result<Campaign> = on_backend!(self, create_campaign(name, taxonomy));
+        self.inner.cache.forget_campaigns();
+        r
+    }
+
     /// Changes a campaign's targets and calibration rules.
     pub async fn set_settings(&self, campaign: &Campaign, settings: Settings) -> Result<()> {
         let r: Result<()> = on_backend!(self, set_settings(campaign, settings));

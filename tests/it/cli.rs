@@ -627,3 +627,194 @@ fn sampling_plans_and_bounds_need_no_data_folder() {
     );
     assert!(!data.exists(), "sampling made a data folder");
 }
+
+/// A lab's own protocol through the command line: the GLIMPSE-like file is checked and
+/// a campaign created with it; its manifest (GLIMPSE's tasks, yes/no and multiple-choice
+/// questions) imports, a VGenST task is refused by line and field, both stages run by
+/// the intersection rule, and the tables and the retained export follow. A broken file
+/// is refused whole, each problem with its line and field, and creates nothing.
+#[test]
+fn a_campaign_reviews_by_the_protocol_file_it_was_created_with() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let src = dir.path().join("src");
+    std::fs::create_dir_all(&src).unwrap();
+    let glimpse = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/examples/protocols/glimpse.toml"
+    );
+    let tumtraffic = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/examples/protocols/tumtraffic.toml"
+    );
+
+    // Checking needs no data folder.
+    let out = ok(&tandem(&data, &["protocol", "check", glimpse]));
+    assert!(
+        out.contains(
+            "`GLIMPSE-like` (version 1) is sound: 11 tasks, 2 QA types, 22 task x QA-type cells"
+        ),
+        "{out}"
+    );
+    let out = ok(&tandem(&data, &["protocol", "check", tumtraffic, "--json"]));
+    let read: Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(read["cells"], 7);
+    assert_eq!(
+        read["taxonomy"]["tasks"][0]["attributes"]["output"],
+        "choice"
+    );
+    assert!(!data.exists(), "checking a protocol made a data folder");
+    let shipped = ok(&tandem(&data, &["protocol", "vgenst"]));
+    std::fs::write(src.join("vgenst.toml"), &shipped).unwrap();
+    let out = ok(&tandem(
+        &data,
+        &[
+            "protocol",
+            "check",
+            src.join("vgenst.toml").to_str().unwrap(),
+        ],
+    ));
+    assert!(
+        out.contains("12 tasks, 12 QA types, 98 task x QA-type cells"),
+        "{out}"
+    );
+
+    let broken = src.join("broken.toml");
+    std::fs::write(
+        &broken,
+        "[protocol]\nname = \"lab\"\nversion = 1\n\n[[task]]\ncode = \"A\"\nname = \"a\"\nqa_types = [\"YN\", \"MC\"]\n\n[[qa_type]]\ncode = \"YN\"\nname = \"yes/no\"\nlevel = \"L9\"\n",
+    )
+    .unwrap();
+    let err = fails(&tandem(
+        &data,
+        &[
+            "campaign",
+            "create",
+            "lab",
+            "--protocol",
+            broken.to_str().unwrap(),
+        ],
+    ));
+    assert!(err.contains("nothing was stored: 2 problems"), "{err}");
+    assert!(
+        err.contains("line 8") && err.contains("task[1].qa_types[2]") && err.contains("`MC`"),
+        "{err}"
+    );
+    assert!(
+        err.contains("line 13") && err.contains("qa_type[1].level"),
+        "{err}"
+    );
+
+    let out = ok(&tandem(
+        &data,
+        &["campaign", "create", "glimpse", "--protocol", glimpse],
+    ));
+    assert!(
+        out.contains(
+            "campaign `glimpse` created with protocol `GLIMPSE-like` (version 1): 11 tasks"
+        ),
+        "{out}"
+    );
+    let err = fails(&tandem(
+        &data,
+        &["campaign", "create", "glimpse", "--protocol", glimpse],
+    ));
+    assert!(err.contains("a campaign named `glimpse` exists"), "{err}");
+    let err = fails(&tandem(&data, &["stats", "--json", "--campaign", "lab"]));
+    assert!(err.contains("no campaign named `lab`"), "{err}");
+
+    // VGenST's tasks are not GLIMPSE's: refused by line and field, nothing stored.
+    let wrong = write_manifest(
+        &src,
+        "wrong.jsonl",
+        &[
+            clip_line(&src, "G1", "TRAJ", &["YN", "MC"]),
+            clip_line(&src, "V1", "MC_F_EGO_STA", &["OE"]),
+        ],
+    );
+    let err = fails(&tandem(
+        &data,
+        &["import", wrong.to_str().unwrap(), "--campaign", "glimpse"],
+    ));
+    assert!(
+        err.contains("line 2") && err.contains("MC_F_EGO_STA"),
+        "{err}"
+    );
+    let m = write_manifest(
+        &src,
+        "glimpse.jsonl",
+        &[
+            clip_line(&src, "G1", "TRAJ", &["YN", "MC"]),
+            clip_line(&src, "G2", "TEMP", &["YN"]),
+        ],
+    );
+    let out = ok(&tandem(
+        &data,
+        &["import", m.to_str().unwrap(), "--campaign", "glimpse"],
+    ));
+    assert!(out.contains("2 new clip(s)"), "{out}");
+    for (name, idx) in [("val00", "0"), ("val01", "1")] {
+        ok(&tandem(
+            &data,
+            &[
+                "user",
+                "add",
+                name,
+                "--role",
+                "validator",
+                "--index",
+                idx,
+                "--campaign",
+                "glimpse",
+            ],
+        ));
+    }
+    // GLIMPSE's review: every question at L3, so "needs only one frame" is a reason.
+    let t = "2026-03-01T10:00:00Z";
+    let decisions = format!(
+        "stage,item_id,validator,verdict,reasons,note,decided_at\n\
+         1,G1,val00,valid,,,{t}\n1,G1,val01,valid,,,{t}\n\
+         1,G2,val00,valid,,,{t}\n1,G2,val01,valid,,,{t}\n\
+         2,G1_YN,val00,valid,,,{t}\n2,G1_YN,val01,valid,,,{t}\n\
+         2,G1_MC,val00,valid,,,{t}\n2,G1_MC,val01,reject,single_frame_solvable,,{t}\n\
+         2,G2_YN,val00,reject,single_frame_solvable,,{t}\n2,G2_YN,val01,reject,incorrect_answer,,{t}\n"
+    );
+    std::fs::write(src.join("d.csv"), decisions).unwrap();
+    let out = ok(&tandem(
+        &data,
+        &[
+            "decisions",
+            "import",
+            src.join("d.csv").to_str().unwrap(),
+            "--campaign",
+            "glimpse",
+        ],
+    ));
+    assert!(out.contains("10 recorded"), "{out}");
+    let stats = ok(&tandem(
+        &data,
+        &["stats", "--json", "--campaign", "glimpse"],
+    ));
+    let stats: Value = serde_json::from_str(stats.trim()).unwrap();
+    let t12 = serde_json::to_string(&stats["t12"]).unwrap();
+    assert!(t12.contains("TRAJ") && t12.contains("TEMP"), "{t12}");
+    assert!(!t12.contains("MC_F_EGO_STA"), "{t12}");
+    let out_dir = dir.path().join("retained");
+    ok(&tandem(
+        &data,
+        &[
+            "export",
+            "retained",
+            "--out",
+            out_dir.to_str().unwrap(),
+            "--campaign",
+            "glimpse",
+        ],
+    ));
+    let exported = std::fs::read_to_string(out_dir.join("benchmark.jsonl")).unwrap();
+    assert!(exported.contains("G1_YN"), "{exported}");
+    assert!(
+        !exported.contains("G1_MC") && !exported.contains("G2_YN"),
+        "{exported}"
+    );
+}

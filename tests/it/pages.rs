@@ -1040,3 +1040,63 @@ async fn a_refused_setting_is_said_without_the_fields_name() {
     );
     assert!(!page.text.contains("frames: "), "{}", page.text);
 }
+
+/// A campaign created with a lab's protocol shows its tasks as the protocol names them
+/// (the GLIMPSE-like file: a category with one free attribute, no VGenST axes) and offers
+/// "single-frame solvable" on its questions, which the file puts at L3.
+#[tokio::test]
+async fn review_pages_show_the_campaigns_own_protocol() {
+    let app = spawn_app().await;
+    let glimpse = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/examples/protocols/glimpse.toml"
+    ))
+    .unwrap();
+    let protocol = tandem::domain::protocol::parse(&glimpse).unwrap();
+    app.store
+        .create_campaign(CAMPAIGN, &protocol.taxonomy)
+        .await
+        .unwrap();
+    let c = cast(&app).await;
+    let ids = app.import_clips(&["TRAJ"], 1, &["YN"]).await;
+    let web = app.login("val00").await;
+    let base = format!("/c/{CAMPAIGN}/review");
+    let item = app
+        .page(
+            Some(&web),
+            Method::GET,
+            &format!("{base}/1/{}", ids[0]),
+            None,
+        )
+        .await;
+    assert_eq!(item.status, StatusCode::OK);
+    assert!(
+        item.text
+            .contains("<p class=\"meta\">TRAJ · Trajectory Analysis · motion"),
+        "{}",
+        item.text
+    );
+    assert!(!item.text.contains("figural"), "{}", item.text);
+    for token in [&c.v0, &c.v1] {
+        let r = app
+            .verdict(token, 1, &ids[0], json!({"verdict": "valid"}))
+            .await;
+        assert_eq!(r.status, StatusCode::CREATED, "{:?}", r.body);
+    }
+    let question = format!("{}_YN", ids[0]);
+    let q = app
+        .page(
+            Some(&web),
+            Method::GET,
+            &format!("{base}/2/{question}"),
+            None,
+        )
+        .await;
+    assert_eq!(q.status, StatusCode::OK, "{}", q.text);
+    assert!(
+        q.text.contains("value=\"single_frame_solvable\"")
+            && !q.text.contains("(L3 questions only)"),
+        "{}",
+        q.text
+    );
+}

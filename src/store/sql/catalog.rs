@@ -109,6 +109,16 @@ impl Backend {
         })
     }
 
+    /// Creates a campaign with its protocol's taxonomy (`write::base::create_campaign`).
+    pub(crate) async fn create_campaign(&self, name: &str, taxonomy: &Taxonomy) -> Result<Campaign> {
+        let (name, taxonomy) = (name.to_string(), taxonomy.clone());
+        self.write_tx(Lock::Structure, move |tx| {
+            let (name, taxonomy) = (name.clone(), taxonomy.clone());
+            Box::pin(async move { write::base::create_campaign(tx, &name, taxonomy).await })
+        })
+        .await
+    }
+
     pub(crate) async fn set_settings(&self, campaign: &Campaign, settings: Settings) -> Result<()> {
         if settings.target_per_task < 1 {
             return Err(Error::field(

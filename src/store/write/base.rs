@@ -89,13 +89,26 @@ pub(crate) async fn campaign(tx: &mut impl Tx, name: &str) -> Result<Option<Camp
     .transpose()
 }
 
-/// The campaign named `name`, created with the built-in taxonomy if it does not exist.
+/// The campaign named `name`, created with VGenST-Bench's protocol if it does not exist.
 pub(crate) async fn ensure_campaign(tx: &mut impl Tx, name: &str) -> Result<Campaign> {
     if let Some(found) = campaign(tx, name).await? {
         return Ok(found);
     }
+    create_campaign(tx, name, Taxonomy::vgenst()).await
+}
+
+/// Creates the campaign `name` with the taxonomy of its protocol: its tasks in the
+/// protocol's order, each with its attributes, and the pairs in force. A campaign of that
+/// name is a conflict.
+pub(crate) async fn create_campaign(
+    tx: &mut impl Tx,
+    name: &str,
+    taxonomy: Taxonomy,
+) -> Result<Campaign> {
     check_identifier("campaign name", name).map_err(|m| Error::field("campaign", m))?;
-    let taxonomy = Taxonomy::vgenst();
+    if campaign(tx, name).await?.is_some() {
+        return Err(Error::Conflict(format!("a campaign named `{name}` exists")));
+    }
     let json = serde_json::to_string(&taxonomy)
         .map_err(|e| Error::Internal(format!("taxonomy does not serialise: {e}")))?;
     let id: i64 = tx
@@ -110,12 +123,7 @@ pub(crate) async fn ensure_campaign(tx: &mut impl Tx, name: &str) -> Result<Camp
     let attributes: Vec<String> = taxonomy
         .tasks
         .iter()
-        .map(|t| {
-            serde_json::json!({
-                "scale": t.scale, "perspective": t.perspective, "dynamics": t.dynamics
-            })
-            .to_string()
-        })
+        .map(|t| serde_json::json!(t.all_attributes()).to_string())
         .collect();
     let rows: Vec<Vec<Value<'_>>> = taxonomy
         .tasks

@@ -170,7 +170,7 @@ pub async fn task_line(
         Some((_, t)) => TaskLine {
             code: t.code.clone(),
             name: t.name.clone(),
-            axes: format!("{}, {}, {}", t.scale, t.perspective, t.dynamics),
+            axes: t.attribute_line(),
         },
         None => TaskLine {
             code: code.to_string(),

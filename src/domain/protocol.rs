@@ -1,0 +1,429 @@
+//! A benchmark's QC protocol, read from a TOML file: its tasks (with free attributes),
+//! its QA types and their levels, and which QA types apply to which task. VGenST-Bench's
+//! ships as `protocols/vgenst.toml`, embedded, and is the default.
+//!
+//! ```toml
+//! [protocol]
+//! name = "GLIMPSE-like"
+//! version = 1
+//!
+//! [[task]]
+//! code = "TRJ"
+//! name = "Trajectory Analysis"
+//! attributes = { source = "real" }      # free: any names, text values
+//! qa_types = ["YN", "MC"]               # the QA types that apply to the task
+//!
+//! [[qa_type]]
+//! code = "YN"
+//! name = "Yes/No"
+//! level = "L1"                          # L1, L2 or L3
+//! ```
+//!
+//! A file is checked whole: every problem comes back at once, each with its line and
+//! field; nothing of a file with a problem is used. Two reviewers per item and the
+//! intersection rule are Tandem's invariants, not settings of a protocol. Reasons,
+//! stages, pairing and sampling are not read from the file yet: every protocol reviews
+//! as VGenST does.
+
+use super::Level;
+use super::taxonomy::{QaTypeDef, TaskDef, Taxonomy};
+use serde::Deserialize;
+use std::collections::{BTreeMap, HashSet};
+use toml::Spanned;
+
+/// The VGenST-Bench protocol, as shipped.
+pub const VGENST: &str = include_str!("../../protocols/vgenst.toml");
+
+/// The most tasks, and the most QA types, a protocol may declare.
+pub const MAX_ENTRIES: usize = 1000;
+
+/// A checked protocol.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Protocol {
+    pub name: String,
+    pub version: u32,
+    pub description: String,
+    pub taxonomy: Taxonomy,
+}
+
+/// One problem of a protocol file: where (line, from 1; the field's path, such as
+/// `task[3].qa_types[1]`) and what.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProtocolProblem {
+    pub line: usize,
+    pub field: String,
+    pub message: String,
+}
+
+impl std::fmt::Display for ProtocolProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.field.is_empty() {
+            write!(f, "line {}: {}", self.line, self.message)
+        } else {
+            write!(f, "line {}, {}: {}", self.line, self.field, self.message)
+        }
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFile {
+    protocol: Spanned<RawHeader>,
+    #[serde(default)]
+    task: Vec<Spanned<RawTask>>,
+    #[serde(default)]
+    qa_type: Vec<Spanned<RawQaType>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawHeader {
+    name: Spanned<String>,
+    version: Spanned<i64>,
+    #[serde(default)]
+    description: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawTask {
+    code: Spanned<String>,
+    name: Spanned<String>,
+    #[serde(default)]
+    attributes: BTreeMap<String, Spanned<String>>,
+    qa_types: Spanned<Vec<Spanned<String>>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawQaType {
+    code: Spanned<String>,
+    name: Spanned<String>,
+    level: Spanned<String>,
+}
+
+/// The line (from 1) of a byte offset in `text`.
+fn line_of(text: &str, offset: usize) -> usize {
+    let end = offset.min(text.len());
+    text.as_bytes()[..end]
+        .iter()
+        .filter(|b| **b == b'\n')
+        .count()
+        + 1
+}
+
+/// Task attributes with a meaning of their own: Table 11 groups VGenST's tasks by them.
+const AXES: [&str; 3] = ["scale", "perspective", "dynamics"];
+
+/// Reads and checks a protocol file's text.
+pub fn parse(text: &str) -> Result<Protocol, Vec<ProtocolProblem>> {
+    let raw: RawFile = toml::from_str(text).map_err(|e| {
+        let line = e.span().map_or(1, |s| line_of(text, s.start));
+        vec![ProtocolProblem {
+            line,
+            field: String::new(),
+            message: e.message().trim().to_string(),
+        }]
+    })?;
+    let mut problems = Vec::new();
+    let mut push = |span: std::ops::Range<usize>, field: String, message: String| {
+        problems.push(ProtocolProblem {
+            line: line_of(text, span.start),
+            field,
+            message,
+        });
+    };
+
+    let header = raw.protocol.get_ref();
+    let name = header.name.get_ref().trim().to_string();
+    if name.is_empty() {
+        push(
+            header.name.span(),
+            "protocol.name".into(),
+            "is empty".into(),
+        );
+    }
+    let version = match u32::try_from(*header.version.get_ref()) {
+        Ok(v) if v >= 1 => v,
+        _ => {
+            push(
+                header.version.span(),
+                "protocol.version".into(),
+                format!(
+                    "must be a whole number from 1, not {}",
+                    header.version.get_ref()
+                ),
+            );
+            0
+        }
+    };
+
+    if raw.task.is_empty() {
+        push(
+            raw.protocol.span(),
+            "task".into(),
+            "the protocol declares no task ([[task]])".into(),
+        );
+    }
+    if raw.task.len() > MAX_ENTRIES {
+        push(
+            raw.task[MAX_ENTRIES].span(),
+            "task".into(),
+            format!("more than {MAX_ENTRIES} tasks"),
+        );
+    }
+    if raw.qa_type.len() > MAX_ENTRIES {
+        push(
+            raw.qa_type[MAX_ENTRIES].span(),
+            "qa_type".into(),
+            format!("more than {MAX_ENTRIES} QA types"),
+        );
+    }
+
+    // QA types first: the tasks name them.
+    let mut qa_types = Vec::new();
+    let mut qa_codes = HashSet::new();
+    for (i, q) in raw.qa_type.iter().enumerate() {
+        let q = q.get_ref();
+        let at = |f: &str| format!("qa_type[{}].{f}", i + 1);
+        let code = q.code.get_ref();
+        if let Err(m) = super::check_identifier("the code", code) {
+            push(q.code.span(), at("code"), m);
+        } else if !qa_codes.insert(code.clone()) {
+            push(
+                q.code.span(),
+                at("code"),
+                format!("QA type `{code}` is declared twice"),
+            );
+        }
+        if q.name.get_ref().trim().is_empty() {
+            push(q.name.span(), at("name"), "is empty".into());
+        }
+        match Level::parse(q.level.get_ref()) {
+            Ok(level) => qa_types.push(QaTypeDef {
+                code: code.clone(),
+                name: q.name.get_ref().trim().to_string(),
+                level,
+            }),
+            Err(_) => push(
+                q.level.span(),
+                at("level"),
+                format!(
+                    "unknown level `{}` (a level is L1, L2 or L3)",
+                    q.level.get_ref()
+                ),
+            ),
+        }
+    }
+
+    let mut tasks = Vec::new();
+    let mut applicability = BTreeMap::new();
+    let mut task_codes = HashSet::new();
+    for (i, t) in raw.task.iter().enumerate() {
+        let t = t.get_ref();
+        let at = |f: &str| format!("task[{}].{f}", i + 1);
+        let code = t.code.get_ref();
+        if let Err(m) = super::check_identifier("the code", code) {
+            push(t.code.span(), at("code"), m);
+        } else if !task_codes.insert(code.clone()) {
+            push(
+                t.code.span(),
+                at("code"),
+                format!("task `{code}` is declared twice"),
+            );
+        }
+        if t.name.get_ref().trim().is_empty() {
+            push(t.name.span(), at("name"), "is empty".into());
+        }
+        let mut attributes = BTreeMap::new();
+        for (k, v) in &t.attributes {
+            if let Err(m) = super::check_identifier("an attribute's name", k) {
+                push(v.span(), at("attributes"), m);
+            }
+            if v.get_ref().trim().is_empty() {
+                push(v.span(), at(&format!("attributes.{k}")), "is empty".into());
+            }
+            attributes.insert(k.clone(), v.get_ref().trim().to_string());
+        }
+        let mut applies = Vec::new();
+        for (j, q) in t.qa_types.get_ref().iter().enumerate() {
+            let field = at(&format!("qa_types[{}]", j + 1));
+            if !qa_codes.contains(q.get_ref()) {
+                push(
+                    q.span(),
+                    field,
+                    format!(
+                        "names QA type `{}`, which no [[qa_type]] declares",
+                        q.get_ref()
+                    ),
+                );
+            } else if applies.contains(q.get_ref()) {
+                push(
+                    q.span(),
+                    field,
+                    format!("names QA type `{}` twice", q.get_ref()),
+                );
+            } else {
+                applies.push(q.get_ref().clone());
+            }
+        }
+        let mut axis = |name: &str| attributes.remove(name).unwrap_or_default();
+        let (scale, perspective, dynamics) = (axis(AXES[0]), axis(AXES[1]), axis(AXES[2]));
+        applicability.insert(code.clone(), applies);
+        tasks.push(TaskDef {
+            code: code.clone(),
+            name: t.name.get_ref().trim().to_string(),
+            scale,
+            perspective,
+            dynamics,
+            attributes,
+        });
+    }
+
+    if !problems.is_empty() {
+        problems.sort_by_key(|p| p.line);
+        return Err(problems);
+    }
+    Ok(Protocol {
+        name: name.clone(),
+        version,
+        description: header.description.trim().to_string(),
+        taxonomy: Taxonomy {
+            name,
+            tasks,
+            qa_types,
+            applicability,
+        },
+    })
+}
+
+/// The shipped VGenST-Bench protocol.
+pub fn vgenst() -> Protocol {
+    match parse(VGENST) {
+        Ok(p) => p,
+        // The shipped file is checked by the tests below: it cannot fail here.
+        Err(problems) => unreachable!("protocols/vgenst.toml: {problems:?}"),
+    }
+}
+
+impl Taxonomy {
+    /// The taxonomy of VGenST-Bench (SPEC section 10), from the shipped protocol file,
+    /// read once.
+    pub fn vgenst() -> Taxonomy {
+        static READ: std::sync::OnceLock<Taxonomy> = std::sync::OnceLock::new();
+        READ.get_or_init(|| vgenst().taxonomy).clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn problems(text: &str) -> Vec<String> {
+        match parse(text) {
+            Ok(p) => panic!("accepted: {p:?}"),
+            Err(ps) => ps.iter().map(ToString::to_string).collect(),
+        }
+    }
+
+    const SMALL: &str = r#"[protocol]
+name = "small"
+version = 2
+
+[[task]]
+code = "TRJ"
+name = "Trajectory"
+attributes = { source = "real", scale = "vista" }
+qa_types = ["YN"]
+
+[[qa_type]]
+code = "YN"
+name = "Yes/No"
+level = "L1"
+"#;
+
+    #[test]
+    fn a_small_protocol_gives_its_taxonomy() {
+        let p = parse(SMALL).unwrap();
+        assert_eq!((p.name.as_str(), p.version), ("small", 2));
+        let t = &p.taxonomy;
+        assert_eq!(t.tasks.len(), 1);
+        assert_eq!(t.tasks[0].scale, "vista");
+        assert_eq!(t.tasks[0].perspective, "");
+        assert_eq!(t.tasks[0].attributes["source"], "real");
+        assert!(t.applies("TRJ", "YN"));
+        assert_eq!(t.qa_type("YN").map(|q| q.level), Some(Level::L1));
+    }
+
+    #[test]
+    fn every_problem_is_named_with_its_line_and_field() {
+        let text = r#"[protocol]
+name = "broken"
+version = 1
+
+[[task]]
+code = "A"
+name = "first"
+qa_types = ["X", "Q", "X"]
+
+[[task]]
+code = "A"
+name = ""
+qa_types = []
+
+[[qa_type]]
+code = "X"
+name = "x"
+level = "L4"
+
+[[qa_type]]
+code = "X"
+name = "again"
+level = "L1"
+"#;
+        assert_eq!(
+            problems(text),
+            [
+                "line 8, task[1].qa_types[2]: names QA type `Q`, which no [[qa_type]] declares",
+                "line 8, task[1].qa_types[3]: names QA type `X` twice",
+                "line 11, task[2].code: task `A` is declared twice",
+                "line 12, task[2].name: is empty",
+                "line 18, qa_type[1].level: unknown level `L4` (a level is L1, L2 or L3)",
+                "line 21, qa_type[2].code: QA type `X` is declared twice",
+            ]
+        );
+    }
+
+    #[test]
+    fn unreadable_toml_and_unknown_fields_are_refused_with_their_line() {
+        let bad = problems("[protocol]\nname = \"x\"\nversion = 1\n[[task]]\ncode = \"A\n");
+        assert!(bad[0].starts_with("line 5"), "{bad:?}");
+        let unknown = problems(&SMALL.replace("level = \"L1\"", "level = \"L1\"\ncolour = 3"));
+        assert!(
+            unknown[0].starts_with("line 15") && unknown[0].contains("colour"),
+            "{unknown:?}"
+        );
+        let no_task = problems("[protocol]\nname = \"x\"\nversion = 1\n");
+        assert_eq!(
+            no_task,
+            ["line 1, task: the protocol declares no task ([[task]])"]
+        );
+        let version = problems(&SMALL.replace("version = 2", "version = 0"));
+        assert_eq!(
+            version,
+            ["line 3, protocol.version: must be a whole number from 1, not 0"]
+        );
+    }
+
+    #[test]
+    fn the_shipped_vgenst_protocol_is_the_papers_taxonomy() {
+        let p = vgenst();
+        assert_eq!((p.name.as_str(), p.version), ("VGenST-Bench", 1));
+        let t = &p.taxonomy;
+        assert_eq!(
+            (t.tasks.len(), t.qa_types.len(), t.cell_count()),
+            (12, 12, 98)
+        );
+        assert!(t.tasks.iter().all(|t| t.attributes.is_empty()));
+    }
+}
