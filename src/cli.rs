@@ -140,6 +140,10 @@ pub enum Command {
         /// Tables 11-13 (1,200 clips, 9,800 questions)
         #[arg(long)]
         paper_scale: bool,
+        /// The small demo on another protocol: a shipped one (vgenst, glimpse,
+        /// tumtraffic) or a protocol file
+        #[arg(long, conflicts_with = "paper_scale")]
+        protocol: Option<String>,
     },
     /// Create or upgrade the database schema, then exit
     Migrate,
@@ -633,8 +637,37 @@ pub async fn run(cli: Cli) -> Result<()> {
     if let Command::Protocol(cmd) = &cli.command {
         return protocol_command(cmd);
     }
-    if let Command::Demo { bind, paper_scale } = &cli.command {
-        return crate::demo::run(&data_dir, cli.database_url.clone(), bind, *paper_scale).await;
+    if let Command::Demo {
+        bind,
+        paper_scale,
+        protocol,
+    } = &cli.command
+    {
+        let protocol = match protocol.as_deref() {
+            None => None,
+            Some(name) => Some(match crate::domain::protocol::shipped(name) {
+                Some(text) => crate::domain::protocol::parse(text).map_err(|problems| {
+                    Error::Internal(format!("the shipped protocol `{name}`: {problems:?}"))
+                })?,
+                None if !std::path::Path::new(name).exists() => {
+                    return Err(Error::Invalid(format!(
+                        "--protocol `{name}` is neither a shipped protocol (vgenst, glimpse, tumtraffic) nor a file"
+                    )));
+                }
+                None => crate::io::protocol::read(
+                    std::path::Path::new(name),
+                    &crate::config::Limits::from_env()?,
+                )?,
+            }),
+        };
+        return crate::demo::run(
+            &data_dir,
+            cli.database_url.clone(),
+            bind,
+            *paper_scale,
+            protocol,
+        )
+        .await;
     }
     let config = Config::new(&data_dir, cli.database_url.clone())?;
     let store = crate::store::Store::open(&config.database_url).await?;

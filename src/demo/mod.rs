@@ -1,11 +1,14 @@
 //! `tandem demo`: a small campaign with twelve sample clips (one per task, made by
 //! `make-clips.sh` and embedded in the binary), questions for them, an account for
 //! every role with a generated password printed once, a few decisions already made so
-//! that the author has a split to resolve, and the server running.
+//! that the author has a split to resolve, and the server running. `--protocol` builds
+//! it on another protocol (the shipped examples or a file): the twelve clips go to its
+//! tasks in turn, with questions of its QA types.
 
 use crate::app::import_manifest;
 use crate::auth::hash_password_limited as hash_blocking;
 use crate::config::Config;
+use crate::domain::protocol::Protocol;
 use crate::domain::records::DecisionRow;
 use crate::domain::taxonomy::Taxonomy;
 use crate::domain::{Level, Role, Stage, Verdict};
@@ -139,14 +142,41 @@ fn question(task: &str, qa: &str, clip: usize) -> Option<Value> {
         ),
         _ => return None,
     };
+    Some(question_of(task, qa, clip, text, opts))
+}
+
+/// A question of a QA type the demo has no sample text for (another protocol's): about
+/// what the clip shows, in the QA type's name.
+fn other_question(task: &str, qa: &str, name: &str, clip: usize) -> Value {
+    let colour = COLOURS[clip];
+    let text = format!("{name}: which is true of the clip?");
+    let opts = vec![
+        format!("a {colour} square moves across the frame"),
+        "the square stays where it is".into(),
+        "a second square appears".into(),
+        "the grey bar moves".into(),
+    ];
+    question_of(task, qa, clip, &text, opts)
+}
+
+fn question_of(task: &str, qa: &str, clip: usize, text: &str, opts: Vec<String>) -> Value {
     let (options, answer) = place(opts, clip + qa.len());
-    Some(json!({
+    json!({
         "question_id": format!("{task}_D{clip:02}_{qa}"),
         "qa_type": qa,
         "question": text,
         "options": options,
         "answer": answer,
-    }))
+    })
+}
+
+/// The task of sample clip `i`: the taxonomy's tasks in turn (VGenST's twelve: one each).
+fn task_of(taxonomy: &Taxonomy, i: usize) -> Result<&crate::domain::taxonomy::TaskDef> {
+    let n = taxonomy.tasks.len();
+    if n == 0 {
+        return Err(Error::Invalid("the protocol has no task".into()));
+    }
+    Ok(&taxonomy.tasks[i % n])
 }
 
 /// Writes the sample clips and their manifest into `dir`; returns the manifest's path.
@@ -155,7 +185,8 @@ pub fn write_sample_manifest(dir: &Path, taxonomy: &Taxonomy) -> Result<std::pat
     std::fs::create_dir_all(&videos)
         .map_err(|e| Error::io(format!("cannot create {}", videos.display()), e))?;
     let mut lines = String::new();
-    for (i, (task, bytes)) in taxonomy.tasks.iter().zip(CLIPS.iter()).enumerate() {
+    for (i, bytes) in CLIPS.iter().enumerate() {
+        let task = task_of(taxonomy, i)?;
         let file = format!("videos/{}_D{i:02}.webm", task.code);
         std::fs::write(dir.join(&file), bytes)
             .map_err(|e| Error::io(format!("cannot write {file}"), e))?;
@@ -176,9 +207,13 @@ pub fn write_sample_manifest(dir: &Path, taxonomy: &Taxonomy) -> Result<std::pat
                         .iter()
                         .find(|q| taxonomy.qa_type(q).is_some_and(|d| d.level == level))
                 })
-                && let Some(q) = question(&task.code, qa, i)
             {
-                questions.push(q);
+                questions.push(question(&task.code, qa, i).unwrap_or_else(|| {
+                    let name = taxonomy
+                        .qa_type(qa)
+                        .map_or(qa.as_str(), |d| d.name.as_str());
+                    other_question(&task.code, qa, name, i)
+                }));
             }
         }
         let line = json!({
@@ -213,7 +248,7 @@ pub fn write_calibration_manifest(dir: &Path, taxonomy: &Taxonomy) -> Result<std
     ];
     let mut lines = String::new();
     for (i, k) in known.iter().enumerate() {
-        let task = &taxonomy.tasks[i];
+        let task = task_of(taxonomy, i)?;
         let file = format!("calibration/CAL_{i}.webm");
         std::fs::write(dir.join(&file), CLIPS[i])
             .map_err(|e| Error::io(format!("cannot write {file}"), e))?;
@@ -316,11 +351,27 @@ pub async fn build(
     data_dir: &Path,
     database_url: Option<String>,
 ) -> Result<(Config, Store, Vec<(String, Role, String, String)>)> {
+    build_with(data_dir, database_url, None).await
+}
+
+/// [`build`] on a protocol of the caller's (VGenST-Bench's when `None`).
+pub async fn build_with(
+    data_dir: &Path,
+    database_url: Option<String>,
+    protocol: Option<&Protocol>,
+) -> Result<(Config, Store, Vec<(String, Role, String, String)>)> {
     let (config, store) = fresh(data_dir, database_url).await?;
+    let taxonomy = match protocol {
+        Some(p) => p.taxonomy.clone(),
+        None => Taxonomy::vgenst(),
+    };
+    if protocol.is_some() {
+        store.create_campaign(CAMPAIGN, &taxonomy).await?;
+    }
     let source = data_dir.join("sample-clips");
-    let manifest = write_sample_manifest(&source, &Taxonomy::vgenst())?;
+    let manifest = write_sample_manifest(&source, &taxonomy)?;
     import_manifest(&store, &config, CAMPAIGN, &manifest).await?;
-    let calibration = write_calibration_manifest(&source, &Taxonomy::vgenst())?;
+    let calibration = write_calibration_manifest(&source, &taxonomy)?;
     import_manifest(&store, &config, CAMPAIGN, &calibration).await?;
     let sets = write_study_sets(&source)?;
     let checked = crate::io::study::check_sets(&sets, None, &crate::io::limits::Limits::default())?;
@@ -360,7 +411,10 @@ pub async fn build(
         (10, [Verdict::Valid, Verdict::Reject]),
         (11, [Verdict::Reject, Verdict::Reject]),
     ] {
-        let task = &tasks[k];
+        let code = &task_of(&taxonomy, k)?.code;
+        let Some(task) = tasks.iter().find(|t| t.code == *code) else {
+            continue;
+        };
         let (Some(r1), Some(r2)) = (&task.rater1, &task.rater2) else {
             continue;
         };
@@ -436,15 +490,21 @@ pub async fn run(
     database_url: Option<String>,
     bind: &str,
     paper_scale: bool,
+    protocol: Option<Protocol>,
 ) -> Result<()> {
     if paper_scale {
         return run_paper_scale(data_dir, database_url, bind).await;
     }
-    let (config, store, accounts) = build(data_dir, database_url).await?;
+    let (config, store, accounts) = build_with(data_dir, database_url, protocol.as_ref()).await?;
     let (listener, addr) = crate::server::listen(bind).await?;
     let base = format!("http://{addr}");
     println!();
-    println!("Tandem demo: 12 sample clips with their questions in campaign `{CAMPAIGN}`");
+    let name = protocol
+        .as_ref()
+        .map_or("VGenST-Bench", |p| p.name.as_str());
+    println!(
+        "Tandem demo: 12 sample clips with their questions in campaign `{CAMPAIGN}`, protocol `{name}`"
+    );
     println!("data folder: {}", config.data_dir.display());
     println!("serving at:  {base}");
     println!();

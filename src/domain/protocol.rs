@@ -34,6 +34,28 @@ use toml::Spanned;
 /// The VGenST-Bench protocol, as shipped.
 pub const VGENST: &str = include_str!("../../protocols/vgenst.toml");
 
+/// The protocols that ship with Tandem, by name: VGenST-Bench's and the examples'
+/// (`examples/protocols/`), which `tandem demo --protocol NAME` runs on.
+pub const SHIPPED: [(&str, &str); 3] = [
+    ("vgenst", VGENST),
+    (
+        "glimpse",
+        include_str!("../../examples/protocols/glimpse.toml"),
+    ),
+    (
+        "tumtraffic",
+        include_str!("../../examples/protocols/tumtraffic.toml"),
+    ),
+];
+
+/// The shipped protocol named `name`, if there is one.
+pub fn shipped(name: &str) -> Option<&'static str> {
+    SHIPPED
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, text)| *text)
+}
+
 /// The most tasks, and the most QA types, a protocol may declare.
 pub const MAX_ENTRIES: usize = 1000;
 
@@ -413,6 +435,28 @@ level = "L1"
             version,
             ["line 3, protocol.version: must be a whole number from 1, not 0"]
         );
+    }
+
+    #[test]
+    fn every_shipped_protocol_is_sound() {
+        let sizes: Vec<(String, usize, usize, usize)> = SHIPPED
+            .iter()
+            .map(|(name, text)| {
+                let p = parse(text).unwrap_or_else(|e| panic!("{name}: {e:?}"));
+                let t = &p.taxonomy;
+                (p.name, t.tasks.len(), t.qa_types.len(), t.cell_count())
+            })
+            .collect();
+        assert_eq!(
+            sizes,
+            [
+                ("VGenST-Bench".to_string(), 12, 12, 98),
+                ("GLIMPSE-like".to_string(), 11, 2, 22),
+                ("TUMTraffic-VideoQA-like".to_string(), 3, 7, 7),
+            ]
+        );
+        assert_eq!(shipped("glimpse"), Some(SHIPPED[1].1));
+        assert_eq!(shipped("nope"), None);
     }
 
     #[test]

@@ -51,3 +51,47 @@ async fn the_demo_campaign_holds_what_the_readme_says() {
         1
     );
 }
+
+/// `tandem demo --protocol glimpse|tumtraffic`: the same demo on another protocol's
+/// tasks and QA types (the twelve clips go to its tasks in turn), the campaign created
+/// with that protocol, and the same split waiting for the author.
+#[tokio::test]
+async fn the_demo_runs_on_the_shipped_example_protocols() {
+    for (name, tasks, per_clip) in [("glimpse", 11, 1), ("tumtraffic", 3, 2)] {
+        let dir = tempfile::tempdir().unwrap();
+        let data = dir.path().join("demo");
+        let text = tandem::domain::protocol::shipped(name).unwrap();
+        let protocol = tandem::domain::protocol::parse(text).unwrap();
+        let (_config, store, _accounts) = tandem::demo::build_with(&data, None, Some(&protocol))
+            .await
+            .unwrap();
+        let campaign = store.campaign(tandem::demo::CAMPAIGN).await.unwrap();
+        assert_eq!(*campaign.taxonomy, protocol.taxonomy, "{name}");
+        assert_eq!(store.tasks(&campaign).await.unwrap().len(), tasks);
+        let manifest =
+            std::fs::read_to_string(data.join("sample-clips").join("manifest.jsonl")).unwrap();
+        let clips: Vec<serde_json::Value> = manifest
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(clips.len(), 12, "{name}");
+        for (i, clip) in clips.iter().enumerate() {
+            let task = &protocol.taxonomy.tasks[i % tasks].code;
+            assert_eq!(clip["task"], task.as_str(), "{name}: {clip}");
+            let questions = clip["questions"].as_array().unwrap();
+            assert!(!questions.is_empty(), "{name}: {clip}");
+            for q in questions {
+                let qa = q["qa_type"].as_str().unwrap();
+                assert!(protocol.taxonomy.applies(task, qa), "{name}: {q}");
+            }
+        }
+        assert_eq!(
+            clips[0]["questions"].as_array().unwrap().len(),
+            per_clip,
+            "{name}: one question per level the task has"
+        );
+        let splits = store.splits(&campaign, Stage::Clip, false).await.unwrap();
+        assert_eq!(splits.len(), 1, "{name}");
+        store.close().await;
+    }
+}
