@@ -198,31 +198,50 @@ fn ratio(n: i64, of: i64) -> Option<f64> {
     (of > 0).then(|| n as f64 / of as f64)
 }
 
+/// Table 11 as CSV: a row per task with its attributes (VGenST's scale, perspective and
+/// dynamics; another protocol's own attributes, by name), then its counts.
 fn t11_csv(report: &QcReport, tax: &Taxonomy) -> CsvTable {
     use Col::{Num, Text};
-    let mut t = CsvTable::new(&[
-        ("task", Text),
-        ("scale", Text),
-        ("perspective", Text),
-        ("dynamics", Text),
-        ("reviewed", Num),
-        ("retained", Num),
-        ("retained_fraction", Num),
+    let attributes: Vec<String> = if grid(tax).by_axes {
+        ["scale", "perspective", "dynamics"]
+            .map(String::from)
+            .to_vec()
+    } else {
+        let names: std::collections::BTreeSet<&String> =
+            tax.tasks.iter().flat_map(|t| t.attributes.keys()).collect();
+        names.into_iter().cloned().collect()
+    };
+    let mut columns = vec![("task".to_string(), Text)];
+    columns.extend(attributes.iter().map(|a| (a.clone(), Text)));
+    columns.extend([
+        ("reviewed".to_string(), Num),
+        ("retained".to_string(), Num),
+        ("retained_fraction".to_string(), Num),
     ]);
+    let mut t = CsvTable {
+        columns,
+        rows: Vec::new(),
+    };
     t.rows = report
         .t11
         .iter()
         .map(|(task, c)| {
-            let def = tax.task(task).map(|(_, d)| d);
-            vec![
-                task.clone(),
-                def.map(|d| d.scale.clone()).unwrap_or_default(),
-                def.map(|d| d.perspective.clone()).unwrap_or_default(),
-                def.map(|d| d.dynamics.clone()).unwrap_or_default(),
+            let all = tax
+                .task(task)
+                .map(|(_, d)| d.all_attributes())
+                .unwrap_or_default();
+            let mut row = vec![task.clone()];
+            row.extend(
+                attributes
+                    .iter()
+                    .map(|a| all.get(a).cloned().unwrap_or_default()),
+            );
+            row.extend([
                 c.reviewed.to_string(),
                 c.retained.to_string(),
                 num(ratio(c.retained, c.reviewed)),
-            ]
+            ]);
+            row
         })
         .collect();
     t
@@ -407,40 +426,91 @@ fn title_case(s: &str) -> String {
         .unwrap_or_default()
 }
 
-/// The grid of Table 11: spatial scales as rows, perspective x dynamics as columns.
+/// The grid of Table 11. VGenST-Bench's: spatial scales as rows, perspective x dynamics
+/// as columns. Another protocol's tasks, without those three attributes, are grouped by
+/// the first attribute every task declares (its values as rows, one column), or listed
+/// one task a row when they share none.
 pub struct Grid {
+    /// What the rows are ("spatial scale", an attribute's name, or "task").
+    pub row_title: String,
+    /// What the columns are ("perspective / scene dynamics", or empty for one column).
+    pub column_title: String,
     pub rows: Vec<String>,
-    pub columns: Vec<(String, String)>,
+    /// The columns' labels ("EGO_STA"; "tasks" for the one column of another protocol).
+    pub columns: Vec<String>,
     /// (row, column) -> the tasks there.
     pub cells: Vec<Vec<Vec<String>>>,
+    /// Whether this is VGenST's layout by scale, perspective and dynamics.
+    pub by_axes: bool,
 }
 
 /// Lays a taxonomy's tasks out as Table 11 does.
 pub fn grid(tax: &Taxonomy) -> Grid {
-    let mut rows: Vec<String> = Vec::new();
-    let mut columns: Vec<(String, String)> = Vec::new();
-    for t in &tax.tasks {
-        if !rows.contains(&t.scale) {
-            rows.push(t.scale.clone());
+    let by_axes = tax
+        .tasks
+        .iter()
+        .any(|t| !(t.scale.is_empty() && t.perspective.is_empty() && t.dynamics.is_empty()));
+    if by_axes {
+        let mut rows: Vec<String> = Vec::new();
+        let mut columns: Vec<(String, String)> = Vec::new();
+        for t in &tax.tasks {
+            if !rows.contains(&t.scale) {
+                rows.push(t.scale.clone());
+            }
+            let c = (t.perspective.clone(), t.dynamics.clone());
+            if !columns.contains(&c) {
+                columns.push(c);
+            }
         }
-        let c = (t.perspective.clone(), t.dynamics.clone());
-        if !columns.contains(&c) {
-            columns.push(c);
+        let mut cells = vec![vec![Vec::new(); columns.len()]; rows.len()];
+        for t in &tax.tasks {
+            let r = rows.iter().position(|x| *x == t.scale).unwrap_or(0);
+            let c = columns
+                .iter()
+                .position(|x| x.0 == t.perspective && x.1 == t.dynamics)
+                .unwrap_or(0);
+            cells[r][c].push(t.code.clone());
         }
+        return Grid {
+            row_title: "spatial scale".into(),
+            column_title: "perspective / scene dynamics".into(),
+            rows,
+            columns: columns.iter().map(column_label).collect(),
+            cells,
+            by_axes,
+        };
     }
-    let mut cells = vec![vec![Vec::new(); columns.len()]; rows.len()];
+    let shared = tax.tasks.first().and_then(|first| {
+        first
+            .attributes
+            .keys()
+            .find(|k| tax.tasks.iter().all(|t| t.attributes.contains_key(*k)))
+            .cloned()
+    });
+    let row_title = shared.clone().unwrap_or_else(|| "task".into());
+    let row_of = |t: &crate::domain::taxonomy::TaskDef| match &shared {
+        Some(name) => t.attributes.get(name).cloned().unwrap_or_default(),
+        None => t.code.clone(),
+    };
+    let mut rows: Vec<String> = Vec::new();
+    let mut cells: Vec<Vec<Vec<String>>> = Vec::new();
     for t in &tax.tasks {
-        let r = rows.iter().position(|x| *x == t.scale).unwrap_or(0);
-        let c = columns
-            .iter()
-            .position(|x| x.0 == t.perspective && x.1 == t.dynamics)
-            .unwrap_or(0);
-        cells[r][c].push(t.code.clone());
+        let row = row_of(t);
+        match rows.iter().position(|r| *r == row) {
+            Some(r) => cells[r][0].push(t.code.clone()),
+            None => {
+                rows.push(row);
+                cells.push(vec![vec![t.code.clone()]]);
+            }
+        }
     }
     Grid {
+        row_title,
+        column_title: String::new(),
         rows,
-        columns,
+        columns: vec!["tasks".into()],
         cells,
+        by_axes,
     }
 }
 
@@ -485,18 +555,22 @@ fn t11_latex(report: &QcReport, tax: &Taxonomy) -> String {
         "\\begin{{tabular}}{{l{}}}\n\\toprule\n",
         "c".repeat(g.columns.len())
     ));
-    out.push_str("Spatial scale");
+    out.push_str(&tex(&title_case(&g.row_title)));
     for c in &g.columns {
-        out.push_str(&format!(" & {}", tex(&column_label(c))));
+        out.push_str(&format!(" & {}", tex(if g.by_axes { c } else { "Tasks" })));
     }
     out.push_str(" \\\\\n\\midrule\n");
     for (r, scale) in g.rows.iter().enumerate() {
-        let initial = scale
-            .chars()
-            .next()
-            .map(|c| c.to_ascii_uppercase())
-            .unwrap_or('?');
-        out.push_str(&format!("{} ({initial})", tex(&title_case(scale))));
+        if g.by_axes {
+            let initial = scale
+                .chars()
+                .next()
+                .map(|c| c.to_ascii_uppercase())
+                .unwrap_or('?');
+            out.push_str(&format!("{} ({initial})", tex(&title_case(scale))));
+        } else {
+            out.push_str(&tex(scale));
+        }
         for c in 0..g.columns.len() {
             let text: Vec<String> = g.cells[r][c].iter().filter_map(|t| cell(t)).collect();
             out.push_str(" & ");
@@ -732,8 +806,52 @@ mod tests {
     fn the_vgenst_grid_is_three_scales_by_four_columns() {
         let g = grid(&Taxonomy::vgenst());
         assert_eq!(g.rows, vec!["figural", "vista", "environmental"]);
-        let labels: Vec<String> = g.columns.iter().map(column_label).collect();
-        assert_eq!(labels, vec!["EGO_STA", "EGO_DYN", "EXO_STA", "EXO_DYN"]);
+        assert_eq!(g.columns, vec!["EGO_STA", "EGO_DYN", "EXO_STA", "EXO_DYN"]);
         assert_eq!(g.cells[2][2], vec!["LS_E_EXO_STA"]);
+        assert_eq!(g.row_title, "spatial scale");
+    }
+
+    /// GLIMPSE's categories carry a `domain` each: rows by domain, one column; tasks
+    /// without a shared attribute get a row each.
+    #[test]
+    fn another_protocols_grid_groups_by_a_shared_attribute() {
+        let text = crate::domain::protocol::shipped("glimpse").unwrap();
+        let tax = crate::domain::protocol::parse(text).unwrap().taxonomy;
+        let g = grid(&tax);
+        assert!(!g.by_axes);
+        assert_eq!(g.row_title, "domain");
+        assert_eq!(
+            g.rows,
+            vec!["motion", "time", "quantity", "scene", "embodied"]
+        );
+        assert_eq!(g.columns, vec!["tasks"]);
+        assert_eq!(g.cells[0][0], vec!["TRAJ", "VEL", "CINE"]);
+        let mut bare = tax.clone();
+        for t in &mut bare.tasks {
+            t.attributes.clear();
+        }
+        let g = grid(&bare);
+        assert_eq!(g.row_title, "task");
+        assert_eq!(g.rows.len(), 11);
+        assert_eq!(g.cells[10][0], vec!["INTER"]);
+        let report = super::super::build(
+            "c",
+            &tax,
+            &crate::domain::facts::Scope::default(),
+            &[],
+            &std::collections::HashMap::new(),
+        );
+        let table = t11_latex(&report, &tax);
+        assert!(table.contains("Domain & Tasks"), "{table}");
+        let csv = t11_csv(&report, &tax).to_csv().unwrap();
+        assert!(
+            csv.starts_with("task,domain,reviewed,retained,retained_fraction\nTRAJ,motion,0,0,"),
+            "{csv}"
+        );
+        let vgenst = t11_csv(&report, &Taxonomy::vgenst()).to_csv().unwrap();
+        assert!(
+            vgenst.starts_with("task,scale,perspective,dynamics,reviewed"),
+            "{vgenst}"
+        );
     }
 }

@@ -4,7 +4,7 @@
 //! caption line naming the campaign, the scope and when it was computed. The same SVG
 //! is shown on the page and downloaded (as SVG, PDF or PNG: `render`).
 
-use super::format::{column_label, grid, task_prefix};
+use super::format::{grid, task_prefix};
 use super::{Agreement, QcReport, StageSummary};
 use crate::domain::taxonomy::Taxonomy;
 use crate::domain::{Reason, Stage};
@@ -160,22 +160,18 @@ pub fn t11_grid(report: &QcReport, tax: &Taxonomy, caption: &Caption) -> String 
     );
     let _ = write!(
         s,
-        "<text x=\"{}\" y=\"40\" text-anchor=\"middle\" fill=\"{MUTED}\">perspective / scene dynamics</text>",
-        left + cw * g.columns.len() as u32 / 2
+        "<text x=\"{}\" y=\"40\" text-anchor=\"middle\" fill=\"{MUTED}\">{}</text>",
+        left + cw * g.columns.len() as u32 / 2,
+        esc(&g.column_title)
     );
-    y_label(
-        &mut s,
-        16,
-        top + ch * g.rows.len() as u32 / 2,
-        "spatial scale",
-    );
+    y_label(&mut s, 16, top + ch * g.rows.len() as u32 / 2, &g.row_title);
     for (c, col) in g.columns.iter().enumerate() {
         let x = left + cw * c as u32 + cw / 2;
         let _ = write!(
             s,
             "<text x=\"{x}\" y=\"{}\" text-anchor=\"middle\" font-weight=\"600\">{}</text>",
             top - 8,
-            esc(&column_label(col))
+            esc(col)
         );
     }
     for (r, scale) in g.rows.iter().enumerate() {
