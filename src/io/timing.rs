@@ -79,29 +79,6 @@ pub fn mp4_timing(src: &mut impl Read) -> Option<ReadTiming> {
 mod tests {
     use super::*;
     use std::path::Path;
-    use std::process::Command;
-
-    /// Makes an MP4 with ffmpeg's test source; `None` (and a note) without ffmpeg, or a
-    /// failure when the run must have it (`TANDEM_REQUIRE_FFMPEG`, as `.ci/run` sets).
-    fn mp4(dir: &Path, name: &str, args: &[&str]) -> Option<std::path::PathBuf> {
-        if !crate::io::video::ffmpeg_available() {
-            assert!(
-                std::env::var_os("TANDEM_REQUIRE_FFMPEG").is_none(),
-                "ffmpeg is required here (TANDEM_REQUIRE_FFMPEG) but is not installed"
-            );
-            eprintln!("note: a video test was SKIPPED: ffmpeg is not installed");
-            return None;
-        }
-        let out = dir.join(name);
-        let status = Command::new("ffmpeg")
-            .args(["-v", "error", "-y"])
-            .args(args)
-            .arg(&out)
-            .status()
-            .expect("run ffmpeg");
-        assert!(status.success(), "ffmpeg made no {name}");
-        Some(out)
-    }
 
     fn native(path: &Path) -> Option<ReadTiming> {
         mp4_timing(&mut std::io::BufReader::new(
@@ -177,7 +154,7 @@ mod tests {
             ),
         ];
         for (name, args, constant) in cases {
-            let Some(v) = mp4(dir.path(), name, &args) else {
+            let Some(v) = crate::io::video::test_clip(dir.path(), name, &args) else {
                 return;
             };
             let ours = native(&v).unwrap_or_else(|| panic!("{name}: no timing from its tables"));

@@ -331,6 +331,30 @@ pub fn probe_read(video: &Path) -> Result<ReadTiming> {
     })
 }
 
+/// Makes a clip with ffmpeg's test source in `dir` (ffmpeg's `args`, then the file);
+/// `None` (and a note) without ffmpeg, or a failure when the run must have it
+/// (`TANDEM_REQUIRE_FFMPEG`, as `.ci/run` sets). For the tests of the video readers.
+#[cfg(test)]
+pub(crate) fn test_clip(dir: &Path, name: &str, args: &[&str]) -> Option<std::path::PathBuf> {
+    if !ffmpeg_available() {
+        assert!(
+            std::env::var_os("TANDEM_REQUIRE_FFMPEG").is_none(),
+            "ffmpeg is required here (TANDEM_REQUIRE_FFMPEG) but is not installed"
+        );
+        eprintln!("note: a video test was SKIPPED: ffmpeg is not installed");
+        return None;
+    }
+    let out = dir.join(name);
+    let status = std::process::Command::new("ffmpeg")
+        .args(["-v", "error", "-y"])
+        .args(args)
+        .arg(&out)
+        .status()
+        .expect("run ffmpeg");
+    assert!(status.success(), "ffmpeg made no {name}");
+    Some(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -354,27 +378,6 @@ mod tests {
         assert_eq!(l(6, 4).tile(), "tile=4x2");
     }
 
-    /// Makes a clip with ffmpeg's test source; `None` (and a note) without ffmpeg.
-    fn clip(dir: &Path, name: &str, args: &[&str]) -> Option<std::path::PathBuf> {
-        if !ffmpeg_available() {
-            assert!(
-                std::env::var_os("TANDEM_REQUIRE_FFMPEG").is_none(),
-                "ffmpeg is required here (TANDEM_REQUIRE_FFMPEG) but is not installed"
-            );
-            eprintln!("note: a video test was SKIPPED: ffmpeg is not installed");
-            return None;
-        }
-        let out = dir.join(name);
-        let status = Command::new("ffmpeg")
-            .args(["-v", "error", "-y"])
-            .args(args)
-            .arg(&out)
-            .status()
-            .expect("run ffmpeg");
-        assert!(status.success(), "ffmpeg made no {name}");
-        Some(out)
-    }
-
     fn states_frame_count(video: &Path) -> bool {
         let v = ffprobe_json(&["-show_entries", "stream=nb_frames"], video).expect("ffprobe");
         v["streams"][0]["nb_frames"].as_str().is_some()
@@ -383,7 +386,7 @@ mod tests {
     #[test]
     fn a_webm_clip_at_8_fps_has_its_frames_counted() {
         let dir = tempfile::tempdir().expect("temp dir");
-        let Some(v) = clip(
+        let Some(v) = test_clip(
             dir.path(),
             "eight.webm",
             &[
@@ -412,7 +415,7 @@ mod tests {
     #[test]
     fn an_mp4_clip_at_ntsc_rate_gives_the_exact_rate_and_its_stated_count() {
         let dir = tempfile::tempdir().expect("temp dir");
-        let Some(v) = clip(
+        let Some(v) = test_clip(
             dir.path(),
             "ntsc.mp4",
             &[
@@ -438,7 +441,7 @@ mod tests {
     #[test]
     fn a_webm_clip_at_30_fps_is_constant_despite_millisecond_timestamps() {
         let dir = tempfile::tempdir().expect("temp dir");
-        let Some(v) = clip(
+        let Some(v) = test_clip(
             dir.path(),
             "thirty.webm",
             &[
@@ -462,7 +465,7 @@ mod tests {
     fn a_clip_whose_frames_last_unequally_is_variable_rate() {
         let dir = tempfile::tempdir().expect("temp dir");
         // Ten frames at 10 fps, then the rest at 25 fps.
-        let Some(v) = clip(
+        let Some(v) = test_clip(
             dir.path(),
             "vfr.webm",
             &[
