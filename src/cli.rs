@@ -339,6 +339,14 @@ pub enum CampaignCommand {
         #[arg(long)]
         protocol: Option<PathBuf>,
     },
+    /// Give the campaign another protocol file: new names and attributes, tasks added
+    /// after the existing ones, new QA types and cells. Refused, with every reason, when
+    /// a stored clip or question would lose its task, its cell or its level
+    Protocol {
+        file: PathBuf,
+        #[command(flatten)]
+        campaign: CampaignArg,
+    },
     /// Show the settings, or change those given
     Settings {
         /// Retained clips wanted per task
@@ -956,6 +964,24 @@ async fn command(command: Command, config: &Config, store: &Store) -> Result<()>
                 t.tasks.len(),
                 t.qa_types.len(),
                 t.cell_count()
+            );
+            Ok(())
+        }
+        Command::Campaign(CampaignCommand::Protocol { file, campaign }) => {
+            let protocol = crate::io::protocol::read(&file, &config.limits)?;
+            let before = store.campaign(&campaign.campaign).await?;
+            let after = store
+                .change_protocol(&campaign.campaign, &protocol.taxonomy)
+                .await?;
+            println!(
+                "campaign `{}` now reviews by protocol `{}` (version {}): {} tasks ({} new), {} QA types, {} task x QA-type cells",
+                after.name,
+                protocol.name,
+                protocol.version,
+                after.taxonomy.tasks.len(),
+                after.taxonomy.tasks.len() - before.taxonomy.tasks.len(),
+                after.taxonomy.qa_types.len(),
+                after.taxonomy.cell_count()
             );
             Ok(())
         }

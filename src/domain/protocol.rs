@@ -28,7 +28,7 @@
 use super::Level;
 use super::taxonomy::{QaTypeDef, TaskDef, Taxonomy};
 use serde::Deserialize;
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use toml::Spanned;
 
 /// The VGenST-Bench protocol, as shipped.
@@ -328,6 +328,72 @@ pub fn vgenst() -> Protocol {
     }
 }
 
+/// What a campaign's records use of its protocol: what another protocol for it must keep.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct InUse {
+    /// The tasks that have clips.
+    pub tasks: BTreeSet<String>,
+    /// The (task, QA type) cells that have questions.
+    pub cells: BTreeSet<(String, String)>,
+    /// The QA types that have questions, with the level those were stored at.
+    pub levels: BTreeMap<String, Level>,
+}
+
+/// Why `new` cannot replace `old` as the protocol of a campaign whose records use `used`
+/// of it; empty when it can. A protocol may rename tasks and QA types, change their
+/// attributes, add tasks after the existing ones, add QA types and cells, and change
+/// what no stored item uses. It may not move or remove a task (a task's position is its
+/// place in the pairing rule), remove a cell or a QA type that stored questions have, or
+/// change such a QA type's level (a stored question keeps the level it was imported at,
+/// and the reasons allowed on it follow that level).
+pub fn change_problems(old: &Taxonomy, new: &Taxonomy, used: &InUse) -> Vec<String> {
+    let mut problems = Vec::new();
+    for (i, t) in old.tasks.iter().enumerate() {
+        if new.tasks.get(i).is_some_and(|n| n.code == t.code) {
+            continue;
+        }
+        let stored = if used.tasks.contains(&t.code) {
+            " (it has clips)"
+        } else {
+            ""
+        };
+        match new.task(&t.code) {
+            Some((j, _)) => problems.push(format!(
+                "task `{}`{stored} moves from position {} to {}: the existing tasks keep their order (a task's position is its place in the pairing rule); new tasks come after them",
+                t.code,
+                i + 1,
+                j + 1
+            )),
+            None => problems.push(format!(
+                "task `{}`{stored} is removed: the existing tasks stay, in their order; new tasks come after them",
+                t.code
+            )),
+        }
+    }
+    for (task, qa) in &used.cells {
+        if new.task(task).is_some() && !new.applies(task, qa) {
+            problems.push(format!(
+                "task `{task}` no longer has QA type `{qa}`, but questions of that cell are stored"
+            ));
+        }
+    }
+    for (qa, level) in &used.levels {
+        match new.qa_type(qa) {
+            None => problems.push(format!(
+                "QA type `{qa}` is removed, but questions of it are stored"
+            )),
+            Some(d) if d.level != *level => problems.push(format!(
+                "QA type `{qa}` changes level from {} to {}, but its stored questions keep {} (the reasons allowed on a question follow its level)",
+                level.as_str(),
+                d.level.as_str(),
+                level.as_str()
+            )),
+            Some(_) => {}
+        }
+    }
+    problems
+}
+
 impl Taxonomy {
     /// The taxonomy of VGenST-Bench (SPEC section 10), from the shipped protocol file,
     /// read once.
@@ -434,6 +500,62 @@ level = "L1"
         assert_eq!(
             version,
             ["line 3, protocol.version: must be a whole number from 1, not 0"]
+        );
+    }
+
+    #[test]
+    fn a_change_that_would_orphan_stored_records_is_refused() {
+        let old = parse(SMALL).unwrap().taxonomy;
+        let used = InUse {
+            tasks: ["TRJ".to_string()].into(),
+            cells: [("TRJ".to_string(), "YN".to_string())].into(),
+            levels: [("YN".to_string(), Level::L1)].into(),
+        };
+        // Renamed, an attribute changed, a task and a QA type added: allowed.
+        let grown = SMALL.replace("name = \"Trajectory\"", "name = \"Trajectories\"")
+            + "\n[[task]]\ncode = \"NEW\"\nname = \"new\"\nqa_types = [\"YN\", \"MC\"]\n\n[[qa_type]]\ncode = \"MC\"\nname = \"mc\"\nlevel = \"L3\"\n";
+        let grown = parse(&grown).unwrap().taxonomy;
+        assert_eq!(change_problems(&old, &grown, &used), Vec::<String>::new());
+        // Moved behind a new first task, a cell dropped, a level changed.
+        let moved = r#"[protocol]
+name = "small"
+version = 3
+
+[[task]]
+code = "FIRST"
+name = "first"
+qa_types = ["YN"]
+
+[[task]]
+code = "TRJ"
+name = "Trajectory"
+qa_types = ["MC"]
+
+[[qa_type]]
+code = "YN"
+name = "Yes/No"
+level = "L2"
+
+[[qa_type]]
+code = "MC"
+name = "mc"
+level = "L1"
+"#;
+        let moved = parse(moved).unwrap().taxonomy;
+        assert_eq!(
+            change_problems(&old, &moved, &used),
+            [
+                "task `TRJ` (it has clips) moves from position 1 to 2: the existing tasks keep their order (a task's position is its place in the pairing rule); new tasks come after them",
+                "task `TRJ` no longer has QA type `YN`, but questions of that cell are stored",
+                "QA type `YN` changes level from L1 to L2, but its stored questions keep L1 (the reasons allowed on a question follow its level)",
+            ]
+        );
+        // Nothing stored: only the order of the existing tasks is kept.
+        assert_eq!(change_problems(&old, &moved, &InUse::default()).len(), 1);
+        let gone = parse(&SMALL.replace("code = \"TRJ\"", "code = \"OTHER\"")).unwrap();
+        assert_eq!(
+            change_problems(&old, &gone.taxonomy, &used)[0],
+            "task `TRJ` (it has clips) is removed: the existing tasks stay, in their order; new tasks come after them"
         );
     }
 

@@ -225,6 +225,20 @@ impl Store {
         r
     }
 
+    /// Gives a campaign another protocol's taxonomy when its stored clips and questions
+    /// keep their meaning under it (see `domain::protocol::change_problems`); refused
+    /// whole, each problem named, otherwise. This server sees the change at once, others
+    /// within a second; an import checked before it is checked again in its write.
+    pub async fn change_protocol(
+        &self,
+        name: &str,
+        taxonomy: &crate::domain::taxonomy::Taxonomy,
+    ) -> Result<Campaign> {
+        let r: Result<Campaign> = on_backend!(self, change_protocol(name, taxonomy));
+        self.inner.cache.forget_campaigns();
+        r
+    }
+
     /// Changes a campaign's targets and calibration rules.
     pub async fn set_settings(&self, campaign: &Campaign, settings: Settings) -> Result<()> {
         let r: Result<()> = on_backend!(self, set_settings(campaign, settings));

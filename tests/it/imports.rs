@@ -714,3 +714,119 @@ async fn each_decision_says_what_its_time_measures_and_the_export_carries_it() {
     let again = import_csv_decisions(&app, &csv).await.unwrap();
     assert_eq!(again.recorded, 0, "{again:?}");
 }
+
+/// A campaign's protocol changes only in ways its stored records keep their meaning
+/// under: a cell with questions cannot go (refused, nothing changed); a renamed task and
+/// a task added after the others are taken, the new one paired and importable; a
+/// manifest checked against the protocol before a change that drops its cell is checked
+/// again in its write and refused.
+#[tokio::test]
+async fn a_protocol_change_keeps_what_is_stored_and_adds_what_is_new() {
+    let app = spawn_app().await;
+    let glimpse =
+        tandem::domain::protocol::parse(tandem::domain::protocol::shipped("glimpse").unwrap())
+            .unwrap()
+            .taxonomy;
+    app.store.create_campaign(CAMPAIGN, &glimpse).await.unwrap();
+    let c = cast(&app).await;
+    let ids = app.import_clips(&["TRAJ"], 1, &["YN"]).await;
+
+    let mut dropped = glimpse.clone();
+    dropped
+        .applicability
+        .insert("TRAJ".into(), vec!["MC".into()]);
+    let err = app
+        .store
+        .change_protocol(CAMPAIGN, &dropped)
+        .await
+        .unwrap_err();
+    assert!(matches!(err, Error::Conflict(_)), "{err:?}");
+    let err = err.to_string();
+    assert!(
+        err.contains(
+            "task `TRAJ` no longer has QA type `YN`, but questions of that cell are stored"
+        ),
+        "{err}"
+    );
+    assert_eq!(
+        *app.store.campaign(CAMPAIGN).await.unwrap().taxonomy,
+        glimpse
+    );
+
+    let mut grown = glimpse.clone();
+    grown.tasks[0].name = "Trajectories".into();
+    grown.tasks.push(tandem::domain::taxonomy::TaskDef {
+        code: "NEWCAT".into(),
+        name: "A new category".into(),
+        scale: String::new(),
+        perspective: String::new(),
+        dynamics: String::new(),
+        attributes: [("domain".to_string(), "new".to_string())].into(),
+    });
+    grown
+        .applicability
+        .insert("NEWCAT".into(), vec!["YN".into(), "MC".into()]);
+    let after = app.store.change_protocol(CAMPAIGN, &grown).await.unwrap();
+    assert_eq!(*after.taxonomy, grown);
+    let tasks = app.store.tasks(&after).await.unwrap();
+    assert_eq!(tasks[0].name, "Trajectories");
+    let new = tasks.iter().find(|t| t.code == "NEWCAT").unwrap();
+    assert_eq!(new.position, 11);
+    assert_eq!(new.attributes["domain"], "new");
+    assert!(new.rater1.is_some() && new.rater2.is_some(), "{new:?}");
+    let src = app.source();
+    let m = write_manifest(
+        &src,
+        "new.jsonl",
+        &[clip_line(&src, "N1", "NEWCAT", &["MC"])],
+    );
+    app.import(&m).await.unwrap();
+    // The clip imported before the change is reviewed as before.
+    let r = app
+        .verdict(&c.v0, 1, &ids[0], json!({"verdict": "valid"}))
+        .await;
+    assert_eq!(r.status, reqwest::StatusCode::CREATED, "{:?}", r.body);
+
+    // A cell that stored questions use cannot go, whichever task it is.
+    let mut shrunk = grown.clone();
+    shrunk
+        .applicability
+        .insert("NEWCAT".into(), vec!["YN".into()]);
+    let err = app
+        .store
+        .change_protocol(CAMPAIGN, &shrunk)
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("task `NEWCAT` no longer has QA type `MC`"),
+        "{err}"
+    );
+    // A manifest checked against the protocol before a change that drops its cell (one
+    // nobody uses yet: TEMP's MC), written after it: checked again in its write, refused.
+    let mut other = grown.clone();
+    other.applicability.insert("TEMP".into(), vec!["YN".into()]);
+    app.store.change_protocol(CAMPAIGN, &other).await.unwrap();
+    let late_temp = write_manifest(
+        &src,
+        "late2.jsonl",
+        &[clip_line(&src, "T1", "TEMP", &["MC"])],
+    );
+    let checked_temp = tandem::io::manifest::check_manifest(
+        &late_temp,
+        &grown,
+        &tandem::config::Limits::default(),
+    )
+    .unwrap();
+    let err = app
+        .store
+        .import_manifest(CAMPAIGN, &checked_temp)
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("questions[0].qa_type")
+            && err.contains("it changed since the manifest was checked"),
+        "{err}"
+    );
+}

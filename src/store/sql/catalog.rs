@@ -119,6 +119,16 @@ impl Backend {
         .await
     }
 
+    /// Another protocol for a campaign (`write::catalog::change_protocol`).
+    pub(crate) async fn change_protocol(&self, name: &str, taxonomy: &Taxonomy) -> Result<Campaign> {
+        let (name, taxonomy) = (name.to_string(), taxonomy.clone());
+        self.write_tx(Lock::Structure, move |tx| {
+            let (name, taxonomy) = (name.clone(), taxonomy.clone());
+            Box::pin(async move { write::catalog::change_protocol(tx, &name, taxonomy).await })
+        })
+        .await
+    }
+
     pub(crate) async fn set_settings(&self, campaign: &Campaign, settings: Settings) -> Result<()> {
         if settings.target_per_task < 1 {
             return Err(Error::field(

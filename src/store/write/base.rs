@@ -120,20 +120,40 @@ pub(crate) async fn create_campaign(
             named! { name, taxonomy: &json, now: now_micros() },
         )
         .await?;
-    let attributes: Vec<String> = taxonomy
-        .tasks
+    insert_tasks(tx, id, &taxonomy.tasks, 0).await?;
+    gates::refresh_pairs(tx, id).await?;
+    Ok(Campaign {
+        id,
+        name: name.to_string(),
+        taxonomy: Arc::new(taxonomy),
+        settings: Settings::default(),
+        revision: 0,
+    })
+}
+
+/// Inserts a campaign's `tasks`, the first at `first_position` (its place in the pairing
+/// rule), each with its attributes as JSON.
+pub(crate) async fn insert_tasks(
+    tx: &mut impl Tx,
+    campaign_id: i64,
+    tasks: &[crate::domain::taxonomy::TaskDef],
+    first_position: usize,
+) -> Result<()> {
+    if tasks.is_empty() {
+        return Ok(());
+    }
+    let attributes: Vec<String> = tasks
         .iter()
         .map(|t| serde_json::json!(t.all_attributes()).to_string())
         .collect();
-    let rows: Vec<Vec<Value<'_>>> = taxonomy
-        .tasks
+    let rows: Vec<Vec<Value<'_>>> = tasks
         .iter()
         .zip(&attributes)
         .enumerate()
-        .map(|(position, (t, a))| {
+        .map(|(i, (t, a))| {
             vec![
-                id.into(),
-                i64::try_from(position).unwrap_or(i64::MAX).into(),
+                campaign_id.into(),
+                i64::try_from(first_position + i).unwrap_or(i64::MAX).into(),
                 t.code.as_str().into(),
                 t.name.as_str().into(),
                 a.as_str().into(),
@@ -146,14 +166,7 @@ pub(crate) async fn create_campaign(
         &rows,
     )
     .await?;
-    gates::refresh_pairs(tx, id).await?;
-    Ok(Campaign {
-        id,
-        name: name.to_string(),
-        taxonomy: Arc::new(taxonomy),
-        settings: Settings::default(),
-        revision: 0,
-    })
+    Ok(())
 }
 
 /// Stores the known verdicts of calibration items: (item, verdict) pairs.

@@ -5,14 +5,17 @@
 
 use super::{base, gates};
 use crate::clock::now_micros;
-use crate::domain::Outcome;
 use crate::domain::import::{CheckedManifest, ManifestClip, ManifestQuestion};
+use crate::domain::protocol::{InUse, change_problems};
 use crate::domain::rules::CheckedVerdict;
+use crate::domain::taxonomy::Taxonomy;
 use crate::domain::video::{FrameTiming, TimingRead};
+use crate::domain::{Level, Outcome};
 use crate::error::{Error, LineError, Rejected, Result};
 use crate::store::catalog::{Campaign, ImportSummary, Settings};
 use crate::store::db::{Tx, Value, named, row, sql};
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 /// The campaign's tasks, as an import needs them.
 pub(crate) const IMPORT_TASKS: &str =
@@ -150,6 +153,25 @@ pub(crate) fn plan_import<'m>(
             ));
             continue;
         }
+        // The manifest was checked against the protocol before this write; a protocol
+        // changed since then is caught here.
+        for (i, q) in clip.questions.iter().enumerate() {
+            let field = format!("questions[{i}].qa_type");
+            match campaign.taxonomy.qa_type(&q.qa_type) {
+                Some(d) if campaign.taxonomy.applies(&clip.task, &q.qa_type) && d.level == q.level => {}
+                _ => problems.push(LineError::new(
+                    clip.line,
+                    Some(&field),
+                    format!(
+                        "QA type `{}` at level {} is not a cell of task `{}` in campaign `{}`'s protocol (it changed since the manifest was checked: import it again)",
+                        q.qa_type,
+                        q.level.as_str(),
+                        clip.task,
+                        campaign.name
+                    ),
+                )),
+            }
+        }
         let plan = match known.clips.get(&clip.clip_id) {
             None => Plan {
                 clip,
@@ -250,6 +272,104 @@ pub(crate) fn plan_import<'m>(
 
 /// Changes a campaign's targets and calibration rules (checked by the caller); the
 /// gates follow the rules in the same write (a lower threshold can pass someone).
+/// What the campaign's stored clips and questions use of its protocol.
+async fn in_use(tx: &mut impl Tx, campaign_id: i64) -> Result<InUse> {
+    let tasks = tx
+        .fetch::<(String,)>(
+            sql!(
+                "SELECT DISTINCT t.code FROM clips c JOIN tasks t ON t.id = c.task_id
+                 WHERE c.campaign_id = :campaign"
+            ),
+            named! { campaign: campaign_id },
+        )
+        .await?
+        .into_iter()
+        .map(|(code,)| code)
+        .collect();
+    let mut used = InUse {
+        tasks,
+        ..InUse::default()
+    };
+    for (task, qa, level) in tx
+        .fetch::<(String, String, String)>(
+            sql!(
+                "SELECT DISTINCT t.code, q.qa_type, q.level
+                 FROM questions q
+                 JOIN clip_versions v ON v.id = q.clip_version_id
+                 JOIN clips c ON c.id = v.clip_id
+                 JOIN tasks t ON t.id = c.task_id
+                 WHERE c.campaign_id = :campaign"
+            ),
+            named! { campaign: campaign_id },
+        )
+        .await?
+    {
+        let level = Level::parse(&level)
+            .map_err(|m| Error::Internal(format!("a stored question of QA type `{qa}`: {m}")))?;
+        used.cells.insert((task, qa.clone()));
+        used.levels.insert(qa, level);
+    }
+    Ok(used)
+}
+
+/// Gives campaign `name` another protocol's taxonomy, when its stored records keep their
+/// meaning under it (`domain::protocol::change_problems`, checked here, inside the write,
+/// against what is stored now): the existing tasks' names and attributes follow it, new
+/// tasks are added after them and paired. Refused whole otherwise, each problem named.
+pub(crate) async fn change_protocol(
+    tx: &mut impl Tx,
+    name: &str,
+    taxonomy: Taxonomy,
+) -> Result<Campaign> {
+    let campaign = base::campaign(tx, name)
+        .await?
+        .ok_or_else(|| Error::NotFound(format!("no campaign named `{name}`")))?;
+    let used = in_use(tx, campaign.id).await?;
+    let problems = change_problems(&campaign.taxonomy, &taxonomy, &used);
+    if !problems.is_empty() {
+        return Err(Error::Conflict(format!(
+            "campaign `{name}` keeps its protocol, nothing was changed: {} problem{}\n  {}",
+            problems.len(),
+            if problems.len() == 1 { "" } else { "s" },
+            problems.join("\n  ")
+        )));
+    }
+    let json = serde_json::to_string(&taxonomy)
+        .map_err(|e| Error::Internal(format!("taxonomy does not serialise: {e}")))?;
+    tx.exec(
+        sql!(
+            "UPDATE campaigns SET taxonomy = :taxonomy, revision = revision + 1
+             WHERE id = :campaign"
+        ),
+        named! { taxonomy: &json, campaign: campaign.id },
+    )
+    .await?;
+    let kept = campaign.taxonomy.tasks.len();
+    for t in &taxonomy.tasks[..kept] {
+        let attributes = serde_json::json!(t.all_attributes()).to_string();
+        tx.exec(
+            sql!(
+                "UPDATE tasks SET name = :name, attributes = :attributes
+                 WHERE campaign_id = :campaign AND code = :code"
+            ),
+            named! {
+                name: &t.name,
+                attributes: &attributes,
+                campaign: campaign.id,
+                code: &t.code,
+            },
+        )
+        .await?;
+    }
+    base::insert_tasks(tx, campaign.id, &taxonomy.tasks[kept..], kept).await?;
+    gates::refresh_pairs(tx, campaign.id).await?;
+    Ok(Campaign {
+        taxonomy: Arc::new(taxonomy),
+        revision: campaign.revision + 1,
+        ..campaign
+    })
+}
+
 pub(crate) async fn set_settings(tx: &mut impl Tx, campaign_id: i64, s: &Settings) -> Result<()> {
     tx.exec(
         sql!(
