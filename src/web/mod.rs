@@ -514,6 +514,20 @@ pub fn routes() -> Vec<(RouteSpec, MethodRouter<AppState>)> {
         ),
         r("GET", "/admin/users", ADMIN, Page, get(pages::admin::users)),
         r(
+            "GET",
+            "/admin/campaigns",
+            ADMIN,
+            Page,
+            get(pages::admin::campaigns),
+        ),
+        r(
+            "POST",
+            "/admin/campaigns",
+            ADMIN,
+            Page,
+            post(pages::admin::create_campaign),
+        ),
+        r(
             "POST",
             "/admin/users",
             ADMIN,

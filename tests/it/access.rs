@@ -15,6 +15,8 @@ const MATRIX: &[(&str, &str, &str)] = &[
     ("GET", "/api/v1/openapi.json", "public"),
     ("GET", "/static/{hash}/{file}", "public"),
     ("GET", "/api/v1/me", "signed_in"),
+    ("GET", "/admin/campaigns", "admin"),
+    ("POST", "/admin/campaigns", "admin"),
     ("GET", "/api/v1/users", "admin"),
     ("POST", "/api/v1/users/{name}/disable", "admin"),
     ("POST", "/api/v1/users/{name}/enable", "admin"),

@@ -1100,3 +1100,79 @@ async fn review_pages_show_the_campaigns_own_protocol() {
         q.text
     );
 }
+
+/// The admin creates a campaign from the campaigns page with a shipped protocol or a
+/// pasted one; a broken protocol comes back with each problem's line and field and
+/// creates nothing, and so does a name already taken.
+#[tokio::test]
+async fn the_admin_creates_a_campaign_with_a_protocol_from_the_campaigns_page() {
+    let app = spawn_app().await;
+    let _c = cast(&app).await;
+    let web = app.login("admin1").await;
+    let page = app
+        .page(Some(&web), Method::GET, "/admin/campaigns", None)
+        .await;
+    assert_eq!(page.status, StatusCode::OK);
+    assert!(
+        page.text.contains("GLIMPSE-like") && page.text.contains("TUMTraffic-VideoQA-like"),
+        "{}",
+        page.text
+    );
+    let r = app
+        .page(
+            Some(&web),
+            Method::POST,
+            "/admin/campaigns",
+            Some(&[("name", "glimpse"), ("protocol", "glimpse"), ("text", "")]),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
+    assert_eq!(r.location().unwrap(), "/c/glimpse/admin");
+    let campaign = app.store.campaign("glimpse").await.unwrap();
+    assert_eq!(campaign.taxonomy.name, "GLIMPSE-like");
+    let overview = app
+        .page(Some(&web), Method::GET, "/c/glimpse/admin", None)
+        .await;
+    assert!(overview.text.contains("FORENSIC"), "{}", overview.text);
+
+    let broken = "[protocol]\nname = \"lab\"\nversion = 1\n\n[[task]]\ncode = \"A\"\nname = \"a\"\nqa_types = [\"YN\", \"MC\"]\n\n[[qa_type]]\ncode = \"YN\"\nname = \"yes/no\"\nlevel = \"L9\"\n";
+    let r = app
+        .page(
+            Some(&web),
+            Method::POST,
+            "/admin/campaigns",
+            Some(&[("name", "lab"), ("protocol", "own"), ("text", broken)]),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(
+        r.text
+            .contains("line 8, task[1].qa_types[2]: names QA type `MC`")
+            && r.text
+                .contains("line 13, qa_type[1].level: unknown level `L9`"),
+        "{}",
+        r.text
+    );
+    assert!(
+        r.text.contains("qa_types = [&#34;YN&#34;, &#34;MC&#34;]"),
+        "the text comes back: {}",
+        r.text
+    );
+    let r = app
+        .page(
+            Some(&web),
+            Method::POST,
+            "/admin/campaigns",
+            Some(&[("name", "glimpse"), ("protocol", "vgenst"), ("text", "")]),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(
+        r.text.contains("a campaign named `glimpse` exists"),
+        "{}",
+        r.text
+    );
+    let mut names = app.store.campaign_names().await.unwrap();
+    names.sort();
+    assert_eq!(names, ["default", "glimpse"]);
+}

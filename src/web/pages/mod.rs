@@ -69,6 +69,7 @@ impl Chrome {
                     (format!("/c/{c}/admin/audit"), "Audit".into()),
                     (format!("/c/{c}/admin/study"), "Study".into()),
                     ("/admin/users".into(), "Accounts".into()),
+                    ("/admin/campaigns".into(), "Campaigns".into()),
                     (format!("/c/{c}/admin/import"), "Import".into()),
                     (format!("/c/{c}/admin/exports"), "Exports".into()),
                 ],
@@ -93,6 +94,11 @@ impl Chrome {
                 "/admin/users".into(),
                 "Accounts".into(),
                 here == "/admin/users",
+            ));
+            nav.push((
+                "/admin/campaigns".into(),
+                "Campaigns".into(),
+                here == "/admin/campaigns",
             ));
         }
         Ok(Chrome {
