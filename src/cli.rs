@@ -954,7 +954,7 @@ async fn command(command: Command, config: &Config, store: &Store) -> Result<()>
                 Some(path) => crate::io::protocol::read(path, &config.limits)?,
                 None => crate::domain::protocol::vgenst(),
             };
-            let campaign = store.create_campaign(&name, &protocol.taxonomy).await?;
+            let campaign = store.create_campaign(&name, &protocol).await?;
             let t = &campaign.taxonomy;
             println!(
                 "campaign `{}` created with protocol `{}` (version {}): {} tasks, {} QA types, {} task x QA-type cells",
@@ -1046,6 +1046,7 @@ async fn command(command: Command, config: &Config, store: &Store) -> Result<()>
                 &clips,
                 &counts,
                 &config.media_dir,
+                campaign.taxonomy.variants,
             )?;
             println!(
                 "exported {} clip(s) and {} question(s) (V1 {}, V2 {}, V3 {}) to {}",

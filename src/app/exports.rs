@@ -104,11 +104,14 @@ pub async fn retained_zip(store: &Store, config: &Config, campaign: &Campaign) -
     let (clips, counts) = store.retained(campaign).await?;
     let media = config.media_dir.clone();
     let name = campaign.name.clone();
+    let variants = campaign.taxonomy.variants;
     zip_of(
         config,
         "export",
         format!("{name}-retained"),
-        move |folder| io::export::write_retained(folder, &name, &clips, &counts, &media).map(drop),
+        move |folder| {
+            io::export::write_retained(folder, &name, &clips, &counts, &media, variants).map(drop)
+        },
     )
     .await
     .map(|z| z.named(format!("{}-retained.zip", campaign.name)))

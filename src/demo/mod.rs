@@ -365,8 +365,8 @@ pub async fn build_with(
         Some(p) => p.taxonomy.clone(),
         None => Taxonomy::vgenst(),
     };
-    if protocol.is_some() {
-        store.create_campaign(CAMPAIGN, &taxonomy).await?;
+    if let Some(p) = protocol {
+        store.create_campaign(CAMPAIGN, p).await?;
     }
     let source = data_dir.join("sample-clips");
     let manifest = write_sample_manifest(&source, &taxonomy)?;

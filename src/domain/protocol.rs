@@ -6,6 +6,8 @@
 //! [protocol]
 //! name = "GLIMPSE-like"
 //! version = 1
+//! target_per_task = 50                  # optional: retained clips wanted per task
+//! export_variants = false               # optional: no V1/V2/V3 in the export
 //!
 //! [[task]]
 //! code = "TRJ"
@@ -65,6 +67,9 @@ pub struct Protocol {
     pub name: String,
     pub version: u32,
     pub description: String,
+    /// Retained clips wanted per task, for a campaign created with it (the admin may
+    /// change it later); none: Tandem's default, 100.
+    pub target_per_task: Option<i64>,
     pub taxonomy: Taxonomy,
 }
 
@@ -104,7 +109,17 @@ struct RawHeader {
     version: Spanned<i64>,
     #[serde(default)]
     description: String,
+    target_per_task: Option<Spanned<i64>>,
+    #[serde(default = "yes")]
+    export_variants: bool,
 }
+
+fn yes() -> bool {
+    true
+}
+
+/// The largest target per task a protocol may set.
+const MAX_TARGET: i64 = 1_000_000;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -179,6 +194,20 @@ pub fn parse(text: &str) -> Result<Protocol, Vec<ProtocolProblem>> {
             0
         }
     };
+
+    let target_per_task = header.target_per_task.as_ref().and_then(|t| {
+        let n = *t.get_ref();
+        if (1..=MAX_TARGET).contains(&n) {
+            Some(n)
+        } else {
+            push(
+                t.span(),
+                "protocol.target_per_task".into(),
+                format!("must be a whole number from 1 to {MAX_TARGET}, not {n}"),
+            );
+            None
+        }
+    });
 
     if raw.task.is_empty() {
         push(
@@ -310,11 +339,13 @@ pub fn parse(text: &str) -> Result<Protocol, Vec<ProtocolProblem>> {
         name: name.clone(),
         version,
         description: header.description.trim().to_string(),
+        target_per_task,
         taxonomy: Taxonomy {
             name,
             tasks,
             qa_types,
             applicability,
+            variants: header.export_variants,
         },
     })
 }
@@ -441,6 +472,23 @@ level = "L1"
         assert_eq!(t.tasks[0].attributes["source"], "real");
         assert!(t.applies("TRJ", "YN"));
         assert_eq!(t.qa_type("YN").map(|q| q.level), Some(Level::L1));
+    }
+
+    #[test]
+    fn a_protocol_sets_its_target_and_whether_exports_carry_variants() {
+        let p = parse(SMALL).unwrap();
+        assert_eq!((p.target_per_task, p.taxonomy.variants), (None, true));
+        let set = SMALL.replace(
+            "version = 2\n",
+            "version = 2\ntarget_per_task = 40\nexport_variants = false\n",
+        );
+        let p = parse(&set).unwrap();
+        assert_eq!((p.target_per_task, p.taxonomy.variants), (Some(40), false));
+        let bad = problems(&SMALL.replace("version = 2\n", "version = 2\ntarget_per_task = 0\n"));
+        assert_eq!(
+            bad,
+            ["line 4, protocol.target_per_task: must be a whole number from 1 to 1000000, not 0"]
+        );
     }
 
     #[test]

@@ -70,6 +70,18 @@ pub struct Taxonomy {
     pub qa_types: Vec<QaTypeDef>,
     /// Task code -> the QA type codes that apply to it.
     pub applicability: BTreeMap<String, Vec<String>>,
+    /// Whether the retained benchmark's questions carry their V1/V2/V3 reformulations
+    /// (VGenST-Bench's Appendix C.6); stored only when off.
+    #[serde(default = "yes", skip_serializing_if = "is_yes")]
+    pub variants: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn is_yes(b: &bool) -> bool {
+    *b
 }
 
 impl Taxonomy {
@@ -246,10 +258,14 @@ mod tests {
             tasks,
             qa_types,
             applicability,
+            variants: true,
         };
         assert_eq!(Taxonomy::vgenst(), former);
         let json = serde_json::to_string(&Taxonomy::vgenst()).unwrap();
-        assert!(!json.contains("attributes"), "{json}");
+        assert!(
+            !json.contains("attributes") && !json.contains("variants"),
+            "{json}"
+        );
         let back: Taxonomy = serde_json::from_str(&json).unwrap();
         assert_eq!(back, former);
     }

@@ -51,7 +51,7 @@ pub fn variants(q: &RetainedQuestion) -> Value {
     json!({"V1": v1, "V2": v2, "V3": v3})
 }
 
-fn clip_line(clip: &RetainedClip, video: &str) -> Value {
+fn clip_line(clip: &RetainedClip, video: &str, with_variants: bool) -> Value {
     let mut obj = Map::new();
     obj.insert("clip_id".into(), json!(clip.clip_id));
     obj.insert("task".into(), json!(clip.task));
@@ -71,15 +71,18 @@ fn clip_line(clip: &RetainedClip, video: &str) -> Value {
         .questions
         .iter()
         .map(|q| {
-            json!({
+            let mut line = json!({
                 "question_id": q.question_id,
                 "qa_type": q.qa_type,
                 "level": q.level,
                 "question": q.question,
                 "options": q.options,
                 "answer": q.answer,
-                "variants": variants(q),
-            })
+            });
+            if with_variants && let Value::Object(fields) = &mut line {
+                fields.insert("variants".into(), variants(q));
+            }
+            line
         })
         .collect();
     obj.insert("questions".into(), Value::Array(questions));
@@ -96,13 +99,16 @@ pub struct ExportSummary {
     pub v3: usize,
 }
 
-/// Writes the retained benchmark into `out`, which must not exist or be empty.
+/// Writes the retained benchmark into `out`, which must not exist or be empty; each
+/// question with its V1/V2/V3 variants when `with_variants` (the campaign's protocol
+/// says whether).
 pub fn write_retained(
     out: &Path,
     campaign: &str,
     clips: &[RetainedClip],
     counts: &RetainedCounts,
     media_dir: &Path,
+    with_variants: bool,
 ) -> Result<ExportSummary> {
     if out.exists() {
         let mut entries = std::fs::read_dir(out)
@@ -125,15 +131,17 @@ pub fn write_retained(
         .map(|n| n.to_string_lossy().to_string())
         .unwrap_or_else(|| "export".into());
     let staging = parent.join(format!(".{name}.partial-{}", crate::auth::random_id(6)?));
-    let result = build(&staging, campaign, clips, counts, media_dir).and_then(|summary| {
-        if out.exists() {
-            std::fs::remove_dir(out)
-                .map_err(|e| Error::io(format!("cannot replace {}", out.display()), e))?;
-        }
-        std::fs::rename(&staging, out)
-            .map_err(|e| Error::io(format!("cannot move the export to {}", out.display()), e))?;
-        Ok(summary)
-    });
+    let result =
+        build(&staging, campaign, clips, counts, media_dir, with_variants).and_then(|summary| {
+            if out.exists() {
+                std::fs::remove_dir(out)
+                    .map_err(|e| Error::io(format!("cannot replace {}", out.display()), e))?;
+            }
+            std::fs::rename(&staging, out).map_err(|e| {
+                Error::io(format!("cannot move the export to {}", out.display()), e)
+            })?;
+            Ok(summary)
+        });
     if result.is_err() {
         let _ = std::fs::remove_dir_all(&staging);
     }
@@ -146,6 +154,7 @@ fn build(
     clips: &[RetainedClip],
     counts: &RetainedCounts,
     media_dir: &Path,
+    with_variants: bool,
 ) -> Result<ExportSummary> {
     let videos = dir.join("videos");
     std::fs::create_dir_all(&videos)
@@ -170,7 +179,7 @@ fn build(
                 e,
             )
         })?;
-        let line = clip_line(clip, &rel);
+        let line = clip_line(clip, &rel, with_variants);
         serde_json::to_writer(&mut jsonl, &line)
             .map_err(|e| Error::Internal(format!("cannot write JSON: {e}")))?;
         jsonl.push(b'\n');
@@ -180,6 +189,9 @@ fn build(
         entry.1 += clip.questions.len();
         for q in &clip.questions {
             summary.questions += 1;
+            if !with_variants {
+                continue;
+            }
             let v = variants(q);
             summary.v1 += usize::from(!v["V1"].is_null());
             summary.v2 += usize::from(!v["V2"].is_null());
@@ -199,7 +211,7 @@ fn build(
     ));
     readme.push_str("An item is retained when both validators passed it, or when they split and an author accepted it.\n\n");
     readme.push_str("## Counts\n\n| | count |\n| --- | ---: |\n");
-    for (label, n) in [
+    let counted = [
         (
             "clips retained (in `benchmark.jsonl`)",
             counts.clips_retained,
@@ -231,7 +243,14 @@ fn build(
             "V3 variants (open-ended, answers of at most 5 words)",
             summary.v3,
         ),
-    ] {
+    ];
+    // The last three rows are the variants', which the protocol may leave out.
+    let shown = if with_variants {
+        counted.len()
+    } else {
+        counted.len() - 3
+    };
+    for (label, n) in &counted[..shown] {
         readme.push_str(&format!("| {label} | {n} |\n"));
     }
     readme.push_str("\n## Per task\n\n| task | clips | questions |\n| --- | ---: | ---: |\n");
@@ -245,12 +264,17 @@ fn build(
     }
     readme.push_str(
         "\n## Format\n\nEach line of `benchmark.jsonl` is one clip with the fields of the import manifest, `file` pointing into `videos/`, \
-         and `questions` holding only its retained questions. `answer` is the 0-based index of the correct option. \
-         `variants.V1` appends \"None of these\" as an extra wrong option; `variants.V2` replaces the correct option's text with \
-         \"None of these\", which becomes the answer; `variants.V3` is the open-ended form with the answer's text, given only \
-         when that answer is a number or a phrase of at most 5 words (otherwise null). V1 and V2 are null for a question whose \
-         options already include \"None of these\".\n",
+         and `questions` holding only its retained questions. `answer` is the 0-based index of the correct option.",
     );
+    if with_variants {
+        readme.push_str(
+            " `variants.V1` appends \"None of these\" as an extra wrong option; `variants.V2` replaces the correct option's text with \
+             \"None of these\", which becomes the answer; `variants.V3` is the open-ended form with the answer's text, given only \
+             when that answer is a number or a phrase of at most 5 words (otherwise null). V1 and V2 are null for a question whose \
+             options already include \"None of these\".",
+        );
+    }
+    readme.push('\n');
     write_file(&dir.join("README.md"), readme.as_bytes())?;
     Ok(summary)
 }
@@ -275,6 +299,46 @@ mod tests {
             question: "Which object appears?".into(),
             options: options.iter().map(|s| s.to_string()).collect(),
             answer,
+        }
+    }
+
+    /// A protocol that leaves the variants out: no `variants` in any question, no
+    /// variant rows or words in the README; with them, both.
+    #[test]
+    fn an_export_carries_the_variants_only_when_the_protocol_asks_for_them() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let media = dir.path().join("media");
+        let sha = "ab".repeat(32);
+        let video = media_path(&media, &sha);
+        std::fs::create_dir_all(video.parent().expect("a folder")).expect("media folder");
+        std::fs::write(&video, b"video").expect("video");
+        let clip = RetainedClip {
+            clip_id: "C1".into(),
+            task: "TRAJ".into(),
+            version: 1,
+            fields: json!({"theme": "t"}),
+            media_sha256: sha,
+            media_type: "video/mp4".into(),
+            questions: vec![q(&["a brass key", "a red candle"], 1)],
+        };
+        let counts = RetainedCounts::default();
+        for with in [false, true] {
+            let out = dir.path().join(format!("export-{with}"));
+            let s = write_retained(
+                &out,
+                "c",
+                std::slice::from_ref(&clip),
+                &counts,
+                &media,
+                with,
+            )
+            .expect("export");
+            let jsonl = std::fs::read_to_string(out.join("benchmark.jsonl")).expect("jsonl");
+            let readme = std::fs::read_to_string(out.join("README.md")).expect("readme");
+            assert_eq!(jsonl.contains("\"variants\""), with, "{jsonl}");
+            assert_eq!(readme.contains("V1 variants"), with, "{readme}");
+            assert_eq!(readme.contains("`variants.V1`"), with, "{readme}");
+            assert_eq!((s.questions, s.v1 > 0), (1, with));
         }
     }
 

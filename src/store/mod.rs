@@ -212,15 +212,16 @@ impl Store {
         r
     }
 
-    /// Creates a campaign that reviews by `taxonomy` (a protocol's); a campaign of that
-    /// name is a conflict. (An import, an account's placement or a study into a campaign
-    /// that does not exist creates it with VGenST-Bench's.)
+    /// Creates a campaign that reviews by `protocol` (its taxonomy and its target per
+    /// task); a campaign of that name is a conflict. (An import, an account's placement
+    /// or a study into a campaign that does not exist creates it with VGenST-Bench's.)
     pub async fn create_campaign(
         &self,
         name: &str,
-        taxonomy: &crate::domain::taxonomy::Taxonomy,
+        protocol: &crate::domain::protocol::Protocol,
     ) -> Result<Campaign> {
-        let r: Result<Campaign> = on_backend!(self, create_campaign(name, taxonomy));
+        let (taxonomy, target) = (&protocol.taxonomy, protocol.target_per_task);
+        let r: Result<Campaign> = on_backend!(self, create_campaign(name, taxonomy, target));
         self.inner.cache.forget_campaigns();
         r
     }

@@ -722,6 +722,28 @@ fn a_campaign_reviews_by_the_protocol_file_it_was_created_with() {
     assert!(err.contains("a campaign named `glimpse` exists"), "{err}");
     let err = fails(&tandem(&data, &["stats", "--json", "--campaign", "lab"]));
     assert!(err.contains("no campaign named `lab`"), "{err}");
+    // A protocol's own target per task becomes the campaign's.
+    let own = src.join("own.toml");
+    std::fs::write(
+        &own,
+        "[protocol]\nname = \"lab\"\nversion = 1\ntarget_per_task = 40\nexport_variants = false\n\n[[task]]\ncode = \"A\"\nname = \"a\"\nqa_types = [\"YN\"]\n\n[[qa_type]]\ncode = \"YN\"\nname = \"yes/no\"\nlevel = \"L1\"\n",
+    )
+    .unwrap();
+    ok(&tandem(
+        &data,
+        &[
+            "campaign",
+            "create",
+            "lab",
+            "--protocol",
+            own.to_str().unwrap(),
+        ],
+    ));
+    let out = ok(&tandem(
+        &data,
+        &["campaign", "settings", "--campaign", "lab"],
+    ));
+    assert!(out.contains("target 40 retained clips per task"), "{out}");
 
     // VGenST's tasks are not GLIMPSE's: refused by line and field, nothing stored.
     let wrong = write_manifest(

@@ -107,7 +107,7 @@ async fn exports(store: &Store, config: &Config) -> Vec<(&'static str, String)> 
     // The retained benchmark, file by file.
     let (clips, counts) = store.retained(&campaign).await.unwrap();
     let folder = config.data_dir.join("retained-export");
-    tandem::io::export::write_retained(&folder, CAMPAIGN, &clips, &counts, &config.media_dir)
+    tandem::io::export::write_retained(&folder, CAMPAIGN, &clips, &counts, &config.media_dir, true)
         .unwrap();
     let mut files: Vec<_> = walk(&folder);
     files.sort();

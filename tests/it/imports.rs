@@ -723,11 +723,14 @@ async fn each_decision_says_what_its_time_measures_and_the_export_carries_it() {
 #[tokio::test]
 async fn a_protocol_change_keeps_what_is_stored_and_adds_what_is_new() {
     let app = spawn_app().await;
-    let glimpse =
+    let protocol =
         tandem::domain::protocol::parse(tandem::domain::protocol::shipped("glimpse").unwrap())
-            .unwrap()
-            .taxonomy;
-    app.store.create_campaign(CAMPAIGN, &glimpse).await.unwrap();
+            .unwrap();
+    app.store
+        .create_campaign(CAMPAIGN, &protocol)
+        .await
+        .unwrap();
+    let glimpse = protocol.taxonomy;
     let c = cast(&app).await;
     let ids = app.import_clips(&["TRAJ"], 1, &["YN"]).await;
 

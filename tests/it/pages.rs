@@ -1054,7 +1054,7 @@ async fn review_pages_show_the_campaigns_own_protocol() {
     .unwrap();
     let protocol = tandem::domain::protocol::parse(&glimpse).unwrap();
     app.store
-        .create_campaign(CAMPAIGN, &protocol.taxonomy)
+        .create_campaign(CAMPAIGN, &protocol)
         .await
         .unwrap();
     let c = cast(&app).await;

@@ -110,11 +110,18 @@ impl Backend {
     }
 
     /// Creates a campaign with its protocol's taxonomy (`write::base::create_campaign`).
-    pub(crate) async fn create_campaign(&self, name: &str, taxonomy: &Taxonomy) -> Result<Campaign> {
+    pub(crate) async fn create_campaign(
+        &self,
+        name: &str,
+        taxonomy: &Taxonomy,
+        target: Option<i64>,
+    ) -> Result<Campaign> {
         let (name, taxonomy) = (name.to_string(), taxonomy.clone());
         self.write_tx(Lock::Structure, move |tx| {
             let (name, taxonomy) = (name.clone(), taxonomy.clone());
-            Box::pin(async move { write::base::create_campaign(tx, &name, taxonomy).await })
+            Box::pin(async move {
+                write::base::create_campaign(tx, &name, taxonomy, target).await
+            })
         })
         .await
     }

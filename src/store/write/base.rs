@@ -94,16 +94,18 @@ pub(crate) async fn ensure_campaign(tx: &mut impl Tx, name: &str) -> Result<Camp
     if let Some(found) = campaign(tx, name).await? {
         return Ok(found);
     }
-    create_campaign(tx, name, Taxonomy::vgenst()).await
+    create_campaign(tx, name, Taxonomy::vgenst(), None).await
 }
 
 /// Creates the campaign `name` with the taxonomy of its protocol: its tasks in the
-/// protocol's order, each with its attributes, and the pairs in force. A campaign of that
+/// protocol's order, each with its attributes, and the pairs in force; `target` (the
+/// protocol's retained clips per task) replaces the default target. A campaign of that
 /// name is a conflict.
 pub(crate) async fn create_campaign(
     tx: &mut impl Tx,
     name: &str,
     taxonomy: Taxonomy,
+    target: Option<i64>,
 ) -> Result<Campaign> {
     check_identifier("campaign name", name).map_err(|m| Error::field("campaign", m))?;
     if campaign(tx, name).await?.is_some() {
@@ -120,13 +122,22 @@ pub(crate) async fn create_campaign(
             named! { name, taxonomy: &json, now: now_micros() },
         )
         .await?;
+    let mut settings = Settings::default();
+    if let Some(target) = target {
+        tx.exec(
+            sql!("UPDATE campaigns SET target_per_task = :target WHERE id = :campaign"),
+            named! { target, campaign: id },
+        )
+        .await?;
+        settings.target_per_task = target;
+    }
     insert_tasks(tx, id, &taxonomy.tasks, 0).await?;
     gates::refresh_pairs(tx, id).await?;
     Ok(Campaign {
         id,
         name: name.to_string(),
         taxonomy: Arc::new(taxonomy),
-        settings: Settings::default(),
+        settings,
         revision: 0,
     })
 }

@@ -1337,7 +1337,7 @@ pub async fn create_campaign(
             return campaigns_page(&state, &session, again, problems).await;
         }
     };
-    match state.store.create_campaign(&name, &protocol.taxonomy).await {
+    match state.store.create_campaign(&name, &protocol).await {
         Ok(c) => Ok(super::super::see_other(&format!("/c/{}/admin", c.name))),
         Err(e @ (Error::Conflict(_) | Error::Field { .. })) => {
             campaigns_page(&state, &session, again, vec![e.to_string()]).await
