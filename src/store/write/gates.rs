@@ -8,7 +8,7 @@ use crate::domain::calibration::{
     CalItem, CalibrationState, CalibrationStatus, History, KnownVerdict, Rules, status,
 };
 use crate::domain::pairing::default_pair;
-use crate::domain::{Level, Reason, Stage, Verdict};
+use crate::domain::{Reason, Stage, Verdict};
 use crate::error::{Error, Result};
 use crate::store::db::{Tx, named, row, sql};
 use std::collections::{HashMap, HashSet};
@@ -172,8 +172,8 @@ pub(crate) async fn calibration_items(tx: &mut impl Tx, campaign_id: i64) -> Res
                 id: r.id,
                 stage: Stage::from_number(r.stage)
                     .ok_or_else(|| Error::Internal(format!("stored stage {}", r.stage)))?,
+                level: stored_level(r.level.as_deref(), &r.item_key)?,
                 key: r.item_key,
-                level: r.level.as_deref().and_then(|l| Level::parse(l).ok()),
                 known: KnownVerdict {
                     verdict: Verdict::parse(&r.k_verdict).map_err(Error::Internal)?,
                     reasons: Reason::split_stored(&r.k_reasons).map_err(|m| {
@@ -324,4 +324,18 @@ pub(crate) async fn refresh_gates(tx: &mut impl Tx, campaign_id: i64) -> Result<
         }
     }
     Ok(())
+}
+
+/// A stored question's level (none for a clip); one that is not a level is an error
+/// naming the item, never a question without a level.
+pub(crate) fn stored_level(
+    level: Option<&str>,
+    item: &str,
+) -> Result<Option<crate::domain::Level>> {
+    level
+        .map(|l| {
+            crate::domain::Level::parse(l)
+                .map_err(|m| Error::Internal(format!("the stored level of item `{item}`: {m}")))
+        })
+        .transpose()
 }

@@ -14,7 +14,7 @@ use crate::domain::rules::resolve as resolve_outcome;
 use crate::domain::verdict::{
     DecisionFact, ItemFacts, Plan, Record, Refusal, VerdictInput, decide_verdict,
 };
-use crate::domain::{Level, Origin, Outcome, Resolution, Stage};
+use crate::domain::{Origin, Outcome, Resolution, Stage};
 use crate::error::{Error, Result};
 use crate::store::accounts::User;
 use crate::store::db::{Arg, Dialect, Tx, locked, named, row, sql};
@@ -165,7 +165,7 @@ impl FactsRow {
             version: r.clip_version,
             is_current: r.is_current == 1,
             calibration: r.calibration != 0,
-            level: r.level.as_deref().and_then(|l| Level::parse(l).ok()),
+            level: gates::stored_level(r.level.as_deref(), key)?,
             outcome: outcome(&r.outcome)?,
             raters: pair(r.rater1_id, r.rater2_id),
             inherited: pair(r.parent_rater1, r.parent_rater2),

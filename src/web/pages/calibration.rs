@@ -229,7 +229,11 @@ async fn item_page(
     let level = item
         .question
         .as_ref()
-        .and_then(|q| Level::parse(&q.level).ok());
+        .map(|q| {
+            Level::parse(&q.level)
+                .map_err(|m| Error::Internal(format!("question `{}`: {m}", q.question_id)))
+        })
+        .transpose()?;
     let (verdict, ticked, note, carried) = draft.unwrap_or_default();
     let reasons = reason_boxes(stage, level, &ticked);
     let here = format!("/c/{c}/calibration");

@@ -310,7 +310,11 @@ async fn item_page(
     let level = item
         .question
         .as_ref()
-        .and_then(|q| Level::parse(&q.level).ok());
+        .map(|q| {
+            Level::parse(&q.level)
+                .map_err(|m| Error::Internal(format!("question `{}`: {m}", q.question_id)))
+        })
+        .transpose()?;
     let latest = item.my_decisions.last();
     // A final item shows the verdict given, whatever a refused form sent.
     let draft = draft.filter(|_| !item.locked);
