@@ -199,3 +199,81 @@ impl AuditFilter {
         self.clip.is_none() && self.who.is_none() && self.from.is_none() && self.to.is_none()
     }
 }
+
+/// Linked questions (GLIMPSE's bidirectional yes/no pairs): the manifest's `pair` key of
+/// each question of a clip that has one, by question id, read from the clip's stored
+/// fields.
+pub fn pair_keys(fields: &Value) -> std::collections::BTreeMap<String, String> {
+    fields
+        .get("questions")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|q| {
+            let id = q.get("question_id")?.as_str()?;
+            let pair = q.get("pair")?.as_str()?;
+            Some((id.to_string(), pair.to_string()))
+        })
+        .collect()
+}
+
+/// A linked pair counts only when both its questions hold: of a clip's retained
+/// `questions`, those whose partner (the other question of their pair in `pairs`) was
+/// not retained are dropped. Returns the questions kept and how many were dropped.
+pub fn keep_whole_pairs(
+    questions: Vec<RetainedQuestion>,
+    pairs: &std::collections::BTreeMap<String, String>,
+) -> (Vec<RetainedQuestion>, usize) {
+    let mut retained_in_pair: std::collections::BTreeMap<&str, usize> = Default::default();
+    for q in &questions {
+        if let Some(p) = pairs.get(&q.question_id) {
+            *retained_in_pair.entry(p.as_str()).or_default() += 1;
+        }
+    }
+    let whole: std::collections::BTreeSet<String> = retained_in_pair
+        .into_iter()
+        .filter(|(_, n)| *n == 2)
+        .map(|(p, _)| p.to_string())
+        .collect();
+    let before = questions.len();
+    let kept: Vec<RetainedQuestion> = questions
+        .into_iter()
+        .filter(|q| pairs.get(&q.question_id).is_none_or(|p| whole.contains(p)))
+        .collect();
+    let dropped = before - kept.len();
+    (kept, dropped)
+}
+
+#[cfg(test)]
+mod pair_tests {
+    use super::*;
+    use serde_json::json;
+
+    fn q(id: &str) -> RetainedQuestion {
+        RetainedQuestion {
+            question_id: id.into(),
+            qa_type: "YN".into(),
+            level: "L3".into(),
+            question: "?".into(),
+            options: vec!["yes".into(), "no".into()],
+            answer: 0,
+        }
+    }
+
+    #[test]
+    fn a_pair_is_kept_whole_or_not_at_all() {
+        let fields = json!({"questions": [
+            {"question_id": "A", "pair": "P"}, {"question_id": "B", "pair": "P"},
+            {"question_id": "C", "pair": "R"}, {"question_id": "D", "pair": "R"},
+            {"question_id": "E"}
+        ]});
+        let pairs = pair_keys(&fields);
+        assert_eq!(pairs.len(), 4);
+        // P whole, R missing D, E unlinked.
+        let (kept, dropped) = keep_whole_pairs(vec![q("A"), q("B"), q("C"), q("E")], &pairs);
+        let ids: Vec<&str> = kept.iter().map(|q| q.question_id.as_str()).collect();
+        assert_eq!((ids, dropped), (vec!["A", "B", "E"], 1));
+        assert_eq!(pair_keys(&json!({"questions": []})).len(), 0);
+        assert_eq!(pair_keys(&json!({})).len(), 0);
+    }
+}

@@ -2,7 +2,9 @@
 //! retained questions and their V1/V2/V3 variants), the videos, and a README with the
 //! counts. The folder is built aside and moved into place only when complete.
 
-use crate::domain::records::{RetainedClip, RetainedCounts, RetainedQuestion};
+use crate::domain::records::{
+    RetainedClip, RetainedCounts, RetainedQuestion, keep_whole_pairs, pair_keys,
+};
 use crate::error::{Error, Result};
 use crate::io::manifest::extension_for;
 use crate::io::media::media_path;
@@ -51,7 +53,12 @@ pub fn variants(q: &RetainedQuestion) -> Value {
     json!({"V1": v1, "V2": v2, "V3": v3})
 }
 
-fn clip_line(clip: &RetainedClip, video: &str, with_variants: bool) -> Value {
+fn clip_line(
+    clip: &RetainedClip,
+    video: &str,
+    with_variants: bool,
+    pairs: &BTreeMap<String, String>,
+) -> Value {
     let mut obj = Map::new();
     obj.insert("clip_id".into(), json!(clip.clip_id));
     obj.insert("task".into(), json!(clip.task));
@@ -79,8 +86,13 @@ fn clip_line(clip: &RetainedClip, video: &str, with_variants: bool) -> Value {
                 "options": q.options,
                 "answer": q.answer,
             });
-            if with_variants && let Value::Object(fields) = &mut line {
-                fields.insert("variants".into(), variants(q));
+            if let Value::Object(fields) = &mut line {
+                if let Some(pair) = pairs.get(&q.question_id) {
+                    fields.insert("pair".into(), json!(pair));
+                }
+                if with_variants {
+                    fields.insert("variants".into(), variants(q));
+                }
             }
             line
         })
@@ -94,6 +106,11 @@ fn clip_line(clip: &RetainedClip, video: &str, with_variants: bool) -> Value {
 pub struct ExportSummary {
     pub clips: usize,
     pub questions: usize,
+    /// Linked pairs kept whole (both directions retained).
+    pub pairs: usize,
+    /// Retained questions left out because the other question of their pair was not
+    /// retained.
+    pub unpaired: usize,
     pub v1: usize,
     pub v2: usize,
     pub v3: usize,
@@ -160,6 +177,7 @@ fn build(
     std::fs::create_dir_all(&videos)
         .map_err(|e| Error::io(format!("cannot create {}", videos.display()), e))?;
     let mut summary = ExportSummary::default();
+    let mut linked = false;
     let mut per_task: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
     let mut jsonl = Vec::new();
     for clip in clips {
@@ -179,15 +197,29 @@ fn build(
                 e,
             )
         })?;
-        let line = clip_line(clip, &rel, with_variants);
+        // A linked pair counts only when both its questions are retained.
+        let pairs = pair_keys(&clip.fields);
+        let (questions, unpaired) = keep_whole_pairs(clip.questions.clone(), &pairs);
+        linked |= !pairs.is_empty();
+        summary.unpaired += unpaired;
+        summary.pairs += questions
+            .iter()
+            .filter(|q| pairs.contains_key(&q.question_id))
+            .count()
+            / 2;
+        let kept = RetainedClip {
+            questions,
+            ..clip.clone()
+        };
+        let line = clip_line(&kept, &rel, with_variants, &pairs);
         serde_json::to_writer(&mut jsonl, &line)
             .map_err(|e| Error::Internal(format!("cannot write JSON: {e}")))?;
         jsonl.push(b'\n');
         summary.clips += 1;
         let entry = per_task.entry(clip.task.as_str()).or_default();
         entry.0 += 1;
-        entry.1 += clip.questions.len();
-        for q in &clip.questions {
+        entry.1 += kept.questions.len();
+        for q in &kept.questions {
             summary.questions += 1;
             if !with_variants {
                 continue;
@@ -252,6 +284,13 @@ fn build(
     };
     for (label, n) in &counted[..shown] {
         readme.push_str(&format!("| {label} | {n} |\n"));
+    }
+    if linked {
+        readme.push_str(&format!(
+            "| linked pairs retained (both directions; `pair` in `benchmark.jsonl`) | {} |\n\
+             | retained questions left out: the other question of their pair was not retained | {} |\n",
+            summary.pairs, summary.unpaired
+        ));
     }
     readme.push_str("\n## Per task\n\n| task | clips | questions |\n| --- | ---: | ---: |\n");
     for (task, (c, q)) in &per_task {

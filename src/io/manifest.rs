@@ -269,6 +269,43 @@ fn check_line(
     let mut questions = Vec::new();
     match obj.get("questions") {
         Some(Value::Array(items)) => {
+            // Linked questions: a `pair` key names the two questions of one pair (the
+            // same question asked in both directions), of one QA type.
+            let mut pairs: std::collections::BTreeMap<&str, Vec<(usize, Option<&str>)>> =
+                Default::default();
+            for (i, q) in items.iter().enumerate() {
+                match q.get("pair") {
+                    None | Some(Value::Null) => {}
+                    Some(Value::String(key)) => match check_identifier("a pair key", key) {
+                        Ok(()) => pairs
+                            .entry(key.as_str())
+                            .or_default()
+                            .push((i, q.get("qa_type").and_then(Value::as_str))),
+                        Err(m) => push(Some(&format!("questions[{i}].pair")), m),
+                    },
+                    Some(_) => push(
+                        Some(&format!("questions[{i}].pair")),
+                        "`pair` must be a string, the key the pair's two questions share".into(),
+                    ),
+                }
+            }
+            for (key, members) in &pairs {
+                let (first, qa) = members[0];
+                if members.len() != 2 {
+                    push(
+                        Some(&format!("questions[{first}].pair")),
+                        format!(
+                            "pair `{key}` links {} question(s) of this clip; a pair links exactly two (one question asked in both directions)",
+                            members.len()
+                        ),
+                    );
+                } else if members[1].1 != qa {
+                    push(
+                        Some(&format!("questions[{}].pair", members[1].0)),
+                        format!("the two questions of pair `{key}` have different QA types"),
+                    );
+                }
+            }
             for (i, q) in items.iter().enumerate() {
                 if let Some(q) = check_question(
                     q,

@@ -762,12 +762,56 @@ fn a_campaign_reviews_by_the_protocol_file_it_was_created_with() {
         err.contains("line 2") && err.contains("MC_F_EGO_STA"),
         "{err}"
     );
+    // GLIMPSE's bidirectional yes/no questions: each asked in both directions, the two
+    // linked by a `pair` key. A pair links exactly two questions of one QA type.
+    let reversed = |clip: &str, pair: &str| {
+        json!({"question_id": format!("{clip}_YNR"), "qa_type": "YN", "pair": pair,
+               "question": "Did the second event come first?", "options": ["yes", "no"], "answer": 1})
+    };
+    let linked = |clip: &str, task: &str, extra: &[&str], pair: &str| {
+        let mut line = clip_line(&src, clip, task, &[&["YN"], extra].concat());
+        line["questions"][0]["pair"] = json!(pair);
+        if let Some(qs) = line["questions"].as_array_mut() {
+            qs.push(reversed(clip, pair));
+        }
+        line
+    };
+    let mut lonely = linked("G1", "TRAJ", &["MC"], "P1");
+    lonely["questions"][2]["pair"] = json!("P9");
+    let mut mixed = linked("G1", "TRAJ", &["MC"], "P1");
+    mixed["questions"][1]["pair"] = json!("P1");
+    let mut kinds = clip_line(&src, "G1", "TRAJ", &["YN", "MC"]);
+    kinds["questions"][0]["pair"] = json!("P1");
+    kinds["questions"][1]["pair"] = json!("P1");
+    for (line, field, problem) in [
+        (
+            lonely,
+            "questions[0].pair",
+            "pair `P1` links 1 question(s) of this clip; a pair links exactly two",
+        ),
+        (mixed, "questions[0].pair", "pair `P1` links 3 question(s)"),
+        (
+            kinds,
+            "questions[1].pair",
+            "the two questions of pair `P1` have different QA types",
+        ),
+    ] {
+        let bad = write_manifest(&src, "pairs.jsonl", &[line]);
+        let err = fails(&tandem(
+            &data,
+            &["import", bad.to_str().unwrap(), "--campaign", "glimpse"],
+        ));
+        assert!(
+            err.contains("line 1") && err.contains(field) && err.contains(problem),
+            "{err}"
+        );
+    }
     let m = write_manifest(
         &src,
         "glimpse.jsonl",
         &[
-            clip_line(&src, "G1", "TRAJ", &["YN", "MC"]),
-            clip_line(&src, "G2", "TEMP", &["YN"]),
+            linked("G1", "TRAJ", &["MC"], "P1"),
+            linked("G2", "TEMP", &[], "P2"),
         ],
     );
     let out = ok(&tandem(
@@ -798,8 +842,10 @@ fn a_campaign_reviews_by_the_protocol_file_it_was_created_with() {
          1,G1,val00,valid,,,{t}\n1,G1,val01,valid,,,{t}\n\
          1,G2,val00,valid,,,{t}\n1,G2,val01,valid,,,{t}\n\
          2,G1_YN,val00,valid,,,{t}\n2,G1_YN,val01,valid,,,{t}\n\
+         2,G1_YNR,val00,reject,single_frame_solvable,,{t}\n2,G1_YNR,val01,reject,incorrect_answer,,{t}\n\
          2,G1_MC,val00,valid,,,{t}\n2,G1_MC,val01,reject,single_frame_solvable,,{t}\n\
-         2,G2_YN,val00,reject,single_frame_solvable,,{t}\n2,G2_YN,val01,reject,incorrect_answer,,{t}\n"
+         2,G2_YN,val00,valid,,,{t}\n2,G2_YN,val01,valid,,,{t}\n\
+         2,G2_YNR,val00,valid,,,{t}\n2,G2_YNR,val01,valid,,,{t}\n"
     );
     std::fs::write(src.join("d.csv"), decisions).unwrap();
     let out = ok(&tandem(
@@ -812,7 +858,7 @@ fn a_campaign_reviews_by_the_protocol_file_it_was_created_with() {
             "glimpse",
         ],
     ));
-    assert!(out.contains("10 recorded"), "{out}");
+    assert!(out.contains("14 recorded"), "{out}");
     let stats = ok(&tandem(
         &data,
         &["stats", "--json", "--campaign", "glimpse"],
@@ -833,10 +879,33 @@ fn a_campaign_reviews_by_the_protocol_file_it_was_created_with() {
             "glimpse",
         ],
     ));
+    // G2's pair holds both ways and is kept, marked; G1_YN was retained but its reverse
+    // was not, so the pair does not count; G1_MC waits for an author.
     let exported = std::fs::read_to_string(out_dir.join("benchmark.jsonl")).unwrap();
-    assert!(exported.contains("G1_YN"), "{exported}");
-    assert!(
-        !exported.contains("G1_MC") && !exported.contains("G2_YN"),
+    let kept: Vec<(String, Option<String>)> = exported
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .flat_map(|c| c["questions"].as_array().cloned().unwrap_or_default())
+        .map(|q| {
+            (
+                q["question_id"].as_str().unwrap().to_string(),
+                q["pair"].as_str().map(String::from),
+            )
+        })
+        .collect();
+    assert_eq!(
+        kept,
+        [
+            ("G2_YN".to_string(), Some("P2".to_string())),
+            ("G2_YNR".to_string(), Some("P2".to_string()))
+        ],
         "{exported}"
+    );
+    let readme = std::fs::read_to_string(out_dir.join("README.md")).unwrap();
+    assert!(
+        readme.contains(
+            "| linked pairs retained (both directions; `pair` in `benchmark.jsonl`) | 1 |"
+        ) && readme.contains("the other question of their pair was not retained | 1 |"),
+        "{readme}"
     );
 }
