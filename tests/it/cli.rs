@@ -879,6 +879,45 @@ fn a_campaign_reviews_by_the_protocol_file_it_was_created_with() {
             "glimpse",
         ],
     ));
+    // The campaign's protocol grows by a category; it cannot lose a cell that stored
+    // questions use.
+    let grown = std::fs::read_to_string(glimpse).unwrap()
+        + "\n[[task]]\ncode = \"SPORT\"\nname = \"Sports\"\nattributes = { domain = \"motion\" }\nqa_types = [\"YN\"]\n";
+    std::fs::write(src.join("grown.toml"), &grown).unwrap();
+    let out = ok(&tandem(
+        &data,
+        &[
+            "campaign",
+            "protocol",
+            src.join("grown.toml").to_str().unwrap(),
+            "--campaign",
+            "glimpse",
+        ],
+    ));
+    assert!(
+        out.contains("campaign `glimpse` now reviews by protocol `GLIMPSE-like` (version 1): 12 tasks (1 new)"),
+        "{out}"
+    );
+    let shrunk = grown.replacen("qa_types = [\"MC\", \"YN\"]", "qa_types = [\"MC\"]", 1);
+    std::fs::write(src.join("shrunk.toml"), &shrunk).unwrap();
+    let err = fails(&tandem(
+        &data,
+        &[
+            "campaign",
+            "protocol",
+            src.join("shrunk.toml").to_str().unwrap(),
+            "--campaign",
+            "glimpse",
+        ],
+    ));
+    assert!(
+        err.contains("keeps its protocol, nothing was changed: 1 problem")
+            && err.contains("task `TRAJ` no longer has QA type `YN`"),
+        "{err}"
+    );
+    let pairs = ok(&tandem(&data, &["pair", "list", "--campaign", "glimpse"]));
+    assert!(pairs.contains("SPORT"), "{pairs}");
+
     // G2's pair holds both ways and is kept, marked; G1_YN was retained but its reverse
     // was not, so the pair does not count; G1_MC waits for an author.
     let exported = std::fs::read_to_string(out_dir.join("benchmark.jsonl")).unwrap();
