@@ -1133,7 +1133,11 @@ async fn the_admin_creates_a_campaign_with_a_protocol_from_the_campaigns_page() 
     let overview = app
         .page(Some(&web), Method::GET, "/c/glimpse/admin", None)
         .await;
-    assert!(overview.text.contains("FORENSIC"), "{}", overview.text);
+    assert!(
+        overview.text.contains("FORENSIC") && overview.text.contains("Protocol: GLIMPSE-like"),
+        "{}",
+        overview.text
+    );
 
     let broken = "[protocol]\nname = \"lab\"\nversion = 1\n\n[[task]]\ncode = \"A\"\nname = \"a\"\nqa_types = [\"YN\", \"MC\"]\n\n[[qa_type]]\ncode = \"YN\"\nname = \"yes/no\"\nlevel = \"L9\"\n";
     let r = app

@@ -211,6 +211,8 @@ fn progress_charts(rows: &[OverviewRow], target: i64) -> (String, String) {
 struct OverviewPage {
     chrome: Chrome,
     campaign: String,
+    /// The name of the campaign's protocol (empty before the campaign exists).
+    protocol: String,
     exists: bool,
     rows: Vec<OverviewRow>,
     total: OverviewRow,
@@ -241,6 +243,7 @@ pub async fn overview(
             return Ok(render(&OverviewPage {
                 chrome,
                 campaign: c,
+                protocol: String::new(),
                 exists: false,
                 rows: vec![],
                 total: row("Total".into(), String::new(), &empty, 0),
@@ -299,6 +302,7 @@ pub async fn overview(
     }
     Ok(render(&OverviewPage {
         chrome,
+        protocol: campaign.taxonomy.name.clone(),
         campaign: c,
         exists: true,
         tasks_reached: rows.iter().filter(|r| r.reached).count(),
