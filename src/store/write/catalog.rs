@@ -270,8 +270,6 @@ pub(crate) fn plan_import<'m>(
     Ok((plans, summary))
 }
 
-/// Changes a campaign's targets and calibration rules (checked by the caller); the
-/// gates follow the rules in the same write (a lower threshold can pass someone).
 /// What the campaign's stored clips and questions use of its protocol.
 async fn in_use(tx: &mut impl Tx, campaign_id: i64) -> Result<InUse> {
     let tasks = tx
@@ -344,8 +342,10 @@ pub(crate) async fn change_protocol(
         named! { taxonomy: &json, campaign: campaign.id },
     )
     .await?;
-    let kept = campaign.taxonomy.tasks.len();
-    for t in &taxonomy.tasks[..kept] {
+    // `change_problems` kept every existing task at its place: the new ones follow.
+    let kept = campaign.taxonomy.tasks.len().min(taxonomy.tasks.len());
+    let (existing, added) = taxonomy.tasks.split_at(kept);
+    for t in existing {
         let attributes = serde_json::json!(t.all_attributes()).to_string();
         tx.exec(
             sql!(
@@ -361,7 +361,7 @@ pub(crate) async fn change_protocol(
         )
         .await?;
     }
-    base::insert_tasks(tx, campaign.id, &taxonomy.tasks[kept..], kept).await?;
+    base::insert_tasks(tx, campaign.id, added, kept).await?;
     gates::refresh_pairs(tx, campaign.id).await?;
     Ok(Campaign {
         taxonomy: Arc::new(taxonomy),
@@ -370,6 +370,8 @@ pub(crate) async fn change_protocol(
     })
 }
 
+/// Changes a campaign's targets and calibration rules (checked by the caller); the
+/// gates follow the rules in the same write (a lower threshold can pass someone).
 pub(crate) async fn set_settings(tx: &mut impl Tx, campaign_id: i64, s: &Settings) -> Result<()> {
     tx.exec(
         sql!(
