@@ -198,7 +198,8 @@ pub enum Command {
     /// Validators' calibration
     #[command(subcommand)]
     Calibration(CalibrationCommand),
-    /// A campaign's targets and calibration rules
+    /// Campaigns: create one with a protocol, grow its protocol, its targets and
+    /// calibration rules
     #[command(subcommand)]
     Campaign(CampaignCommand),
     /// The blind video-quality study: comparison sets, display, responses
