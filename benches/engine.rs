@@ -8,6 +8,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use divan::Bencher;
 use serde_json::json;
 use std::path::Path;
@@ -34,30 +36,13 @@ fn runtime() -> &'static tokio::runtime::Runtime {
     })
 }
 
-/// One small H.264 MP4 (ffmpeg's test source), whose frame timing the import reads from
-/// its own tables; without ffmpeg, an MP4 header alone (its timing is then not read).
+/// The clips' video: a real H.264 MP4, or without ffmpeg an MP4 header alone (its timing
+/// is then not read).
 fn base_mp4(dir: &Path) -> Vec<u8> {
-    let out = dir.join("base.mp4");
-    let made = std::process::Command::new("ffmpeg")
-        .args([
-            "-v",
-            "error",
-            "-y",
-            "-f",
-            "lavfi",
-            "-i",
-            "testsrc=s=160x120:r=30:d=2",
-        ])
-        .args(["-c:v", "libx264", "-pix_fmt", "yuv420p"])
-        .arg(&out)
-        .status()
-        .is_ok_and(|s| s.success());
-    if made {
-        std::fs::read(&out).unwrap()
-    } else {
+    common::h264_mp4(dir).unwrap_or_else(|| {
         eprintln!("ffmpeg is not installed: the clips are MP4 headers alone");
         b"\0\0\0\x18ftypisom\0\0\0\0isommp41".to_vec()
-    }
+    })
 }
 
 /// Writes a manifest of 100 clips per task with every applicable question.
@@ -71,11 +56,7 @@ fn paper_manifest(dir: &Path) -> std::path::PathBuf {
             let id = format!("{}_{i:04}", task.code);
             let file = format!("videos/{id}.mp4");
             // A real H.264 MP4 made distinct by a `free` box of its own at the end.
-            let mut bytes = base.clone();
-            bytes.extend_from_slice(&(8 + id.len() as u32).to_be_bytes());
-            bytes.extend_from_slice(b"free");
-            bytes.extend_from_slice(id.as_bytes());
-            std::fs::write(dir.join(&file), bytes).unwrap();
+            std::fs::write(dir.join(&file), common::distinct(&base, &id)).unwrap();
             let questions: Vec<_> = tax.applicability[&task.code]
                 .iter()
                 .map(|qa| json!({"question_id": format!("{id}_{qa}"), "qa_type": qa,

@@ -19,6 +19,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -119,10 +120,7 @@ fn distinct_videos(dir: &Path, base: &[u8], n: usize) -> Vec<String> {
     (0..n)
         .map(|i| {
             let name = format!("v{i:06}.mp4");
-            let mut bytes = base.to_vec();
-            bytes.extend_from_slice(&24u32.to_be_bytes());
-            bytes.extend_from_slice(b"free");
-            bytes.extend_from_slice(format!("tandem-{i:09}").as_bytes());
+            let bytes = common::distinct(base, &format!("tandem-{i:09}"));
             std::fs::write(dir.join(&name), bytes).unwrap();
             name
         })
@@ -136,23 +134,7 @@ async fn videos() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let base = dir.path().join("base.mp4");
-    let made = std::process::Command::new("ffmpeg")
-        .args([
-            "-v",
-            "error",
-            "-y",
-            "-f",
-            "lavfi",
-            "-i",
-            "testsrc=s=160x120:r=30:d=2",
-        ])
-        .args(["-c:v", "libx264", "-pix_fmt", "yuv420p"])
-        .arg(&base)
-        .status()
-        .unwrap();
-    assert!(made.success());
-    let base = std::fs::read(&base).unwrap();
+    let base = common::h264_mp4(dir.path()).expect("ffmpeg made no clip");
     println!(
         "| import of distinct H.264 MP4 clips ({} KB each), timing included | clips | took | a clip | ffprobe on each, one after another | the road before, for these clips |",
         base.len() / 1024

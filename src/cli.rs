@@ -956,15 +956,12 @@ async fn command(command: Command, config: &Config, store: &Store) -> Result<()>
                 None => crate::domain::protocol::vgenst(),
             };
             let campaign = store.create_campaign(&name, &protocol).await?;
-            let t = &campaign.taxonomy;
             println!(
-                "campaign `{}` created with protocol `{}` (version {}): {} tasks, {} QA types, {} task x QA-type cells",
+                "campaign `{}` created with protocol `{}` (version {}): {}",
                 campaign.name,
                 protocol.name,
                 protocol.version,
-                t.tasks.len(),
-                t.qa_types.len(),
-                t.cell_count()
+                sizes(&campaign.taxonomy, None)
             );
             Ok(())
         }
@@ -974,15 +971,13 @@ async fn command(command: Command, config: &Config, store: &Store) -> Result<()>
             let after = store
                 .change_protocol(&campaign.campaign, &protocol.taxonomy)
                 .await?;
+            let new = (after.taxonomy.tasks.len()).saturating_sub(before.taxonomy.tasks.len());
             println!(
-                "campaign `{}` now reviews by protocol `{}` (version {}): {} tasks ({} new), {} QA types, {} task x QA-type cells",
+                "campaign `{}` now reviews by protocol `{}` (version {}): {}",
                 after.name,
                 protocol.name,
                 protocol.version,
-                after.taxonomy.tasks.len(),
-                after.taxonomy.tasks.len() - before.taxonomy.tasks.len(),
-                after.taxonomy.qa_types.len(),
-                after.taxonomy.cell_count()
+                sizes(&after.taxonomy, Some(new))
             );
             Ok(())
         }
@@ -1084,6 +1079,18 @@ async fn command(command: Command, config: &Config, store: &Store) -> Result<()>
 }
 
 /// `tandem sampling`: the planner and the bounds of `stats::sampling`, in words or JSON.
+/// A taxonomy's size in words: "11 tasks, 2 QA types, 22 task x QA-type cells" (with
+/// how many tasks are new, for a protocol change).
+fn sizes(t: &crate::domain::taxonomy::Taxonomy, new: Option<usize>) -> String {
+    format!(
+        "{} tasks{}, {} QA types, {} task x QA-type cells",
+        t.tasks.len(),
+        new.map(|n| format!(" ({n} new)")).unwrap_or_default(),
+        t.qa_types.len(),
+        t.cell_count()
+    )
+}
+
 /// `tandem protocol`: reads a file (bounded by `TANDEM_MAX_MANIFEST_BYTES`) or prints
 /// the shipped one; no data folder, no database.
 fn protocol_command(cmd: &ProtocolCommand) -> Result<()> {
@@ -1106,13 +1113,11 @@ fn protocol_command(cmd: &ProtocolCommand) -> Result<()> {
                 );
             } else {
                 println!(
-                    "{}: protocol `{}` (version {}) is sound: {} tasks, {} QA types, {} task x QA-type cells",
+                    "{}: protocol `{}` (version {}) is sound: {}",
                     file.display(),
                     p.name,
                     p.version,
-                    t.tasks.len(),
-                    t.qa_types.len(),
-                    t.cell_count()
+                    sizes(t, None)
                 );
             }
             Ok(())
