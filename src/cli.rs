@@ -979,6 +979,17 @@ async fn command(command: Command, config: &Config, store: &Store) -> Result<()>
                 protocol.version,
                 sizes(&after.taxonomy, Some(new))
             );
+            if after.protocol_version == before.protocol_version {
+                println!(
+                    "nothing changed: it is the protocol in force (the campaign's version {})",
+                    after.protocol_version
+                );
+            } else {
+                println!(
+                    "the campaign's protocol is now version {} (it was {}): each decision records the version it was made under",
+                    after.protocol_version, before.protocol_version
+                );
+            }
             Ok(())
         }
         Command::Campaign(CampaignCommand::Settings {

@@ -400,7 +400,8 @@
 
   // ---- The verdict form --------------------------------------------------------
   // Refused here before anything is sent (the server checks the same): no verdict, a
-  // reject without a reason, "other" without a note. The time spent counts only while
+  // reject without a reason, a reason that needs a note (the protocol's `note = true`,
+  // marked data-note) without one. The time spent counts only while
   // the page is visible, and is carried over a refused save with the video's position.
   function setupVerdict(player) {
     var form = document.getElementById("verdict-form");
@@ -409,7 +410,7 @@
     var final = form.dataset.final === "1";
     var note = document.getElementById("note");
     var boxes = Array.prototype.slice.call(form.querySelectorAll('input[name="reasons"]'));
-    var other = form.querySelector('input[name="reasons"][value="other"]');
+    var needNote = boxes.filter(function (b) { return b.dataset.note === "1"; });
     var valid = document.getElementById("v-valid");
     var reject = document.getElementById("v-reject");
     var reasons = document.getElementById("reasons");
@@ -423,8 +424,9 @@
       if (v.value === "reject" && ticked.length === 0) {
         return ["A reject needs a reason: tick one with its number key (1–" + boxes.length + ").", reasons];
       }
-      if (other && other.checked && note && note.value.trim() === "") {
-        return ["\u201cOther\u201d needs a note: press N and write what is wrong.", note];
+      var wants = needNote.filter(function (b) { return b.checked && !b.disabled; })[0];
+      if (wants && note && note.value.trim() === "") {
+        return ["\u201c" + wants.dataset.label + "\u201d needs a note: press N and write what is wrong.", note];
       }
       return null;
     }
@@ -644,7 +646,7 @@
           var go = document.querySelector('a[data-goto="' + e.key + '"]');
           if (box && box.disabled) {
             var form = document.getElementById("verdict-form");
-            if (form && form.dataset.final !== "1") problem("\u201c" + box.dataset.label + "\u201d applies to L3 questions only.", null);
+            if (form && form.dataset.final !== "1") problem("\u201c" + box.dataset.label + "\u201d applies to " + box.dataset.only + " questions only.", null);
           } else if (box) {
             box.checked = !box.checked;
             box.dispatchEvent(new Event("change", { bubbles: true }));

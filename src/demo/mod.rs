@@ -235,6 +235,22 @@ pub fn write_sample_manifest(dir: &Path, taxonomy: &Taxonomy) -> Result<std::pat
     Ok(manifest)
 }
 
+/// The Stage 1 reason the demo's flawed clips are rejected for: VGenST-Bench's
+/// "generation artifact", or the protocol's first clip reason that needs no note.
+fn flaw_reason(taxonomy: &Taxonomy) -> Result<String> {
+    let mut clip = taxonomy.reasons_of(Stage::Clip);
+    taxonomy
+        .reason(Stage::Clip, "generation_artifact")
+        .or_else(|| clip.find(|r| !r.note))
+        .map(|r| r.code.clone())
+        .ok_or_else(|| {
+            Error::Invalid(format!(
+                "protocol `{}` has no Stage 1 reason without a note for the demo's flawed clip",
+                taxonomy.name
+            ))
+        })
+}
+
 /// Three held-out calibration clips with known verdicts (the sample videos again, under
 /// their own ids): two clean ones and one whose square is said to flicker.
 pub fn write_calibration_manifest(dir: &Path, taxonomy: &Taxonomy) -> Result<std::path::PathBuf> {
@@ -243,7 +259,7 @@ pub fn write_calibration_manifest(dir: &Path, taxonomy: &Taxonomy) -> Result<std
         .map_err(|e| Error::io(format!("cannot create {}", videos.display()), e))?;
     let known = [
         json!({"verdict": "valid", "note": "a steady square on a plain ground"}),
-        json!({"verdict": "reject", "reasons": ["generation_artifact"], "note": "the square flickers near the end of the clip"}),
+        json!({"verdict": "reject", "reasons": [flaw_reason(taxonomy)?], "note": "the square flickers near the end of the clip"}),
         json!({"verdict": "valid", "note": "the motion is smooth and the bar stays put"}),
     ];
     let mut lines = String::new();
@@ -403,6 +419,7 @@ pub async fn build_with(
     // A few clips already reviewed: two pass, one split for the author, one rejected.
     let campaign = store.campaign(CAMPAIGN).await?;
     let tasks = store.tasks(&campaign).await?;
+    let flaw = flaw_reason(&taxonomy)?;
     let now = clock::now_micros();
     let mut rows = Vec::new();
     for (k, verdicts) in [
@@ -427,7 +444,7 @@ pub async fn build_with(
                 validator: who.clone(),
                 verdict: v,
                 reasons: if v == Verdict::Reject {
-                    vec!["generation_artifact".into()]
+                    vec![flaw.clone()]
                 } else {
                     vec![]
                 },
@@ -521,7 +538,17 @@ pub async fn run(
     println!(
         "    verdict (2 of 3 agreeing is too few: then sign in as admin, Calibration, another round)."
     );
-    println!("    Then the review: Enter opens the next clip; V valid, R reject, 1-4 reasons,");
+    let taxonomy = protocol
+        .as_ref()
+        .map_or_else(Taxonomy::vgenst, |p| p.taxonomy.clone());
+    let last_key = taxonomy
+        .reasons_of(Stage::Clip)
+        .map(|r| r.key)
+        .max()
+        .unwrap_or(1);
+    println!(
+        "    Then the review: Enter opens the next clip; V valid, R reject, 1-{last_key} reasons,"
+    );
     println!("    N note, Enter saves and moves on; Space plays, arrows step one frame.");
     println!("    Stage 2 (questions) opens for the clips both validators pass.");
     println!("  as author: one split is waiting in Stage 1; A accept or R reject, a note, Enter.");

@@ -6,6 +6,7 @@
 //! writes the plan.
 
 use super::rules::{CheckedVerdict, FieldError, check_time_spent, check_verdict};
+use super::taxonomy::Taxonomy;
 use super::{Level, Reason, Stage, Verdict};
 use serde::Serialize;
 use std::collections::{HashMap, HashSet};
@@ -222,6 +223,8 @@ pub struct EarlierVerdict {
 /// A calibration verdict as sent, with what the rules need to decide it.
 #[derive(Debug, Clone)]
 pub struct CalibrationInput<'a> {
+    /// The campaign's protocol in force (its reasons and their rules).
+    pub taxonomy: &'a Taxonomy,
     pub items: &'a [CalItem],
     pub rules: Rules,
     pub history: &'a History,
@@ -296,6 +299,7 @@ pub fn decide_calibration(
         .find(|it| it.stage == input.stage && it.key == input.key)
         .ok_or(CalibrationRefusal::NoItem)?;
     let checked = check_verdict(
+        input.taxonomy,
         input.stage,
         item.level,
         input.verdict,
@@ -411,7 +415,7 @@ mod tests {
             known: KnownVerdict {
                 verdict,
                 reasons: if verdict == Verdict::Reject {
-                    vec![Reason::GenerationArtifact]
+                    vec![Reason::new("generation_artifact")]
                 } else {
                     Vec::new()
                 },
@@ -428,6 +432,7 @@ mod tests {
         reasons: &'a [String],
     ) -> CalibrationInput<'a> {
         CalibrationInput {
+            taxonomy: Taxonomy::vgenst_ref(),
             items,
             rules: Rules {
                 threshold: 0.75,

@@ -115,6 +115,14 @@ impl Serialize for Stage {
     }
 }
 
+impl<'de> Deserialize<'de> for Stage {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Stage, D::Error> {
+        let n = i64::deserialize(d)?;
+        Stage::from_number(n)
+            .ok_or_else(|| serde::de::Error::custom(format!("stage must be 1 or 2, not {n}")))
+    }
+}
+
 /// A validator's verdict on one item.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -196,117 +204,51 @@ impl Level {
     }
 }
 
-/// Rejection reasons. Which ones apply depends on the stage (and, for
-/// `single_frame_solvable`, on the question's level): see [`rules::check_verdict`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Reason {
-    PhysicalImplausibility,
-    GenerationArtifact,
-    PromptDrift,
-    IncorrectAnswer,
-    AmbiguousOptions,
-    SingleFrameSolvable,
-    LanguagePriorShortcut,
-    Other,
-}
+/// A rejection reason, by its code: one of the campaign's protocol's reasons of the
+/// item's stage (`Taxonomy::parse_reason` makes one from input; which apply, and
+/// their rules, are the protocol's: see [`rules::check_verdict`]).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Reason(String);
 
 impl Reason {
-    pub const STAGE1: [Reason; 4] = [
-        Reason::PhysicalImplausibility,
-        Reason::GenerationArtifact,
-        Reason::PromptDrift,
-        Reason::Other,
-    ];
-    pub const STAGE2: [Reason; 5] = [
-        Reason::IncorrectAnswer,
-        Reason::AmbiguousOptions,
-        Reason::SingleFrameSolvable,
-        Reason::LanguagePriorShortcut,
-        Reason::Other,
-    ];
-
-    pub fn for_stage(stage: Stage) -> &'static [Reason] {
-        match stage {
-            Stage::Clip => &Reason::STAGE1,
-            Stage::Question => &Reason::STAGE2,
-        }
+    pub fn new(code: &str) -> Reason {
+        Reason(code.to_string())
     }
 
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Reason::PhysicalImplausibility => "physical_implausibility",
-            Reason::GenerationArtifact => "generation_artifact",
-            Reason::PromptDrift => "prompt_drift",
-            Reason::IncorrectAnswer => "incorrect_answer",
-            Reason::AmbiguousOptions => "ambiguous_options",
-            Reason::SingleFrameSolvable => "single_frame_solvable",
-            Reason::LanguagePriorShortcut => "language_prior_shortcut",
-            Reason::Other => "other",
-        }
+    pub fn as_str(&self) -> &str {
+        &self.0
     }
 
-    /// A short human label, for pages.
-    pub fn label(self) -> &'static str {
-        match self {
-            Reason::PhysicalImplausibility => "Physical implausibility",
-            Reason::GenerationArtifact => "Generation artifact",
-            Reason::PromptDrift => "Prompt drift",
-            Reason::IncorrectAnswer => "Incorrect answer",
-            Reason::AmbiguousOptions => "Ambiguous options",
-            Reason::SingleFrameSolvable => "Single-frame solvable",
-            Reason::LanguagePriorShortcut => "Language-prior shortcut",
-            Reason::Other => "Other (note required)",
-        }
-    }
-
-    /// Parses one reason name, for the given stage.
-    pub fn parse(stage: Stage, s: &str) -> Result<Reason, String> {
-        let s = s.trim();
-        Reason::for_stage(stage)
-            .iter()
-            .copied()
-            .find(|r| r.as_str() == s)
-            .ok_or_else(|| {
-                let names: Vec<&str> = Reason::for_stage(stage)
-                    .iter()
-                    .map(|r| r.as_str())
-                    .collect();
-                format!(
-                    "`{s}` is not a Stage {stage} reason (expected one of: {})",
-                    names.join(", ")
-                )
-            })
-    }
-
-    /// The stored form: canonical order, `;`-separated.
+    /// The stored form: in the order given (the protocol's, from the rules),
+    /// `;`-separated.
     pub fn join(reasons: &[Reason]) -> String {
-        let mut sorted = reasons.to_vec();
-        sorted.sort();
-        sorted.dedup();
-        sorted
+        reasons
             .iter()
-            .map(|r| r.as_str())
+            .map(Reason::as_str)
             .collect::<Vec<_>>()
             .join(";")
     }
 
-    /// Reads the stored form back; a name that is not a reason is an error (a record
-    /// that cannot be read whole is not shown in part).
+    /// Reads the stored form back; a name that cannot be a reason's code is an error (a
+    /// record that cannot be read whole is not shown in part). Every stored reason is
+    /// one of its campaign's protocol's: a protocol change that would drop one in use
+    /// is refused (`protocol::change_problems`).
     pub fn split_stored(s: &str) -> Result<Vec<Reason>, String> {
         s.split(';')
             .filter(|p| !p.is_empty())
             .map(|p| {
-                Reason::STAGE1
-                    .iter()
-                    .chain(Reason::STAGE2.iter())
-                    .copied()
-                    .find(|r| r.as_str() == p)
-                    .ok_or_else(|| {
-                        format!("the stored reasons `{s}` name `{p}`, which is not a reason")
-                    })
+                check_identifier("a reason", p)
+                    .map(|()| Reason::new(p))
+                    .map_err(|m| format!("the stored reasons `{s}` cannot be read: {m}"))
             })
             .collect()
+    }
+}
+
+impl fmt::Display for Reason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
     }
 }
 
@@ -440,26 +382,30 @@ mod tests {
     use super::*;
 
     #[test]
-    fn reasons_are_stored_in_canonical_order_without_duplicates() {
-        let r = [Reason::Other, Reason::GenerationArtifact, Reason::Other];
+    fn stored_reasons_read_back_and_a_malformed_one_is_an_error() {
+        let r = [Reason::new("generation_artifact"), Reason::new("other")];
         assert_eq!(Reason::join(&r), "generation_artifact;other");
         assert_eq!(
             Reason::split_stored("generation_artifact;other"),
-            Ok(vec![Reason::GenerationArtifact, Reason::Other])
+            Ok(r.to_vec())
         );
         assert_eq!(Reason::split_stored(""), Ok(vec![]));
         assert!(
-            Reason::split_stored("generation_artifact;made_up")
+            Reason::split_stored("generation_artifact;made up")
                 .unwrap_err()
-                .contains("`made_up`")
+                .contains("`made up`")
         );
     }
 
     #[test]
     fn a_reason_of_the_other_stage_is_refused() {
-        assert!(Reason::parse(Stage::Clip, "incorrect_answer").is_err());
-        assert!(Reason::parse(Stage::Question, "prompt_drift").is_err());
-        assert_eq!(Reason::parse(Stage::Question, "other"), Ok(Reason::Other));
+        let t = taxonomy::Taxonomy::vgenst();
+        assert!(t.parse_reason(Stage::Clip, "incorrect_answer").is_err());
+        assert!(t.parse_reason(Stage::Question, "prompt_drift").is_err());
+        assert_eq!(
+            t.parse_reason(Stage::Question, "other"),
+            Ok(Reason::new("other"))
+        );
     }
 
     #[test]

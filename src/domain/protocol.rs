@@ -19,16 +19,24 @@
 //! code = "YN"
 //! name = "Yes/No"
 //! level = "L1"                          # L1, L2 or L3
+//!
+//! [[reason]]                            # each stage has at least one
+//! stage = 2                             # 1: clip review, 2: question review
+//! code = "single_frame_solvable"        # as stored and sent by the API
+//! label = "Single-frame solvable"       # as shown
+//! key = 3                               # its digit on the review page, 1-9, one per stage
+//! levels = ["L3"]                       # optional (Stage 2): the levels it applies to
+//! note = false                          # optional: whether it needs a note
 //! ```
 //!
 //! A file is checked whole: every problem comes back at once, each with its line and
 //! field; nothing of a file with a problem is used. Two reviewers per item and the
-//! intersection rule are Tandem's invariants, not settings of a protocol. Reasons,
-//! stages, pairing and sampling are not read from the file yet: every protocol reviews
-//! as VGenST does.
+//! intersection rule are Tandem's invariants, not settings of a protocol. Stages,
+//! pairing and sampling are not read from the file yet: every protocol reviews its
+//! clips, then their questions, with the task pairs of the pool.
 
-use super::Level;
-use super::taxonomy::{QaTypeDef, TaskDef, Taxonomy};
+use super::taxonomy::{QaTypeDef, ReasonDef, TaskDef, Taxonomy};
+use super::{Level, Stage};
 use serde::Deserialize;
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use toml::Spanned;
@@ -100,6 +108,21 @@ struct RawFile {
     task: Vec<Spanned<RawTask>>,
     #[serde(default)]
     qa_type: Vec<Spanned<RawQaType>>,
+    #[serde(default)]
+    reason: Vec<Spanned<RawReason>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawReason {
+    stage: Spanned<i64>,
+    code: Spanned<String>,
+    label: Spanned<String>,
+    key: Spanned<i64>,
+    #[serde(default)]
+    levels: Option<Spanned<Vec<Spanned<String>>>>,
+    #[serde(default)]
+    note: bool,
 }
 
 #[derive(Deserialize)]
@@ -331,6 +354,109 @@ pub fn parse(text: &str) -> Result<Protocol, Vec<ProtocolProblem>> {
         });
     }
 
+    let mut reasons: Vec<ReasonDef> = Vec::new();
+    let mut keys: HashSet<(i64, i64)> = HashSet::new();
+    for (i, r) in raw.reason.iter().enumerate() {
+        let r = r.get_ref();
+        let at = |f: &str| format!("reason[{}].{f}", i + 1);
+        let stage = match Stage::from_number(*r.stage.get_ref()) {
+            Some(s) => s,
+            None => {
+                push(
+                    r.stage.span(),
+                    at("stage"),
+                    format!(
+                        "must be 1 (clip review) or 2 (question review), not {}",
+                        r.stage.get_ref()
+                    ),
+                );
+                continue;
+            }
+        };
+        let code = r.code.get_ref().trim();
+        if let Err(m) = super::check_identifier("the code", code) {
+            push(r.code.span(), at("code"), m);
+        } else if reasons.iter().any(|d| d.stage == stage && d.code == code) {
+            push(
+                r.code.span(),
+                at("code"),
+                format!("reason `{code}` is declared twice in Stage {stage}"),
+            );
+        }
+        if r.label.get_ref().trim().is_empty() {
+            push(r.label.span(), at("label"), "is empty".into());
+        }
+        let key = *r.key.get_ref();
+        if !(1..=9).contains(&key) {
+            push(
+                r.key.span(),
+                at("key"),
+                format!("must be a digit from 1 to 9, not {key}"),
+            );
+        } else if !keys.insert((stage.number(), key)) {
+            push(
+                r.key.span(),
+                at("key"),
+                format!(
+                    "key {key} is used twice in Stage {stage}: a key names one reason of a stage"
+                ),
+            );
+        }
+        let mut levels = Vec::new();
+        if let Some(ls) = &r.levels {
+            if stage == Stage::Clip {
+                push(
+                    ls.span(),
+                    at("levels"),
+                    "a Stage 1 reason has no levels (clips have none; levels are the questions')"
+                        .into(),
+                );
+            }
+            if ls.get_ref().is_empty() {
+                push(
+                    ls.span(),
+                    at("levels"),
+                    "is empty: leave it out for a reason of every level".into(),
+                );
+            }
+            for (j, l) in ls.get_ref().iter().enumerate() {
+                match Level::parse(l.get_ref()) {
+                    Ok(level) if levels.contains(&level) => push(
+                        l.span(),
+                        at(&format!("levels[{}]", j + 1)),
+                        format!("names level {} twice", level.as_str()),
+                    ),
+                    Ok(level) => levels.push(level),
+                    Err(_) => push(
+                        l.span(),
+                        at(&format!("levels[{}]", j + 1)),
+                        format!("unknown level `{}` (a level is L1, L2 or L3)", l.get_ref()),
+                    ),
+                }
+            }
+        }
+        reasons.push(ReasonDef {
+            stage,
+            code: code.to_string(),
+            label: r.label.get_ref().trim().to_string(),
+            key: u8::try_from(key).unwrap_or(0),
+            levels,
+            note: r.note,
+        });
+    }
+    for stage in Stage::BOTH {
+        if !reasons.iter().any(|r| r.stage == stage) {
+            push(
+                raw.protocol.span(),
+                "reason".into(),
+                format!(
+                    "Stage {stage} ({} review) has no reasons: a reject needs one ([[reason]] with stage = {stage})",
+                    stage.item_noun()
+                ),
+            );
+        }
+    }
+
     if !problems.is_empty() {
         problems.sort_by_key(|p| p.line);
         return Err(problems);
@@ -346,6 +472,7 @@ pub fn parse(text: &str) -> Result<Protocol, Vec<ProtocolProblem>> {
             qa_types,
             applicability,
             variants: header.export_variants,
+            reasons,
         },
     })
 }
@@ -368,6 +495,8 @@ pub struct InUse {
     pub cells: BTreeSet<(String, String)>,
     /// The QA types that have questions, with the level those were stored at.
     pub levels: BTreeMap<String, Level>,
+    /// The reasons given in decisions, calibration verdicts and known verdicts.
+    pub reasons: BTreeSet<(Stage, String)>,
 }
 
 /// Why `new` cannot replace `old` as the protocol of a campaign whose records use `used`
@@ -376,7 +505,9 @@ pub struct InUse {
 /// what no stored item uses. It may not move or remove a task (a task's position is its
 /// place in the pairing rule), remove a cell or a QA type that stored questions have, or
 /// change such a QA type's level (a stored question keeps the level it was imported at,
-/// and the reasons allowed on it follow that level).
+/// and the reasons allowed on it follow that level), or remove a reason that stored
+/// verdicts give. A reason's label, key, levels and note rule may change: a decision
+/// keeps the protocol version it was made under.
 pub fn change_problems(old: &Taxonomy, new: &Taxonomy, used: &InUse) -> Vec<String> {
     let mut problems = Vec::new();
     for (i, t) in old.tasks.iter().enumerate() {
@@ -422,6 +553,13 @@ pub fn change_problems(old: &Taxonomy, new: &Taxonomy, used: &InUse) -> Vec<Stri
             Some(_) => {}
         }
     }
+    for (stage, code) in &used.reasons {
+        if new.reason(*stage, code).is_none() {
+            problems.push(format!(
+                "the Stage {stage} reason `{code}` is removed, but stored verdicts give it"
+            ));
+        }
+    }
     problems
 }
 
@@ -429,8 +567,13 @@ impl Taxonomy {
     /// The taxonomy of VGenST-Bench (SPEC section 10), from the shipped protocol file,
     /// read once.
     pub fn vgenst() -> Taxonomy {
+        Taxonomy::vgenst_ref().clone()
+    }
+
+    /// The same, borrowed for the life of the program.
+    pub fn vgenst_ref() -> &'static Taxonomy {
         static READ: std::sync::OnceLock<Taxonomy> = std::sync::OnceLock::new();
-        READ.get_or_init(|| vgenst().taxonomy).clone()
+        READ.get_or_init(|| vgenst().taxonomy)
     }
 }
 
@@ -459,7 +602,31 @@ qa_types = ["YN"]
 code = "YN"
 name = "Yes/No"
 level = "L1"
+
+[[reason]]
+stage = 1
+code = "blurry"
+label = "Blurry"
+key = 1
+
+[[reason]]
+stage = 2
+code = "wrong"
+label = "Wrong answer"
+key = 1
+
+[[reason]]
+stage = 2
+code = "other"
+label = "Other"
+key = 2
+note = true
 "#;
+
+    /// SMALL's reasons, for a protocol written out in a test.
+    fn reasons_of_small() -> &'static str {
+        &SMALL[SMALL.find("[[reason]]").unwrap_or(0)..]
+    }
 
     #[test]
     fn a_small_protocol_gives_its_taxonomy() {
@@ -518,7 +685,7 @@ name = "again"
 level = "L1"
 "#;
         assert_eq!(
-            problems(text),
+            problems(&format!("{text}\n{}", reasons_of_small())),
             [
                 "line 8, task[1].qa_types[2]: names QA type `Q`, which no [[qa_type]] declares",
                 "line 8, task[1].qa_types[3]: names QA type `X` twice",
@@ -539,7 +706,10 @@ level = "L1"
             unknown[0].starts_with("line 15") && unknown[0].contains("colour"),
             "{unknown:?}"
         );
-        let no_task = problems("[protocol]\nname = \"x\"\nversion = 1\n");
+        let no_task = problems(&format!(
+            "[protocol]\nname = \"x\"\nversion = 1\n\n{}",
+            reasons_of_small()
+        ));
         assert_eq!(
             no_task,
             ["line 1, task: the protocol declares no task ([[task]])"]
@@ -558,6 +728,7 @@ level = "L1"
             tasks: ["TRJ".to_string()].into(),
             cells: [("TRJ".to_string(), "YN".to_string())].into(),
             levels: [("YN".to_string(), Level::L1)].into(),
+            reasons: [(Stage::Question, "other".to_string())].into(),
         };
         // Renamed, an attribute changed, a task and a QA type added: allowed.
         let grown = SMALL.replace("name = \"Trajectory\"", "name = \"Trajectories\"")
@@ -589,7 +760,9 @@ code = "MC"
 name = "mc"
 level = "L1"
 "#;
-        let moved = parse(moved).unwrap().taxonomy;
+        let moved = parse(&format!("{moved}\n{}", reasons_of_small()))
+            .unwrap()
+            .taxonomy;
         assert_eq!(
             change_problems(&old, &moved, &used),
             [
@@ -604,6 +777,87 @@ level = "L1"
         assert_eq!(
             change_problems(&old, &gone.taxonomy, &used)[0],
             "task `TRJ` (it has clips) is removed: the existing tasks stay, in their order; new tasks come after them"
+        );
+    }
+
+    #[test]
+    fn a_reason_in_use_stays_and_its_rules_may_change() {
+        let old = parse(SMALL).unwrap().taxonomy;
+        let used = InUse {
+            reasons: [(Stage::Question, "other".to_string())].into(),
+            ..InUse::default()
+        };
+        // Relabelled, another key, a note no longer required: allowed.
+        let relabelled = SMALL
+            .replace("label = \"Other\"", "label = \"Something else\"")
+            .replace("key = 2\nnote = true", "key = 9");
+        let relabelled = parse(&relabelled).unwrap().taxonomy;
+        assert_eq!(
+            change_problems(&old, &relabelled, &used),
+            Vec::<String>::new()
+        );
+        // Removed from Stage 2 (kept in no stage): refused.
+        let gone = SMALL.replace("code = \"other\"", "code = \"unclear\"");
+        let gone = parse(&gone).unwrap().taxonomy;
+        assert_eq!(
+            change_problems(&old, &gone, &used),
+            ["the Stage 2 reason `other` is removed, but stored verdicts give it"]
+        );
+    }
+
+    #[test]
+    fn broken_reasons_are_named_with_their_line_and_field() {
+        // A key used twice in a stage, an unknown level, levels on a Stage 1 reason.
+        let broken = SMALL
+            .replace("key = 2\nnote = true", "key = 1\nlevels = [\"L4\"]")
+            .replace(
+                "code = \"blurry\"\nlabel = \"Blurry\"\nkey = 1",
+                "code = \"blurry\"\nlabel = \"Blurry\"\nkey = 1\nlevels = [\"L1\"]",
+            );
+        let p = problems(&broken);
+        assert!(
+            p.iter()
+                .any(|m| m.contains("reason[1].levels: a Stage 1 reason has no levels")),
+            "{p:?}"
+        );
+        assert!(
+            p.iter()
+                .any(|m| m.contains("reason[3].key: key 1 is used twice in Stage 2")),
+            "{p:?}"
+        );
+        assert!(
+            p.iter()
+                .any(|m| m.contains("reason[3].levels[1]: unknown level `L4`")),
+            "{p:?}"
+        );
+        assert!(p.iter().all(|m| m.starts_with("line ")), "{p:?}");
+        // The same code twice in a stage, a key out of 1-9, an empty label.
+        let twice = SMALL
+            .replace("code = \"wrong\"", "code = \"other\"")
+            .replace("key = 2\nnote = true", "key = 10")
+            .replace("label = \"Blurry\"", "label = \" \"");
+        let p = problems(&twice);
+        assert!(
+            p.iter()
+                .any(|m| m.contains("reason `other` is declared twice in Stage 2")),
+            "{p:?}"
+        );
+        assert!(
+            p.iter()
+                .any(|m| m.contains("reason[3].key: must be a digit from 1 to 9, not 10")),
+            "{p:?}"
+        );
+        assert!(
+            p.iter().any(|m| m.contains("reason[1].label: is empty")),
+            "{p:?}"
+        );
+        // A stage with no reasons.
+        let none = &SMALL[..SMALL.find("[[reason]]\nstage = 2").unwrap_or(SMALL.len())];
+        let p = problems(none);
+        assert_eq!(p.len(), 1, "{p:?}");
+        assert!(
+            p[0].contains("reason: Stage 2 (question review) has no reasons"),
+            "{p:?}"
         );
     }
 

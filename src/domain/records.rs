@@ -54,6 +54,8 @@ pub struct DecisionRecord {
     pub clip_version: i64,
     /// Whether this is the verdict that counted when the pair completed.
     pub counted: bool,
+    /// The version of the campaign's protocol it was checked under.
+    pub protocol_version: i64,
 }
 
 #[derive(Debug, Clone, Serialize)]

@@ -1,6 +1,7 @@
 //! The rules of a decision: which reasons go with which verdict, and the
 //! intersection rule that turns two verdicts into an outcome.
 
+use super::taxonomy::Taxonomy;
 use super::{Level, Outcome, Reason, Resolution, Stage, Verdict};
 
 /// Longest note accepted, in characters.
@@ -34,8 +35,10 @@ impl FieldError {
 }
 
 /// Checks a verdict with its reasons and note, for an item of `stage` whose question
-/// (in Stage 2) has `level`.
+/// (in Stage 2) has `level`, by the reasons of the campaign's protocol (`taxonomy`):
+/// each one of the stage's, on a level it applies to, with a note where it needs one.
 pub fn check_verdict(
+    taxonomy: &Taxonomy,
     stage: Stage,
     level: Option<Level>,
     verdict: Verdict,
@@ -52,10 +55,13 @@ pub fn check_verdict(
     }
     let mut parsed = Vec::with_capacity(reasons.len());
     for r in reasons.iter().filter(|r| !r.trim().is_empty()) {
-        parsed.push(Reason::parse(stage, r).map_err(|m| FieldError::new("reasons", m))?);
+        parsed.push(
+            taxonomy
+                .parse_reason(stage, r)
+                .map_err(|m| FieldError::new("reasons", m))?,
+        );
     }
-    parsed.sort();
-    parsed.dedup();
+    taxonomy.order_reasons(stage, &mut parsed);
     match verdict {
         Verdict::Valid if !parsed.is_empty() => {
             return Err(FieldError::new(
@@ -71,17 +77,28 @@ pub fn check_verdict(
         }
         _ => {}
     }
-    if parsed.contains(&Reason::SingleFrameSolvable) && level != Some(Level::L3) {
-        let level = level.map_or("unknown", Level::as_str);
-        return Err(FieldError::new(
-            "reasons",
-            format!(
-                "`single_frame_solvable` applies only to L3 questions; this question is {level}"
-            ),
-        ));
+    for r in &parsed {
+        let Some(def) = taxonomy.reason(stage, r.as_str()) else {
+            continue;
+        };
+        if !def.applies_to(level) {
+            let level = level.map_or("unknown", Level::as_str);
+            return Err(FieldError::new(
+                "reasons",
+                format!(
+                    "`{r}` applies only to {} questions; this question is {level}",
+                    def.level_words()
+                ),
+            ));
+        }
     }
-    if parsed.contains(&Reason::Other) && note.is_empty() {
-        return Err(FieldError::new("note", "the reason `other` needs a note"));
+    for r in &parsed {
+        if taxonomy.reason(stage, r.as_str()).is_some_and(|d| d.note) && note.is_empty() {
+            return Err(FieldError::new(
+                "note",
+                format!("the reason `{r}` needs a note"),
+            ));
+        }
     }
     Ok(CheckedVerdict {
         verdict,
@@ -132,6 +149,10 @@ pub fn resolve(current: Outcome, resolution: Resolution) -> Result<Outcome, Stri
 mod tests {
     use super::*;
 
+    fn vg() -> Taxonomy {
+        Taxonomy::vgenst()
+    }
+
     fn s(v: &[&str]) -> Vec<String> {
         v.iter().map(|x| x.to_string()).collect()
     }
@@ -162,34 +183,76 @@ mod tests {
 
     #[test]
     fn a_reject_needs_a_reason_and_a_valid_takes_none() {
-        let e = check_verdict(Stage::Clip, None, Verdict::Reject, &[], "").unwrap_err();
+        let e = check_verdict(&vg(), Stage::Clip, None, Verdict::Reject, &[], "").unwrap_err();
         assert_eq!(e.field, "reasons");
-        let e = check_verdict(Stage::Clip, None, Verdict::Valid, &s(&["prompt_drift"]), "")
-            .unwrap_err();
+        let e = check_verdict(
+            &vg(),
+            Stage::Clip,
+            None,
+            Verdict::Valid,
+            &s(&["prompt_drift"]),
+            "",
+        )
+        .unwrap_err();
         assert_eq!(e.field, "reasons");
-        assert!(check_verdict(Stage::Clip, None, Verdict::Valid, &[], "fine").is_ok());
+        assert!(check_verdict(&vg(), Stage::Clip, None, Verdict::Valid, &[], "fine").is_ok());
     }
 
     #[test]
     fn other_needs_a_note() {
-        let e =
-            check_verdict(Stage::Clip, None, Verdict::Reject, &s(&["other"]), "  ").unwrap_err();
+        let e = check_verdict(
+            &vg(),
+            Stage::Clip,
+            None,
+            Verdict::Reject,
+            &s(&["other"]),
+            "  ",
+        )
+        .unwrap_err();
         assert_eq!(e.field, "note");
-        let ok =
-            check_verdict(Stage::Clip, None, Verdict::Reject, &s(&["other"]), " odd ").unwrap();
+        let ok = check_verdict(
+            &vg(),
+            Stage::Clip,
+            None,
+            Verdict::Reject,
+            &s(&["other"]),
+            " odd ",
+        )
+        .unwrap();
         assert_eq!(ok.note, "odd");
     }
 
     #[test]
     fn single_frame_solvable_only_for_l3() {
         let r = s(&["single_frame_solvable"]);
-        assert!(check_verdict(Stage::Question, Some(Level::L2), Verdict::Reject, &r, "").is_err());
-        assert!(check_verdict(Stage::Question, Some(Level::L3), Verdict::Reject, &r, "").is_ok());
+        assert!(
+            check_verdict(
+                &vg(),
+                Stage::Question,
+                Some(Level::L2),
+                Verdict::Reject,
+                &r,
+                ""
+            )
+            .is_err()
+        );
+        assert!(
+            check_verdict(
+                &vg(),
+                Stage::Question,
+                Some(Level::L3),
+                Verdict::Reject,
+                &r,
+                ""
+            )
+            .is_ok()
+        );
     }
 
     #[test]
     fn reasons_are_deduplicated_and_ordered() {
         let v = check_verdict(
+            &vg(),
             Stage::Question,
             Some(Level::L1),
             Verdict::Reject,
@@ -197,7 +260,10 @@ mod tests {
             "n",
         )
         .unwrap();
-        assert_eq!(v.reasons, vec![Reason::IncorrectAnswer, Reason::Other]);
+        assert_eq!(
+            v.reasons,
+            vec![Reason::new("incorrect_answer"), Reason::new("other")]
+        );
     }
 
     #[test]

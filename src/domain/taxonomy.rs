@@ -2,7 +2,7 @@
 //! the task x QA-type applicability matrix. It comes from a protocol file
 //! (`domain::protocol`); VGenST-Bench's ships in `protocols/vgenst.toml`.
 
-use super::Level;
+use super::{Level, Reason, Stage};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -62,6 +62,39 @@ pub struct QaTypeDef {
     pub level: Level,
 }
 
+/// A reason a validator may give with a reject, in one stage: its code (as stored),
+/// its label (as shown), its digit key on the review page (1-9, one reason per key in
+/// a stage), the question levels it applies to (all when empty; Stage 2 only) and
+/// whether it needs a note.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReasonDef {
+    pub stage: Stage,
+    pub code: String,
+    pub label: String,
+    pub key: u8,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub levels: Vec<Level>,
+    #[serde(default, skip_serializing_if = "is_no")]
+    pub note: bool,
+}
+
+impl ReasonDef {
+    /// Whether the reason may be given on an item of `level` (a clip has none).
+    pub fn applies_to(&self, level: Option<Level>) -> bool {
+        self.levels.is_empty() || level.is_some_and(|l| self.levels.contains(&l))
+    }
+
+    /// The levels it applies to, for a message ("L3", "L2 or L3").
+    pub fn level_words(&self) -> String {
+        let names: Vec<&str> = self.levels.iter().map(|l| l.as_str()).collect();
+        match names.split_last() {
+            None => "every level".into(),
+            Some((last, [])) => (*last).into(),
+            Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Taxonomy {
     pub name: String,
@@ -74,6 +107,15 @@ pub struct Taxonomy {
     /// (VGenST-Bench's Appendix C.6); stored only when off.
     #[serde(default = "yes", skip_serializing_if = "is_yes")]
     pub variants: bool,
+    /// The reasons of both stages, each stage's in its protocol's order (the order they
+    /// are stored and shown in). Empty only in a campaign stored before protocols
+    /// carried reasons; the store reads VGenST-Bench's into it.
+    #[serde(default)]
+    pub reasons: Vec<ReasonDef>,
+}
+
+fn is_no(b: &bool) -> bool {
+    !*b
 }
 
 fn yes() -> bool {
@@ -102,6 +144,65 @@ impl Taxonomy {
     /// Number of cells of the applicability matrix.
     pub fn cell_count(&self) -> usize {
         self.applicability.values().map(Vec::len).sum()
+    }
+
+    /// The reasons of `stage`, in the protocol's order.
+    pub fn reasons_of(&self, stage: Stage) -> impl Iterator<Item = &ReasonDef> {
+        self.reasons.iter().filter(move |r| r.stage == stage)
+    }
+
+    /// The reason `code` of `stage`.
+    pub fn reason(&self, stage: Stage, code: &str) -> Option<&ReasonDef> {
+        self.reasons_of(stage).find(|r| r.code == code)
+    }
+
+    /// A reason's label, or its code when the protocol does not have it.
+    pub fn reason_label(&self, stage: Stage, code: &str) -> String {
+        self.reason(stage, code)
+            .map_or_else(|| code.to_string(), |r| r.label.clone())
+    }
+
+    /// Reads one reason given for `stage`: one of the protocol's reasons of that stage.
+    pub fn parse_reason(&self, stage: Stage, s: &str) -> Result<Reason, String> {
+        let s = s.trim();
+        match self.reason(stage, s) {
+            Some(r) => Ok(Reason::new(&r.code)),
+            None => {
+                let names: Vec<&str> = self.reasons_of(stage).map(|r| r.code.as_str()).collect();
+                Err(format!(
+                    "`{s}` is not a Stage {stage} reason (expected one of: {})",
+                    names.join(", ")
+                ))
+            }
+        }
+    }
+
+    /// Checks reasons read back from a record of `stage`: each is one of the protocol's
+    /// (a protocol change that would drop a reason in use is refused), so one that is not
+    /// is an error, never a shorter record.
+    pub fn check_stored(&self, stage: Stage, reasons: &[Reason]) -> Result<(), String> {
+        match reasons
+            .iter()
+            .find(|r| self.reason(stage, r.as_str()).is_none())
+        {
+            None => Ok(()),
+            Some(r) => Err(format!(
+                "the stored reason `{r}` is not a Stage {stage} reason of protocol `{}`",
+                self.name
+            )),
+        }
+    }
+
+    /// Puts reasons of `stage` in the protocol's order, without duplicates (reasons it
+    /// does not have go last, by name).
+    pub fn order_reasons(&self, stage: Stage, reasons: &mut Vec<Reason>) {
+        let place = |r: &Reason| {
+            self.reasons_of(stage)
+                .position(|d| d.code == r.as_str())
+                .unwrap_or(usize::MAX)
+        };
+        reasons.sort_by(|a, b| place(a).cmp(&place(b)).then_with(|| a.cmp(b)));
+        reasons.dedup();
     }
 
     // `Taxonomy::vgenst()`, VGenST-Bench's, is read from its shipped protocol file
@@ -259,13 +360,54 @@ mod tests {
             qa_types,
             applicability,
             variants: true,
+            reasons: Taxonomy::vgenst().reasons,
         };
         assert_eq!(Taxonomy::vgenst(), former);
+        // The reasons are the former built-in ones, in their order, under the same keys.
+        let reasons: Vec<(i64, &str, u8)> = former
+            .reasons
+            .iter()
+            .map(|r| (r.stage.number(), r.code.as_str(), r.key))
+            .collect();
+        assert_eq!(
+            reasons,
+            vec![
+                (1, "physical_implausibility", 1),
+                (1, "generation_artifact", 2),
+                (1, "prompt_drift", 3),
+                (1, "other", 4),
+                (2, "incorrect_answer", 1),
+                (2, "ambiguous_options", 2),
+                (2, "single_frame_solvable", 3),
+                (2, "language_prior_shortcut", 4),
+                (2, "other", 5),
+            ]
+        );
+        let rules: Vec<(&str, String, bool)> = former
+            .reasons
+            .iter()
+            .filter(|r| !r.levels.is_empty() || r.note)
+            .map(|r| (r.code.as_str(), r.level_words(), r.note))
+            .collect();
+        assert_eq!(
+            rules,
+            vec![
+                ("other", "every level".to_string(), true),
+                ("single_frame_solvable", "L3".to_string(), false),
+                ("other", "every level".to_string(), true),
+            ]
+        );
         let json = serde_json::to_string(&Taxonomy::vgenst()).unwrap();
         assert!(
             !json.contains("attributes") && !json.contains("variants"),
             "{json}"
         );
+        // A taxonomy stored before protocols carried reasons reads back without them
+        // (the store gives it VGenST-Bench's: `store::write::base::stored_taxonomy`).
+        let mut old: serde_json::Value = serde_json::from_str(&json).unwrap();
+        old.as_object_mut().unwrap().remove("reasons");
+        let old: Taxonomy = serde_json::from_value(old).unwrap();
+        assert!(old.reasons.is_empty());
         let back: Taxonomy = serde_json::from_str(&json).unwrap();
         assert_eq!(back, former);
     }

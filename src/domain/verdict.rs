@@ -5,6 +5,7 @@
 //! the store writes the plan (one insert and at most one update).
 
 use super::rules::{CheckedVerdict, FieldError, check_time_spent, check_verdict, outcome_of};
+use super::taxonomy::Taxonomy;
 use super::{Level, Outcome, Reason, Stage, Verdict};
 
 /// Which version of a clip a verdict is for.
@@ -89,6 +90,8 @@ pub struct DecisionFact {
 /// A verdict as sent.
 #[derive(Debug, Clone)]
 pub struct VerdictInput<'a> {
+    /// The campaign's protocol in force (its reasons and their rules).
+    pub taxonomy: &'a Taxonomy,
     pub validator: i64,
     pub verdict: Verdict,
     pub reasons: &'a [String],
@@ -198,6 +201,7 @@ pub fn decide_verdict(
     }
     // The verdict itself first: a malformed one is refused whatever the item's state.
     let checked = check_verdict(
+        input.taxonomy,
         item.stage,
         item.level,
         input.verdict,
@@ -358,6 +362,7 @@ mod tests {
 
     fn input(validator: i64, verdict: Verdict) -> VerdictInput<'static> {
         VerdictInput {
+            taxonomy: Taxonomy::vgenst_ref(),
             validator,
             verdict,
             reasons: &[],

@@ -258,7 +258,7 @@ fn check_line(
 
     let calibration = match obj.get("calibration") {
         None | Some(Value::Null) => None,
-        Some(v) => match known_verdict(v, Stage::Clip, None) {
+        Some(v) => match known_verdict(taxonomy, v, Stage::Clip, None) {
             Ok(k) => Some(k),
             Err((f, m)) => {
                 push(Some(&format!("calibration{f}")), m);
@@ -521,7 +521,7 @@ fn check_question(
     };
     let calibration = match (obj.get("calibration"), level) {
         (None | Some(Value::Null), _) => None,
-        (Some(v), level) => match known_verdict(v, Stage::Question, level) {
+        (Some(v), level) => match known_verdict(taxonomy, v, Stage::Question, level) {
             Ok(k) => Some(k),
             Err((f, m)) => {
                 errs.push((at(&format!("calibration{f}")), m));
@@ -549,6 +549,7 @@ fn check_question(
 /// A known verdict: `{"verdict": "valid"|"reject", "reasons": [...], "note": "..."}`,
 /// held to the same rules as a validator's. Errors name the sub-field (`.verdict`, ...).
 fn known_verdict(
+    taxonomy: &Taxonomy,
     v: &Value,
     stage: Stage,
     level: Option<Level>,
@@ -585,7 +586,7 @@ fn known_verdict(
         Some(Value::String(s)) => s.clone(),
         Some(_) => return Err((".note".into(), "`note` must be a string".into())),
     };
-    check_verdict(stage, level, verdict, &reasons, &note)
+    check_verdict(taxonomy, stage, level, verdict, &reasons, &note)
         .map_err(|e| (format!(".{}", e.field), e.message))
 }
 

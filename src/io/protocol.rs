@@ -56,7 +56,7 @@ mod tests {
         let path = dir.path().join("p.toml");
         std::fs::write(
             &path,
-            "[protocol]\nname = \"x\"\nversion = 1\n[[task]]\ncode = \"A\"\nname = \"a\"\nqa_types = [\"Q\"]\n",
+            "[protocol]\nname = \"x\"\nversion = 1\n[[task]]\ncode = \"A\"\nname = \"a\"\nqa_types = [\"Q\"]\n\n[[reason]]\nstage = 1\ncode = \"a\"\nlabel = \"A\"\nkey = 1\n\n[[reason]]\nstage = 2\ncode = \"b\"\nlabel = \"B\"\nkey = 1\n",
         )
         .expect("write");
         let err = read(&path, &Limits::default()).unwrap_err();

@@ -290,12 +290,19 @@ fn csv_error(e: csv::Error) -> Error {
 }
 
 /// Writes every decision: the import columns, then `time_spent_ms`, `clip_version`,
-/// `final` (true for the two verdicts that decided the item's outcome) and
-/// `time_measure`. The output can be imported again.
+/// `final` (true for the two verdicts that decided the item's outcome), `time_measure`
+/// and `protocol_version` (the version of the campaign's protocol the verdict was
+/// checked under). The output can be imported again.
 pub fn write_decisions(out: impl Write, records: &[DecisionRecord]) -> Result<()> {
     let mut w = csv::Writer::from_writer(out);
     let mut header: Vec<&str> = DECISION_COLUMNS.to_vec();
-    header.extend(["time_spent_ms", "clip_version", "final", "time_measure"]);
+    header.extend([
+        "time_spent_ms",
+        "clip_version",
+        "final",
+        "time_measure",
+        "protocol_version",
+    ]);
     w.write_record(&header).map_err(csv_error)?;
     for r in records {
         w.write_record([
@@ -310,6 +317,7 @@ pub fn write_decisions(out: impl Write, records: &[DecisionRecord]) -> Result<()
             r.clip_version.to_string(),
             r.counted.to_string(),
             r.time_measure.clone().unwrap_or_default(),
+            r.protocol_version.to_string(),
         ])
         .map_err(csv_error)?;
     }

@@ -6,8 +6,8 @@
 
 use super::format::{grid, task_prefix};
 use super::{Agreement, QcReport, StageSummary};
+use crate::domain::Stage;
 use crate::domain::taxonomy::Taxonomy;
-use crate::domain::{Reason, Stage};
 use crate::stats::agreement::KAPPA_CI95_BOUNDED_NOTE;
 use std::fmt::Write;
 
@@ -127,17 +127,13 @@ fn y_label(s: &mut String, x: u32, y: u32, text: &str) {
 }
 
 /// A reason's human label ("Generation artifact"), or the name itself if unknown.
-pub fn reason_label(stage: i64, name: &str) -> String {
+pub fn reason_label(tax: &Taxonomy, stage: i64, name: &str) -> String {
     let stage = if stage == 2 {
         Stage::Question
     } else {
         Stage::Clip
     };
-    match Reason::parse(stage, name) {
-        Ok(Reason::Other) => "Other".into(),
-        Ok(r) => r.label().into(),
-        Err(_) => name.into(),
-    }
+    tax.reason_label(stage, name)
 }
 
 /// Table 11 as a grid: scale rows, perspective/dynamics columns, each cell shaded by
@@ -559,7 +555,7 @@ pub fn kappa_bars(stage: &StageSummary, stage_name: &str, caption: &Caption) -> 
 }
 
 /// Totals of the reasons given with counted rejects in one stage, as horizontal bars.
-pub fn reason_bars(report: &QcReport, stage: i64, caption: &Caption) -> String {
+pub fn reason_bars(report: &QcReport, tax: &Taxonomy, stage: i64, caption: &Caption) -> String {
     let mut totals: Vec<(String, i64)> = Vec::new();
     for r in report.reasons.iter().filter(|r| r.stage == stage) {
         match totals.iter_mut().find(|(k, _)| *k == r.reason) {
@@ -599,7 +595,7 @@ pub fn reason_bars(report: &QcReport, stage: i64, caption: &Caption) -> String {
             "<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>",
             left - 8,
             y + 15,
-            esc(&reason_label(stage, reason))
+            esc(&reason_label(tax, stage, reason))
         );
         let _ = write!(
             s,
@@ -772,11 +768,11 @@ pub fn qc_figures(report: &QcReport, tax: &Taxonomy, caption: &Caption) -> Vec<F
         },
         Figure {
             name: "reasons-stage1",
-            svg: reason_bars(report, 1, caption),
+            svg: reason_bars(report, tax, 1, caption),
         },
         Figure {
             name: "reasons-stage2",
-            svg: reason_bars(report, 2, caption),
+            svg: reason_bars(report, tax, 2, caption),
         },
     ]
 }
@@ -848,10 +844,13 @@ mod tests {
     #[test]
     fn reasons_are_named_in_words() {
         assert_eq!(
-            reason_label(1, "generation_artifact"),
+            reason_label(&Taxonomy::vgenst(), 1, "generation_artifact"),
             "Generation artifact"
         );
-        assert_eq!(reason_label(2, "other"), "Other");
-        assert_eq!(reason_label(2, "something_new"), "something_new");
+        assert_eq!(reason_label(&Taxonomy::vgenst(), 2, "other"), "Other");
+        assert_eq!(
+            reason_label(&Taxonomy::vgenst(), 2, "something_new"),
+            "something_new"
+        );
     }
 }

@@ -14,6 +14,9 @@ pub struct Campaign {
     pub settings: Settings,
     /// Bumped by every change of the campaign's own row (its settings).
     pub revision: i64,
+    /// The version of its protocol in force: 1 at creation, one more at each change.
+    /// Every decision records the version it was checked under.
+    pub protocol_version: i64,
 }
 
 /// A campaign's targets and calibration rules.

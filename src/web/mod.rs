@@ -187,6 +187,13 @@ pub fn routes() -> Vec<(RouteSpec, MethodRouter<AppState>)> {
         ),
         r(
             "GET",
+            "/api/v1/campaigns/{campaign}/protocol",
+            STAFF,
+            Api,
+            get(api::protocol),
+        ),
+        r(
+            "GET",
             "/api/v1/campaigns/{campaign}/tasks",
             ADMIN,
             Api,

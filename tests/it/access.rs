@@ -56,6 +56,11 @@ const MATRIX: &[(&str, &str, &str)] = &[
         "/api/v1/campaigns/{campaign}/splits/{stage}/{item}/resolution",
         "author",
     ),
+    (
+        "GET",
+        "/api/v1/campaigns/{campaign}/protocol",
+        "admin validator author",
+    ),
     ("GET", "/api/v1/campaigns/{campaign}/tasks", "admin"),
     (
         "PUT",

@@ -682,7 +682,7 @@ fn a_campaign_reviews_by_the_protocol_file_it_was_created_with() {
     let broken = src.join("broken.toml");
     std::fs::write(
         &broken,
-        "[protocol]\nname = \"lab\"\nversion = 1\n\n[[task]]\ncode = \"A\"\nname = \"a\"\nqa_types = [\"YN\", \"MC\"]\n\n[[qa_type]]\ncode = \"YN\"\nname = \"yes/no\"\nlevel = \"L9\"\n",
+        "[protocol]\nname = \"lab\"\nversion = 1\n\n[[task]]\ncode = \"A\"\nname = \"a\"\nqa_types = [\"YN\", \"MC\"]\n\n[[qa_type]]\ncode = \"YN\"\nname = \"yes/no\"\nlevel = \"L9\"\n\n[[reason]]\nstage = 1\ncode = \"bad\"\nlabel = \"Bad clip\"\nkey = 1\n\n[[reason]]\nstage = 2\ncode = \"wrong\"\nlabel = \"Wrong\"\nkey = 1\n",
     )
     .unwrap();
     let err = fails(&tandem(
@@ -726,7 +726,7 @@ fn a_campaign_reviews_by_the_protocol_file_it_was_created_with() {
     let own = src.join("own.toml");
     std::fs::write(
         &own,
-        "[protocol]\nname = \"lab\"\nversion = 1\ntarget_per_task = 40\nexport_variants = false\n\n[[task]]\ncode = \"A\"\nname = \"a\"\nqa_types = [\"YN\"]\n\n[[qa_type]]\ncode = \"YN\"\nname = \"yes/no\"\nlevel = \"L1\"\n",
+        "[protocol]\nname = \"lab\"\nversion = 1\ntarget_per_task = 40\nexport_variants = false\n\n[[task]]\ncode = \"A\"\nname = \"a\"\nqa_types = [\"YN\"]\n\n[[qa_type]]\ncode = \"YN\"\nname = \"yes/no\"\nlevel = \"L1\"\n\n[[reason]]\nstage = 1\ncode = \"bad\"\nlabel = \"Bad clip\"\nkey = 1\n\n[[reason]]\nstage = 2\ncode = \"wrong\"\nlabel = \"Wrong\"\nkey = 1\n",
     )
     .unwrap();
     ok(&tandem(
@@ -835,14 +835,37 @@ fn a_campaign_reviews_by_the_protocol_file_it_was_created_with() {
             ],
         ));
     }
-    // GLIMPSE's review: every question at L3, so "needs only one frame" is a reason.
+    // GLIMPSE's review gives its own reasons (section 3.2): a VGenST reason is not one of
+    // them, and the file is refused whole.
     let t = "2026-03-01T10:00:00Z";
+    std::fs::write(
+        src.join("d.csv"),
+        format!(
+            "stage,item_id,validator,verdict,reasons,note,decided_at\n\
+             1,G1,val00,valid,,,{t}\n1,G1,val01,reject,prompt_drift,,{t}\n"
+        ),
+    )
+    .unwrap();
+    let err = fails(&tandem(
+        &data,
+        &[
+            "decisions",
+            "import",
+            src.join("d.csv").to_str().unwrap(),
+            "--campaign",
+            "glimpse",
+        ],
+    ));
+    assert!(
+        err.contains("line 3, field `reasons`: `prompt_drift` is not a Stage 1 reason (expected one of: not_dynamic, length_out_of_range, unusable_video, other)"),
+        "{err}"
+    );
     let decisions = format!(
         "stage,item_id,validator,verdict,reasons,note,decided_at\n\
          1,G1,val00,valid,,,{t}\n1,G1,val01,valid,,,{t}\n\
          1,G2,val00,valid,,,{t}\n1,G2,val01,valid,,,{t}\n\
          2,G1_YN,val00,valid,,,{t}\n2,G1_YN,val01,valid,,,{t}\n\
-         2,G1_YNR,val00,reject,single_frame_solvable,,{t}\n2,G1_YNR,val01,reject,incorrect_answer,,{t}\n\
+         2,G1_YNR,val00,reject,single_frame_solvable,,{t}\n2,G1_YNR,val01,reject,reverse_mismatch,,{t}\n\
          2,G1_MC,val00,valid,,,{t}\n2,G1_MC,val01,reject,single_frame_solvable,,{t}\n\
          2,G2_YN,val00,valid,,,{t}\n2,G2_YN,val01,valid,,,{t}\n\
          2,G2_YNR,val00,valid,,,{t}\n2,G2_YNR,val01,valid,,,{t}\n"
@@ -895,7 +918,8 @@ fn a_campaign_reviews_by_the_protocol_file_it_was_created_with() {
         ],
     ));
     assert!(
-        out.contains("campaign `glimpse` now reviews by protocol `GLIMPSE-like` (version 1): 12 tasks (1 new)"),
+        out.contains("campaign `glimpse` now reviews by protocol `GLIMPSE-like` (version 1): 12 tasks (1 new)")
+            && out.contains("the campaign's protocol is now version 2 (it was 1)"),
         "{out}"
     );
     let shrunk = grown.replacen("qa_types = [\"MC\", \"YN\"]", "qa_types = [\"MC\"]", 1);
@@ -913,6 +937,25 @@ fn a_campaign_reviews_by_the_protocol_file_it_was_created_with() {
     assert!(
         err.contains("keeps its protocol, nothing was changed: 1 problem")
             && err.contains("task `TRAJ` no longer has QA type `YN`"),
+        "{err}"
+    );
+    // Nor can it drop a reason that stored verdicts give.
+    let dropped = grown.replace("code = \"reverse_mismatch\"", "code = \"reversed_wrong\"");
+    std::fs::write(src.join("dropped.toml"), &dropped).unwrap();
+    let err = fails(&tandem(
+        &data,
+        &[
+            "campaign",
+            "protocol",
+            src.join("dropped.toml").to_str().unwrap(),
+            "--campaign",
+            "glimpse",
+        ],
+    ));
+    assert!(
+        err.contains(
+            "the Stage 2 reason `reverse_mismatch` is removed, but stored verdicts give it"
+        ),
         "{err}"
     );
     let pairs = ok(&tandem(&data, &["pair", "list", "--campaign", "glimpse"]));

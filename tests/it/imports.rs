@@ -707,10 +707,13 @@ async fn each_decision_says_what_its_time_measures_and_the_export_carries_it() {
     tandem::io::records::write_decisions(&mut csv, &records).unwrap();
     let csv = String::from_utf8(csv).unwrap();
     assert!(
-        csv.lines().next().unwrap().ends_with(",final,time_measure"),
+        csv.lines()
+            .next()
+            .unwrap()
+            .ends_with(",final,time_measure,protocol_version"),
         "{csv}"
     );
-    assert!(csv.lines().nth(1).unwrap().ends_with(",visible"), "{csv}");
+    assert!(csv.lines().nth(1).unwrap().ends_with(",visible,1"), "{csv}");
     let again = import_csv_decisions(&app, &csv).await.unwrap();
     assert_eq!(again.recorded, 0, "{again:?}");
 }
@@ -831,5 +834,107 @@ async fn a_protocol_change_keeps_what_is_stored_and_adds_what_is_new() {
         err.contains("questions[0].qa_type")
             && err.contains("it changed since the manifest was checked"),
         "{err}"
+    );
+}
+
+/// Each decision records the version of its campaign's protocol it was checked under. A
+/// server whose copy of the campaign predates a change made through another (a copy
+/// lives up to a second) checks a verdict by the version in force, which the verdict's
+/// own write reads: a reason the change added is taken at once, and recorded with the
+/// new version.
+#[tokio::test]
+async fn a_decision_records_the_protocol_version_it_was_checked_under() {
+    use tandem::domain::Stage;
+    use tandem::domain::taxonomy::ReasonDef;
+    let app = spawn_app().await;
+    let protocol =
+        tandem::domain::protocol::parse(tandem::domain::protocol::shipped("glimpse").unwrap())
+            .unwrap();
+    app.store
+        .create_campaign(CAMPAIGN, &protocol)
+        .await
+        .unwrap();
+    let c = cast(&app).await;
+    let ids = app.import_clips(&["TRAJ"], 1, &["YN"]).await;
+    // Version 1: GLIMPSE's clip reasons, not VGenST's.
+    let r = app.reject(&c.v0, 1, &ids[0], "generation_artifact").await;
+    assert_eq!(
+        r.status,
+        reqwest::StatusCode::UNPROCESSABLE_ENTITY,
+        "{:?}",
+        r.body
+    );
+    let r = app.reject(&c.v0, 1, &ids[0], "not_dynamic").await;
+    assert_eq!(r.status, reqwest::StatusCode::CREATED, "{:?}", r.body);
+
+    // This server holds a copy of the campaign; another one adds a clip reason.
+    assert_eq!(
+        app.store.campaign(CAMPAIGN).await.unwrap().protocol_version,
+        1
+    );
+    let other = tandem::Store::open(&app.config.database_url).await.unwrap();
+    let mut v2 = protocol.taxonomy.clone();
+    v2.reasons.insert(
+        3,
+        ReasonDef {
+            stage: Stage::Clip,
+            code: "watermark".into(),
+            label: "A watermark is visible".into(),
+            key: 5,
+            levels: vec![],
+            note: false,
+        },
+    );
+    let after = other.change_protocol(CAMPAIGN, &v2).await.unwrap();
+    assert_eq!(after.protocol_version, 2);
+    // The same protocol again is no change and no new version.
+    let same = other.change_protocol(CAMPAIGN, &v2).await.unwrap();
+    assert_eq!(same.protocol_version, 2);
+    // This server's copy is still version 1, yet its next verdict is checked by
+    // version 2 and says so.
+    let copy = app.store.campaign(CAMPAIGN).await.unwrap();
+    assert!(copy.taxonomy.reason(Stage::Clip, "watermark").is_none());
+    let r = app.reject(&c.v1, 1, &ids[0], "watermark").await;
+    assert_eq!(r.status, reqwest::StatusCode::CREATED, "{:?}", r.body);
+
+    let campaign = app.store.campaign(CAMPAIGN).await.unwrap();
+    let records = app.store.decision_records(&campaign).await.unwrap();
+    let versions: Vec<(String, i64)> = records
+        .iter()
+        .map(|d| (d.reasons.clone(), d.protocol_version))
+        .collect();
+    assert_eq!(
+        versions,
+        [("not_dynamic".to_string(), 1), ("watermark".to_string(), 2)]
+    );
+    // Every version is kept, with its taxonomy.
+    assert_eq!(
+        app.count("SELECT COUNT(*) FROM campaign_protocols").await,
+        2
+    );
+    // The API gives the protocol in force, with its version (this server's copy of the
+    // campaign is renewed within a second).
+    tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
+    let r = app
+        .get(&format!("/api/v1/campaigns/{CAMPAIGN}/protocol"), &c.v0)
+        .await;
+    assert_eq!(r.status, reqwest::StatusCode::OK, "{:?}", r.body);
+    assert_eq!(r.body["version"], 2, "{:?}", r.body);
+    let clip_reasons: Vec<&str> = r.body["reasons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|x| x["stage"] == 1)
+        .map(|x| x["code"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        clip_reasons,
+        [
+            "not_dynamic",
+            "length_out_of_range",
+            "unusable_video",
+            "watermark",
+            "other"
+        ]
     );
 }

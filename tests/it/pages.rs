@@ -278,13 +278,13 @@ async fn a_validator_reviews_both_stages_through_the_pages() {
     // L1 shows it too, under the same key, but it cannot be ticked.
     assert!(
         oe.text.contains(
-            r#"value="single_frame_solvable" data-key="3" data-label="Single-frame solvable" disabled>"#
+            r#"value="single_frame_solvable" data-key="3" data-label="Single-frame solvable" data-only="L3" disabled>"#
         ),
         "L1 shows single_frame_solvable disabled"
     );
     assert!(
         page.text.contains(
-            r#"value="single_frame_solvable" data-key="3" data-label="Single-frame solvable">"#
+            r#"value="single_frame_solvable" data-key="3" data-label="Single-frame solvable" data-only="L3">"#
         ),
         "L3 offers it under the same key"
     );
@@ -1099,6 +1099,16 @@ async fn review_pages_show_the_campaigns_own_protocol() {
         "{}",
         q.text
     );
+    // The reasons and their keys are the protocol's: GLIMPSE's question checks, not
+    // VGenST's, and the legend names the keys they have.
+    assert!(
+        q.text.contains(r#"value="reverse_mismatch" data-key="4" data-label="Its reversed direction does not hold""#)
+            && q.text.contains(r#"value="other" data-key="5" data-label="Other" data-only="every level" data-note="1""#)
+            && !q.text.contains("incorrect_answer")
+            && q.text.contains("<kbd>1</kbd>–<kbd>5</kbd> reasons"),
+        "{}",
+        q.text
+    );
 }
 
 /// The admin creates a campaign from the campaigns page with a shipped protocol or a
@@ -1139,7 +1149,7 @@ async fn the_admin_creates_a_campaign_with_a_protocol_from_the_campaigns_page() 
         overview.text
     );
 
-    let broken = "[protocol]\nname = \"lab\"\nversion = 1\n\n[[task]]\ncode = \"A\"\nname = \"a\"\nqa_types = [\"YN\", \"MC\"]\n\n[[qa_type]]\ncode = \"YN\"\nname = \"yes/no\"\nlevel = \"L9\"\n";
+    let broken = "[protocol]\nname = \"lab\"\nversion = 1\n\n[[task]]\ncode = \"A\"\nname = \"a\"\nqa_types = [\"YN\", \"MC\"]\n\n[[qa_type]]\ncode = \"YN\"\nname = \"yes/no\"\nlevel = \"L9\"\n\n[[reason]]\nstage = 1\ncode = \"bad\"\nlabel = \"Bad clip\"\nkey = 1\n\n[[reason]]\nstage = 2\ncode = \"wrong\"\nlabel = \"Wrong\"\nkey = 1\n";
     let r = app
         .page(
             Some(&web),

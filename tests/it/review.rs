@@ -256,7 +256,7 @@ async fn a_verdict_may_change_until_the_partner_decides_and_every_change_is_kept
     let lines: Vec<&str> = r.text.lines().collect();
     assert_eq!(
         lines[0],
-        "stage,item_id,validator,verdict,reasons,note,decided_at,time_spent_ms,clip_version,final,time_measure"
+        "stage,item_id,validator,verdict,reasons,note,decided_at,time_spent_ms,clip_version,final,time_measure,protocol_version"
     );
     let finals: Vec<(&str, &str)> = lines[1..]
         .iter()

@@ -109,6 +109,12 @@ impl Backend {
         let mut c = self.read().await?;
         require_pool_in(&mut c, campaign, validator).await?;
         let (header, known) = item_view_in(&mut c, campaign.id, stage, key).await?;
+        campaign
+            .taxonomy
+            .check_stored(stage, &known.reasons)
+            .map_err(|m| {
+                Error::Internal(format!("the known verdict of calibration item `{key}`: {m}"))
+            })?;
         let status = write::gates::calibration_status(&mut *c, campaign.id, validator.id).await?;
         let mine: Option<(String, String, i64)> = qa(
             "SELECT verdict, reasons, agrees FROM calibration_decisions
@@ -123,7 +129,9 @@ impl Backend {
             .map(|(verdict, reasons, agrees)| -> Result<CalibrationFeedback> {
                 Ok(CalibrationFeedback {
                     verdict: Verdict::parse(&verdict).map_err(Error::Internal)?,
-                    reasons: Reason::split_stored(&reasons).map_err(|m| {
+                    reasons: Reason::split_stored(&reasons)
+                        .and_then(|rs| campaign.taxonomy.check_stored(stage, &rs).map(|()| rs))
+                        .map_err(|m| {
                         Error::Internal(format!(
                             "the calibration verdict of {} on `{key}`: {m}",
                             validator.name
@@ -152,20 +160,19 @@ impl Backend {
         key: &str,
         req: &VerdictRequest,
     ) -> Result<CalibrationFeedback> {
-        let (campaign_id, campaign_name, validator, key, req) = (
-            campaign.id,
-            campaign.name.clone(),
+        let (campaign, validator, key, req) = (
+            campaign.clone(),
             validator.clone(),
             key.to_string(),
             req.clone(),
         );
         self.write_tx(Lock::Item, move |tx| {
-            let (campaign_name, validator, key, req) =
-                (campaign_name.clone(), validator.clone(), key.clone(), req.clone());
+            let (campaign, validator, key, req) =
+                (campaign.clone(), validator.clone(), key.clone(), req.clone());
             Box::pin(async move {
                 write::calibration::record(
                     tx,
-                    (campaign_id, &campaign_name),
+                    &campaign,
                     &validator,
                     stage,
                     &key,

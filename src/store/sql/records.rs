@@ -68,7 +68,7 @@ impl Backend {
                 (campaign.clone(), rows.clone(), problems.clone(), what.clone());
             Box::pin(async move {
                 let rows = write::records::Rows::Decisions(&rows);
-                write::records::import(tx, (campaign.id, &campaign.name), rows, problems, &what)
+                write::records::import(tx, &campaign, rows, problems, &what)
                     .await
             })
         })
@@ -88,7 +88,7 @@ impl Backend {
                 (campaign.clone(), rows.clone(), problems.clone(), what.clone());
             Box::pin(async move {
                 let rows = write::records::Rows::Resolutions(&rows);
-                write::records::import(tx, (campaign.id, &campaign.name), rows, problems, &what)
+                write::records::import(tx, &campaign, rows, problems, &what)
                     .await
             })
         })
@@ -124,11 +124,13 @@ impl Backend {
             time_measure: Option<String>,
             clip_version: i64,
             counted: i64,
+            protocol_version: i64,
         }
         Ok(qa::<Row>(
             "SELECT i.stage, i.item_key, u.name, d.verdict, d.reasons, d.note, d.decided_at,
                     d.time_spent_ms, d.time_measure, i.clip_version,
-                    CAST(CASE WHEN d.id = i.final1_id OR d.id = i.final2_id THEN 1 ELSE 0 END AS BIGINT) AS counted
+                    CAST(CASE WHEN d.id = i.final1_id OR d.id = i.final2_id THEN 1 ELSE 0 END AS BIGINT) AS counted,
+                    d.protocol_version
              FROM decisions d
              JOIN items i ON i.id = d.item_id
              JOIN users u ON u.id = d.validator_id
@@ -151,6 +153,7 @@ impl Backend {
             time_measure: r.time_measure,
             clip_version: r.clip_version,
             counted: r.counted == 1,
+            protocol_version: r.protocol_version,
         })
         .collect())
     }
@@ -345,14 +348,14 @@ impl Backend {
                     r.reasons1.unwrap_or_default(),
                     r.reasons2.unwrap_or_default()
                 );
+                let mut reasons = crate::domain::Reason::split_stored(&both).map_err(|m| {
+                    Error::Internal(format!("clip `{}`, its Stage 1 item: {m}", r.clip_key))
+                })?;
+                campaign
+                    .taxonomy
+                    .order_reasons(crate::domain::Stage::Clip, &mut reasons);
                 let reasons: Vec<String> =
-                    crate::domain::Reason::join(&crate::domain::Reason::split_stored(&both).map_err(
-                        |m| Error::Internal(format!("clip `{}`, its Stage 1 item: {m}", r.clip_key)),
-                    )?)
-                    .split(';')
-                        .filter(|x| !x.is_empty())
-                        .map(str::to_string)
-                        .collect();
+                    reasons.iter().map(|x| x.as_str().to_string()).collect();
                 let notes: Vec<String> = [r.note1, r.note2, r.author_note]
                     .into_iter()
                     .flatten()

@@ -47,6 +47,23 @@ struct SplitRow {
     res_author: Option<String>,
 }
 
+/// A split read back, its two sides' reasons checked against the campaign's protocol.
+fn checked_split(campaign: &Campaign, r: SplitRow) -> Result<SplitItem> {
+    let s = SplitItem::try_from(r)?;
+    for side in [&s.rater1, &s.rater2] {
+        campaign
+            .taxonomy
+            .check_stored(s.stage, &side.reasons)
+            .map_err(|m| {
+                Error::Internal(format!(
+                    "the counted verdict of {} on `{}`: {m}",
+                    side.validator, s.item_id
+                ))
+            })?;
+    }
+    Ok(s)
+}
+
 impl TryFrom<SplitRow> for SplitItem {
     type Error = Error;
     fn try_from(r: SplitRow) -> Result<SplitItem> {
@@ -272,6 +289,12 @@ impl Backend {
         .into_iter()
         .map(|d| d.fact().and_then(OwnDecision::try_from))
         .collect::<Result<Vec<_>>>()?;
+        for d in &my_decisions {
+            campaign
+                .taxonomy
+                .check_stored(stage, &d.reasons)
+                .map_err(|m| Error::Internal(format!("change {} of `{key}`: {m}", d.change)))?;
+        }
         Ok(ValidatorItem {
             stage,
             item_id: header.key,
@@ -293,13 +316,15 @@ impl Backend {
         req: &VerdictRequest,
         origin: Origin,
     ) -> Result<Recorded> {
-        let (campaign_id, key, req, validator) =
-            (campaign.id, key.to_string(), req.clone(), validator.clone());
+        let (campaign, key, req, validator) =
+            (campaign.clone(), key.to_string(), req.clone(), validator.clone());
         self.write_tx(Lock::Item, move |tx| {
-            let (key, req, validator) = (key.clone(), req.clone(), validator.clone());
+            let (campaign, key, req, validator) =
+                (campaign.clone(), key.clone(), req.clone(), validator.clone());
             Box::pin(async move {
                 let target = Target {
-                    campaign_id,
+                    campaign_id: campaign.id,
+                    campaign: &campaign,
                     stage,
                     key: &key,
                     version: None,
@@ -338,7 +363,7 @@ impl Backend {
         .fetch_all(&mut *self.read().await?)
         .await?
         .into_iter()
-        .map(SplitItem::try_from)
+        .map(|r| checked_split(campaign, r))
         .collect()
     }
 
@@ -358,7 +383,9 @@ impl Backend {
         .bind(key)
         .fetch_optional(&mut *self.read().await?)
         .await?;
-        row.map(SplitItem::try_from).transpose()?.ok_or_else(|| {
+        row.map(|r| checked_split(campaign, r))
+            .transpose()?
+            .ok_or_else(|| {
             Error::NotFound(format!(
                 "no split {} `{key}` in Stage {stage}",
                 stage.item_noun()

@@ -49,18 +49,89 @@ row! {
         calibration_threshold: f64,
         calibration_min_items: i64,
         revision: i64,
+        protocol_version: i64,
     }
+}
+
+/// A stored taxonomy (a campaign's, or one version of its protocol), read back. One stored
+/// before protocols carried reasons has VGenST-Bench's, which every campaign reviewed by
+/// then.
+pub(crate) fn stored_taxonomy(json: &str, campaign: &str) -> Result<Taxonomy> {
+    let mut taxonomy: Taxonomy = serde_json::from_str(json).map_err(|e| {
+        Error::Internal(format!(
+            "stored taxonomy of `{campaign}` is unreadable: {e}"
+        ))
+    })?;
+    if taxonomy.reasons.is_empty() {
+        taxonomy.reasons = Taxonomy::vgenst().reasons;
+    }
+    Ok(taxonomy)
+}
+
+/// The taxonomy of version `version` of campaign `campaign_id`'s protocol.
+pub(crate) async fn protocol_at(
+    tx: &mut impl Tx,
+    campaign_id: i64,
+    version: i64,
+) -> Result<Taxonomy> {
+    let (json,): (String,) = tx
+        .fetch_opt(
+            sql!(
+                "SELECT taxonomy FROM campaign_protocols
+                 WHERE campaign_id = :campaign AND version = :version"
+            ),
+            named! { campaign: campaign_id, version },
+        )
+        .await?
+        .ok_or_else(|| {
+            Error::Internal(format!(
+                "campaign #{campaign_id} has no stored protocol version {version}"
+            ))
+        })?;
+    stored_taxonomy(
+        &json,
+        &format!("campaign #{campaign_id}, version {version}"),
+    )
+}
+
+/// The protocol a write checks by: the version the campaign's row names now (`stored`,
+/// read in the write's own statements), which is the caller's copy (`campaign`, up to a
+/// second old) unless the protocol changed since; then that version is read.
+pub(crate) async fn protocol_in_force<'a>(
+    tx: &mut impl Tx,
+    campaign: &'a Campaign,
+    stored: i64,
+) -> Result<std::borrow::Cow<'a, Taxonomy>> {
+    if stored == campaign.protocol_version {
+        return Ok(std::borrow::Cow::Borrowed(&campaign.taxonomy));
+    }
+    protocol_at(tx, campaign.id, stored)
+        .await
+        .map(std::borrow::Cow::Owned)
+}
+
+/// Keeps `taxonomy` as version `version` of the campaign's protocol.
+pub(crate) async fn keep_protocol(
+    tx: &mut impl Tx,
+    campaign_id: i64,
+    version: i64,
+    json: &str,
+) -> Result<()> {
+    tx.exec(
+        sql!(
+            "INSERT INTO campaign_protocols (campaign_id, version, taxonomy, set_at)
+             VALUES (:campaign, :version, :taxonomy, :now)"
+        ),
+        named! { campaign: campaign_id, version, taxonomy: json, now: now_micros() },
+    )
+    .await?;
+    Ok(())
 }
 
 impl TryFrom<CampaignRow> for Campaign {
     type Error = Error;
     fn try_from(r: CampaignRow) -> Result<Campaign> {
-        let taxonomy: Taxonomy = serde_json::from_str(&r.taxonomy).map_err(|e| {
-            Error::Internal(format!(
-                "stored taxonomy of `{}` is unreadable: {e}",
-                r.name
-            ))
-        })?;
+        let taxonomy = stored_taxonomy(&r.taxonomy, &r.name)?;
         Ok(Campaign {
             id: r.id,
             name: r.name,
@@ -71,6 +142,7 @@ impl TryFrom<CampaignRow> for Campaign {
                 calibration_min_items: r.calibration_min_items,
             },
             revision: r.revision,
+            protocol_version: r.protocol_version,
         })
     }
 }
@@ -79,7 +151,7 @@ pub(crate) async fn campaign(tx: &mut impl Tx, name: &str) -> Result<Option<Camp
     tx.fetch_opt::<CampaignRow>(
         sql!(
             "SELECT id, name, taxonomy, target_per_task, calibration_threshold,
-                    calibration_min_items, revision
+                    calibration_min_items, revision, protocol_version
              FROM campaigns WHERE name = :name"
         ),
         named! { name },
@@ -131,6 +203,7 @@ pub(crate) async fn create_campaign(
         .await?;
         settings.target_per_task = target;
     }
+    keep_protocol(tx, id, 1, &json).await?;
     insert_tasks(tx, id, &taxonomy.tasks, 0).await?;
     gates::refresh_pairs(tx, id).await?;
     Ok(Campaign {
@@ -139,6 +212,7 @@ pub(crate) async fn create_campaign(
         taxonomy: Arc::new(taxonomy),
         settings,
         revision: 0,
+        protocol_version: 1,
     })
 }
 

@@ -15,36 +15,40 @@ use crate::domain::{Role, Stage, Verdict};
 use crate::error::{Error, Result};
 use crate::store::accounts::User;
 use crate::store::calibration::CalibrationFeedback;
+use crate::store::catalog::Campaign;
 use crate::store::db::{Tx, locked, named, sql};
 use crate::store::review::VerdictRequest;
 
 /// Records a calibration verdict and answers with the known one.
 pub(crate) async fn record(
     tx: &mut impl Tx,
-    campaign: (i64, &str),
+    campaign: &Campaign,
     validator: &User,
     stage: Stage,
     key: &str,
     req: &VerdictRequest,
 ) -> Result<CalibrationFeedback> {
-    let (campaign_id, campaign_name) = campaign;
-    // The membership row is this validator's lock for their calibration.
-    let member: Option<i64> = tx
-        .scalar_opt(
+    let (campaign_id, campaign_name) = (campaign.id, campaign.name.as_str());
+    // The membership row is this validator's lock for their calibration; the campaign's
+    // row says which version of its protocol is in force.
+    let member: Option<(i64, i64)> = tx
+        .fetch_opt(
             locked!(
-                "SELECT m.cleared FROM pool_members m
+                "SELECT m.cleared,
+                        (SELECT k.protocol_version FROM campaigns k WHERE k.id = :campaign)
+                 FROM pool_members m
                  WHERE m.campaign_id = :campaign AND m.user_id = :user",
                 "m"
             ),
             named! { campaign: campaign_id, user: validator.id },
         )
         .await?;
-    if validator.role != Role::Validator || member.is_none() {
+    let Some((_, protocol_version)) = member.filter(|_| validator.role == Role::Validator) else {
         return Err(Error::Forbidden(format!(
             "{} is not in the validator pool of campaign `{campaign_name}`",
             validator.name
         )));
-    }
+    };
     let (rules, items, mut histories) =
         gates::calibration_facts(tx, campaign_id, Some(validator.id)).await?;
     let history = histories.remove(&validator.id).unwrap_or_default();
@@ -73,7 +77,9 @@ pub(crate) async fn record(
             )
             .transpose()?,
     };
+    let taxonomy = base::protocol_in_force(tx, campaign, protocol_version).await?;
     let plan = decide_calibration(&CalibrationInput {
+        taxonomy: &taxonomy,
         items: &items,
         rules,
         history: &history,
@@ -132,9 +138,10 @@ pub(crate) async fn record(
     tx.exec(
         sql!(
             "INSERT INTO calibration_decisions (campaign_id, item_id, validator_id, round, verdict,
-                                                reasons, note, time_spent_ms, decided_at, agrees)
+                                                reasons, note, time_spent_ms, decided_at, agrees,
+                                                protocol_version)
              VALUES (:campaign, :item, :user, :round, :verdict, :reasons, :note, :time_spent,
-                     :now, :agrees)"
+                     :now, :agrees, :protocol_version)"
         ),
         named! {
             campaign: campaign_id,
@@ -147,6 +154,7 @@ pub(crate) async fn record(
             time_spent: record.time_spent_ms,
             now,
             agrees: i64::from(record.agrees),
+            protocol_version,
         },
     )
     .await?;

@@ -10,7 +10,7 @@ use crate::domain::protocol::{InUse, change_problems};
 use crate::domain::rules::CheckedVerdict;
 use crate::domain::taxonomy::Taxonomy;
 use crate::domain::video::{FrameTiming, TimingRead};
-use crate::domain::{Level, Outcome};
+use crate::domain::{Level, Outcome, Reason, Stage};
 use crate::error::{Error, LineError, Rejected, Result};
 use crate::store::catalog::{Campaign, ImportSummary, Settings};
 use crate::store::db::{Tx, Value, named, row, sql};
@@ -307,6 +307,30 @@ async fn in_use(tx: &mut impl Tx, campaign_id: i64) -> Result<InUse> {
         used.cells.insert((task, qa.clone()));
         used.levels.insert(qa, level);
     }
+    for (stage, reasons) in tx
+        .fetch::<(i64, String)>(
+            sql!(
+                "SELECT DISTINCT stage, reasons FROM decisions
+                 WHERE campaign_id = :campaign AND reasons <> ''
+                 UNION
+                 SELECT DISTINCT i.stage, d.reasons FROM calibration_decisions d
+                 JOIN items i ON i.id = d.item_id
+                 WHERE d.campaign_id = :campaign AND d.reasons <> ''
+                 UNION
+                 SELECT DISTINCT i.stage, k.reasons FROM calibration_keys k
+                 JOIN items i ON i.id = k.item_id
+                 WHERE i.campaign_id = :campaign AND k.reasons <> ''"
+            ),
+            named! { campaign: campaign_id },
+        )
+        .await?
+    {
+        let stage = Stage::from_number(stage)
+            .ok_or_else(|| Error::Internal(format!("a stored decision of stage {stage}")))?;
+        for r in Reason::split_stored(&reasons).map_err(Error::Internal)? {
+            used.reasons.insert((stage, r.as_str().to_string()));
+        }
+    }
     Ok(used)
 }
 
@@ -322,6 +346,9 @@ pub(crate) async fn change_protocol(
     let campaign = base::campaign(tx, name)
         .await?
         .ok_or_else(|| Error::NotFound(format!("no campaign named `{name}`")))?;
+    if *campaign.taxonomy == taxonomy {
+        return Ok(campaign);
+    }
     let used = in_use(tx, campaign.id).await?;
     let problems = change_problems(&campaign.taxonomy, &taxonomy, &used);
     if !problems.is_empty() {
@@ -334,14 +361,17 @@ pub(crate) async fn change_protocol(
     }
     let json = serde_json::to_string(&taxonomy)
         .map_err(|e| Error::Internal(format!("taxonomy does not serialise: {e}")))?;
+    let version = campaign.protocol_version + 1;
     tx.exec(
         sql!(
-            "UPDATE campaigns SET taxonomy = :taxonomy, revision = revision + 1
+            "UPDATE campaigns SET taxonomy = :taxonomy, revision = revision + 1,
+                    protocol_version = :version
              WHERE id = :campaign"
         ),
-        named! { taxonomy: &json, campaign: campaign.id },
+        named! { taxonomy: &json, version, campaign: campaign.id },
     )
     .await?;
+    base::keep_protocol(tx, campaign.id, version, &json).await?;
     // `change_problems` kept every existing task at its place: the new ones follow.
     let kept = campaign.taxonomy.tasks.len().min(taxonomy.tasks.len());
     let (existing, added) = taxonomy.tasks.split_at(kept);
@@ -366,6 +396,7 @@ pub(crate) async fn change_protocol(
     Ok(Campaign {
         taxonomy: Arc::new(taxonomy),
         revision: campaign.revision + 1,
+        protocol_version: version,
         ..campaign
     })
 }

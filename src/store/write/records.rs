@@ -9,6 +9,7 @@ use crate::domain::records::{DecisionRow, ResolutionRow};
 use crate::domain::{Origin, Role, Stage};
 use crate::error::{Error, LineError, Rejected, Result};
 use crate::store::accounts::User;
+use crate::store::catalog::Campaign;
 use crate::store::db::Tx;
 use crate::store::records::BulkSummary;
 use crate::store::review::{Dedupe, Path, VerdictRequest, VersionRule};
@@ -88,12 +89,12 @@ impl People {
 /// was already wrong with the file. With any problem, the file is refused whole.
 pub(crate) async fn import(
     tx: &mut impl Tx,
-    campaign: (i64, &str),
+    campaign: &Campaign,
     rows: Rows<'_>,
     mut problems: Vec<LineError>,
     what: &str,
 ) -> Result<BulkSummary> {
-    let (campaign_id, campaign_name) = campaign;
+    let (campaign_id, campaign_name) = (campaign.id, campaign.name.as_str());
     let (role, field) = rows.actor();
     let mut people = People {
         cache: HashMap::new(),
@@ -129,6 +130,7 @@ pub(crate) async fn import(
                 };
                 let target = Target {
                     campaign_id,
+                    campaign,
                     stage,
                     key,
                     version,

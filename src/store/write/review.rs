@@ -17,6 +17,7 @@ use crate::domain::verdict::{
 use crate::domain::{Origin, Outcome, Resolution, Stage};
 use crate::error::{Error, Result};
 use crate::store::accounts::User;
+use crate::store::catalog::Campaign;
 use crate::store::db::{Arg, Dialect, Tx, locked, named, row, sql};
 use crate::store::review::{DecisionRowDb, Dedupe, OwnDecision, Path, Recorded, VerdictRequest};
 
@@ -45,6 +46,7 @@ row! {
         pub parent_rater1: Option<i64>,
         pub parent_rater2: Option<i64>,
         pub gate: Option<i64>,
+        pub protocol_version: i64,
     }
 }
 
@@ -55,15 +57,17 @@ pub(crate) struct Loaded {
     decided: (i64, i64),
     /// The validator's calibration gate: None outside the pool.
     pub gate: Option<i64>,
+    /// The version of the campaign's protocol in force, as the write read it.
+    pub protocol_version: i64,
 }
 
 fn outcome(s: &str) -> Result<Outcome> {
     Outcome::parse(s).ok_or_else(|| Error::Internal(format!("stored outcome `{s}`")))
 }
 
-/// One item with everything the rules need, its row locked: `:campaign`, `:stage`,
-/// `:key`, `:validator` (whose calibration gate is read), `:version` (0: the clip's
-/// newest). The joins are spelled out (not `item_details`) so that the lock falls on the
+/// One item with everything the rules need, its row locked: `:campaign` (whose protocol
+/// version in force is read), `:stage`, `:key`, `:validator` (whose calibration gate is
+/// read), `:version` (0: the clip's newest). The joins are spelled out (not `item_details`) so that the lock falls on the
 /// item's row alone.
 pub(crate) const FACTS: crate::store::db::Sql = locked!(
     "SELECT i.id, i.outcome, i.rater1_id, i.rater2_id, i.queue1, i.queue2, i.decided1, i.decided2,
@@ -71,7 +75,8 @@ pub(crate) const FACTS: crate::store::db::Sql = locked!(
             t.rater1_id AS task_rater1, t.rater2_id AS task_rater2, t.pair_problem, i.parent_item_id,
             p.outcome AS parent_outcome, p.rater1_id AS parent_rater1, p.rater2_id AS parent_rater2,
             (SELECT m.cleared FROM pool_members m
-             WHERE m.campaign_id = :campaign AND m.user_id = :validator) AS gate
+             WHERE m.campaign_id = :campaign AND m.user_id = :validator) AS gate,
+            (SELECT k.protocol_version FROM campaigns k WHERE k.id = :campaign) AS protocol_version
      FROM items i
      JOIN tasks t ON t.id = i.task_id
      JOIN clip_versions v ON v.id = i.clip_version_id
@@ -92,9 +97,11 @@ pub(crate) const DECISIONS: &str =
 macro_rules! insert_decision {
     () => {
         "INSERT INTO decisions (item_id, validator_id, seq, verdict, reasons, note, time_spent_ms,
-                                decided_at, recorded_at, origin, campaign_id, stage, time_measure)
+                                decided_at, recorded_at, origin, campaign_id, stage, time_measure,
+                                protocol_version)
          VALUES (:item, :validator, :seq, :verdict, :reasons, :note, :time_spent,
-                 :decided_at, :recorded_at, :origin, :campaign, :stage, :time_measure)
+                 :decided_at, :recorded_at, :origin, :campaign, :stage, :time_measure,
+                 :protocol_version)
          RETURNING id"
     };
 }
@@ -186,6 +193,7 @@ impl FactsRow {
             queue: (r.queue1, r.queue2),
             decided: (r.decided1, r.decided2),
             gate: r.gate,
+            protocol_version: r.protocol_version,
         })
     }
 }
@@ -194,6 +202,9 @@ impl FactsRow {
 /// from a validator's queue or from a file of records.
 pub(crate) struct Target<'a> {
     pub campaign_id: i64,
+    /// The campaign as the caller read it (its protocol, up to a second old: the write
+    /// checks by the version in force, `base::protocol_in_force`).
+    pub campaign: &'a Campaign,
     pub stage: Stage,
     pub key: &'a str,
     pub version: Option<i64>,
@@ -342,6 +353,7 @@ pub(crate) struct DecisionInsert<'a> {
     pub campaign_id: i64,
     pub stage: i64,
     pub time_measure: Option<&'static str>,
+    pub protocol_version: i64,
 }
 
 impl<'a> DecisionInsert<'a> {
@@ -371,6 +383,7 @@ impl<'a> DecisionInsert<'a> {
                 .time_spent_ms
                 .and(req.time_measure)
                 .map(crate::domain::TimeMeasure::as_str),
+            protocol_version: loaded.protocol_version,
         }
     }
 
@@ -391,6 +404,7 @@ impl<'a> DecisionInsert<'a> {
             campaign: self.campaign_id,
             stage: self.stage,
             time_measure: self.time_measure,
+            protocol_version: self.protocol_version,
         }
         .to_vec()
     }
@@ -634,7 +648,9 @@ pub(crate) async fn record_verdict(
     } else {
         decisions(tx, loaded.facts.id).await?
     };
+    let taxonomy = base::protocol_in_force(tx, target.campaign, loaded.protocol_version).await?;
     let input = VerdictInput {
+        taxonomy: &taxonomy,
         validator: validator.id,
         verdict: req.verdict,
         reasons: &req.reasons,

@@ -268,6 +268,36 @@ pub async fn resolution(
     Ok((status, Json(json!({"recorded": recorded, "split": split}))).into_response())
 }
 
+/// The campaign's protocol in force, with its version: the tasks, QA types and
+/// applicability that imports are checked by, and the reasons (with their keys, levels
+/// and note rule) that verdicts are.
+pub async fn protocol(State(state): State<AppState>, Path(c): Path<String>) -> Result<Response> {
+    let campaign = campaign(&state, &c).await?;
+    let t = &campaign.taxonomy;
+    Ok(Json(json!({
+        "campaign": campaign.name,
+        "name": t.name,
+        "version": campaign.protocol_version,
+        "tasks": t.tasks.iter().map(|task| json!({
+            "code": task.code,
+            "name": task.name,
+            "attributes": task.all_attributes(),
+            "qa_types": t.applicability.get(&task.code).cloned().unwrap_or_default(),
+        })).collect::<Vec<_>>(),
+        "qa_types": t.qa_types,
+        "reasons": t.reasons.iter().map(|r| json!({
+            "stage": r.stage,
+            "code": r.code,
+            "label": r.label,
+            "key": r.key,
+            "levels": r.levels,
+            "note_required": r.note,
+        })).collect::<Vec<_>>(),
+        "export_variants": t.variants,
+    }))
+    .into_response())
+}
+
 pub async fn tasks(State(state): State<AppState>, Path(c): Path<String>) -> Result<Response> {
     let campaign = campaign(&state, &c).await?;
     let tasks = state.store.tasks(&campaign).await?;

@@ -297,7 +297,7 @@ pub async fn overview(
         g.reasons = g
             .reasons
             .iter()
-            .map(|r| crate::report::svg::reason_label(1, r))
+            .map(|r| crate::report::svg::reason_label(&campaign.taxonomy, 1, r))
             .collect();
     }
     Ok(render(&OverviewPage {
@@ -1013,6 +1013,7 @@ struct AuditPage {
     people: Vec<String>,
     csv: String,
     limit: usize,
+    taxonomy: std::sync::Arc<crate::domain::taxonomy::Taxonomy>,
 }
 
 impl AuditPage {
@@ -1022,12 +1023,16 @@ impl AuditPage {
 
     /// The event's detail with its reasons in words ("reject (Generation artifact): ...").
     fn detail(&self, e: &crate::domain::records::AuditEvent) -> String {
-        reasons_in_words(e.stage.unwrap_or(1), &e.detail)
+        reasons_in_words(&self.taxonomy, e.stage.unwrap_or(1), &e.detail)
     }
 }
 
 /// "reject (generation_artifact;other): note" -> "reject (Generation artifact, Other): note".
-fn reasons_in_words(stage: i64, detail: &str) -> String {
+fn reasons_in_words(
+    taxonomy: &crate::domain::taxonomy::Taxonomy,
+    stage: i64,
+    detail: &str,
+) -> String {
     let Some(rest) = detail.strip_prefix("reject (") else {
         return detail.to_string();
     };
@@ -1038,7 +1043,7 @@ fn reasons_in_words(stage: i64, detail: &str) -> String {
         .split([';', ','])
         .map(str::trim)
         .filter(|r| !r.is_empty())
-        .map(|r| crate::report::svg::reason_label(stage, r))
+        .map(|r| crate::report::svg::reason_label(taxonomy, stage, r))
         .collect();
     format!("reject ({}){after}", words.join(", "))
 }
@@ -1086,6 +1091,7 @@ pub async fn audit(
         people,
         csv,
         limit: AUDIT_PAGE_EVENTS,
+        taxonomy: campaign.taxonomy.clone(),
     }))
 }
 

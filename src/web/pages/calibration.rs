@@ -8,6 +8,7 @@ use super::{
 };
 use crate::AppState;
 use crate::domain::rules::check_verdict;
+use crate::domain::taxonomy::Taxonomy;
 use crate::domain::{Level, Reason, Stage, Verdict};
 use crate::error::Error;
 use crate::store::calibration::{
@@ -62,7 +63,7 @@ pub struct RoundView {
     pub missed: Vec<MissedView>,
 }
 
-fn round_view(r: &CalibrationRound) -> RoundView {
+fn round_view(tax: &Taxonomy, r: &CalibrationRound) -> RoundView {
     let decided = r.decisions.len();
     let agreed = r.agreed();
     RoundView {
@@ -86,8 +87,8 @@ fn round_view(r: &CalibrationRound) -> RoundView {
             .map(|d| MissedView {
                 stage: d.stage.number(),
                 item_id: d.item_id.clone(),
-                mine: describe(d.verdict, &d.reasons),
-                known: describe(d.known.verdict, &d.known.reasons),
+                mine: describe(tax, d.stage, d.verdict, &d.reasons),
+                known: describe(tax, d.stage, d.known.verdict, &d.known.reasons),
                 why: d.known.note.clone(),
             })
             .collect(),
@@ -136,7 +137,10 @@ pub async fn status(
         pool: s.pool,
         threshold_pct: (s.threshold * 100.0).round() as i64,
         percent: super::review::percent(s.decided.min(s.total), s.total),
-        rounds: rounds.iter().map(round_view).collect(),
+        rounds: rounds
+            .iter()
+            .map(|r| round_view(&campaign.taxonomy, r))
+            .collect(),
         next: s
             .next
             .as_ref()
@@ -157,7 +161,7 @@ pub struct FeedbackView {
     pub decided: i64,
 }
 
-fn describe(verdict: Verdict, reasons: &[Reason]) -> String {
+fn describe(tax: &Taxonomy, stage: Stage, verdict: Verdict, reasons: &[Reason]) -> String {
     if reasons.is_empty() {
         verdict.as_str().to_string()
     } else {
@@ -166,18 +170,18 @@ fn describe(verdict: Verdict, reasons: &[Reason]) -> String {
             verdict.as_str(),
             reasons
                 .iter()
-                .map(|r| r.label())
+                .map(|r| tax.reason_label(stage, r.as_str()))
                 .collect::<Vec<_>>()
                 .join(", ")
         )
     }
 }
 
-fn feedback_view(c: &str, f: &CalibrationFeedback) -> FeedbackView {
+fn feedback_view(tax: &Taxonomy, stage: Stage, c: &str, f: &CalibrationFeedback) -> FeedbackView {
     FeedbackView {
         agrees: f.agrees,
-        mine: describe(f.verdict, &f.reasons),
-        known: describe(f.known.verdict, &f.known.reasons),
+        mine: describe(tax, stage, f.verdict, &f.reasons),
+        known: describe(tax, stage, f.known.verdict, &f.known.reasons),
         known_note: f.known.note.clone(),
         next: f
             .status
@@ -204,6 +208,8 @@ struct ItemPage {
     player: Player,
     question: Option<QuestionLine>,
     reasons: Vec<ReasonBox>,
+    /// The key legend, drawn from the page's key table.
+    keys: Vec<super::KeyHint>,
     verdict: String,
     note: String,
     error: Option<String>,
@@ -235,7 +241,7 @@ async fn item_page(
         })
         .transpose()?;
     let (verdict, ticked, note, carried) = draft.unwrap_or_default();
-    let reasons = reason_boxes(stage, level, &ticked);
+    let reasons = reason_boxes(&campaign.taxonomy, stage, level, &ticked);
     let here = format!("/c/{c}/calibration");
     let chrome = Chrome::new(
         state,
@@ -256,11 +262,15 @@ async fn item_page(
         scenario: pretty(&item.clip.scenario),
         player: player(state, session, &item.clip).await?,
         question: item.question.as_ref().map(question_line),
+        keys: super::verdict_keys(&reasons, super::KeyPage::Calibration),
         reasons,
         verdict,
         note,
         error: error.clone(),
-        feedback: item.feedback.as_ref().map(|f| feedback_view(c, f)),
+        feedback: item
+            .feedback
+            .as_ref()
+            .map(|f| feedback_view(&campaign.taxonomy, stage, c, f)),
         rendered_at: carried
             .rendered_at
             .unwrap_or_else(|| crate::clock::now_micros() / 1000),
@@ -363,6 +373,8 @@ struct AdminPage {
     scores: Vec<ScoreRow>,
     rounds: Vec<RoundView>,
     keys: Vec<KeyRow>,
+    /// The protocol's Stage 1 reasons, for a known verdict.
+    clip_reasons: Vec<ReasonBox>,
     error: Option<String>,
 }
 
@@ -386,11 +398,11 @@ fn score_row(s: &CalibrationScore) -> ScoreRow {
     }
 }
 
-fn key_row(k: &CalibrationKey) -> KeyRow {
+fn key_row(tax: &Taxonomy, k: &CalibrationKey) -> KeyRow {
     KeyRow {
         stage: k.stage.number(),
         item_id: k.item_id.clone(),
-        known: describe(k.known.verdict, &k.known.reasons),
+        known: describe(tax, k.stage, k.known.verdict, &k.known.reasons),
         note: k.known.note.clone(),
     }
 }
@@ -413,8 +425,15 @@ async fn admin_page(
         settings: campaign.settings,
         threshold_pct: (campaign.settings.calibration_threshold * 100.0).round() as i64,
         scores: scores.iter().map(score_row).collect(),
-        rounds: rounds.iter().map(round_view).collect(),
-        keys: keys.iter().map(key_row).collect(),
+        rounds: rounds
+            .iter()
+            .map(|r| round_view(&campaign.taxonomy, r))
+            .collect(),
+        keys: keys
+            .iter()
+            .map(|k| key_row(&campaign.taxonomy, k))
+            .collect(),
+        clip_reasons: reason_boxes(&campaign.taxonomy, Stage::Clip, None, &[]),
         error: error.clone(),
     });
     if error.is_some() {
@@ -468,6 +487,7 @@ pub async fn mark(
     let result = match Verdict::parse(&form.get("verdict")) {
         Err(m) => Err(Error::field("verdict", m)),
         Ok(v) => match check_verdict(
+            &campaign.taxonomy,
             Stage::Clip,
             None,
             v,

@@ -279,34 +279,110 @@ pub struct Carried {
 }
 
 /// Reasons as a page shows them: value, label, key and whether it is ticked. Every
-/// reason of a stage is shown, always under the same key; one that does not apply to
-/// the item (single-frame solvable below L3) is shown disabled.
+/// reason of a stage is shown, always under its protocol's key; one that does not apply
+/// to the item's level (VGenST: single-frame solvable below L3) is shown disabled, with
+/// the levels it is for.
 pub struct ReasonBox {
-    pub value: &'static str,
-    pub label: &'static str,
-    pub key: usize,
+    pub value: String,
+    pub label: String,
+    pub key: u8,
     pub checked: bool,
     pub disabled: bool,
+    /// Whether it needs a note.
+    pub note: bool,
+    /// The levels it applies to, in words ("L3").
+    pub only: String,
 }
 
-/// The reasons of a stage as boxes, keyed 1.. in the stage's order on every item.
+/// The reasons of a stage in the campaign's protocol as boxes, in its order, each under
+/// its key, on every item.
 pub fn reason_boxes(
+    tax: &crate::domain::taxonomy::Taxonomy,
     stage: Stage,
     level: Option<crate::domain::Level>,
     ticked: &[String],
 ) -> Vec<ReasonBox> {
-    use crate::domain::{Level, Reason};
-    Reason::for_stage(stage)
-        .iter()
-        .enumerate()
-        .map(|(i, r)| ReasonBox {
-            value: r.as_str(),
-            label: r.label(),
-            key: i + 1,
-            checked: ticked.iter().any(|x| x == r.as_str()),
-            disabled: *r == Reason::SingleFrameSolvable && level != Some(Level::L3),
+    tax.reasons_of(stage)
+        .map(|r| ReasonBox {
+            value: r.code.clone(),
+            label: r.label.clone(),
+            key: r.key,
+            checked: ticked.contains(&r.code),
+            disabled: !r.applies_to(level),
+            note: r.note,
+            only: r.level_words(),
         })
         .collect()
+}
+
+/// One entry of a page's key legend: its keys (shown joined by `between`) and what
+/// they do.
+pub struct KeyHint {
+    pub keys: Vec<String>,
+    pub between: &'static str,
+    pub what: String,
+}
+
+impl KeyHint {
+    fn new(keys: &[&str], between: &'static str, what: &str) -> KeyHint {
+        KeyHint {
+            keys: keys.iter().map(|k| k.to_string()).collect(),
+            between,
+            what: what.to_string(),
+        }
+    }
+}
+
+/// Which verdict page a key table is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyPage {
+    Review,
+    Calibration,
+}
+
+/// The keys of a verdict page, as one table that its legend is drawn from: the fixed
+/// keys and the digits of the protocol's reasons for the stage (`static/app.js` ticks the
+/// box whose `data-key` is the digit pressed).
+pub fn verdict_keys(reasons: &[ReasonBox], page: KeyPage) -> Vec<KeyHint> {
+    let mut digits: Vec<u8> = reasons.iter().map(|r| r.key).collect();
+    digits.sort_unstable();
+    let run = digits.len() >= 3 && digits.windows(2).all(|w| w[1] == w[0] + 1);
+    let reason_keys = if run {
+        KeyHint {
+            keys: vec![digits[0].to_string(), digits[digits.len() - 1].to_string()],
+            between: "–",
+            what: "reasons".into(),
+        }
+    } else {
+        KeyHint {
+            keys: digits.iter().map(u8::to_string).collect(),
+            between: " ",
+            what: "reasons".into(),
+        }
+    };
+    let mut keys = vec![
+        KeyHint::new(&["V"], " ", "valid"),
+        KeyHint::new(&["R"], " ", "reject"),
+        reason_keys,
+        KeyHint::new(&["N"], " ", "note"),
+        KeyHint::new(
+            &["Enter"],
+            " ",
+            match page {
+                KeyPage::Review => "save and go on",
+                KeyPage::Calibration => "save",
+            },
+        ),
+        KeyHint::new(&["Space"], " ", "play/pause"),
+        KeyHint::new(&["←", "→"], " ", "one frame"),
+        KeyHint::new(&["Home", "End"], " ", "first/last frame"),
+    ];
+    if page == KeyPage::Review {
+        keys.push(KeyHint::new(&["[", "]"], " ", "speed"));
+        keys.push(KeyHint::new(&["L"], " ", "loop"));
+        keys.push(KeyHint::new(&["Q"], " ", "queue"));
+    }
+    keys
 }
 
 /// JSON as a person reads it, for a `<pre>` (escaped by the template): one `key: value`
@@ -419,9 +495,12 @@ mod tests {
     fn every_reason_keeps_its_key_and_single_frame_is_disabled_below_l3() {
         use crate::domain::Level;
         for level in [Level::L1, Level::L2, Level::L3] {
-            let boxes = reason_boxes(Stage::Question, Some(level), &[]);
-            let keys: Vec<(usize, &str, bool)> =
-                boxes.iter().map(|b| (b.key, b.value, b.disabled)).collect();
+            let tax = crate::domain::taxonomy::Taxonomy::vgenst();
+            let boxes = reason_boxes(&tax, Stage::Question, Some(level), &[]);
+            let keys: Vec<(u8, &str, bool)> = boxes
+                .iter()
+                .map(|b| (b.key, b.value.as_str(), b.disabled))
+                .collect();
             let below = level != Level::L3;
             assert_eq!(
                 keys,
@@ -434,8 +513,35 @@ mod tests {
                 ]
             );
         }
-        let s1 = reason_boxes(Stage::Clip, None, &["other".to_string()]);
+        let tax = crate::domain::taxonomy::Taxonomy::vgenst();
+        let s1 = reason_boxes(&tax, Stage::Clip, None, &["other".to_string()]);
         assert_eq!(s1.len(), 4);
         assert!(s1[3].checked && !s1.iter().any(|b| b.disabled));
+        assert!(s1[3].note && !s1[0].note);
+    }
+
+    #[test]
+    fn the_key_legend_is_drawn_from_the_protocols_reason_keys() {
+        let tax = crate::domain::taxonomy::Taxonomy::vgenst();
+        let line = |boxes: &[ReasonBox], page| {
+            verdict_keys(boxes, page)
+                .iter()
+                .map(|k| format!("{} {}", k.keys.join(k.between), k.what))
+                .collect::<Vec<_>>()
+                .join(" · ")
+        };
+        let s2 = reason_boxes(&tax, Stage::Question, None, &[]);
+        assert_eq!(
+            line(&s2, KeyPage::Review),
+            "V valid · R reject · 1–5 reasons · N note · Enter save and go on · Space play/pause · ← → one frame · Home End first/last frame · [ ] speed · L loop · Q queue"
+        );
+        // A protocol whose keys leave gaps shows each of them.
+        let mut gaps = reason_boxes(&tax, Stage::Clip, None, &[]);
+        gaps[2].key = 7;
+        gaps.truncate(3);
+        assert!(
+            line(&gaps, KeyPage::Calibration)
+                .starts_with("V valid · R reject · 1 2 7 reasons · N note · Enter save ·")
+        );
     }
 }

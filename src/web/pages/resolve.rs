@@ -4,6 +4,7 @@
 use super::review::{Player, QuestionLine, TaskLine, player, question_line, task_line};
 use super::{Chrome, FormFields, PageResult, pretty, render, stage};
 use crate::AppState;
+use crate::domain::taxonomy::Taxonomy;
 use crate::domain::{Origin, Outcome, Resolution, Role, Stage};
 use crate::error::Error;
 use crate::store::review::{ResolutionRequest, SplitItem, SplitSide};
@@ -83,7 +84,7 @@ pub struct Side {
     pub seconds: String,
 }
 
-fn side(label: &'static str, s: &SplitSide) -> Side {
+fn side(tax: &Taxonomy, stage: Stage, label: &'static str, s: &SplitSide) -> Side {
     Side {
         label,
         validator: s.validator.clone(),
@@ -91,7 +92,7 @@ fn side(label: &'static str, s: &SplitSide) -> Side {
         reasons: s
             .reasons
             .iter()
-            .map(|r| r.label())
+            .map(|r| tax.reason_label(stage, r.as_str()))
             .collect::<Vec<_>>()
             .join(", "),
         note: s.note.clone(),
@@ -153,8 +154,8 @@ async fn item_page(
         player: player(state, session, &split.clip).await?,
         question: split.question.as_ref().map(question_line),
         sides: vec![
-            side("Rater 1", &split.rater1),
-            side("Rater 2", &split.rater2),
+            side(&campaign.taxonomy, split.stage, "Rater 1", &split.rater1),
+            side(&campaign.taxonomy, split.stage, "Rater 2", &split.rater2),
         ],
         resolved: split.resolution.as_ref().map(|r| {
             (

@@ -278,6 +278,8 @@ struct ItemPage {
     total: i64,
     percent: i64,
     reasons: Vec<ReasonBox>,
+    /// The key legend, drawn from the page's key table.
+    keys: Vec<super::KeyHint>,
     verdict: String,
     note: String,
     locked: bool,
@@ -328,7 +330,7 @@ async fn item_page(
         note: latest.map(|d| d.note.clone()).unwrap_or_default(),
         carried: Carried::default(),
     });
-    let reasons = reason_boxes(stage, level, &draft.reasons);
+    let reasons = reason_boxes(&campaign.taxonomy, stage, level, &draft.reasons);
     let history = item
         .my_decisions
         .iter()
@@ -369,6 +371,7 @@ async fn item_page(
         done: q.done,
         total: q.total,
         percent: super::review::percent(q.done, q.total),
+        keys: super::verdict_keys(&reasons, super::KeyPage::Review),
         reasons,
         verdict: draft.verdict,
         note: draft.note,

@@ -208,15 +208,15 @@ pub async fn dashboard(
         t12_svg: svg::t12_heatmap(&report, tax, &caption),
         kappa1_svg: svg::kappa_bars(&report.stage1, "Stage 1 (clips)", &caption),
         kappa2_svg: svg::kappa_bars(&report.stage2, "Stage 2 (questions)", &caption),
-        reasons1_svg: svg::reason_bars(&report, 1, &caption),
-        reasons2_svg: svg::reason_bars(&report, 2, &caption),
+        reasons1_svg: svg::reason_bars(&report, tax, 1, &caption),
+        reasons2_svg: svg::reason_bars(&report, tax, 2, &caption),
         reasons: report
             .reasons
             .iter()
             .map(|r| ReasonLine {
                 stage: r.stage,
                 task: r.task.clone(),
-                reason: svg::reason_label(r.stage, &r.reason),
+                reason: svg::reason_label(tax, r.stage, &r.reason),
                 n: r.n,
             })
             .collect(),
