@@ -269,13 +269,16 @@ pub async fn qc_report(store: &Store, campaign: &Campaign, scope: &Scope) -> Res
     let outcomes = store.outcome_counts(campaign, scope).await?;
     let medians = store.median_times(campaign).await?;
     let medians = medians.into_iter().map(|(k, v)| (k, Some(v))).collect();
-    Ok(crate::report::build(
+    let pairs = store.pair_items(campaign, scope).await?;
+    let mut report = crate::report::build(
         &campaign.name,
         &campaign.taxonomy,
         scope,
         &outcomes,
         &medians,
-    ))
+    );
+    report.pairs = crate::report::pair_rows(&campaign.taxonomy, &pairs);
+    Ok(report)
 }
 
 /// Tables 14 and 15, when the campaign has a study.

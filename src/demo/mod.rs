@@ -159,6 +159,32 @@ fn other_question(task: &str, qa: &str, name: &str, clip: usize) -> Value {
     question_of(task, qa, clip, &text, opts)
 }
 
+/// A yes/no question asked in both directions (a QA type whose questions come in linked
+/// pairs): the order of two events, then reversed, with the opposite answer.
+fn linked_pair(task: &str, qa: &str, clip: usize) -> [Value; 2] {
+    let colour = COLOURS[clip];
+    let id = format!("{task}_D{clip:02}_{qa}");
+    let pair = format!("{task}_D{clip:02}_P");
+    [
+        json!({
+            "question_id": id,
+            "qa_type": qa,
+            "question": format!("Does the {colour} square start moving before it reaches the middle of the frame?"),
+            "options": ["yes", "no"],
+            "answer": 0,
+            "pair": pair,
+        }),
+        json!({
+            "question_id": format!("{id}R"),
+            "qa_type": qa,
+            "question": format!("Does the {colour} square reach the middle of the frame before it starts moving?"),
+            "options": ["yes", "no"],
+            "answer": 1,
+            "pair": pair,
+        }),
+    ]
+}
+
 fn question_of(task: &str, qa: &str, clip: usize, text: &str, opts: Vec<String>) -> Value {
     let (options, answer) = place(opts, clip + qa.len());
     json!({
@@ -208,6 +234,10 @@ pub fn write_sample_manifest(dir: &Path, taxonomy: &Taxonomy) -> Result<std::pat
                         .find(|q| taxonomy.qa_type(q).is_some_and(|d| d.level == level))
                 })
             {
+                if taxonomy.qa_type(qa).is_some_and(|d| d.paired) {
+                    questions.extend(linked_pair(&task.code, qa, i));
+                    continue;
+                }
                 questions.push(question(&task.code, qa, i).unwrap_or_else(|| {
                     let name = taxonomy
                         .qa_type(qa)

@@ -126,3 +126,13 @@ pub struct ResponseFact {
     pub axis: Axis,
     pub value: String,
 }
+
+/// A question of a linked pair (one question asked in both directions), as the pair
+/// counts read it: its task, its clip version, the pair's key and its outcome.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PairItem {
+    pub task: String,
+    pub version: i64,
+    pub pair: String,
+    pub outcome: super::Outcome,
+}

@@ -19,6 +19,7 @@
 //! code = "YN"
 //! name = "Yes/No"
 //! level = "L1"                          # L1, L2 or L3
+//! paired = true                         # optional: its questions come in linked pairs
 //!
 //! [[reason]]                            # each stage has at least one
 //! stage = 2                             # 1: clip review, 2: question review
@@ -160,6 +161,8 @@ struct RawQaType {
     code: Spanned<String>,
     name: Spanned<String>,
     level: Spanned<String>,
+    #[serde(default)]
+    paired: bool,
 }
 
 /// The line (from 1) of a byte offset in `text`.
@@ -275,6 +278,7 @@ pub fn parse(text: &str) -> Result<Protocol, Vec<ProtocolProblem>> {
         }
         match Level::parse(q.level.get_ref()) {
             Ok(level) => qa_types.push(QaTypeDef {
+                paired: q.paired,
                 code: code.clone(),
                 name: q.name.get_ref().trim().to_string(),
                 level,

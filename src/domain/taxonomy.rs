@@ -60,6 +60,10 @@ pub struct QaTypeDef {
     pub code: String,
     pub name: String,
     pub level: Level,
+    /// Whether its questions come in linked pairs (GLIMPSE's yes/no questions, asked in
+    /// both directions): each one names the `pair` it shares with its reverse.
+    #[serde(default, skip_serializing_if = "is_no")]
+    pub paired: bool,
 }
 
 /// A reason a validator may give with a reject, in one stage: its code (as stored),
@@ -336,6 +340,7 @@ mod tests {
         let qa_types = QA
             .iter()
             .map(|(code, name, level)| QaTypeDef {
+                paired: false,
                 code: (*code).to_string(),
                 name: (*name).to_string(),
                 level: *level,

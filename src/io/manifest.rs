@@ -289,6 +289,23 @@ fn check_line(
                     ),
                 }
             }
+            // A QA type whose questions come in pairs: each names its pair.
+            for (i, q) in items.iter().enumerate() {
+                let qa = q.get("qa_type").and_then(Value::as_str);
+                let unlinked = matches!(q.get("pair"), None | Some(Value::Null));
+                if let Some(def) = qa
+                    .and_then(|c| taxonomy.qa_type(c))
+                    .filter(|d| d.paired && unlinked)
+                {
+                    push(
+                        Some(&format!("questions[{i}].pair")),
+                        format!(
+                            "QA type `{}` asks its questions in linked pairs (both directions): give this question the `pair` key it shares with its reverse",
+                            def.code
+                        ),
+                    );
+                }
+            }
             for (key, members) in &pairs {
                 let (first, qa) = members[0];
                 if members.len() != 2 {

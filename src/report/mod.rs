@@ -137,6 +137,62 @@ pub struct ReasonRow {
     pub n: i64,
 }
 
+/// Linked pairs of one task (questions asked in both directions; GLIMPSE counts a pair
+/// only when both directions hold): the QC tables count questions, this counts pairs.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct PairRow {
+    pub task: String,
+    /// Pairs whose questions are in review or reviewed.
+    pub pairs: i64,
+    /// Both questions decided (a split counts once the author resolved it).
+    pub reviewed: i64,
+    /// Both questions retained: the pair is in the benchmark.
+    pub retained: i64,
+    /// At least one question rejected: the pair is not.
+    pub rejected: i64,
+}
+
+/// The pair counts per task, in the taxonomy's order, from the questions of linked
+/// pairs; empty when the campaign links none.
+pub fn pair_rows(taxonomy: &Taxonomy, items: &[crate::domain::facts::PairItem]) -> Vec<PairRow> {
+    use crate::domain::Outcome;
+    let mut by_pair: BTreeMap<(&str, i64, &str), Vec<Outcome>> = BTreeMap::new();
+    for it in items {
+        by_pair
+            .entry((it.task.as_str(), it.version, it.pair.as_str()))
+            .or_default()
+            .push(it.outcome);
+    }
+    let final_ = |o: &Outcome| o.is_retained() || o.is_rejected();
+    taxonomy
+        .tasks
+        .iter()
+        .filter_map(|t| {
+            let mut row = PairRow {
+                task: t.code.clone(),
+                ..PairRow::default()
+            };
+            for ((task, _, _), outcomes) in &by_pair {
+                if *task != t.code {
+                    continue;
+                }
+                row.pairs += 1;
+                let whole = outcomes.len() == 2;
+                if whole && outcomes.iter().all(final_) {
+                    row.reviewed += 1;
+                }
+                if whole && outcomes.iter().all(|o| o.is_retained()) {
+                    row.retained += 1;
+                }
+                if outcomes.iter().any(|o| o.is_rejected()) {
+                    row.rejected += 1;
+                }
+            }
+            (row.pairs > 0).then_some(row)
+        })
+        .collect()
+}
+
 /// Tables 11 to 13 and the operational figures, for one campaign and scope.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct QcReport {
@@ -152,6 +208,8 @@ pub struct QcReport {
     pub stage2: StageSummary,
     pub reasons: Vec<ReasonRow>,
     pub validators: Vec<ValidatorActivity>,
+    /// Linked pairs per task (`pair_rows`); empty when the campaign links none.
+    pub pairs: Vec<PairRow>,
 }
 
 /// (task, rater 1, rater 2).
@@ -378,6 +436,7 @@ pub fn build(
                 valid,
             })
             .collect(),
+        pairs: Vec::new(),
     }
 }
 
@@ -533,7 +592,7 @@ impl QcReport {
                 })
             })
             .collect();
-        json!({
+        let mut out = json!({
             "campaign": self.campaign,
             "scope": {
                 "versions": self.versions,
@@ -546,7 +605,13 @@ impl QcReport {
             "t13": self.t13_json(),
             "reasons": reasons,
             "validators": validators,
-        })
+        });
+        // Only a campaign with linked questions has pair counts: the others' JSON stays
+        // as it was.
+        if let Some(m) = out.as_object_mut().filter(|_| !self.pairs.is_empty()) {
+            m.insert("pairs".into(), json!(self.pairs));
+        }
+        out
     }
 }
 
@@ -797,6 +862,43 @@ mod tests {
         );
         assert_eq!(j["stage1"]["per_pair"].as_array().unwrap().len(), 4);
         assert_eq!(j["stage1"]["per_pair"][3]["task"], "CM_F_EXO_DYN");
+    }
+
+    #[test]
+    fn a_pair_is_retained_only_when_both_directions_are() {
+        use crate::domain::Outcome::*;
+        use crate::domain::facts::PairItem;
+        let tax = crate::domain::protocol::parse(
+            crate::domain::protocol::shipped("glimpse").unwrap_or_default(),
+        )
+        .map(|p| p.taxonomy)
+        .unwrap_or_else(|e| panic!("{e:?}"));
+        let it = |task: &str, version, pair: &str, outcome| PairItem {
+            task: task.into(),
+            version,
+            pair: pair.into(),
+            outcome,
+        };
+        let items = [
+            it("TRAJ", 1, "P1", BothPass),
+            it("TRAJ", 1, "P1", SplitAccepted),
+            it("TRAJ", 1, "P2", BothPass),
+            it("TRAJ", 1, "P2", BothReject),
+            it("TRAJ", 1, "P3", BothPass),
+            it("TRAJ", 1, "P3", Split),
+            // The same key on another clip version is another pair.
+            it("TRAJ", 2, "P1", Pending),
+            it("TRAJ", 2, "P1", Pending),
+            it("TEMP", 5, "P1", SplitRejected),
+            it("TEMP", 5, "P1", BothPass),
+        ];
+        let rows = pair_rows(&tax, &items);
+        let got: Vec<(&str, i64, i64, i64, i64)> = rows
+            .iter()
+            .map(|r| (r.task.as_str(), r.pairs, r.reviewed, r.retained, r.rejected))
+            .collect();
+        assert_eq!(got, [("TRAJ", 4, 2, 1, 1), ("TEMP", 1, 1, 0, 1)]);
+        assert!(pair_rows(&tax, &[]).is_empty());
     }
 
     #[test]

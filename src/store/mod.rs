@@ -546,6 +546,9 @@ forward! {
     /// Items by stage, task, QA type, pair, outcome, counted verdicts and reasons: one
     /// scan of the campaign's items.
     fn outcome_counts(&self, campaign: &Campaign, scope: &Scope) -> Result<Vec<OutcomeCount>>;
+    /// The Stage 2 items of linked questions in scope, each with its clip version, pair
+    /// key and outcome: one statement over the items whose clip's line links questions.
+    fn pair_items(&self, campaign: &Campaign, scope: &Scope) -> Result<Vec<crate::domain::facts::PairItem>>;
     /// The median time each validator spent per decision in each stage, by validator
     /// name and stage: one statement.
     fn median_times(&self, campaign: &Campaign) -> Result<HashMap<(String, i64), f64>>;

@@ -547,6 +547,99 @@ async fn a_validator_reviews_stage_1_and_stage_2_by_keyboard_only() {
     );
 }
 
+/// A GLIMPSE-like campaign reviewed by keyboard: its own reasons under their digits, a
+/// linked pair of yes/no questions (one question asked in both directions) reviewed one
+/// direction after the other, and the pair counted as a pair: not retained when one
+/// direction is rejected.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_linked_pair_of_a_glimpse_campaign_is_reviewed_by_keyboard() {
+    let Some(d) = driver().await else { return };
+    let app = spawn_app().await;
+    let protocol =
+        tandem::domain::protocol::parse(tandem::domain::protocol::shipped("glimpse").unwrap())
+            .unwrap();
+    app.store
+        .create_campaign(CAMPAIGN, &protocol)
+        .await
+        .unwrap();
+    let v0 = app.user("val00", Role::Validator, Some(0)).await;
+    let v1 = app.user("val01", Role::Validator, Some(1)).await;
+    let admin = app.user("admin1", Role::Admin, None).await;
+    let src = app.source();
+    let manifest = tandem::demo::write_sample_manifest(&src, &protocol.taxonomy).unwrap();
+    app.import(&manifest).await.unwrap();
+    // The second sample clip (task TEMP) asks a yes/no question in both directions.
+    let clip = "TEMP_D01";
+    let (yes, reverse) = (format!("{clip}_YN"), format!("{clip}_YNR"));
+    for token in [&v0, &v1] {
+        assert_eq!(
+            app.pass(token, 1, clip).await.status,
+            reqwest::StatusCode::CREATED
+        );
+    }
+
+    let at = sign_in_by_keyboard(&d, &app, "val00").await;
+    assert!(at.ends_with(&format!("/c/{CAMPAIGN}/review/1")), "{at}");
+    d.keys("2").await;
+    let queue2 = d.moved_from(&at).await;
+    assert!(queue2.ends_with("/review/2"), "{queue2}");
+    d.keys(ENTER).await;
+    let first = d.moved_from(&queue2).await;
+    assert!(first.ends_with(&format!("/review/2/{yes}")), "{first}");
+    let page = d.source().await;
+    assert!(
+        page.contains("Its reversed direction does not hold") && !page.contains("Incorrect answer"),
+        "GLIMPSE's reasons, not VGenST's"
+    );
+    d.keys(&format!("v{ENTER}")).await;
+    let second = d.moved_from(&first).await;
+    assert!(
+        second.ends_with(&format!("/review/2/{reverse}")),
+        "{second}"
+    );
+    // `4` is GLIMPSE's "its reversed direction does not hold".
+    d.keys(&format!("r4{ENTER}")).await;
+    d.moved_from(&second).await;
+    let stored: Vec<(String, String, String)> = sqlx::query_as(
+        "SELECT i.item_key, d.verdict, d.reasons FROM decisions d JOIN items i ON i.id = d.item_id
+         WHERE i.stage = 2 ORDER BY d.id",
+    )
+    .fetch_all(&app.db)
+    .await
+    .unwrap();
+    assert_eq!(
+        stored,
+        [
+            (yes.clone(), "valid".to_string(), String::new()),
+            (
+                reverse.clone(),
+                "reject".to_string(),
+                "reverse_mismatch".to_string()
+            ),
+        ]
+    );
+    // The partner agrees: one direction holds, the other does not, so the pair is out.
+    assert_eq!(
+        app.pass(&v1, 2, &yes).await.status,
+        reqwest::StatusCode::CREATED
+    );
+    assert_eq!(
+        app.reject(&v1, 2, &reverse, "reverse_mismatch")
+            .await
+            .status,
+        reqwest::StatusCode::CREATED
+    );
+    let stats = app
+        .get(&format!("/api/v1/campaigns/{CAMPAIGN}/stats"), &admin)
+        .await;
+    assert_eq!(
+        stats.body["pairs"],
+        json!([{"task": "TEMP", "pairs": 1, "reviewed": 1, "retained": 0, "rejected": 1}]),
+        "{:?}",
+        stats.body
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_author_resolves_a_split_by_keyboard_only() {
     let Some(d) = driver().await else { return };

@@ -762,6 +762,14 @@ fn a_campaign_reviews_by_the_protocol_file_it_was_created_with() {
         err.contains("line 2") && err.contains("MC_F_EGO_STA"),
         "{err}"
     );
+    // Its yes/no questions come in linked pairs (`paired = true`): one without its
+    // reverse is refused.
+    assert!(
+        err.contains(
+            "line 1, field `questions[0].pair`: QA type `YN` asks its questions in linked pairs"
+        ),
+        "{err}"
+    );
     // GLIMPSE's bidirectional yes/no questions: each asked in both directions, the two
     // linked by a `pair` key. A pair links exactly two questions of one QA type.
     let reversed = |clip: &str, pair: &str| {

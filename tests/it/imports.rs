@@ -735,12 +735,12 @@ async fn a_protocol_change_keeps_what_is_stored_and_adds_what_is_new() {
         .unwrap();
     let glimpse = protocol.taxonomy;
     let c = cast(&app).await;
-    let ids = app.import_clips(&["TRAJ"], 1, &["YN"]).await;
+    let ids = app.import_clips(&["TRAJ"], 1, &["MC"]).await;
 
     let mut dropped = glimpse.clone();
     dropped
         .applicability
-        .insert("TRAJ".into(), vec!["MC".into()]);
+        .insert("TRAJ".into(), vec!["YN".into()]);
     let err = app
         .store
         .change_protocol(CAMPAIGN, &dropped)
@@ -750,7 +750,7 @@ async fn a_protocol_change_keeps_what_is_stored_and_adds_what_is_new() {
     let err = err.to_string();
     assert!(
         err.contains(
-            "task `TRAJ` no longer has QA type `YN`, but questions of that cell are stored"
+            "task `TRAJ` no longer has QA type `MC`, but questions of that cell are stored"
         ),
         "{err}"
     );
@@ -855,7 +855,7 @@ async fn a_decision_records_the_protocol_version_it_was_checked_under() {
         .await
         .unwrap();
     let c = cast(&app).await;
-    let ids = app.import_clips(&["TRAJ"], 1, &["YN"]).await;
+    let ids = app.import_clips(&["TRAJ"], 1, &["MC"]).await;
     // Version 1: GLIMPSE's clip reasons, not VGenST's.
     let r = app.reject(&c.v0, 1, &ids[0], "generation_artifact").await;
     assert_eq!(

@@ -1058,7 +1058,7 @@ async fn review_pages_show_the_campaigns_own_protocol() {
         .await
         .unwrap();
     let c = cast(&app).await;
-    let ids = app.import_clips(&["TRAJ"], 1, &["YN"]).await;
+    let ids = app.import_clips(&["TRAJ"], 1, &["MC"]).await;
     let web = app.login("val00").await;
     let base = format!("/c/{CAMPAIGN}/review");
     let item = app
@@ -1083,7 +1083,7 @@ async fn review_pages_show_the_campaigns_own_protocol() {
             .await;
         assert_eq!(r.status, StatusCode::CREATED, "{:?}", r.body);
     }
-    let question = format!("{}_YN", ids[0]);
+    let question = format!("{}_MC", ids[0]);
     let q = app
         .page(
             Some(&web),

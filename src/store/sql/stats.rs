@@ -1,7 +1,8 @@
 // The counts behind the QC tables. (Shared SQL: compiled once per backend, see
 // store/mod.rs.)
 
-use crate::domain::facts::{OutcomeCount, Scope, Versions};
+use crate::domain::Outcome;
+use crate::domain::facts::{OutcomeCount, PairItem, Scope, Versions};
 use crate::error::{Error, Result};
 use crate::store::catalog::Campaign;
 use std::collections::HashMap;
@@ -94,6 +95,64 @@ impl Backend {
                 n: r.n,
             })
             .collect())
+    }
+
+    pub(crate) async fn pair_items(
+        &self,
+        campaign: &Campaign,
+        scope: &Scope,
+    ) -> Result<Vec<PairItem>> {
+        let (r1, r2) = scope.pair.clone().unwrap_or_default();
+        #[derive(sqlx::FromRow)]
+        struct Row {
+            task: String,
+            version: i64,
+            fields: String,
+            item_key: String,
+            outcome: String,
+        }
+        // The same Stage 2 items as `outcome_counts` counts, of the clip versions whose
+        // line links questions (the pair keys are in the line).
+        let rows: Vec<Row> = qa(
+            "SELECT t.code AS task, v.id AS version, v.fields, i.item_key, i.outcome
+             FROM items i
+             JOIN tasks t ON t.id = i.task_id
+             JOIN clip_versions v ON v.id = i.clip_version_id
+             LEFT JOIN users u1 ON u1.id = i.rater1_id
+             LEFT JOIN users u2 ON u2.id = i.rater2_id
+             WHERE i.campaign_id = $1 AND i.calibration = 0 AND i.stage = 2
+               AND ($2 = '' OR t.code = $2)
+               AND ($3 = '' OR (u1.name = $3 AND u2.name = $4))
+               AND (i.outcome <> 'pending' OR i.queue1 IS NOT NULL)
+               AND v.fields LIKE '%\"pair\"%'
+             ORDER BY v.id",
+        )
+        .bind(campaign.id)
+        .bind(scope.task.clone().unwrap_or_default())
+        .bind(r1)
+        .bind(r2)
+        .fetch_all(&mut *self.read().await?)
+        .await?;
+        let mut out = Vec::new();
+        let mut keys: Option<(i64, std::collections::BTreeMap<String, String>)> = None;
+        for r in rows {
+            if keys.as_ref().is_none_or(|(v, _)| *v != r.version) {
+                let fields: serde_json::Value = serde_json::from_str(&r.fields)
+                    .map_err(|e| Error::Internal(format!("stored fields of a clip version: {e}")))?;
+                keys = Some((r.version, crate::domain::records::pair_keys(&fields)));
+            }
+            let Some(pair) = keys.as_ref().and_then(|(_, k)| k.get(&r.item_key)) else {
+                continue;
+            };
+            out.push(PairItem {
+                task: r.task,
+                version: r.version,
+                pair: pair.clone(),
+                outcome: Outcome::parse(&r.outcome)
+                    .ok_or_else(|| Error::Internal(format!("stored outcome `{}`", r.outcome)))?,
+            });
+        }
+        Ok(out)
     }
 
     pub(crate) async fn median_times(

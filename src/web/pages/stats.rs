@@ -150,6 +150,8 @@ struct StatsPage {
     reasons1_svg: String,
     reasons2_svg: String,
     reasons: Vec<ReasonLine>,
+    /// Linked pairs per task, when the campaign links questions.
+    linked: Vec<crate::report::PairRow>,
     validators: Vec<ValidatorRow>,
     waiting1: i64,
     waiting2: i64,
@@ -220,6 +222,7 @@ pub async fn dashboard(
                 n: r.n,
             })
             .collect(),
+        linked: report.pairs.clone(),
         validators: report
             .validators
             .iter()
