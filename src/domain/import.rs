@@ -46,6 +46,14 @@ pub struct ManifestClip {
     pub timing: super::video::TimingRead,
 }
 
+impl ManifestClip {
+    /// Whether the clip is held out for calibration: it has a known verdict, or (in a
+    /// protocol without clip review, where a clip has none) its questions have.
+    pub fn is_calibration(&self) -> bool {
+        self.calibration.is_some() || self.questions.iter().any(|q| q.calibration.is_some())
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct CheckedManifest {
     pub path: PathBuf,

@@ -8,6 +8,7 @@
 //! version = 1
 //! target_per_task = 50                  # optional: retained clips wanted per task
 //! export_variants = false               # optional: no V1/V2/V3 in the export
+//! clip_review = false                   # optional: no Stage 1 (then no stage = 1 reasons)
 //!
 //! [[task]]
 //! code = "TRJ"
@@ -32,9 +33,10 @@
 //!
 //! A file is checked whole: every problem comes back at once, each with its line and
 //! field; nothing of a file with a problem is used. Two reviewers per item and the
-//! intersection rule are Tandem's invariants, not settings of a protocol. Stages,
-//! pairing and sampling are not read from the file yet: every protocol reviews its
-//! clips, then their questions, with the task pairs of the pool.
+//! intersection rule are Tandem's invariants, not settings of a protocol. A protocol
+//! reviews clips, then their questions, or (`clip_review = false`) the questions alone;
+//! pairing and sampling are not read from the file yet: the task pairs of the pool
+//! review every item.
 
 use super::taxonomy::{QaTypeDef, ReasonDef, TaskDef, Taxonomy};
 use super::{Level, Stage};
@@ -136,6 +138,8 @@ struct RawHeader {
     target_per_task: Option<Spanned<i64>>,
     #[serde(default = "yes")]
     export_variants: bool,
+    #[serde(default)]
+    clip_review: Option<Spanned<bool>>,
 }
 
 fn yes() -> bool {
@@ -358,6 +362,7 @@ pub fn parse(text: &str) -> Result<Protocol, Vec<ProtocolProblem>> {
         });
     }
 
+    let clip_review = header.clip_review.as_ref().is_none_or(|c| *c.get_ref());
     let mut reasons: Vec<ReasonDef> = Vec::new();
     let mut keys: HashSet<(i64, i64)> = HashSet::new();
     for (i, r) in raw.reason.iter().enumerate() {
@@ -377,6 +382,15 @@ pub fn parse(text: &str) -> Result<Protocol, Vec<ProtocolProblem>> {
                 continue;
             }
         };
+        if stage == Stage::Clip && !clip_review {
+            push(
+                r.stage.span(),
+                at("stage"),
+                "a Stage 1 reason, but the protocol reviews no clips (protocol.clip_review = false)"
+                    .into(),
+            );
+            continue;
+        }
         let code = r.code.get_ref().trim();
         if let Err(m) = super::check_identifier("the code", code) {
             push(r.code.span(), at("code"), m);
@@ -449,7 +463,8 @@ pub fn parse(text: &str) -> Result<Protocol, Vec<ProtocolProblem>> {
         });
     }
     for stage in Stage::BOTH {
-        if !reasons.iter().any(|r| r.stage == stage) {
+        let in_use = stage == Stage::Question || clip_review;
+        if in_use && !reasons.iter().any(|r| r.stage == stage) {
             push(
                 raw.protocol.span(),
                 "reason".into(),
@@ -477,6 +492,7 @@ pub fn parse(text: &str) -> Result<Protocol, Vec<ProtocolProblem>> {
             applicability,
             variants: header.export_variants,
             reasons,
+            clip_review,
         },
     })
 }
@@ -563,6 +579,13 @@ pub fn change_problems(old: &Taxonomy, new: &Taxonomy, used: &InUse) -> Vec<Stri
                 "the Stage {stage} reason `{code}` is removed, but stored verdicts give it"
             ));
         }
+    }
+    if old.clip_review != new.clip_review && !used.tasks.is_empty() {
+        problems.push(format!(
+            "clip review is turned {}, but clips are imported: their items were made {} a clip review (a campaign keeps its stages once it has clips)",
+            if new.clip_review { "on" } else { "off" },
+            if old.clip_review { "for" } else { "without" },
+        ));
     }
     problems
 }
@@ -863,6 +886,53 @@ level = "L1"
             p[0].contains("reason: Stage 2 (question review) has no reasons"),
             "{p:?}"
         );
+    }
+
+    #[test]
+    fn a_protocol_may_turn_clip_review_off_and_then_has_no_clip_reasons() {
+        assert!(parse(SMALL).unwrap().taxonomy.clip_review);
+        // Off, without Stage 1 reasons: question review alone.
+        let stage2 = &SMALL[SMALL.find("[[reason]]\nstage = 2").unwrap_or(0)..];
+        let off = SMALL[..SMALL.find("[[reason]]").unwrap_or(0)]
+            .replace("version = 2\n", "version = 2\nclip_review = false\n")
+            + stage2;
+        let t = parse(&off).unwrap().taxonomy;
+        assert!(!t.clip_review);
+        assert!(t.reasons_of(Stage::Clip).next().is_none());
+        // Stored, the setting is kept; a taxonomy with clip review stores as before.
+        let json = serde_json::to_string(&t).unwrap();
+        assert!(json.contains("\"clip_review\":false"), "{json}");
+        let back: Taxonomy = serde_json::from_str(&json).unwrap();
+        assert!(!back.clip_review);
+        let on = serde_json::to_string(&parse(SMALL).unwrap().taxonomy).unwrap();
+        assert!(!on.contains("clip_review"), "{on}");
+        // Off with a Stage 1 reason: refused at the reason, with its line.
+        let p = problems(&SMALL.replace("version = 2\n", "version = 2\nclip_review = false\n"));
+        assert_eq!(
+            p,
+            [
+                "line 18, reason[1].stage: a Stage 1 reason, but the protocol reviews no clips (protocol.clip_review = false)"
+            ]
+        );
+        // On (the default) without Stage 1 reasons: refused as before.
+        let p = problems(&(SMALL[..SMALL.find("[[reason]]").unwrap_or(0)].to_string() + stage2));
+        assert!(
+            p[0].contains("reason: Stage 1 (clip review) has no reasons"),
+            "{p:?}"
+        );
+        // A campaign with clips keeps its stages; one without may change them.
+        let on = parse(SMALL).unwrap().taxonomy;
+        let used = InUse {
+            tasks: ["TRJ".to_string()].into(),
+            ..InUse::default()
+        };
+        let p = change_problems(&on, &t, &used);
+        assert!(
+            p.iter()
+                .any(|m| m.contains("clip review is turned off, but clips are imported")),
+            "{p:?}"
+        );
+        assert!(change_problems(&on, &t, &InUse::default()).is_empty());
     }
 
     #[test]

@@ -116,6 +116,11 @@ pub struct Taxonomy {
     /// carried reasons; the store reads VGenST-Bench's into it.
     #[serde(default)]
     pub reasons: Vec<ReasonDef>,
+    /// Whether clips are reviewed (Stage 1) before their questions; off, a clip's
+    /// questions enter question review as soon as it is imported (a benchmark of real
+    /// videos has no clip quality to check). Stored only when off.
+    #[serde(default = "yes", skip_serializing_if = "is_yes")]
+    pub clip_review: bool,
 }
 
 fn is_no(b: &bool) -> bool {
@@ -366,6 +371,7 @@ mod tests {
             applicability,
             variants: true,
             reasons: Taxonomy::vgenst().reasons,
+            clip_review: true,
         };
         assert_eq!(Taxonomy::vgenst(), former);
         // The reasons are the former built-in ones, in their order, under the same keys.

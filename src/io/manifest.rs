@@ -258,6 +258,13 @@ fn check_line(
 
     let calibration = match obj.get("calibration") {
         None | Some(Value::Null) => None,
+        Some(_) if !taxonomy.clip_review => {
+            push(
+                Some("calibration"),
+                "the protocol reviews no clips (clip_review = false): a calibration clip has no verdict of its own; give each of its questions its known verdict".into(),
+            );
+            None
+        }
         Some(v) => match known_verdict(taxonomy, v, Stage::Clip, None) {
             Ok(k) => Some(k),
             Err((f, m)) => {
@@ -333,7 +340,7 @@ fn check_line(
                     seen_questions,
                     &mut push,
                 ) {
-                    if q.calibration.is_some() && calibration.is_none() {
+                    if q.calibration.is_some() && calibration.is_none() && taxonomy.clip_review {
                         push(
                             Some(&format!("questions[{i}].calibration")),
                             "a question has a known verdict only on a calibration clip (give the clip its own `calibration` too)".into(),
@@ -341,6 +348,17 @@ fn check_line(
                     }
                     questions.push(q);
                 }
+            }
+            // Without clip review a clip is held out for calibration by its questions'
+            // known verdicts: all of them, or none.
+            if !taxonomy.clip_review
+                && questions.iter().any(|q| q.calibration.is_some())
+                && let Some(i) = questions.iter().position(|q| q.calibration.is_none())
+            {
+                push(
+                    Some(&format!("questions[{i}].calibration")),
+                    "missing: a question of this clip has a known verdict, so the clip is a calibration clip and each of its questions needs one".into(),
+                );
             }
         }
         Some(_) => push(Some("questions"), "`questions` must be an array".into()),

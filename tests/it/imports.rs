@@ -938,3 +938,230 @@ async fn a_decision_records_the_protocol_version_it_was_checked_under() {
         ]
     );
 }
+
+/// GLIMPSE's protocol as its paper ran it: real videos, so no clip review. Made from
+/// the shipped file by turning clip review off and leaving out its Stage 1 reasons.
+fn without_clip_review() -> tandem::domain::protocol::Protocol {
+    let text = tandem::domain::protocol::shipped("glimpse").unwrap();
+    let mut out = String::new();
+    for (i, chunk) in text.split("[[reason]]").enumerate() {
+        if i == 0 {
+            out.push_str(&chunk.replace("[protocol]\n", "[protocol]\nclip_review = false\n"));
+        } else if !chunk.trim_start().starts_with("stage = 1") {
+            out.push_str("[[reason]]");
+            out.push_str(chunk);
+        }
+    }
+    tandem::domain::protocol::parse(&out).unwrap_or_else(|e| panic!("{e:?}"))
+}
+
+/// A protocol without clip review opens question review at once: no Stage 1 item, the
+/// questions in the task pair's queues as they are imported, the intersection rule and
+/// the author's resolution as in any Stage 2, every clip standing in the retained
+/// export with its retained questions; a clip keeps its video, and the campaign keeps
+/// its stages once it has clips.
+#[tokio::test]
+async fn a_protocol_without_clip_review_opens_question_review_at_once() {
+    let app = spawn_app().await;
+    let protocol = without_clip_review();
+    assert!(!protocol.taxonomy.clip_review);
+    app.store
+        .create_campaign(CAMPAIGN, &protocol)
+        .await
+        .unwrap();
+    let c = cast(&app).await;
+    let ids = app.import_clips(&["TRAJ"], 2, &["MC"]).await;
+    let (keep, drop) = (format!("{}_MC", ids[0]), format!("{}_MC", ids[1]));
+    assert_eq!(
+        app.count("SELECT COUNT(*) FROM items WHERE stage = 1")
+            .await,
+        0
+    );
+
+    // Nothing to review in Stage 1; both questions are in each validator's Stage 2 queue.
+    let q1 = app.queue(&c.v0, 1).await;
+    assert_eq!(q1["total"].as_i64(), Some(0), "{q1}");
+    for token in [&c.v0, &c.v1] {
+        let q2 = app.queue(token, 2).await;
+        assert_eq!(q2["total"].as_i64(), Some(2), "{q2}");
+        assert_eq!(q2["next"], json!(keep), "{q2}");
+    }
+    let r = app.pass(&c.v0, 1, &ids[0]).await;
+    assert_eq!(r.status, reqwest::StatusCode::NOT_FOUND, "{}", r.text);
+
+    // The intersection rule, and the author for a split.
+    assert_eq!(
+        app.pass(&c.v0, 2, &keep).await.status,
+        reqwest::StatusCode::CREATED
+    );
+    assert_eq!(
+        app.pass(&c.v1, 2, &keep).await.status,
+        reqwest::StatusCode::CREATED
+    );
+    assert_eq!(app.outcome(2, &keep).await, "both_pass");
+    assert_eq!(
+        app.pass(&c.v0, 2, &drop).await.status,
+        reqwest::StatusCode::CREATED
+    );
+    let r = app.reject(&c.v1, 2, &drop, "not_answerable").await;
+    assert_eq!(r.status, reqwest::StatusCode::CREATED, "{}", r.text);
+    assert_eq!(app.outcome(2, &drop).await, "split");
+    let r = app
+        .resolve(
+            &c.author,
+            2,
+            &drop,
+            "reject",
+            "the answer is not in the video",
+        )
+        .await;
+    assert_eq!(r.status, reqwest::StatusCode::CREATED, "{}", r.text);
+    assert_eq!(app.outcome(2, &drop).await, "split_rejected");
+
+    // Every clip stands; its retained questions make the benchmark.
+    let campaign = app.store.campaign(CAMPAIGN).await.unwrap();
+    let (clips, counts) = app.store.retained(&campaign).await.unwrap();
+    let kept: Vec<(&str, Vec<&str>)> = clips
+        .iter()
+        .map(|c| {
+            (
+                c.clip_id.as_str(),
+                c.questions.iter().map(|q| q.question_id.as_str()).collect(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        kept,
+        [
+            (ids[0].as_str(), vec![keep.as_str()]),
+            (ids[1].as_str(), vec![])
+        ]
+    );
+    assert_eq!(
+        (
+            counts.clips,
+            counts.clips_retained,
+            counts.clips_rejected,
+            counts.clips_open
+        ),
+        (2, 2, 0, 0)
+    );
+    assert_eq!(
+        (
+            counts.questions,
+            counts.questions_retained,
+            counts.questions_rejected
+        ),
+        (2, 1, 1)
+    );
+    // The tables: Stage 2 as reviewed, Stage 1 empty.
+    let report = tandem::app::qc_report(&app.store, &campaign, &Default::default())
+        .await
+        .unwrap();
+    assert_eq!(report.stage1.items_reviewed, 0);
+    assert_eq!(
+        (
+            report.stage2.items_reviewed,
+            report.stage2.both_pass,
+            report.stage2.split_rejected
+        ),
+        (2, 1, 1)
+    );
+
+    // A clip keeps its video: a new one is refused, naming the line and field.
+    let src = app.source();
+    let mut line = clip_line(&src, &ids[0], "TRAJ", &["MC"]);
+    std::fs::write(src.join("videos/new.mp4"), fake_mp4("another video")).unwrap();
+    line["file"] = json!("videos/new.mp4");
+    let m = write_manifest(&src, "again.jsonl", &[line]);
+    let err = app.import(&m).await.unwrap_err().to_string();
+    assert!(err.contains("line 1") && err.contains("file"), "{err}");
+    assert!(err.contains("reviews no clips"), "{err}");
+
+    // The campaign keeps its stages now that it has clips.
+    let mut with = protocol.taxonomy.clone();
+    with.clip_review = true;
+    with.reasons =
+        tandem::domain::protocol::parse(tandem::domain::protocol::shipped("glimpse").unwrap())
+            .unwrap()
+            .taxonomy
+            .reasons;
+    let err = app
+        .store
+        .change_protocol(CAMPAIGN, &with)
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("clip review is turned on"), "{err}");
+
+    // The pages start at Stage 2 and link no Stage 1.
+    for (who, start) in [("val00", "review/2"), ("author1", "splits/2")] {
+        let web = app.login(who).await;
+        let r = app.page(Some(&web), reqwest::Method::GET, "/", None).await;
+        assert_eq!(
+            r.location().as_deref(),
+            Some(format!("/c/{CAMPAIGN}/{start}").as_str())
+        );
+        let page = app
+            .page(
+                Some(&web),
+                reqwest::Method::GET,
+                &format!("/c/{CAMPAIGN}/{start}"),
+                None,
+            )
+            .await;
+        assert_eq!(page.status, reqwest::StatusCode::OK);
+        assert!(
+            !page.text.contains("/review/1\"") && !page.text.contains("/splits/1\""),
+            "{}",
+            page.text
+        );
+        assert!(!page.text.contains("Stage 1"), "{}", page.text);
+    }
+}
+
+/// Without clip review a calibration clip is one whose questions carry known verdicts
+/// (each of them); a known verdict on the clip itself is refused, as is a calibration
+/// clip with a question lacking one; nothing of a refused manifest is written.
+#[tokio::test]
+async fn without_clip_review_a_calibration_clip_is_known_by_its_questions() {
+    let app = spawn_app().await;
+    app.store
+        .create_campaign(CAMPAIGN, &without_clip_review())
+        .await
+        .unwrap();
+    let src = app.source();
+    let mut on_clip = clip_line(&src, "CAL_A", "TRAJ", &["MC"]);
+    on_clip["calibration"] = json!({"verdict": "valid"});
+    let mut partial = clip_line(&src, "CAL_B", "TEMP", &["MC", "MC2"]);
+    partial["questions"][1]["question_id"] = json!("CAL_B_MC2");
+    partial["questions"][1]["qa_type"] = json!("MC");
+    partial["questions"][0]["calibration"] = json!({"verdict": "valid"});
+    let m = write_manifest(&src, "bad.jsonl", &[on_clip, partial]);
+    let err = app.import(&m).await.unwrap_err().to_string();
+    assert!(err.contains("line 1, field `calibration`"), "{err}");
+    assert!(
+        err.contains("line 2, field `questions[1].calibration`"),
+        "{err}"
+    );
+    assert_eq!(app.count("SELECT COUNT(*) FROM clips").await, 0);
+
+    let mut cal = clip_line(&src, "CAL_C", "TRAJ", &["MC"]);
+    cal["questions"][0]["calibration"] =
+        json!({"verdict": "reject", "reasons": ["not_answerable"]});
+    let m = write_manifest(&src, "cal.jsonl", &[cal]);
+    app.import(&m).await.unwrap();
+    assert_eq!(
+        app.count(
+            "SELECT COUNT(*) FROM items WHERE calibration = 1 AND stage = 2 AND queue1 IS NULL"
+        )
+        .await,
+        1
+    );
+    assert_eq!(
+        app.count("SELECT COUNT(*) FROM items WHERE stage = 1")
+            .await,
+        0
+    );
+    assert_eq!(app.count("SELECT COUNT(*) FROM calibration_keys").await, 1);
+}

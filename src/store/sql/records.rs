@@ -210,15 +210,17 @@ impl Backend {
             fields: String,
             media_sha256: String,
             media_type: String,
-            outcome: String,
+            outcome: Option<String>,
         }
+        // A clip's Stage 1 item (none in a protocol without clip review, where every
+        // clip stands and its questions decide).
         let clips: Vec<ClipRow> = qa(
             "SELECT c.clip_key, t.code AS task, v.id AS version_id, v.version, v.fields,
                     v.media_sha256, v.media_type, i.outcome
              FROM clips c
              JOIN clip_versions v ON v.id = c.current_version_id
              JOIN tasks t ON t.id = c.task_id
-             JOIN items i ON i.clip_version_id = v.id AND i.stage = 1
+             LEFT JOIN items i ON i.clip_version_id = v.id AND i.stage = 1
              WHERE c.campaign_id = $1 AND c.calibration = 0
              ORDER BY t.position, c.clip_key",
         )
@@ -272,9 +274,21 @@ impl Backend {
         }
         let mut out = Vec::new();
         for c in clips {
-            let outcome = parse_outcome(&c.outcome)?;
+            let (retained, rejected) = match (&c.outcome, campaign.taxonomy.clip_review) {
+                (Some(o), _) => {
+                    let o = parse_outcome(o)?;
+                    (o.is_retained(), o.is_rejected())
+                }
+                (None, false) => (true, false),
+                (None, true) => {
+                    return Err(Error::Internal(format!(
+                        "clip `{}` has no Stage 1 item",
+                        c.clip_key
+                    )));
+                }
+            };
             counts.clips += 1;
-            if outcome.is_retained() {
+            if retained {
                 counts.clips_retained += 1;
                 for o in question_outcomes.get(&c.version_id).into_iter().flatten() {
                     counts.questions += 1;
@@ -296,7 +310,7 @@ impl Backend {
                     media_type: c.media_type,
                     questions: by_version.remove(&c.version_id).unwrap_or_default(),
                 });
-            } else if outcome.is_rejected() {
+            } else if rejected {
                 counts.clips_rejected += 1;
             } else {
                 counts.clips_open += 1;

@@ -236,12 +236,12 @@ pub(crate) async fn mark(
     known: &CheckedVerdict,
 ) -> Result<()> {
     let (campaign_id, campaign_name) = campaign;
-    let (clip_pk, version_id, item_id): (i64, i64, i64) = tx
+    let (clip_pk, version_id, item_id): (i64, i64, Option<i64>) = tx
         .fetch_opt(
             sql!(
                 "SELECT c.id, v.id, i.id FROM clips c
                  JOIN clip_versions v ON v.id = c.current_version_id
-                 JOIN items i ON i.clip_version_id = v.id AND i.stage = 1
+                 LEFT JOIN items i ON i.clip_version_id = v.id AND i.stage = 1
                  WHERE c.campaign_id = :campaign AND c.clip_key = :clip"
             ),
             named! { campaign: campaign_id, clip: clip_key },
@@ -252,6 +252,11 @@ pub(crate) async fn mark(
                 "no clip `{clip_key}` in campaign `{campaign_name}`"
             ))
         })?;
+    let Some(item_id) = item_id else {
+        return Err(Error::Conflict(format!(
+            "campaign `{campaign_name}` reviews no clips (its protocol sets clip_review = false): a clip has no known verdict of its own; import a calibration clip with a known verdict on each question"
+        )));
+    };
     let decided: i64 = tx
         .scalar(
             sql!(

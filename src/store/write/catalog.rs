@@ -20,13 +20,14 @@ use std::sync::Arc;
 /// The campaign's tasks, as an import needs them.
 pub(crate) const IMPORT_TASKS: &str =
     "SELECT id, code, position, rater1_id, rater2_id FROM tasks WHERE campaign_id = :campaign";
-/// Every clip of the campaign with its current version and Stage 1 item.
+/// Every clip of the campaign with its current version and Stage 1 item (none in a
+/// protocol without clip review).
 pub(crate) const IMPORT_KNOWN: &str =
     "SELECT c.id, c.clip_key, t.code AS task, v.media_sha256, v.fields, v.version,
             i.outcome, i.rater1_id, i.rater2_id
      FROM clips c JOIN tasks t ON t.id = c.task_id
      JOIN clip_versions v ON v.id = c.current_version_id
-     JOIN items i ON i.clip_version_id = v.id AND i.stage = 1
+     LEFT JOIN items i ON i.clip_version_id = v.id AND i.stage = 1
      WHERE c.campaign_id = :campaign";
 /// Every earlier video of a known clip.
 pub(crate) const IMPORT_EARLIER: &str =
@@ -57,8 +58,10 @@ pub(crate) const INSERT_VERSIONS: &str = "INSERT INTO clip_versions (clip_id, ve
 pub(crate) const INSERT_STAGE1: &str = "INSERT INTO items (campaign_id, task_id, stage, clip_version_id, item_key, clip_version, sort_key,
                           rater1_id, rater2_id, queue1, queue2, calibration, is_current)";
 pub(crate) const INSERT_QUESTIONS: &str = "INSERT INTO questions (clip_version_id, position, question_key, qa_type, level, body, options, answer)";
-pub(crate) const INSERT_STAGE2: &str = "INSERT INTO items (campaign_id, task_id, stage, clip_version_id, question_id, parent_item_id,
-                          item_key, clip_version, qa_type, level, sort_key, calibration, is_current)";
+pub(crate) const INSERT_STAGE2: &str =
+    "INSERT INTO items (campaign_id, task_id, stage, clip_version_id, question_id, parent_item_id,
+                          item_key, clip_version, qa_type, level, sort_key, calibration, is_current,
+                          queue1, queue2)";
 
 row! {
     /// A task as an import needs it.
@@ -97,7 +100,7 @@ impl Plan<'_> {
     /// The queue of its Stage 1 item: the pair that reviewed the rejected version, or
     /// the task's pair in force; a calibration item is in no queue.
     pub(crate) fn queue(&self, task: &ImportTask) -> (Option<i64>, Option<i64>) {
-        if self.clip.calibration.is_some() {
+        if self.clip.is_calibration() {
             (None, None)
         } else if self.pair.0.is_some() {
             self.pair
@@ -116,7 +119,8 @@ pub(crate) struct KnownClip {
     pub(crate) media_sha256: String,
     pub(crate) fields: String,
     pub(crate) version: i64,
-    pub(crate) outcome: String,
+    // Its Stage 1 item's outcome; none without clip review.
+    pub(crate) outcome: Option<String>,
     pub(crate) rater1_id: Option<i64>,
     pub(crate) rater2_id: Option<i64>,
 }
@@ -215,10 +219,23 @@ pub(crate) fn plan_import<'m>(
                     summary.unchanged += 1;
                     continue;
                 }
+                // Without clip review a clip is never rejected as a clip: its video
+                // stays (a new video is a new clip, under a new id).
+                let Some(outcome) = &k.outcome else {
+                    problems.push(LineError::new(
+                        clip.line,
+                        Some("file"),
+                        format!(
+                            "clip `{}` has a new video, but campaign `{}`'s protocol reviews no clips (clip_review = false): a clip keeps its video; import a new one under a new clip_id",
+                            clip.clip_id, campaign.name
+                        ),
+                    ));
+                    continue;
+                };
                 // Only a clip rejected in Stage 1 gets a new version: one in review,
                 // waiting for an author or retained keeps its video.
-                if !Outcome::parse(&k.outcome).is_some_and(Outcome::is_rejected) {
-                    let state = match k.outcome.as_str() {
+                if !Outcome::parse(outcome).is_some_and(Outcome::is_rejected) {
+                    let state = match outcome.as_str() {
                         "pending" => "still in Stage 1 review",
                         "split" => "waiting for an author",
                         _ => "retained",
@@ -587,7 +604,7 @@ pub(crate) async fn import_manifest(
             campaign.id.into(),
             task(&p.clip.task)?.id.into(),
             p.clip.clip_id.as_str().into(),
-            i64::from(p.clip.calibration.is_some()).into(),
+            i64::from(p.clip.is_calibration()).into(),
         ]);
     }
     for (id, key) in tx
@@ -660,7 +677,8 @@ pub(crate) async fn import_manifest(
         ));
     }
     let mut rows: Vec<Vec<Value<'_>>> = Vec::with_capacity(plans.len());
-    for (p, key) in plans.iter().zip(&sort_keys) {
+    let clip_review = campaign.taxonomy.clip_review;
+    for (p, key) in plans.iter().zip(&sort_keys).filter(|_| clip_review) {
         let t = task(&p.clip.task)?;
         let queue = p.queue(t);
         rows.push(vec![
@@ -675,7 +693,7 @@ pub(crate) async fn import_manifest(
             p.pair.1.into(),
             queue.0.into(),
             queue.1.into(),
-            i64::from(p.clip.calibration.is_some()).into(),
+            i64::from(p.clip.is_calibration()).into(),
             1i64.into(),
         ]);
     }
@@ -695,7 +713,8 @@ pub(crate) async fn import_manifest(
         }
     }
 
-    // Questions, and their Stage 2 items (in no queue until the clip is retained).
+    // Questions, and their Stage 2 items: in no queue until the clip is retained, or,
+    // without clip review, in the queue of the task's pair at once.
     let questions: Vec<(&Plan<'_>, usize, &ManifestQuestion)> = plans
         .iter()
         .flat_map(|p| {
@@ -756,6 +775,11 @@ pub(crate) async fn import_manifest(
     }
     let mut rows: Vec<Vec<Value<'_>>> = Vec::with_capacity(questions.len());
     for ((p, i, qu), key) in questions.iter().zip(&sort_keys) {
+        let queue = if clip_review {
+            (None, None)
+        } else {
+            p.queue(task(&p.clip.task)?)
+        };
         rows.push(vec![
             campaign.id.into(),
             task(&p.clip.task)?.id.into(),
@@ -768,8 +792,10 @@ pub(crate) async fn import_manifest(
             qu.qa_type.as_str().into(),
             qu.level.as_str().into(),
             key.as_str().into(),
-            i64::from(p.clip.calibration.is_some()).into(),
+            i64::from(p.clip.is_calibration()).into(),
             1i64.into(),
+            queue.0.into(),
+            queue.1.into(),
         ]);
     }
     let question_item: HashMap<i64, i64> =

@@ -36,7 +36,7 @@ pub struct Chrome {
 
 impl Chrome {
     pub async fn new(
-        _state: &AppState,
+        state: &AppState,
         session: &Session,
         campaign: Option<&str>,
         title: &str,
@@ -48,7 +48,10 @@ impl Chrome {
         };
         let mut nav = Vec::new();
         if let Some(c) = campaign {
-            let links: Vec<(String, String)> = match session.user.role {
+            // A protocol without clip review has no Stage 1 to link to.
+            let clips = reviews_clips(state, c).await;
+            let first = if clips { 1 } else { 2 };
+            let mut links: Vec<(String, String)> = match session.user.role {
                 Role::Validator => vec![
                     (format!("/c/{c}/calibration"), "Calibration".into()),
                     (format!("/c/{c}/review/1"), "Stage 1: clips".into()),
@@ -62,7 +65,7 @@ impl Chrome {
                 ],
                 Role::Admin => vec![
                     (format!("/c/{c}/admin"), "Overview".into()),
-                    (format!("/c/{c}/splits/1"), "Splits".into()),
+                    (format!("/c/{c}/splits/{first}"), "Splits".into()),
                     (format!("/c/{c}/stats"), "Statistics".into()),
                     (format!("/c/{c}/admin/pairs"), "Pairs".into()),
                     (format!("/c/{c}/admin/calibration"), "Calibration".into()),
@@ -75,6 +78,11 @@ impl Chrome {
                 ],
                 Role::Participant => vec![],
             };
+            if !clips {
+                links.retain(|(href, _)| {
+                    !href.ends_with("/review/1") && !href.ends_with("/splits/1")
+                });
+            }
             // The current page is the link with the longest path that leads to it.
             let best = links
                 .iter()
@@ -122,11 +130,21 @@ pub fn stage(s: &str) -> Result<Stage, Error> {
     Stage::parse(s).map_err(|m| Error::NotFound(format!("no such stage: {m}")))
 }
 
-/// Where each role starts in a campaign.
-fn start_of(role: Role, campaign: &str) -> Option<String> {
+/// Whether a campaign's protocol reviews clips (Stage 1); a campaign that cannot be read
+/// is taken to, as every campaign did before protocols could turn it off.
+async fn reviews_clips(state: &AppState, campaign: &str) -> bool {
+    state
+        .store
+        .campaign(campaign)
+        .await
+        .map_or(true, |c| c.taxonomy.clip_review)
+}
+
+/// Where each role starts in a campaign (`first`: its first review stage).
+fn start_of(role: Role, campaign: &str, first: u8) -> Option<String> {
     match role {
-        Role::Validator => Some(format!("/c/{campaign}/review/1")),
-        Role::Author => Some(format!("/c/{campaign}/splits/1")),
+        Role::Validator => Some(format!("/c/{campaign}/review/{first}")),
+        Role::Author => Some(format!("/c/{campaign}/splits/{first}")),
         Role::Admin => Some(format!("/c/{campaign}/admin")),
         Role::Participant => None,
     }
@@ -149,15 +167,19 @@ pub async fn home(
         return participant_home(&state, &session).await;
     }
     let campaigns = state.store.campaign_names_for(&session.user).await?;
-    if let [only] = campaigns.as_slice()
-        && let Some(start) = start_of(session.user.role, only)
-    {
-        return Ok(super::see_other(&start));
+    let mut starts = Vec::with_capacity(campaigns.len());
+    for c in &campaigns {
+        let first = if reviews_clips(&state, c).await { 1 } else { 2 };
+        if let Some(href) = start_of(session.user.role, c, first) {
+            starts.push((href, c.clone()));
+        }
     }
-    let links = campaigns
-        .iter()
-        .filter_map(|c| start_of(session.user.role, c).map(|href| (href, c.clone())))
-        .collect();
+    if let [(start, _)] = starts.as_slice()
+        && campaigns.len() == 1
+    {
+        return Ok(super::see_other(start));
+    }
+    let links = starts;
     let chrome = Chrome::new(&state, &session, None, "Tandem", "/").await?;
     Ok(render(&HomePage {
         chrome,

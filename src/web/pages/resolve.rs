@@ -31,6 +31,8 @@ struct QueuePage {
     waiting: usize,
     rows: Vec<SplitRow>,
     next: Option<String>,
+    /// Whether the protocol reviews clips: without, no Stage 1 to switch to.
+    clip_review: bool,
 }
 
 pub async fn queue(
@@ -71,6 +73,7 @@ pub async fn queue(
         waiting: rows.iter().filter(|r| r.waiting).count(),
         rows,
         next,
+        clip_review: campaign.taxonomy.clip_review,
     }))
 }
 

@@ -36,6 +36,8 @@ struct QueuePage {
     filter: QueueFilter,
     /// Stage 1 only, once everything in it is decided: the questions waiting in Stage 2.
     stage2_waiting: Option<i64>,
+    /// Whether the protocol reviews clips: without, no Stage 1 to switch to.
+    clip_review: bool,
 }
 
 /// One row of a validator's queue, as the page shows it.
@@ -150,6 +152,7 @@ pub async fn queue(
         tasks,
         filter,
         stage2_waiting,
+        clip_review: campaign.taxonomy.clip_review,
     }))
 }
 
