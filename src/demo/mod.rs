@@ -265,20 +265,57 @@ pub fn write_sample_manifest(dir: &Path, taxonomy: &Taxonomy) -> Result<std::pat
     Ok(manifest)
 }
 
-/// The Stage 1 reason the demo's flawed clips are rejected for: VGenST-Bench's
-/// "generation artifact", or the protocol's first clip reason that needs no note.
+/// The stage the demo's flaws are found in: clip review, or question review in a
+/// protocol without it.
+fn first_stage(taxonomy: &Taxonomy) -> Stage {
+    if taxonomy.clip_review {
+        Stage::Clip
+    } else {
+        Stage::Question
+    }
+}
+
+/// The reason the demo's flawed items are rejected for: VGenST-Bench's "generation
+/// artifact", or the protocol's first reason of the stage that needs no note and
+/// applies to every level.
 fn flaw_reason(taxonomy: &Taxonomy) -> Result<String> {
-    let mut clip = taxonomy.reasons_of(Stage::Clip);
+    let stage = first_stage(taxonomy);
+    let mut reasons = taxonomy.reasons_of(stage);
     taxonomy
-        .reason(Stage::Clip, "generation_artifact")
-        .or_else(|| clip.find(|r| !r.note))
+        .reason(stage, "generation_artifact")
+        .or_else(|| reasons.find(|r| !r.note && r.levels.is_empty()))
         .map(|r| r.code.clone())
         .ok_or_else(|| {
             Error::Invalid(format!(
-                "protocol `{}` has no Stage 1 reason without a note for the demo's flawed clip",
+                "protocol `{}` has no Stage {stage} reason without a note for every level, for the demo's flawed item",
                 taxonomy.name
             ))
         })
+}
+
+/// The question a calibration clip is known by in a protocol without clip review: one
+/// of a QA type of its task whose questions are not linked in pairs.
+fn calibration_question(taxonomy: &Taxonomy, task: &str, i: usize) -> Result<Value> {
+    let qa = taxonomy
+        .applicability
+        .get(task)
+        .into_iter()
+        .flatten()
+        .find(|q| taxonomy.qa_type(q).is_some_and(|d| !d.paired))
+        .ok_or_else(|| {
+            Error::Invalid(format!(
+                "task `{task}` of protocol `{}` has no QA type without linked pairs for the demo's calibration question",
+                taxonomy.name
+            ))
+        })?;
+    let mut q = question(task, qa, i).unwrap_or_else(|| {
+        let name = taxonomy
+            .qa_type(qa)
+            .map_or(qa.as_str(), |d| d.name.as_str());
+        other_question(task, qa, name, i)
+    });
+    q["question_id"] = json!(format!("CAL_{i}_{qa}"));
+    Ok(q)
 }
 
 /// Three held-out calibration clips with known verdicts (the sample videos again, under
@@ -298,7 +335,11 @@ pub fn write_calibration_manifest(dir: &Path, taxonomy: &Taxonomy) -> Result<std
         let file = format!("calibration/CAL_{i}.webm");
         std::fs::write(dir.join(&file), CLIPS[i])
             .map_err(|e| Error::io(format!("cannot write {file}"), e))?;
-        let line = json!({
+        let mut k = k.clone();
+        if !taxonomy.clip_review && i == 1 {
+            k["note"] = json!("the clip does not show what the question asks");
+        }
+        let mut line = json!({
             "clip_id": format!("CAL_{i}"),
             "task": task.code,
             "file": file,
@@ -307,6 +348,13 @@ pub fn write_calibration_manifest(dir: &Path, taxonomy: &Taxonomy) -> Result<std
             "questions": [],
             "calibration": k,
         });
+        // Without clip review a calibration clip is known by its question's verdict.
+        if !taxonomy.clip_review {
+            let mut q = calibration_question(taxonomy, &task.code, i)?;
+            q["calibration"] = k.clone();
+            line["questions"] = json!([q]);
+            line["calibration"] = Value::Null;
+        }
         lines.push_str(&line.to_string());
         lines.push('\n');
     }
@@ -450,6 +498,23 @@ pub async fn build_with(
     let campaign = store.campaign(CAMPAIGN).await?;
     let tasks = store.tasks(&campaign).await?;
     let flaw = flaw_reason(&taxonomy)?;
+    let stage = first_stage(&taxonomy);
+    // The items decided: the clips, or without clip review their first questions.
+    let written = std::fs::read_to_string(&manifest)
+        .map_err(|e| Error::io(format!("cannot read {}", manifest.display()), e))?;
+    let first_questions: Vec<String> = written
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<Value>(l)
+                .ok()
+                .and_then(|v| {
+                    v["questions"][0]["question_id"]
+                        .as_str()
+                        .map(str::to_string)
+                })
+                .unwrap_or_default()
+        })
+        .collect();
     let now = clock::now_micros();
     let mut rows = Vec::new();
     for (k, verdicts) in [
@@ -465,12 +530,16 @@ pub async fn build_with(
         let (Some(r1), Some(r2)) = (&task.rater1, &task.rater2) else {
             continue;
         };
+        let item_id = match stage {
+            Stage::Clip => format!("{}_D{k:02}", task.code),
+            Stage::Question => first_questions.get(k).cloned().unwrap_or_default(),
+        };
         for (who, v) in [r1, r2].into_iter().zip(verdicts) {
             rows.push(DecisionRow {
                 time_measure: None,
                 line: rows.len() + 2,
-                stage: Stage::Clip,
-                item_id: format!("{}_D{k:02}", task.code),
+                stage,
+                item_id: item_id.clone(),
                 validator: who.clone(),
                 verdict: v,
                 reasons: if v == Verdict::Reject {
@@ -478,8 +547,10 @@ pub async fn build_with(
                 } else {
                     vec![]
                 },
-                note: if v == Verdict::Reject {
+                note: if v == Verdict::Reject && stage == Stage::Clip {
                     "the square flickers in the last second".into()
+                } else if v == Verdict::Reject {
+                    "the clip does not show what the question asks".into()
                 } else {
                     String::new()
                 },
@@ -564,24 +635,32 @@ pub async fn run(
     }
     println!();
     println!("Open {base}/ in a browser and sign in:");
-    println!("  as val00 (validator): first three calibration clips, each followed by its known");
-    println!(
-        "    verdict (2 of 3 agreeing is too few: then sign in as admin, Calibration, another round)."
-    );
     let taxonomy = protocol
         .as_ref()
         .map_or_else(Taxonomy::vgenst, |p| p.taxonomy.clone());
-    let last_key = taxonomy
-        .reasons_of(Stage::Clip)
-        .map(|r| r.key)
-        .max()
-        .unwrap_or(1);
+    let stage = first_stage(&taxonomy);
+    let what = if stage == Stage::Clip {
+        "clip"
+    } else {
+        "question"
+    };
+    println!("  as val00 (validator): first three calibration {what}s, each followed by its known");
     println!(
-        "    Then the review: Enter opens the next clip; V valid, R reject, 1-{last_key} reasons,"
+        "    verdict (2 of 3 agreeing is too few: then sign in as admin, Calibration, another round)."
+    );
+    let last_key = taxonomy.reasons_of(stage).map(|r| r.key).max().unwrap_or(1);
+    println!(
+        "    Then the review: Enter opens the next {what}; V valid, R reject, 1-{last_key} reasons,"
     );
     println!("    N note, Enter saves and moves on; Space plays, arrows step one frame.");
-    println!("    Stage 2 (questions) opens for the clips both validators pass.");
-    println!("  as author: one split is waiting in Stage 1; A accept or R reject, a note, Enter.");
+    if stage == Stage::Clip {
+        println!("    Stage 2 (questions) opens for the clips both validators pass.");
+    } else {
+        println!("    The protocol reviews no clips: every question is in Stage 2 from the start.");
+    }
+    println!(
+        "  as author: one split is waiting in Stage {stage}; A accept or R reject, a note, Enter."
+    );
     println!("  as part1 (participant): the blind study, three sets of four clips labelled A-D;");
     println!(
         "    Tab through the answers, digits rank (1 = best), r real, g generated, Enter saves."
@@ -594,7 +673,7 @@ pub async fn run(
         println!();
         println!("The same through the API, as val00:");
         println!(
-            "  curl -H 'Authorization: Bearer {token}' {base}/api/v1/campaigns/{CAMPAIGN}/queue/1"
+            "  curl -H 'Authorization: Bearer {token}' {base}/api/v1/campaigns/{CAMPAIGN}/queue/{stage}"
         );
     }
     println!();

@@ -630,8 +630,9 @@ fn sampling_plans_and_bounds_need_no_data_folder() {
 
 /// A lab's own protocol through the command line: the GLIMPSE-like file is checked and
 /// a campaign created with it; its manifest (GLIMPSE's tasks, yes/no and multiple-choice
-/// questions) imports, a VGenST task is refused by line and field, both stages run by
-/// the intersection rule, and the tables and the retained export follow. A broken file
+/// questions) imports, a VGenST task is refused by line and field, its questions are
+/// reviewed from the start (no clip review: real videos) by the intersection rule, and
+/// the tables and the retained export follow. A broken file
 /// is refused whole, each problem with its line and field, and creates nothing.
 #[test]
 fn a_campaign_reviews_by_the_protocol_file_it_was_created_with() {
@@ -850,7 +851,7 @@ fn a_campaign_reviews_by_the_protocol_file_it_was_created_with() {
         src.join("d.csv"),
         format!(
             "stage,item_id,validator,verdict,reasons,note,decided_at\n\
-             1,G1,val00,valid,,,{t}\n1,G1,val01,reject,prompt_drift,,{t}\n"
+             2,G1_MC,val00,valid,,,{t}\n2,G1_MC,val01,reject,prompt_drift,,{t}\n"
         ),
     )
     .unwrap();
@@ -865,13 +866,11 @@ fn a_campaign_reviews_by_the_protocol_file_it_was_created_with() {
         ],
     ));
     assert!(
-        err.contains("line 3, field `reasons`: `prompt_drift` is not a Stage 1 reason (expected one of: not_dynamic, length_out_of_range, unusable_video, other)"),
+        err.contains("line 3, field `reasons`: `prompt_drift` is not a Stage 2 reason (expected one of: ill_defined, not_answerable, single_frame_solvable, reverse_mismatch, other)"),
         "{err}"
     );
     let decisions = format!(
         "stage,item_id,validator,verdict,reasons,note,decided_at\n\
-         1,G1,val00,valid,,,{t}\n1,G1,val01,valid,,,{t}\n\
-         1,G2,val00,valid,,,{t}\n1,G2,val01,valid,,,{t}\n\
          2,G1_YN,val00,valid,,,{t}\n2,G1_YN,val01,valid,,,{t}\n\
          2,G1_YNR,val00,reject,single_frame_solvable,,{t}\n2,G1_YNR,val01,reject,reverse_mismatch,,{t}\n\
          2,G1_MC,val00,valid,,,{t}\n2,G1_MC,val01,reject,single_frame_solvable,,{t}\n\
@@ -889,7 +888,7 @@ fn a_campaign_reviews_by_the_protocol_file_it_was_created_with() {
             "glimpse",
         ],
     ));
-    assert!(out.contains("14 recorded"), "{out}");
+    assert!(out.contains("10 recorded"), "{out}");
     let stats = ok(&tandem(
         &data,
         &["stats", "--json", "--campaign", "glimpse"],

@@ -54,7 +54,8 @@ async fn the_demo_campaign_holds_what_the_readme_says() {
 
 /// `tandem demo --protocol glimpse|tumtraffic`: the same demo on another protocol's
 /// tasks and QA types (the twelve clips go to its tasks in turn), the campaign created
-/// with that protocol, and the same split waiting for the author.
+/// with that protocol, and the same split waiting for the author (of its first review
+/// stage: GLIMPSE reviews no clips).
 #[tokio::test]
 async fn the_demo_runs_on_the_shipped_example_protocols() {
     for (name, tasks, per_clip) in [("glimpse", 11, 1), ("tumtraffic", 3, 2)] {
@@ -90,8 +91,27 @@ async fn the_demo_runs_on_the_shipped_example_protocols() {
             per_clip,
             "{name}: one question per level the task has"
         );
-        let splits = store.splits(&campaign, Stage::Clip, false).await.unwrap();
+        // GLIMPSE reviews no clips: its split, and its calibration items, are questions.
+        let stage = if protocol.taxonomy.clip_review {
+            Stage::Clip
+        } else {
+            Stage::Question
+        };
+        let splits = store.splits(&campaign, stage, false).await.unwrap();
         assert_eq!(splits.len(), 1, "{name}");
+        let other = if stage == Stage::Clip {
+            Stage::Question
+        } else {
+            Stage::Clip
+        };
+        assert!(
+            store
+                .splits(&campaign, other, false)
+                .await
+                .unwrap()
+                .is_empty(),
+            "{name}"
+        );
         store.close().await;
     }
 }

@@ -787,9 +787,14 @@ async fn a_protocol_change_keeps_what_is_stored_and_adds_what_is_new() {
         &[clip_line(&src, "N1", "NEWCAT", &["MC"])],
     );
     app.import(&m).await.unwrap();
-    // The clip imported before the change is reviewed as before.
+    // The question imported before the change is reviewed as before.
     let r = app
-        .verdict(&c.v0, 1, &ids[0], json!({"verdict": "valid"}))
+        .verdict(
+            &c.v0,
+            2,
+            &format!("{}_MC", ids[0]),
+            json!({"verdict": "valid"}),
+        )
         .await;
     assert_eq!(r.status, reqwest::StatusCode::CREATED, "{:?}", r.body);
 
@@ -848,15 +853,15 @@ async fn a_decision_records_the_protocol_version_it_was_checked_under() {
     use tandem::domain::taxonomy::ReasonDef;
     let app = spawn_app().await;
     let protocol =
-        tandem::domain::protocol::parse(tandem::domain::protocol::shipped("glimpse").unwrap())
+        tandem::domain::protocol::parse(tandem::domain::protocol::shipped("tumtraffic").unwrap())
             .unwrap();
     app.store
         .create_campaign(CAMPAIGN, &protocol)
         .await
         .unwrap();
     let c = cast(&app).await;
-    let ids = app.import_clips(&["TRAJ"], 1, &["MC"]).await;
-    // Version 1: GLIMPSE's clip reasons, not VGenST's.
+    let ids = app.import_clips(&["VQA"], 1, &["POS"]).await;
+    // Version 1: TUMTraffic's clip reasons, not VGenST's.
     let r = app.reject(&c.v0, 1, &ids[0], "generation_artifact").await;
     assert_eq!(
         r.status,
@@ -864,7 +869,7 @@ async fn a_decision_records_the_protocol_version_it_was_checked_under() {
         "{:?}",
         r.body
     );
-    let r = app.reject(&c.v0, 1, &ids[0], "not_dynamic").await;
+    let r = app.reject(&c.v0, 1, &ids[0], "wrong_metadata").await;
     assert_eq!(r.status, reqwest::StatusCode::CREATED, "{:?}", r.body);
 
     // This server holds a copy of the campaign; another one adds a clip reason.
@@ -875,12 +880,12 @@ async fn a_decision_records_the_protocol_version_it_was_checked_under() {
     let other = tandem::Store::open(&app.config.database_url).await.unwrap();
     let mut v2 = protocol.taxonomy.clone();
     v2.reasons.insert(
-        3,
+        2,
         ReasonDef {
             stage: Stage::Clip,
             code: "watermark".into(),
             label: "A watermark is visible".into(),
-            key: 5,
+            key: 4,
             levels: vec![],
             note: false,
         },
@@ -905,7 +910,10 @@ async fn a_decision_records_the_protocol_version_it_was_checked_under() {
         .collect();
     assert_eq!(
         versions,
-        [("not_dynamic".to_string(), 1), ("watermark".to_string(), 2)]
+        [
+            ("wrong_metadata".to_string(), 1),
+            ("watermark".to_string(), 2)
+        ]
     );
     // Every version is kept, with its taxonomy.
     assert_eq!(
@@ -929,30 +937,16 @@ async fn a_decision_records_the_protocol_version_it_was_checked_under() {
         .collect();
     assert_eq!(
         clip_reasons,
-        [
-            "not_dynamic",
-            "length_out_of_range",
-            "unusable_video",
-            "watermark",
-            "other"
-        ]
+        ["wrong_metadata", "poor_video", "watermark", "other"]
     );
 }
 
-/// GLIMPSE's protocol as its paper ran it: real videos, so no clip review. Made from
-/// the shipped file by turning clip review off and leaving out its Stage 1 reasons.
+/// GLIMPSE's protocol as its paper ran it: real videos, so no clip review.
 fn without_clip_review() -> tandem::domain::protocol::Protocol {
     let text = tandem::domain::protocol::shipped("glimpse").unwrap();
-    let mut out = String::new();
-    for (i, chunk) in text.split("[[reason]]").enumerate() {
-        if i == 0 {
-            out.push_str(&chunk.replace("[protocol]\n", "[protocol]\nclip_review = false\n"));
-        } else if !chunk.trim_start().starts_with("stage = 1") {
-            out.push_str("[[reason]]");
-            out.push_str(chunk);
-        }
-    }
-    tandem::domain::protocol::parse(&out).unwrap_or_else(|e| panic!("{e:?}"))
+    let p = tandem::domain::protocol::parse(text).unwrap_or_else(|e| panic!("{e:?}"));
+    assert!(!p.taxonomy.clip_review);
+    p
 }
 
 /// A protocol without clip review opens question review at once: no Stage 1 item, the
@@ -1118,6 +1112,24 @@ async fn a_protocol_without_clip_review_opens_question_review_at_once() {
         );
         assert!(!page.text.contains("Stage 1"), "{}", page.text);
     }
+    let web = app.login("admin1").await;
+    let overview = app
+        .page(
+            Some(&web),
+            reqwest::Method::GET,
+            &format!("/c/{CAMPAIGN}/admin"),
+            None,
+        )
+        .await;
+    assert!(
+        overview.text.contains("The protocol reviews no clips")
+            && !overview.text.contains("Stage 1")
+            && overview
+                .text
+                .contains(&format!("href=\"/c/{CAMPAIGN}/splits/2\">Splits<")),
+        "{}",
+        overview.text
+    );
 }
 
 /// Without clip review a calibration clip is one whose questions carry known verdicts

@@ -223,6 +223,8 @@ struct OverviewPage {
     target: i64,
     tasks_reached: usize,
     regeneration: Vec<crate::domain::records::RegenerationItem>,
+    /// Whether the protocol reviews clips: without, no Stage 1 to show.
+    clip_review: bool,
 }
 
 pub async fn overview(
@@ -254,6 +256,7 @@ pub async fn overview(
                 target: 0,
                 tasks_reached: 0,
                 regeneration: vec![],
+                clip_review: true,
             }));
         }
         Err(e) => return Err(e.into()),
@@ -314,6 +317,7 @@ pub async fn overview(
         splits_waiting,
         target,
         regeneration,
+        clip_review: campaign.taxonomy.clip_review,
     }))
 }
 
