@@ -86,6 +86,38 @@ pub struct QuestionView {
     pub options: Vec<String>,
     /// 0-based index of the keyed answer.
     pub answer: i64,
+    /// The other question of its linked pair (the same question asked in the other
+    /// direction), when the manifest links it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub linked: Option<LinkedQuestion>,
+}
+
+/// A question's partner in a linked pair, as its reviewers see it.
+#[derive(Debug, Clone, Serialize)]
+pub struct LinkedQuestion {
+    pub question_id: String,
+    pub question: String,
+}
+
+/// The other question of `key`'s linked pair, from its clip version's stored line.
+fn linked_question(fields: &Value, key: &str) -> Option<LinkedQuestion> {
+    let pairs = crate::domain::records::pair_keys(fields);
+    let pair = pairs.get(key)?;
+    let (id, _) = pairs
+        .iter()
+        .find(|(id, p)| *p == pair && id.as_str() != key)?;
+    let question = fields
+        .get("questions")?
+        .as_array()?
+        .iter()
+        .find(|q| q.get("question_id").and_then(Value::as_str) == Some(id.as_str()))?
+        .get("question")?
+        .as_str()?
+        .to_string();
+    Some(LinkedQuestion {
+        question_id: id.clone(),
+        question,
+    })
 }
 
 /// Where a validator stands in one stage.
@@ -236,6 +268,7 @@ impl TryFrom<ItemViewRow> for ItemHeader {
                 options: serde_json::from_str(r.options.as_deref().unwrap_or("[]"))
                     .map_err(|e| Error::Internal(format!("stored options: {e}")))?,
                 answer: r.answer.unwrap_or(0),
+                linked: linked_question(&fields, &r.item_key),
             }),
         };
         Ok(ItemHeader {

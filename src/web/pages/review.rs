@@ -191,6 +191,8 @@ pub struct QuestionLine {
     pub text: String,
     /// (letter, text, is the keyed answer)
     pub options: Vec<(char, String, bool)>,
+    /// The other direction of its linked pair: (question id, text).
+    pub linked: Option<(String, String)>,
 }
 
 pub fn question_line(q: &crate::store::review::QuestionView) -> QuestionLine {
@@ -208,6 +210,10 @@ pub fn question_line(q: &crate::store::review::QuestionView) -> QuestionLine {
                 (letter, o.clone(), i64::try_from(i).ok() == Some(q.answer))
             })
             .collect(),
+        linked: q
+            .linked
+            .as_ref()
+            .map(|l| (l.question_id.clone(), l.question.clone())),
     }
 }
 
