@@ -555,13 +555,7 @@ async fn a_validator_reviews_stage_1_and_stage_2_by_keyboard_only() {
 async fn a_linked_pair_of_a_glimpse_campaign_is_reviewed_by_keyboard() {
     let Some(d) = driver().await else { return };
     let app = spawn_app().await;
-    let protocol =
-        tandem::domain::protocol::parse(tandem::domain::protocol::shipped("glimpse").unwrap())
-            .unwrap();
-    app.store
-        .create_campaign(CAMPAIGN, &protocol)
-        .await
-        .unwrap();
+    let protocol = app.campaign_on("glimpse").await;
     app.user("val00", Role::Validator, Some(0)).await;
     let v1 = app.user("val01", Role::Validator, Some(1)).await;
     let admin = app.user("admin1", Role::Admin, None).await;

@@ -192,6 +192,18 @@ pub fn write_manifest(dir: &Path, name: &str, lines: &[Value]) -> PathBuf {
 }
 
 impl TestApp {
+    /// Creates the test campaign with the shipped protocol `name` (vgenst, glimpse,
+    /// tumtraffic) and returns that protocol.
+    pub async fn campaign_on(&self, name: &str) -> tandem::domain::protocol::Protocol {
+        let text = tandem::domain::protocol::shipped(name).expect("a shipped protocol");
+        let protocol = tandem::domain::protocol::parse(text).expect("a sound protocol");
+        self.store
+            .create_campaign(CAMPAIGN, &protocol)
+            .await
+            .expect("campaign");
+        protocol
+    }
+
     pub fn source(&self) -> PathBuf {
         let p = self.dir.path().join("source");
         std::fs::create_dir_all(&p).expect("source dir");

@@ -726,13 +726,7 @@ async fn each_decision_says_what_its_time_measures_and_the_export_carries_it() {
 #[tokio::test]
 async fn a_protocol_change_keeps_what_is_stored_and_adds_what_is_new() {
     let app = spawn_app().await;
-    let protocol =
-        tandem::domain::protocol::parse(tandem::domain::protocol::shipped("glimpse").unwrap())
-            .unwrap();
-    app.store
-        .create_campaign(CAMPAIGN, &protocol)
-        .await
-        .unwrap();
+    let protocol = app.campaign_on("glimpse").await;
     let glimpse = protocol.taxonomy;
     let c = cast(&app).await;
     let ids = app.import_clips(&["TRAJ"], 1, &["MC"]).await;
@@ -852,13 +846,7 @@ async fn a_decision_records_the_protocol_version_it_was_checked_under() {
     use tandem::domain::Stage;
     use tandem::domain::taxonomy::ReasonDef;
     let app = spawn_app().await;
-    let protocol =
-        tandem::domain::protocol::parse(tandem::domain::protocol::shipped("tumtraffic").unwrap())
-            .unwrap();
-    app.store
-        .create_campaign(CAMPAIGN, &protocol)
-        .await
-        .unwrap();
+    let protocol = app.campaign_on("tumtraffic").await;
     let c = cast(&app).await;
     let ids = app.import_clips(&["VQA"], 1, &["POS"]).await;
     // Version 1: TUMTraffic's clip reasons, not VGenST's.
@@ -941,14 +929,6 @@ async fn a_decision_records_the_protocol_version_it_was_checked_under() {
     );
 }
 
-/// GLIMPSE's protocol as its paper ran it: real videos, so no clip review.
-fn without_clip_review() -> tandem::domain::protocol::Protocol {
-    let text = tandem::domain::protocol::shipped("glimpse").unwrap();
-    let p = tandem::domain::protocol::parse(text).unwrap_or_else(|e| panic!("{e:?}"));
-    assert!(!p.taxonomy.clip_review);
-    p
-}
-
 /// A protocol without clip review opens question review at once: no Stage 1 item, the
 /// questions in the task pair's queues as they are imported, the intersection rule and
 /// the author's resolution as in any Stage 2, every clip standing in the retained
@@ -957,12 +937,9 @@ fn without_clip_review() -> tandem::domain::protocol::Protocol {
 #[tokio::test]
 async fn a_protocol_without_clip_review_opens_question_review_at_once() {
     let app = spawn_app().await;
-    let protocol = without_clip_review();
+    // GLIMPSE's protocol, as its paper ran it: real videos, so no clip review.
+    let protocol = app.campaign_on("glimpse").await;
     assert!(!protocol.taxonomy.clip_review);
-    app.store
-        .create_campaign(CAMPAIGN, &protocol)
-        .await
-        .unwrap();
     let c = cast(&app).await;
     let ids = app.import_clips(&["TRAJ"], 2, &["MC"]).await;
     let (keep, drop) = (format!("{}_MC", ids[0]), format!("{}_MC", ids[1]));
@@ -1075,11 +1052,6 @@ async fn a_protocol_without_clip_review_opens_question_review_at_once() {
     // The campaign keeps its stages now that it has clips.
     let mut with = protocol.taxonomy.clone();
     with.clip_review = true;
-    with.reasons =
-        tandem::domain::protocol::parse(tandem::domain::protocol::shipped("glimpse").unwrap())
-            .unwrap()
-            .taxonomy
-            .reasons;
     let err = app
         .store
         .change_protocol(CAMPAIGN, &with)
@@ -1138,10 +1110,7 @@ async fn a_protocol_without_clip_review_opens_question_review_at_once() {
 #[tokio::test]
 async fn without_clip_review_a_calibration_clip_is_known_by_its_questions() {
     let app = spawn_app().await;
-    app.store
-        .create_campaign(CAMPAIGN, &without_clip_review())
-        .await
-        .unwrap();
+    assert!(!app.campaign_on("glimpse").await.taxonomy.clip_review);
     let src = app.source();
     let mut on_clip = clip_line(&src, "CAL_A", "TRAJ", &["MC"]);
     on_clip["calibration"] = json!({"verdict": "valid"});

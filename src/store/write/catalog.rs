@@ -667,18 +667,19 @@ pub(crate) async fn import_manifest(
         .await?;
 
     // Stage 1 items: in the queue of the pair that reviewed the rejected version, or of
-    // the task's pair in force; calibration items in no queue.
-    let mut sort_keys: Vec<String> = Vec::with_capacity(plans.len());
-    for p in &plans {
+    // the task's pair in force; calibration items in no queue. None without clip review.
+    let clip_review = campaign.taxonomy.clip_review;
+    let reviewed: &[Plan<'_>] = if clip_review { &plans } else { &[] };
+    let mut sort_keys: Vec<String> = Vec::with_capacity(reviewed.len());
+    for p in reviewed {
         sort_keys.push(sort_key(
             task(&p.clip.task)?.position,
             &p.clip.clip_id,
             None,
         ));
     }
-    let mut rows: Vec<Vec<Value<'_>>> = Vec::with_capacity(plans.len());
-    let clip_review = campaign.taxonomy.clip_review;
-    for (p, key) in plans.iter().zip(&sort_keys).filter(|_| clip_review) {
+    let mut rows: Vec<Vec<Value<'_>>> = Vec::with_capacity(reviewed.len());
+    for (p, key) in reviewed.iter().zip(&sort_keys) {
         let t = task(&p.clip.task)?;
         let queue = p.queue(t);
         rows.push(vec![
