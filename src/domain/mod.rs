@@ -9,6 +9,7 @@ pub mod pairing;
 pub mod protocol;
 pub mod records;
 pub mod rules;
+pub mod sampling;
 pub mod study;
 pub mod taxonomy;
 pub mod text;
@@ -263,16 +264,20 @@ pub enum Outcome {
     Split,
     SplitAccepted,
     SplitRejected,
+    /// Retained without review: an undrawn item of a lot whose sample passed (see
+    /// [`sampling`]). Never a reviewed item, never in the agreement statistics.
+    BySample,
 }
 
 impl Outcome {
-    pub const ALL: [Outcome; 6] = [
+    pub const ALL: [Outcome; 7] = [
         Outcome::Pending,
         Outcome::BothPass,
         Outcome::BothReject,
         Outcome::Split,
         Outcome::SplitAccepted,
         Outcome::SplitRejected,
+        Outcome::BySample,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -283,6 +288,7 @@ impl Outcome {
             Outcome::Split => "split",
             Outcome::SplitAccepted => "split_accepted",
             Outcome::SplitRejected => "split_rejected",
+            Outcome::BySample => "by_sample",
         }
     }
 
@@ -290,8 +296,18 @@ impl Outcome {
         Outcome::ALL.into_iter().find(|o| o.as_str() == s)
     }
 
-    /// Kept in the benchmark: both passed, or the author accepted the split.
+    /// Kept in the benchmark: both passed, the author accepted the split, or (unreviewed)
+    /// its lot's sample passed.
     pub fn is_retained(self) -> bool {
+        matches!(
+            self,
+            Outcome::BothPass | Outcome::SplitAccepted | Outcome::BySample
+        )
+    }
+
+    /// Kept because both validators (or the author of a split) accepted it: retained,
+    /// and reviewed.
+    pub fn is_reviewed_retained(self) -> bool {
         matches!(self, Outcome::BothPass | Outcome::SplitAccepted)
     }
 

@@ -29,15 +29,30 @@
 //! key = 3                               # its digit on the review page, 1-9, one per stage
 //! levels = ["L3"]                       # optional (Stage 2): the levels it applies to
 //! note = false                          # optional: whether it needs a note
+//!
+//! [[sampling]]                          # optional: a stratum reviewed by sample
+//! stage = 2                             # 1: a task's clips; 2: a task's questions
+//! task = "TRJ"                          # optional: every task when left out
+//! qa_type = "YN"                        # optional (Stage 2): every QA type when left out
+//! aql = 0.02                            # the plan: the four risks ...
+//! rql = 0.10
+//! alpha = 0.05
+//! beta = 0.10
+//! # p = 0.05                            # ... or no defect shows the rate below p
+//! # n = 50                              # ... or the lab's own n and c
+//! # c = 1
+//! confidence = 0.95                     # optional: of each lot's upper bound
 //! ```
 //!
 //! A file is checked whole: every problem comes back at once, each with its line and
 //! field; nothing of a file with a problem is used. Two reviewers per item and the
 //! intersection rule are Tandem's invariants, not settings of a protocol. A protocol
 //! reviews clips, then their questions, or (`clip_review = false`) the questions alone;
-//! pairing and sampling are not read from the file yet: the task pairs of the pool
-//! review every item.
+//! a stratum is reviewed whole or by sample (`domain::sampling`: a rule applies to the
+//! items imported while it is in force). The pairing rule is not read from the file
+//! yet: the task pairs of the pool review every item.
 
+use super::sampling::{PlanSpec, SamplingRule};
 use super::taxonomy::{QaTypeDef, ReasonDef, TaskDef, Taxonomy};
 use super::{Level, Stage};
 use serde::Deserialize;
@@ -113,7 +128,28 @@ struct RawFile {
     qa_type: Vec<Spanned<RawQaType>>,
     #[serde(default)]
     reason: Vec<Spanned<RawReason>>,
+    #[serde(default)]
+    sampling: Vec<Spanned<RawSampling>>,
 }
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSampling {
+    stage: Spanned<i64>,
+    task: Option<Spanned<String>>,
+    qa_type: Option<Spanned<String>>,
+    aql: Option<Spanned<f64>>,
+    rql: Option<Spanned<f64>>,
+    alpha: Option<Spanned<f64>>,
+    beta: Option<Spanned<f64>>,
+    p: Option<Spanned<f64>>,
+    n: Option<Spanned<i64>>,
+    c: Option<Spanned<i64>>,
+    confidence: Option<Spanned<f64>>,
+}
+
+/// The largest sample a fixed plan may ask for.
+pub const MAX_SAMPLE: i64 = 1_000_000;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -476,6 +512,43 @@ pub fn parse(text: &str) -> Result<Protocol, Vec<ProtocolProblem>> {
         }
     }
 
+    let mut sampling: Vec<SamplingRule> = Vec::new();
+    for (i, r) in raw.sampling.iter().enumerate() {
+        let span = r.span();
+        let at = |f: &str| format!("sampling[{}].{f}", i + 1);
+        let problem_count = problems.len();
+        let mut push_here = |span: std::ops::Range<usize>, field: String, message: String| {
+            problems.push(ProtocolProblem {
+                line: line_of(text, span.start),
+                field,
+                message,
+            })
+        };
+        if let Some(rule) = sampling_rule(
+            r.get_ref(),
+            &at,
+            clip_review,
+            &task_codes,
+            &qa_codes,
+            &applicability,
+            &mut push_here,
+        ) {
+            match sampling.iter().position(|o| o.overlaps(&rule)) {
+                Some(j) => push_here(
+                    span,
+                    format!("sampling[{}]", i + 1),
+                    format!(
+                        "covers items that sampling[{}] covers too ({}): each stratum has one rule",
+                        j + 1,
+                        sampling[j].describe()
+                    ),
+                ),
+                None if problems.len() == problem_count => sampling.push(rule),
+                None => {}
+            }
+        }
+    }
+
     if !problems.is_empty() {
         problems.sort_by_key(|p| p.line);
         return Err(problems);
@@ -493,8 +566,214 @@ pub fn parse(text: &str) -> Result<Protocol, Vec<ProtocolProblem>> {
             variants: header.export_variants,
             reasons,
             clip_review,
+            sampling,
         },
     })
+}
+
+/// One `[[sampling]]` entry checked: its stratum names what the protocol declares, and it
+/// gives one plan (the four risks, a zero-defect `p`, or its own `n` and `c`) within range.
+fn sampling_rule(
+    r: &RawSampling,
+    at: &dyn Fn(&str) -> String,
+    clip_review: bool,
+    tasks: &HashSet<String>,
+    qa_types: &HashSet<String>,
+    applicability: &BTreeMap<String, Vec<String>>,
+    push: &mut dyn FnMut(std::ops::Range<usize>, String, String),
+) -> Option<SamplingRule> {
+    let before = std::cell::Cell::new(0usize);
+    let mut fail = |span: std::ops::Range<usize>, field: &str, message: String| {
+        before.set(before.get() + 1);
+        push(span, at(field), message);
+    };
+    let stage = Stage::from_number(*r.stage.get_ref());
+    match stage {
+        None => fail(
+            r.stage.span(),
+            "stage",
+            format!(
+                "must be 1 (clip review) or 2 (question review), not {}",
+                r.stage.get_ref()
+            ),
+        ),
+        Some(Stage::Clip) if !clip_review => fail(
+            r.stage.span(),
+            "stage",
+            "samples Stage 1, but the protocol reviews no clips (protocol.clip_review = false)"
+                .into(),
+        ),
+        Some(Stage::Clip) if r.qa_type.is_some() => {
+            if let Some(q) = &r.qa_type {
+                fail(
+                    q.span(),
+                    "qa_type",
+                    "a Stage 1 stratum is a task's clips: clips have no QA type".into(),
+                );
+            }
+        }
+        _ => {}
+    }
+    if let Some(t) = &r.task
+        && !tasks.contains(t.get_ref())
+    {
+        fail(
+            t.span(),
+            "task",
+            format!("names task `{}`, which no [[task]] declares", t.get_ref()),
+        );
+    }
+    if let Some(q) = &r.qa_type {
+        if !qa_types.contains(q.get_ref()) {
+            fail(
+                q.span(),
+                "qa_type",
+                format!(
+                    "names QA type `{}`, which no [[qa_type]] declares",
+                    q.get_ref()
+                ),
+            );
+        } else if let Some(t) = &r.task
+            && applicability
+                .get(t.get_ref())
+                .is_some_and(|a| !a.contains(q.get_ref()))
+        {
+            fail(
+                q.span(),
+                "qa_type",
+                format!(
+                    "QA type `{}` does not apply to task `{}`",
+                    q.get_ref(),
+                    t.get_ref()
+                ),
+            );
+        }
+    }
+    let proportion =
+        |v: &Spanned<f64>,
+         field: &str,
+         fail: &mut dyn FnMut(std::ops::Range<usize>, &str, String)| {
+            let x = *v.get_ref();
+            if !(x > 0.0 && x < 1.0) {
+                fail(
+                    v.span(),
+                    field,
+                    format!("must be greater than 0 and less than 1, not {x}"),
+                );
+            }
+            x
+        };
+    let confidence = r
+        .confidence
+        .as_ref()
+        .map_or(0.95, |c| proportion(c, "confidence", &mut fail));
+    let risks = [&r.aql, &r.rql, &r.alpha, &r.beta];
+    let given = [
+        risks.iter().any(|x| x.is_some()),
+        r.p.is_some(),
+        r.n.is_some() || r.c.is_some(),
+    ];
+    let plan = match given {
+        [true, false, false] => {
+            let names = ["aql", "rql", "alpha", "beta"];
+            let mut values = [0.0; 4];
+            for (k, (v, name)) in risks.iter().zip(names).enumerate() {
+                match v {
+                    Some(v) => values[k] = proportion(v, name, &mut fail),
+                    None => fail(
+                        r.stage.span(),
+                        name,
+                        "is missing: a plan by risks gives all four of aql, rql, alpha and beta"
+                            .into(),
+                    ),
+                }
+            }
+            let [aql, rql, alpha, beta] = values;
+            if let Some(v) = &r.rql
+                && aql > 0.0
+                && rql > 0.0
+                && aql >= rql
+            {
+                fail(
+                    v.span(),
+                    "rql",
+                    format!("must be greater than the aql ({aql}), not {rql}"),
+                );
+            }
+            Some(PlanSpec::Risks {
+                aql,
+                rql,
+                alpha,
+                beta,
+            })
+        }
+        [false, true, false] => r.p.as_ref().map(|p| PlanSpec::ZeroDefect {
+            p: proportion(p, "p", &mut fail),
+        }),
+        [false, false, true] => match (&r.n, &r.c) {
+            (Some(n), Some(c)) => {
+                let (nv, cv) = (*n.get_ref(), *c.get_ref());
+                if !(1..=MAX_SAMPLE).contains(&nv) {
+                    fail(
+                        n.span(),
+                        "n",
+                        format!("must be a whole number from 1 to {MAX_SAMPLE}, not {nv}"),
+                    );
+                }
+                if cv < 0 || cv >= nv {
+                    fail(
+                        c.span(),
+                        "c",
+                        format!("must be at least 0 and less than n ({nv}), not {cv}"),
+                    );
+                }
+                Some(PlanSpec::Fixed {
+                    n: u64::try_from(nv).unwrap_or(0),
+                    c: u64::try_from(cv).unwrap_or(0),
+                })
+            }
+            (Some(n), None) => {
+                fail(
+                    n.span(),
+                    "c",
+                    "is missing: a fixed plan gives n and c".into(),
+                );
+                None
+            }
+            (None, Some(c)) => {
+                fail(
+                    c.span(),
+                    "n",
+                    "is missing: a fixed plan gives n and c".into(),
+                );
+                None
+            }
+            (None, None) => None,
+        },
+        _ => {
+            fail(
+                r.stage.span(),
+                "plan",
+                if given.iter().any(|g| *g) {
+                    "gives more than one plan: either aql, rql, alpha and beta, or p, or n and c"
+                } else {
+                    "gives no plan: either aql, rql, alpha and beta (a sampling plan), p (no defect shows the rate below p), or n and c"
+                }
+                .into(),
+            );
+            None
+        }
+    };
+    match (stage, plan) {
+        (Some(stage), Some(plan)) if before.get() == 0 => Some(SamplingRule {
+            stage,
+            task: r.task.as_ref().map(|t| t.get_ref().clone()),
+            qa_type: r.qa_type.as_ref().map(|q| q.get_ref().clone()),
+            plan,
+            confidence,
+        }),
+        _ => None,
+    }
 }
 
 /// The shipped VGenST-Bench protocol.
@@ -884,6 +1163,81 @@ level = "L1"
         assert_eq!(p.len(), 1, "{p:?}");
         assert!(
             p[0].contains("reason: Stage 2 (question review) has no reasons"),
+            "{p:?}"
+        );
+    }
+
+    #[test]
+    fn a_protocol_reviews_strata_by_sample_with_one_plan_each() {
+        let with = format!(
+            "{SMALL}\n[[sampling]]\nstage = 2\ntask = \"TRJ\"\nqa_type = \"YN\"\naql = 0.02\nrql = 0.1\nalpha = 0.05\nbeta = 0.1\n\n[[sampling]]\nstage = 1\np = 0.05\nconfidence = 0.9\n"
+        );
+        let t = parse(&with).unwrap().taxonomy;
+        assert_eq!(t.sampling.len(), 2);
+        assert_eq!(
+            t.sampling[0].plan,
+            PlanSpec::Risks {
+                aql: 0.02,
+                rql: 0.1,
+                alpha: 0.05,
+                beta: 0.1
+            }
+        );
+        assert_eq!(t.sampling[0].confidence, 0.95, "the default confidence");
+        assert_eq!(t.sampling[1].plan, PlanSpec::ZeroDefect { p: 0.05 });
+        assert_eq!(
+            (t.sampling[1].stage, t.sampling[1].task.as_deref()),
+            (Stage::Clip, None)
+        );
+        // Stored with the taxonomy, and read back the same.
+        let json = serde_json::to_string(&t).unwrap();
+        assert_eq!(serde_json::from_str::<Taxonomy>(&json).unwrap(), t);
+        // A protocol without sampling stores nothing more than before.
+        let plain = serde_json::to_string(&parse(SMALL).unwrap().taxonomy).unwrap();
+        assert!(!plain.contains("sampling"), "{plain}");
+    }
+
+    #[test]
+    fn broken_sampling_rules_are_named_with_their_line_and_field() {
+        let broken = format!(
+            "{SMALL}\n[[sampling]]\nstage = 2\ntask = \"NOPE\"\nqa_type = \"XX\"\naql = 0.1\nrql = 0.05\nalpha = 0.05\n\n[[sampling]]\nstage = 3\nn = 5\nc = 5\n\n[[sampling]]\nstage = 2\np = 1.5\nn = 4\n\n[[sampling]]\nstage = 1\nqa_type = \"YN\"\n"
+        );
+        let p = problems(&broken);
+        for want in [
+            "sampling[1].task: names task `NOPE`, which no [[task]] declares",
+            "sampling[1].qa_type: names QA type `XX`, which no [[qa_type]] declares",
+            "sampling[1].beta: is missing: a plan by risks gives all four",
+            "sampling[1].rql: must be greater than the aql (0.1), not 0.05",
+            "sampling[2].stage: must be 1 (clip review) or 2 (question review), not 3",
+            "sampling[2].c: must be at least 0 and less than n (5), not 5",
+            "sampling[3].plan: gives more than one plan",
+            "sampling[4].qa_type: a Stage 1 stratum is a task's clips",
+            "sampling[4].plan: gives no plan",
+        ] {
+            assert!(p.iter().any(|m| m.contains(want)), "{want}: {p:?}");
+        }
+        assert!(p.iter().all(|m| m.starts_with("line ")), "{p:?}");
+        // Two rules that could cover one item.
+        let twice = format!(
+            "{SMALL}\n[[sampling]]\nstage = 2\np = 0.05\n\n[[sampling]]\nstage = 2\ntask = \"TRJ\"\nn = 10\nc = 0\n"
+        );
+        let p = problems(&twice);
+        assert_eq!(p.len(), 1, "{p:?}");
+        assert!(
+            p[0].contains("sampling[2]: covers items that sampling[1] covers too (Stage 2, every task, every QA type)"),
+            "{p:?}"
+        );
+        // Stage 1 sampling without clip review.
+        let no_clips = format!("{SMALL}\n[[sampling]]\nstage = 1\np = 0.05\n")
+            .replace("version = 2\n", "version = 2\nclip_review = false\n")
+            .replace(
+                "[[reason]]\nstage = 1\ncode = \"blurry\"\nlabel = \"Blurry\"\nkey = 1\n",
+                "",
+            );
+        let p = problems(&no_clips);
+        assert_eq!(p.len(), 1, "{p:?}");
+        assert!(
+            p[0].contains("sampling[1].stage: samples Stage 1, but the protocol reviews no clips"),
             "{p:?}"
         );
     }

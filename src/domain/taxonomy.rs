@@ -2,6 +2,7 @@
 //! the task x QA-type applicability matrix. It comes from a protocol file
 //! (`domain::protocol`); VGenST-Bench's ships in `protocols/vgenst.toml`.
 
+use super::sampling::SamplingRule;
 use super::{Level, Reason, Stage};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -99,7 +100,7 @@ impl ReasonDef {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Taxonomy {
     pub name: String,
     /// In order: a task's position is its index t in the pairing rule.
@@ -121,6 +122,10 @@ pub struct Taxonomy {
     /// videos has no clip quality to check). Stored only when off.
     #[serde(default = "yes", skip_serializing_if = "is_yes")]
     pub clip_review: bool,
+    /// The strata reviewed by sample (none overlapping); every other item is reviewed.
+    /// Stored only when there are some.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sampling: Vec<SamplingRule>,
 }
 
 fn is_no(b: &bool) -> bool {
@@ -372,6 +377,7 @@ mod tests {
             variants: true,
             reasons: Taxonomy::vgenst().reasons,
             clip_review: true,
+            sampling: Vec::new(),
         };
         assert_eq!(Taxonomy::vgenst(), former);
         // The reasons are the former built-in ones, in their order, under the same keys.
