@@ -205,8 +205,9 @@ pub enum Command {
     /// The blind video-quality study: comparison sets, display, responses
     #[command(subcommand)]
     Study(StudyCommand),
-    /// Plan a sampled review, and say what a reviewed sample shows of the whole (exact
-    /// binomial figures; needs no data folder)
+    /// Sampled review: plan one and say what a reviewed sample shows of the whole (exact
+    /// binomial figures; `plan`, `bound` and `zero` need no data folder), and run a
+    /// campaign's (`run`, `status`)
     #[command(subcommand)]
     Sampling(SamplingCommand),
     /// A benchmark's QC protocol file: check one, or print VGenST-Bench's as a start for
@@ -261,6 +262,25 @@ pub enum SamplingCommand {
         #[arg(long, default_value_t = 0.95)]
         confidence: f64,
         /// Print JSON: {"defects", "n", "confidence", "upper"}
+        #[arg(long)]
+        json: bool,
+    },
+    /// Run a campaign's sampled review: settle every lot whose sample is reviewed
+    /// (accepted: its other items are retained by sample; rejected: they go to full
+    /// review), then draw every stratum's held items as a new lot and queue its sample
+    Run {
+        #[command(flatten)]
+        campaign: CampaignArg,
+        /// Print JSON: {"settled": [...], "drawn": [...], "released"}
+        #[arg(long)]
+        json: bool,
+    },
+    /// A campaign's lots: size, sample, acceptance number, defects, decision and the
+    /// upper bound on each whole's defect rate; the items held for the next draw
+    Status {
+        #[command(flatten)]
+        campaign: CampaignArg,
+        /// Print JSON: {"rules", "lots", "held"}
         #[arg(long)]
         json: bool,
     },
@@ -640,7 +660,12 @@ pub async fn run(cli: Cli) -> Result<()> {
     if let Command::Healthcheck { bind } = &cli.command {
         return healthcheck(bind).await;
     }
-    if let Command::Sampling(cmd) = &cli.command {
+    if let Command::Sampling(cmd) = &cli.command
+        && !matches!(
+            cmd,
+            SamplingCommand::Run { .. } | SamplingCommand::Status { .. }
+        )
+    {
         return sampling(cmd);
     }
     if let Command::Protocol(cmd) = &cli.command {
@@ -687,6 +712,25 @@ pub async fn run(cli: Cli) -> Result<()> {
 
 async fn command(command: Command, config: &Config, store: &Store) -> Result<()> {
     match command {
+        Command::Sampling(SamplingCommand::Run { campaign, json }) => {
+            let run = crate::app::sampling::run(store, &campaign.campaign).await?;
+            if json {
+                println!("{}", serde_json::to_string(&run).map_err(internal_json)?);
+            } else {
+                print!("{}", crate::app::sampling::run_words(&run));
+            }
+            Ok(())
+        }
+        Command::Sampling(SamplingCommand::Status { campaign, json }) => {
+            let campaign = store.campaign(&campaign.campaign).await?;
+            let status = crate::app::sampling::status(store, &campaign).await?;
+            if json {
+                println!("{}", serde_json::to_string(&status).map_err(internal_json)?);
+            } else {
+                print!("{}", crate::app::sampling::status_words(&status));
+            }
+            Ok(())
+        }
         Command::Demo { .. }
         | Command::Healthcheck { .. }
         | Command::Sampling(_)
@@ -955,6 +999,7 @@ async fn command(command: Command, config: &Config, store: &Store) -> Result<()>
                 Some(path) => crate::io::protocol::read(path, &config.limits)?,
                 None => crate::domain::protocol::vgenst(),
             };
+            crate::app::sampling::planned(&protocol.taxonomy.sampling)?;
             let campaign = store.create_campaign(&name, &protocol).await?;
             println!(
                 "campaign `{}` created with protocol `{}` (version {}): {}",
@@ -967,6 +1012,7 @@ async fn command(command: Command, config: &Config, store: &Store) -> Result<()>
         }
         Command::Campaign(CampaignCommand::Protocol { file, campaign }) => {
             let protocol = crate::io::protocol::read(&file, &config.limits)?;
+            crate::app::sampling::planned(&protocol.taxonomy.sampling)?;
             let before = store.campaign(&campaign.campaign).await?;
             let after = store
                 .change_protocol(&campaign.campaign, &protocol.taxonomy)
@@ -1114,12 +1160,22 @@ fn protocol_command(cmd: &ProtocolCommand) -> Result<()> {
             let limits = crate::config::Limits::from_env()?;
             let p = crate::io::protocol::read(file, &limits)?;
             let t = &p.taxonomy;
+            // A sampling rule's plan is found here too: one that cannot be is refused.
+            let plans = crate::app::sampling::planned(&t.sampling)?;
             if *json {
+                let sampling: Vec<serde_json::Value> = plans
+                    .iter()
+                    .map(|r| {
+                        serde_json::json!({
+                            "stratum": r.rule.describe(), "n": r.n, "c": r.c,
+                        })
+                    })
+                    .collect();
                 println!(
                     "{}",
                     serde_json::json!({
                         "name": p.name, "version": p.version, "description": p.description,
-                        "taxonomy": t, "cells": t.cell_count(),
+                        "taxonomy": t, "cells": t.cell_count(), "sampling": sampling,
                     })
                 );
             } else {
@@ -1130,10 +1186,22 @@ fn protocol_command(cmd: &ProtocolCommand) -> Result<()> {
                     p.version,
                     sizes(t, None)
                 );
+                for r in &plans {
+                    println!(
+                        "  reviewed by sample: {}: {} of each lot, accepted with at most {} defect(s)",
+                        r.rule.describe(),
+                        r.n,
+                        r.c
+                    );
+                }
             }
             Ok(())
         }
     }
+}
+
+fn internal_json(e: serde_json::Error) -> Error {
+    Error::Internal(format!("JSON: {e}"))
 }
 
 fn sampling(cmd: &SamplingCommand) -> Result<()> {
@@ -1210,6 +1278,11 @@ fn sampling(cmd: &SamplingCommand) -> Result<()> {
                     confidence * 100.0
                 ),
             );
+        }
+        SamplingCommand::Run { .. } | SamplingCommand::Status { .. } => {
+            return Err(Error::Internal(
+                "a campaign's sampling needs the store".into(),
+            ));
         }
     }
     Ok(())

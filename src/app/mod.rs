@@ -7,6 +7,7 @@
 pub mod accounts;
 pub mod exports;
 pub mod media;
+pub mod sampling;
 
 use crate::config::Config;
 use crate::domain::facts::Scope;

@@ -77,6 +77,8 @@ pub struct RetainedQuestion {
     pub question: String,
     pub options: Vec<String>,
     pub answer: usize,
+    /// Retained unreviewed: its lot's sample passed (`retained_by: "sample"`).
+    pub by_sample: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -88,6 +90,8 @@ pub struct RetainedClip {
     pub fields: Value,
     pub media_sha256: String,
     pub media_type: String,
+    /// Retained unreviewed: its lot's sample passed.
+    pub by_sample: bool,
     pub questions: Vec<RetainedQuestion>,
 }
 
@@ -106,6 +110,9 @@ pub struct RetainedCounts {
     pub questions_retained: usize,
     pub questions_rejected: usize,
     pub questions_open: usize,
+    /// Of the retained: those retained by sample, unreviewed.
+    pub clips_by_sample: usize,
+    pub questions_by_sample: usize,
 }
 
 /// A clip rejected in Stage 1, waiting for a new version: what the generation
@@ -259,6 +266,7 @@ mod pair_tests {
             question: "?".into(),
             options: vec!["yes".into(), "no".into()],
             answer: 0,
+            by_sample: false,
         }
     }
 

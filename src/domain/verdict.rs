@@ -70,6 +70,8 @@ pub struct ItemFacts {
     /// Stage 2: whether the clip is retained (`None`: a question without a clip review,
     /// open from the start).
     pub parent_retained: Option<bool>,
+    /// Held for a sample: in a stratum reviewed by sample and not drawn (yet).
+    pub held: bool,
 }
 
 /// One stored decision on the item.
@@ -197,6 +199,21 @@ pub fn decide_verdict(
     if item.calibration {
         return Err(Refusal::Conflict(format!(
             "{noun} `{key}` is a calibration item: calibration verdicts are given in calibration and never count in the QC"
+        )));
+    }
+    // Sampled review: an item not drawn is reviewed by no one (held for its lot's draw,
+    // or retained by its lot's sample).
+    if item.held || item.outcome == Outcome::BySample {
+        if queue {
+            return Err(Refusal::NotInQueue);
+        }
+        return Err(Refusal::Conflict(format!(
+            "{noun} `{key}` is in a stratum reviewed by sample and was not drawn for review ({})",
+            if item.held {
+                "held for its lot's draw or decision"
+            } else {
+                "retained by its lot's sample"
+            }
         )));
     }
     // The verdict itself first: a malformed one is refused whatever the item's state.
@@ -346,6 +363,7 @@ mod tests {
             in_force: Some((V0, V1)),
             pair_problem: None,
             parent_retained: None,
+            held: false,
         }
     }
 
@@ -535,6 +553,29 @@ mod tests {
             record(decide_verdict(&free, &[], &input(V0, Verdict::Valid)).unwrap()).pair,
             (V0, V1)
         );
+    }
+
+    #[test]
+    fn an_item_not_drawn_for_its_sample_takes_no_verdict() {
+        let mut held = question(Some(true));
+        held.held = true;
+        assert_eq!(
+            decide_verdict(&held, &[], &input(V1, Verdict::Valid)),
+            Err(Refusal::NotInQueue)
+        );
+        let mut by_sample = question(Some(true));
+        by_sample.outcome = Outcome::BySample;
+        let mut i = input(V1, Verdict::Reject);
+        i.path = Path::Records;
+        for item in [&held, &by_sample] {
+            assert!(matches!(
+                decide_verdict(item, &[], &i),
+                Err(Refusal::Conflict(m)) if m.contains("was not drawn for review")
+            ));
+        }
+        // Drawn, it is reviewed as any item is.
+        held.held = false;
+        assert!(decide_verdict(&held, &[], &input(V1, Verdict::Valid)).is_ok());
     }
 
     #[test]

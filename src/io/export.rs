@@ -64,6 +64,9 @@ fn clip_line(
     obj.insert("task".into(), json!(clip.task));
     obj.insert("file".into(), json!(video));
     obj.insert("version".into(), json!(clip.version));
+    if clip.by_sample {
+        obj.insert("retained_by".into(), json!("sample"));
+    }
     if let Value::Object(fields) = &clip.fields {
         for (k, v) in fields {
             if !matches!(
@@ -89,6 +92,9 @@ fn clip_line(
             if let Value::Object(fields) = &mut line {
                 if let Some(pair) = pairs.get(&q.question_id) {
                     fields.insert("pair".into(), json!(pair));
+                }
+                if q.by_sample {
+                    fields.insert("retained_by".into(), json!("sample"));
                 }
                 if with_variants {
                     fields.insert("variants".into(), variants(q));
@@ -241,7 +247,12 @@ fn build(
         env!("CARGO_PKG_VERSION"),
         crate::clock::to_rfc3339(crate::clock::now_micros())
     ));
-    readme.push_str("An item is retained when both validators passed it, or when they split and an author accepted it.\n\n");
+    readme.push_str("An item is retained when both validators passed it, or when they split and an author accepted it");
+    readme.push_str(if counts.clips_by_sample + counts.questions_by_sample > 0 {
+        ", or, in a stratum reviewed by sample, when it was not drawn and its lot's sample passed (marked `retained_by: \"sample\"`).\n\n"
+    } else {
+        ".\n\n"
+    });
     readme.push_str("## Counts\n\n| | count |\n| --- | ---: |\n");
     let counted = [
         (
@@ -284,6 +295,13 @@ fn build(
     };
     for (label, n) in &counted[..shown] {
         readme.push_str(&format!("| {label} | {n} |\n"));
+    }
+    if counts.clips_by_sample + counts.questions_by_sample > 0 {
+        readme.push_str(&format!(
+            "| of the retained clips: retained by sample, not reviewed (`retained_by: \"sample\"`) | {} |\n\
+             | of the retained questions: retained by sample, not reviewed (`retained_by: \"sample\"`) | {} |\n",
+            counts.clips_by_sample, counts.questions_by_sample
+        ));
     }
     if linked {
         readme.push_str(&format!(
@@ -338,6 +356,7 @@ mod tests {
             question: "Which object appears?".into(),
             options: options.iter().map(|s| s.to_string()).collect(),
             answer,
+            by_sample: false,
         }
     }
 
@@ -358,6 +377,7 @@ mod tests {
             fields: json!({"theme": "t"}),
             media_sha256: sha,
             media_type: "video/mp4".into(),
+            by_sample: false,
             questions: vec![q(&["a brass key", "a red candle"], 1)],
         };
         let counts = RetainedCounts::default();

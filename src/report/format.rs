@@ -183,15 +183,48 @@ impl CsvTable {
 }
 
 /// One QC table (T11, T12, T13) as a [`CsvTable`].
+/// A campaign with sampled review adds a last column, `retained_by_sample`, to each:
+/// the items retained unreviewed (T13: on its pooled rows).
 pub fn csv_table(report: &QcReport, tax: &Taxonomy, table: TableId) -> Result<CsvTable> {
-    match table {
-        TableId::T11 => Ok(t11_csv(report, tax)),
-        TableId::T12 => Ok(t12_csv(report, tax)),
-        TableId::T13 => Ok(t13_csv(report)),
-        TableId::T14 | TableId::T15 => Err(Error::Internal(
-            "Tables 14 and 15 are drawn from the study report".into(),
-        )),
+    let (mut t, by_sample): (CsvTable, Vec<Option<i64>>) = match table {
+        TableId::T11 => (
+            t11_csv(report, tax),
+            report.t11.iter().map(|(_, c)| Some(c.by_sample)).collect(),
+        ),
+        TableId::T12 => (
+            t12_csv(report, tax),
+            report
+                .t12
+                .iter()
+                .flat_map(|(_, row)| row.iter().map(|(_, c)| Some(c.by_sample)))
+                .collect(),
+        ),
+        TableId::T13 => {
+            let t = t13_csv(report);
+            let cells = t
+                .rows
+                .iter()
+                .map(|row| match (row[0].as_str(), row[1].as_str()) {
+                    ("1", "pooled") => Some(report.stage1.by_sample),
+                    ("2", "pooled") => Some(report.stage2.by_sample),
+                    _ => None,
+                })
+                .collect();
+            (t, cells)
+        }
+        TableId::T14 | TableId::T15 => {
+            return Err(Error::Internal(
+                "Tables 14 and 15 are drawn from the study report".into(),
+            ));
+        }
+    };
+    if report.sampled {
+        t.columns.push(("retained_by_sample".into(), Col::Num));
+        for (row, n) in t.rows.iter_mut().zip(by_sample) {
+            row.push(n.map(|n| n.to_string()).unwrap_or_default());
+        }
     }
+    Ok(t)
 }
 
 fn ratio(n: i64, of: i64) -> Option<f64> {

@@ -25,6 +25,9 @@ pub struct T11Cell {
     pub reviewed: i64,
     /// Both passed, or the author accepted the split.
     pub retained: i64,
+    /// Retained unreviewed: its lot's sample passed (a campaign with sampled review;
+    /// never counted as reviewed).
+    pub by_sample: i64,
 }
 
 /// T12: one task x QA type cell of Stage 2.
@@ -33,6 +36,8 @@ pub struct T12Cell {
     pub reviewed: i64,
     /// Both rejected, or the author rejected the split.
     pub rejected: i64,
+    /// Retained unreviewed: its lot's sample passed.
+    pub by_sample: i64,
 }
 
 /// Agreement figures of one 2x2 table (rater 1 x rater 2; valid, reject).
@@ -118,6 +123,9 @@ pub struct StageSummary {
     pub split_pending: i64,
     /// Items with fewer than two verdicts, left out of every figure.
     pub pending: i64,
+    /// Items retained unreviewed because their lot's sample passed: never reviewed items,
+    /// never in the agreement figures.
+    pub by_sample: i64,
     /// Pooled over every pair: the one 2x2 table summed over pairs, rater 1 being
     /// each pair's first member.
     #[serde(flatten)]
@@ -210,6 +218,9 @@ pub struct QcReport {
     pub validators: Vec<ValidatorActivity>,
     /// Linked pairs per task (`pair_rows`); empty when the campaign links none.
     pub pairs: Vec<PairRow>,
+    /// Whether the campaign's protocol reviews some stratum by sample: the tables then
+    /// carry a column of the items retained by sample.
+    pub sampled: bool,
 }
 
 /// (task, rater 1, rater 2).
@@ -225,6 +236,7 @@ fn stage_summary(counts: &[OutcomeCount], stage: i64) -> StageSummary {
         split_rejected: 0,
         split_pending: 0,
         pending: 0,
+        by_sample: 0,
         pooled: Agreement::of([[0, 0], [0, 0]]),
         per_pair: Vec::new(),
         per_rater_pair: Vec::new(),
@@ -236,6 +248,10 @@ fn stage_summary(counts: &[OutcomeCount], stage: i64) -> StageSummary {
         match c.outcome.as_str() {
             "pending" => {
                 s.pending += c.n;
+                continue;
+            }
+            "by_sample" => {
+                s.by_sample += c.n;
                 continue;
             }
             "both_pass" => s.both_pass += c.n,
@@ -331,18 +347,23 @@ pub fn build(
 ) -> QcReport {
     let task = scope.task.as_deref();
     let in_scope = |code: &str| task.is_none_or(|t| t == code);
-    let decided = |c: &&OutcomeCount| c.outcome != "pending";
+    // Decided by both validators (or an author): not pending, not retained by sample.
+    let decided = |c: &&OutcomeCount| c.outcome != "pending" && c.outcome != "by_sample";
+    let by_sample = |c: &&OutcomeCount| c.outcome == "by_sample";
     let t11 = taxonomy
         .tasks
         .iter()
         .filter(|t| in_scope(&t.code))
         .map(|t| {
             let mut cell = T11Cell::default();
-            for c in outcomes
+            let of_task = |c: &&OutcomeCount| c.stage == 1 && c.task == t.code;
+            cell.by_sample = outcomes
                 .iter()
-                .filter(|c| c.stage == 1 && c.task == t.code)
-                .filter(decided)
-            {
+                .filter(of_task)
+                .filter(by_sample)
+                .map(|c| c.n)
+                .sum();
+            for c in outcomes.iter().filter(of_task).filter(decided) {
                 cell.reviewed += c.n;
                 if c.outcome == "both_pass" || c.outcome == "split_accepted" {
                     cell.retained += c.n;
@@ -362,15 +383,18 @@ pub fn build(
                 .filter(|q| taxonomy.applies(&t.code, &q.code))
                 .map(|q| {
                     let mut cell = T12Cell::default();
-                    for c in outcomes
+                    let of_cell = |c: &&OutcomeCount| {
+                        c.stage == 2
+                            && c.task == t.code
+                            && c.qa_type.as_deref() == Some(q.code.as_str())
+                    };
+                    cell.by_sample = outcomes
                         .iter()
-                        .filter(|c| {
-                            c.stage == 2
-                                && c.task == t.code
-                                && c.qa_type.as_deref() == Some(q.code.as_str())
-                        })
-                        .filter(decided)
-                    {
+                        .filter(of_cell)
+                        .filter(by_sample)
+                        .map(|c| c.n)
+                        .sum();
+                    for c in outcomes.iter().filter(of_cell).filter(decided) {
                         cell.reviewed += c.n;
                         if c.outcome == "both_reject" || c.outcome == "split_rejected" {
                             cell.rejected += c.n;
@@ -437,6 +461,7 @@ pub fn build(
             })
             .collect(),
         pairs: Vec::new(),
+        sampled: !taxonomy.sampling.is_empty(),
     }
 }
 
@@ -545,10 +570,11 @@ impl QcReport {
     pub fn t11_json(&self) -> Value {
         let mut m = Map::new();
         for (task, c) in &self.t11 {
-            m.insert(
-                task.clone(),
-                json!({"reviewed": c.reviewed, "retained": c.retained}),
-            );
+            let mut cell = json!({"reviewed": c.reviewed, "retained": c.retained});
+            if self.sampled {
+                cell["retained_by_sample"] = json!(c.by_sample);
+            }
+            m.insert(task.clone(), cell);
         }
         Value::Object(m)
     }
@@ -559,10 +585,11 @@ impl QcReport {
         for (task, row) in &self.t12 {
             let mut r = Map::new();
             for (qa, c) in row {
-                r.insert(
-                    qa.clone(),
-                    json!({"reviewed": c.reviewed, "rejected": c.rejected}),
-                );
+                let mut cell = json!({"reviewed": c.reviewed, "rejected": c.rejected});
+                if self.sampled {
+                    cell["retained_by_sample"] = json!(c.by_sample);
+                }
+                r.insert(qa.clone(), cell);
             }
             m.insert(task.clone(), Value::Object(r));
         }
@@ -571,7 +598,13 @@ impl QcReport {
 
     /// `t13`: `{"stage1": S, "stage2": S}`.
     pub fn t13_json(&self) -> Value {
-        json!({"stage1": stage_json(&self.stage1), "stage2": stage_json(&self.stage2)})
+        let mut stages =
+            json!({"stage1": stage_json(&self.stage1), "stage2": stage_json(&self.stage2)});
+        if self.sampled {
+            stages["stage1"]["retained_by_sample"] = json!(self.stage1.by_sample);
+            stages["stage2"]["retained_by_sample"] = json!(self.stage2.by_sample);
+        }
+        stages
     }
 
     /// Everything, as `tandem stats --json` prints it.
@@ -640,6 +673,48 @@ mod tests {
             reasons2: (v.1 == "reject").then(|| "generation_artifact;other".to_string()),
             n,
         }
+    }
+
+    /// Items retained by sample have their own count: never reviewed items, never in
+    /// the agreement table or a validator's verdicts.
+    #[test]
+    fn items_retained_by_sample_are_counted_apart_from_the_reviewed() {
+        let counts = vec![
+            oc(
+                1,
+                "MC_F_EGO_STA",
+                ("a", "b"),
+                "both_pass",
+                ("valid", "valid"),
+                4,
+            ),
+            oc(1, "MC_F_EGO_STA", ("", ""), "by_sample", ("", ""), 16),
+        ];
+        let r = build(
+            "c",
+            &Taxonomy::vgenst(),
+            &Scope::default(),
+            &counts,
+            &HashMap::new(),
+        );
+        assert_eq!(
+            r.t11[0].1,
+            T11Cell {
+                reviewed: 4,
+                retained: 4,
+                by_sample: 16
+            }
+        );
+        assert_eq!((r.stage1.items_reviewed, r.stage1.by_sample), (4, 16));
+        assert_eq!(r.stage1.pooled.table, [[4, 0], [0, 0]]);
+        assert!(r.validators.iter().all(|v| !v.validator.is_empty()));
+        // VGenST reviews every item: no column of them in its JSON.
+        assert!(!r.sampled);
+        assert!(
+            r.t11_json()["MC_F_EGO_STA"]
+                .get("retained_by_sample")
+                .is_none()
+        );
     }
 
     #[test]
@@ -714,14 +789,16 @@ mod tests {
             r.t11[0].1,
             T11Cell {
                 reviewed: 100,
-                retained: 93
+                retained: 93,
+                by_sample: 0
             }
         );
         assert_eq!(
             r.t11[1].1,
             T11Cell {
                 reviewed: 96,
-                retained: 95
+                retained: 95,
+                by_sample: 0
             }
         );
         assert_eq!(r.t12.iter().map(|(_, row)| row.len()).sum::<usize>(), 98);

@@ -118,6 +118,17 @@ pub struct StageProgress {
     pub split_rejected: i64,
     /// Stage 2 only: questions whose clip is not (yet) retained.
     pub not_open: i64,
+    /// Items of a stratum reviewed by sample held in no queue: waiting for a draw, or
+    /// undrawn in a lot whose sample is under review (not counted in `items`).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub held: i64,
+    /// Retained unreviewed: their lot's sample passed (counted in `items`).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub by_sample: i64,
+}
+
+fn is_zero(n: &i64) -> bool {
+    *n == 0
 }
 
 /// Where one item stands, as the overview counts it (newest clip versions, no
@@ -136,13 +147,25 @@ pub enum ItemClass {
     Split,
     SplitAccepted,
     SplitRejected,
+    /// Held for a sample: in no queue until its lot is drawn, or (undrawn) settled.
+    Held,
+    /// Retained unreviewed: its lot's sample passed.
+    BySample,
 }
 
 impl ItemClass {
-    /// From the item's stored outcome, whether a verdict is in, and whether it is open.
-    pub fn of(outcome: &str, started: bool, open: bool) -> crate::error::Result<ItemClass> {
+    /// From the item's stored outcome, whether a verdict is in, whether it is open and
+    /// whether it is held for a sample.
+    pub fn of(
+        outcome: &str,
+        started: bool,
+        open: bool,
+        held: bool,
+    ) -> crate::error::Result<ItemClass> {
         Ok(match (open, outcome) {
             (false, _) => ItemClass::NotOpen,
+            (true, _) if held => ItemClass::Held,
+            (true, "by_sample") => ItemClass::BySample,
             (true, "pending") if !started => ItemClass::Unstarted,
             (true, "pending") => ItemClass::HalfDecided,
             (true, "both_pass") => ItemClass::BothPass,
@@ -169,6 +192,8 @@ impl ItemClass {
             ItemClass::Split => "split, waiting for an author",
             ItemClass::SplitAccepted => "split, accepted by the author",
             ItemClass::SplitRejected => "split, rejected by the author",
+            ItemClass::Held => "held for a sample",
+            ItemClass::BySample => "retained by sample (not reviewed)",
         }
     }
 }
@@ -179,7 +204,7 @@ pub enum ItemGroup {
     /// Every open item.
     Open,
     One(ItemClass),
-    /// Both pass or split accepted.
+    /// Both pass, split accepted, or retained by sample.
     Retained,
     /// Both reject or split rejected (Stage 1: waiting for a new version; Stage 2:
     /// dropped).
@@ -192,7 +217,7 @@ pub enum ItemGroup {
 
 impl ItemGroup {
     /// The names the overview's links use.
-    pub const NAMES: [&'static str; 13] = [
+    pub const NAMES: [&'static str; 15] = [
         "open",
         "not_open",
         "unstarted",
@@ -202,6 +227,8 @@ impl ItemGroup {
         "split",
         "split_accepted",
         "split_rejected",
+        "held",
+        "by_sample",
         "retained",
         "rejected",
         "in_review",
@@ -220,6 +247,8 @@ impl ItemGroup {
             "split" => ItemGroup::One(Split),
             "split_accepted" => ItemGroup::One(SplitAccepted),
             "split_rejected" => ItemGroup::One(SplitRejected),
+            "held" => ItemGroup::One(Held),
+            "by_sample" => ItemGroup::One(BySample),
             "retained" => ItemGroup::Retained,
             "rejected" => ItemGroup::Rejected,
             "in_review" => ItemGroup::InReview,
@@ -231,9 +260,9 @@ impl ItemGroup {
     pub fn contains(self, c: ItemClass) -> bool {
         use ItemClass::*;
         match self {
-            ItemGroup::Open => c != NotOpen,
+            ItemGroup::Open => !matches!(c, NotOpen | Held),
             ItemGroup::One(x) => c == x,
-            ItemGroup::Retained => matches!(c, BothPass | SplitAccepted),
+            ItemGroup::Retained => matches!(c, BothPass | SplitAccepted | BySample),
             ItemGroup::Rejected => matches!(c, BothReject | SplitRejected),
             ItemGroup::InReview => matches!(c, Unstarted | HalfDecided | Split),
             ItemGroup::Reviewed => {
@@ -261,13 +290,21 @@ impl ItemGroup {
 impl StageProgress {
     /// Counts one item (or `n` of one class).
     pub fn count(&mut self, class: ItemClass, n: i64) {
-        if class == ItemClass::NotOpen {
-            self.not_open += n;
-            return;
+        match class {
+            ItemClass::NotOpen => {
+                self.not_open += n;
+                return;
+            }
+            ItemClass::Held => {
+                self.held += n;
+                return;
+            }
+            _ => {}
         }
         self.items += n;
         match class {
-            ItemClass::NotOpen => {}
+            ItemClass::NotOpen | ItemClass::Held => {}
+            ItemClass::BySample => self.by_sample += n,
             ItemClass::Unstarted => self.unstarted += n,
             ItemClass::HalfDecided => self.half_decided += n,
             ItemClass::BothPass => self.both_pass += n,

@@ -343,5 +343,6 @@ shared!(
     records,
     sessions,
     stats,
-    study
+    study,
+    sampling
 );

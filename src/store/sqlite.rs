@@ -344,10 +344,6 @@ impl Backend {
     }
 }
 
-/// Applies the migrations that have not run yet. Migration 8 rebuilds tables with its
-/// own transaction (foreign keys must be off while a referenced table is rebuilt, and
-/// that cannot be done inside one); if a process stopped between its commit and sqlx's
-/// record of it, the record is written here.
 /// The steps of SQLite's plan for `sql` (`EXPLAIN QUERY PLAN`), one line each.
 async fn explain(c: &mut Conn, sql: &str, binds: &[i64]) -> Result<Vec<String>> {
     use sqlx::Row;
@@ -362,32 +358,44 @@ async fn explain(c: &mut Conn, sql: &str, binds: &[i64]) -> Result<Vec<String>> 
         .collect())
 }
 
+/// Applies the migrations that have not run yet. Migrations 8 and 20 rebuild tables with
+/// their own transaction (foreign keys must be off while a referenced table is rebuilt,
+/// and that cannot be done inside one); if a process stopped between such a commit and
+/// sqlx's record of it, the record is written here.
 async fn migrate(c: &mut Conn) -> Result<()> {
     let migrator = sqlx::migrate!("migrations/sqlite");
-    let rebuilt: i64 = sqlx::query_scalar(
-        "SELECT COUNT(*) FROM sqlite_master m, pragma_table_info(m.name) p
-         WHERE m.type = 'table' AND m.name = 'items' AND p.name = 'item_key'",
-    )
-    .fetch_one(&mut *c)
-    .await?;
-    let table: i64 = sqlx::query_scalar(
-        "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = '_sqlx_migrations'",
-    )
-    .fetch_one(&mut *c)
-    .await?;
-    if rebuilt > 0 && table > 0 {
+    // The migrations that commit by themselves, each known to have run by a column of
+    // `items` it adds.
+    for (version, column) in [(8i64, "item_key"), (20, "held")] {
+        let ran: i64 = sqlx::query_scalar(
+            "SELECT COUNT(*) FROM sqlite_master m, pragma_table_info(m.name) p
+             WHERE m.type = 'table' AND m.name = 'items' AND p.name = $1",
+        )
+        .bind(column)
+        .fetch_one(&mut *c)
+        .await?;
+        let table: i64 = sqlx::query_scalar(
+            "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = '_sqlx_migrations'",
+        )
+        .fetch_one(&mut *c)
+        .await?;
+        if ran == 0 || table == 0 {
+            continue;
+        }
         let recorded: i64 =
-            sqlx::query_scalar("SELECT COUNT(*) FROM _sqlx_migrations WHERE version = 8")
+            sqlx::query_scalar("SELECT COUNT(*) FROM _sqlx_migrations WHERE version = $1")
+                .bind(version)
                 .fetch_one(&mut *c)
                 .await?;
         if recorded == 0
-            && let Some(m) = migrator.iter().find(|m| m.version == 8)
+            && let Some(m) = migrator.iter().find(|m| m.version == version)
         {
-            tracing::warn!("migration 8 ran but was not recorded: recording it");
+            tracing::warn!("migration {version} ran but was not recorded: recording it");
             sqlx::query(
                 "INSERT INTO _sqlx_migrations (version, description, success, checksum, execution_time)
-                 VALUES (8, $1, TRUE, $2, -1)",
+                 VALUES ($1, $2, TRUE, $3, -1)",
             )
+            .bind(version)
             .bind(&*m.description)
             .bind(&*m.checksum)
             .execute(&mut *c)
@@ -602,5 +610,6 @@ shared!(
     records,
     sessions,
     stats,
-    study
+    study,
+    sampling
 );

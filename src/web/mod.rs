@@ -194,6 +194,20 @@ pub fn routes() -> Vec<(RouteSpec, MethodRouter<AppState>)> {
         ),
         r(
             "GET",
+            "/api/v1/campaigns/{campaign}/sampling",
+            ADMIN,
+            Api,
+            get(api::sampling_status),
+        ),
+        r(
+            "POST",
+            "/api/v1/campaigns/{campaign}/sampling/run",
+            ADMIN,
+            Api,
+            post(api::sampling_run),
+        ),
+        r(
+            "GET",
             "/api/v1/campaigns/{campaign}/tasks",
             ADMIN,
             Api,
@@ -409,6 +423,21 @@ pub fn routes() -> Vec<(RouteSpec, MethodRouter<AppState>)> {
             ADMIN,
             Page,
             post(pages::calibration::settings),
+        ),
+        // Sampled review.
+        r(
+            "GET",
+            "/c/{campaign}/admin/sampling",
+            ADMIN,
+            Page,
+            get(pages::admin::sampling),
+        ),
+        r(
+            "POST",
+            "/c/{campaign}/admin/sampling/run",
+            ADMIN,
+            Page,
+            post(pages::admin::sampling_run),
         ),
         // The life of the clips.
         r(

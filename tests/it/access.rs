@@ -61,6 +61,8 @@ const MATRIX: &[(&str, &str, &str)] = &[
         "/api/v1/campaigns/{campaign}/protocol",
         "admin validator author",
     ),
+    ("GET", "/api/v1/campaigns/{campaign}/sampling", "admin"),
+    ("POST", "/api/v1/campaigns/{campaign}/sampling/run", "admin"),
     ("GET", "/api/v1/campaigns/{campaign}/tasks", "admin"),
     (
         "PUT",
@@ -118,6 +120,8 @@ const MATRIX: &[(&str, &str, &str)] = &[
         "validator",
     ),
     ("GET", "/c/{campaign}/admin/calibration", "admin"),
+    ("GET", "/c/{campaign}/admin/sampling", "admin"),
+    ("POST", "/c/{campaign}/admin/sampling/run", "admin"),
     ("POST", "/c/{campaign}/admin/calibration/reset", "admin"),
     ("POST", "/c/{campaign}/admin/calibration/mark", "admin"),
     ("POST", "/c/{campaign}/admin/settings", "admin"),

@@ -21,6 +21,7 @@ mod pages;
 mod paper;
 mod process;
 mod review;
+mod sampling;
 mod servers;
 mod store;
 mod study;

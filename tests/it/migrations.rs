@@ -95,6 +95,21 @@ async fn an_older_database_is_upgraded_with_its_records_and_the_new_columns_fill
     let attributes: serde_json::Value = serde_json::from_str(&attributes).unwrap();
     assert_eq!(attributes["scale"], "figural");
     assert_eq!(attributes["dynamics"], "static");
+    // Migration 20: items are held for no sample, in no lot; the outcome `by_sample`
+    // exists, only for an undrawn item of a lot.
+    let sampled: Vec<(i64, Option<i64>, i64)> =
+        sqlx::query_as("SELECT held, lot_id, drawn FROM items ORDER BY id")
+            .fetch_all(&db)
+            .await
+            .unwrap();
+    assert_eq!(sampled, vec![(0, None, 0); 3]);
+    assert!(
+        sqlx::query("UPDATE items SET outcome = 'by_sample', completed_at = 1 WHERE id = 2")
+            .execute(&db)
+            .await
+            .is_err(),
+        "retained by sample outside a lot"
+    );
     // The append-only guard is back.
     assert!(
         sqlx::query("UPDATE decisions SET verdict = 'valid'")

@@ -66,7 +66,8 @@ impl Backend {
         // Per task: the items MOVE_UNSTARTED would move, and those someone started.
         let counts: HashMap<i64, (i64, i64)> = qa::<(i64, i64, i64)>(
             "SELECT items.task_id,
-                    SUM(CASE WHEN items.rater1_id IS NULL AND (items.stage = 1 OR items.parent_item_id IS NULL)
+                    SUM(CASE WHEN items.rater1_id IS NULL AND items.held = 0
+                                  AND (items.stage = 1 OR items.parent_item_id IS NULL)
                              THEN 1 ELSE 0 END),
                     SUM(CASE WHEN items.rater1_id IS NOT NULL THEN 1 ELSE 0 END)
              FROM items
@@ -291,13 +292,15 @@ impl Backend {
             outcome: String,
             started: i64,
             is_open: i64,
+            held: i64,
             n: i64,
         }
         let rows: Vec<Row> = qa(
             "SELECT t.code, i.stage, i.outcome,
                     CAST(CASE WHEN i.rater1_id IS NOT NULL THEN 1 ELSE 0 END AS BIGINT) AS started,
                     CAST(CASE WHEN i.stage = 1 OR i.parent_item_id IS NULL
-                                   OR p.outcome IN ('both_pass', 'split_accepted') THEN 1 ELSE 0 END AS BIGINT) AS is_open,
+                                   OR p.outcome IN ('both_pass', 'split_accepted', 'by_sample') THEN 1 ELSE 0 END AS BIGINT) AS is_open,
+                    i.held,
                     COUNT(*) AS n
              FROM items i
              JOIN tasks t ON t.id = i.task_id
@@ -306,7 +309,8 @@ impl Backend {
              GROUP BY t.code, i.stage, i.outcome,
                       CASE WHEN i.rater1_id IS NOT NULL THEN 1 ELSE 0 END,
                       CASE WHEN i.stage = 1 OR i.parent_item_id IS NULL
-                                OR p.outcome IN ('both_pass', 'split_accepted') THEN 1 ELSE 0 END",
+                                OR p.outcome IN ('both_pass', 'split_accepted', 'by_sample') THEN 1 ELSE 0 END,
+                      i.held",
         )
         .bind(campaign.id)
         .fetch_all(&mut *c)
@@ -329,7 +333,7 @@ impl Backend {
             } else {
                 &mut tp.stage2
             };
-            s.count(ItemClass::of(&r.outcome, r.started == 1, r.is_open == 1)?, r.n);
+            s.count(ItemClass::of(&r.outcome, r.started == 1, r.is_open == 1, r.held == 1)?, r.n);
         }
         Ok(out)
     }
@@ -355,6 +359,7 @@ impl Backend {
             outcome: String,
             started: i64,
             is_open: i64,
+            held: i64,
             rater1: Option<String>,
             rater2: Option<String>,
         }
@@ -362,7 +367,8 @@ impl Backend {
             "SELECT i.item_key, c.clip_key, t.code, i.outcome,
                     CAST(CASE WHEN i.rater1_id IS NOT NULL THEN 1 ELSE 0 END AS BIGINT) AS started,
                     CAST(CASE WHEN i.stage = 1 OR i.parent_item_id IS NULL
-                                   OR p.outcome IN ('both_pass', 'split_accepted') THEN 1 ELSE 0 END AS BIGINT) AS is_open,
+                                   OR p.outcome IN ('both_pass', 'split_accepted', 'by_sample') THEN 1 ELSE 0 END AS BIGINT) AS is_open,
+                    i.held,
                     u1.name AS rater1, u2.name AS rater2
              FROM items i
              JOIN tasks t ON t.id = i.task_id
@@ -381,7 +387,7 @@ impl Backend {
         let mut out = Vec::new();
         let mut total = 0usize;
         for r in rows {
-            let class = ItemClass::of(&r.outcome, r.started == 1, r.is_open == 1)?;
+            let class = ItemClass::of(&r.outcome, r.started == 1, r.is_open == 1, r.held == 1)?;
             if !group.contains(class) {
                 continue;
             }

@@ -269,17 +269,19 @@ impl Backend {
                         options: serde_json::from_str(&q.options)
                             .map_err(|e| Error::Internal(format!("stored options: {e}")))?,
                         answer: usize::try_from(q.answer).unwrap_or(0),
+                        by_sample: outcome == Outcome::BySample,
                     });
             }
         }
         let mut out = Vec::new();
         for c in clips {
-            let (retained, rejected) = match (&c.outcome, campaign.taxonomy.clip_review) {
+            let (retained, rejected, by_sample) = match (&c.outcome, campaign.taxonomy.clip_review)
+            {
                 (Some(o), _) => {
                     let o = parse_outcome(o)?;
-                    (o.is_retained(), o.is_rejected())
+                    (o.is_retained(), o.is_rejected(), o == Outcome::BySample)
                 }
-                (None, false) => (true, false),
+                (None, false) => (true, false, false),
                 (None, true) => {
                     return Err(Error::Internal(format!(
                         "clip `{}` has no Stage 1 item",
@@ -290,10 +292,16 @@ impl Backend {
             counts.clips += 1;
             if retained {
                 counts.clips_retained += 1;
+                if by_sample {
+                    counts.clips_by_sample += 1;
+                }
                 for o in question_outcomes.get(&c.version_id).into_iter().flatten() {
                     counts.questions += 1;
                     if o.is_retained() {
                         counts.questions_retained += 1;
+                        if *o == Outcome::BySample {
+                            counts.questions_by_sample += 1;
+                        }
                     } else if o.is_rejected() {
                         counts.questions_rejected += 1;
                     } else {
@@ -308,6 +316,7 @@ impl Backend {
                         .map_err(|e| Error::Internal(format!("stored fields: {e}")))?,
                     media_sha256: c.media_sha256,
                     media_type: c.media_type,
+                    by_sample,
                     questions: by_version.remove(&c.version_id).unwrap_or_default(),
                 });
             } else if rejected {

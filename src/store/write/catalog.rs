@@ -8,6 +8,7 @@ use crate::clock::now_micros;
 use crate::domain::import::{CheckedManifest, ManifestClip, ManifestQuestion};
 use crate::domain::protocol::{InUse, change_problems};
 use crate::domain::rules::CheckedVerdict;
+use crate::domain::sampling::rule_for;
 use crate::domain::taxonomy::Taxonomy;
 use crate::domain::video::{FrameTiming, TimingRead};
 use crate::domain::{Level, Outcome, Reason, Stage};
@@ -56,12 +57,12 @@ pub(crate) const INSERT_CLIPS: &str =
 pub(crate) const INSERT_VERSIONS: &str = "INSERT INTO clip_versions (clip_id, version, media_sha256, media_type, media_size, source_file, fields, import_id, created_at,
                            fps, frame_count, constant_rate, timing_probed_at)";
 pub(crate) const INSERT_STAGE1: &str = "INSERT INTO items (campaign_id, task_id, stage, clip_version_id, item_key, clip_version, sort_key,
-                          rater1_id, rater2_id, queue1, queue2, calibration, is_current)";
+                          rater1_id, rater2_id, queue1, queue2, calibration, is_current, held)";
 pub(crate) const INSERT_QUESTIONS: &str = "INSERT INTO questions (clip_version_id, position, question_key, qa_type, level, body, options, answer)";
 pub(crate) const INSERT_STAGE2: &str =
     "INSERT INTO items (campaign_id, task_id, stage, clip_version_id, question_id, parent_item_id,
                           item_key, clip_version, qa_type, level, sort_key, calibration, is_current,
-                          queue1, queue2)";
+                          queue1, queue2, held)";
 
 row! {
     /// A task as an import needs it.
@@ -679,9 +680,15 @@ pub(crate) async fn import_manifest(
         ));
     }
     let mut rows: Vec<Vec<Value<'_>>> = Vec::with_capacity(reviewed.len());
+    let sampling = &campaign.taxonomy.sampling;
     for (p, key) in reviewed.iter().zip(&sort_keys) {
         let t = task(&p.clip.task)?;
-        let queue = p.queue(t);
+        // A new clip of a stratum reviewed by sample waits for its lot's draw; a new
+        // version goes back to the pair that rejected the one before.
+        let held = !p.clip.is_calibration()
+            && p.clip_pk.is_none()
+            && rule_for(sampling, Stage::Clip, &p.clip.task, None).is_some();
+        let queue = if held { (None, None) } else { p.queue(t) };
         rows.push(vec![
             campaign.id.into(),
             t.id.into(),
@@ -696,6 +703,7 @@ pub(crate) async fn import_manifest(
             queue.1.into(),
             i64::from(p.clip.is_calibration()).into(),
             1i64.into(),
+            i64::from(held).into(),
         ]);
     }
     let stage1: HashMap<i64, i64> =
@@ -776,7 +784,17 @@ pub(crate) async fn import_manifest(
     }
     let mut rows: Vec<Vec<Value<'_>>> = Vec::with_capacity(questions.len());
     for ((p, i, qu), key) in questions.iter().zip(&sort_keys) {
-        let queue = if clip_review {
+        // Held for a sample when its stratum is reviewed by sample: it opens (when its
+        // clip is retained, or at once without clip review) only when its lot is drawn.
+        let held = !p.clip.is_calibration()
+            && rule_for(
+                sampling,
+                Stage::Question,
+                &p.clip.task,
+                Some(qu.qa_type.as_str()),
+            )
+            .is_some();
+        let queue = if clip_review || held {
             (None, None)
         } else {
             p.queue(task(&p.clip.task)?)
@@ -797,6 +815,7 @@ pub(crate) async fn import_manifest(
             1i64.into(),
             queue.0.into(),
             queue.1.into(),
+            i64::from(held).into(),
         ]);
     }
     let question_item: HashMap<i64, i64> =

@@ -114,7 +114,7 @@ pub(crate) const MOVE_UNSTARTED: &str =
     "UPDATE items SET queue1 = t.rater1_id, queue2 = t.rater2_id
    FROM tasks t
    WHERE t.id = items.task_id AND items.campaign_id = :campaign AND items.is_current = 1
-     AND items.calibration = 0 AND items.rater1_id IS NULL
+     AND items.calibration = 0 AND items.rater1_id IS NULL AND items.held = 0
      AND (items.stage = 1 OR items.parent_item_id IS NULL)
      AND (items.queue1 IS DISTINCT FROM t.rater1_id OR items.queue2 IS DISTINCT FROM t.rater2_id)";
 

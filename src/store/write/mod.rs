@@ -15,5 +15,6 @@ pub(crate) mod gates;
 pub(crate) mod misc;
 pub(crate) mod records;
 pub(crate) mod review;
+pub(crate) mod sampling;
 pub(crate) mod sessions;
 pub(crate) mod study;

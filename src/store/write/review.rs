@@ -47,6 +47,7 @@ row! {
         pub parent_rater2: Option<i64>,
         pub gate: Option<i64>,
         pub protocol_version: i64,
+        pub held: i64,
     }
 }
 
@@ -76,7 +77,8 @@ pub(crate) const FACTS: crate::store::db::Sql = locked!(
             p.outcome AS parent_outcome, p.rater1_id AS parent_rater1, p.rater2_id AS parent_rater2,
             (SELECT m.cleared FROM pool_members m
              WHERE m.campaign_id = :campaign AND m.user_id = :validator) AS gate,
-            (SELECT k.protocol_version FROM campaigns k WHERE k.id = :campaign) AS protocol_version
+            (SELECT k.protocol_version FROM campaigns k WHERE k.id = :campaign) AS protocol_version,
+            i.held
      FROM items i
      JOIN tasks t ON t.id = i.task_id
      JOIN clip_versions v ON v.id = i.clip_version_id
@@ -124,7 +126,8 @@ pub(crate) const UPDATE_COMPLETE: &str = "UPDATE items SET rater1_id = :rater1, 
 /// A retained clip's questions enter the queues of the pair that reviewed it (`:item`
 /// the clip's item).
 pub(crate) const OPEN_QUESTIONS: &str = "UPDATE items SET queue1 = :rater1, queue2 = :rater2
-     WHERE parent_item_id = :item AND is_current = 1 AND calibration = 0 AND rater1_id IS NULL";
+     WHERE parent_item_id = :item AND is_current = 1 AND calibration = 0 AND rater1_id IS NULL
+       AND held = 0";
 
 /// PostgreSQL: [`INSERT_DECISION`] and [`UPDATE_MARKS`] as one statement.
 pub(crate) const WRITE_MARKS: &str = concat!(
@@ -154,7 +157,7 @@ pub(crate) const WRITE_COMPLETE: &str = concat!(
            WHERE id = :item AND outcome = 'pending' RETURNING id),
      o AS (UPDATE items SET queue1 = :rater1, queue2 = :rater2
            WHERE :open AND parent_item_id = :item AND is_current = 1 AND calibration = 0
-             AND rater1_id IS NULL)
+             AND rater1_id IS NULL AND held = 0)
      SELECT COUNT(*) FROM u"
 );
 
@@ -187,6 +190,7 @@ impl FactsRow {
                 ),
                 _ => None,
             },
+            held: r.held == 1,
         };
         Ok(Loaded {
             facts,

@@ -406,6 +406,26 @@ pub async fn calibration_scores(
     Ok(Json(json!({ "validators": scores, "settings": campaign.settings })).into_response())
 }
 
+/// A campaign's sampled review: its rules with their plans, its lots (each with its
+/// state and the upper bound on its whole's defect rate) and the items held.
+pub async fn sampling_status(
+    State(state): State<AppState>,
+    Path(c): Path<String>,
+) -> Result<Response> {
+    let campaign = campaign(&state, &c).await?;
+    let status = crate::app::sampling::status(&state.store, &campaign).await?;
+    Ok(Json(status).into_response())
+}
+
+/// One run of a campaign's sampled review: settle, release, draw.
+pub async fn sampling_run(
+    State(state): State<AppState>,
+    Path(c): Path<String>,
+) -> Result<Response> {
+    let run = crate::app::sampling::run(&state.store, &c).await?;
+    Ok(Json(run).into_response())
+}
+
 pub async fn regeneration(
     State(state): State<AppState>,
     Path(c): Path<String>,

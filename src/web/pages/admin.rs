@@ -40,7 +40,7 @@ pub struct OverviewRow {
 }
 
 fn row(task: String, pair: String, p: &TaskProgress, target: i64) -> OverviewRow {
-    let retained = p.stage1.both_pass + p.stage1.split_accepted;
+    let retained = p.stage1.both_pass + p.stage1.split_accepted + p.stage1.by_sample;
     OverviewRow {
         task,
         pair,
@@ -48,9 +48,12 @@ fn row(task: String, pair: String, p: &TaskProgress, target: i64) -> OverviewRow
         in_review: p.stage1.unstarted + p.stage1.half_decided + p.stage1.split,
         reached: retained >= target,
         new_version: p.stage1.both_reject + p.stage1.split_rejected,
-        retained: p.stage1.both_pass + p.stage1.split_accepted,
-        s2_reviewed: p.stage2.items - p.stage2.unstarted - p.stage2.half_decided,
-        s2_retained: p.stage2.both_pass + p.stage2.split_accepted,
+        retained,
+        s2_reviewed: p.stage2.items
+            - p.stage2.unstarted
+            - p.stage2.half_decided
+            - p.stage2.by_sample,
+        s2_retained: p.stage2.both_pass + p.stage2.split_accepted + p.stage2.by_sample,
         s2_rejected: p.stage2.both_reject + p.stage2.split_rejected,
         s1: p.stage1.clone(),
         s2: p.stage2.clone(),
@@ -67,6 +70,8 @@ fn add(a: &mut StageProgress, b: &StageProgress) {
     a.split_accepted += b.split_accepted;
     a.split_rejected += b.split_rejected;
     a.not_open += b.not_open;
+    a.held += b.held;
+    a.by_sample += b.by_sample;
 }
 
 /// Which columns of the overview's tables have a count somewhere: the others are
@@ -88,6 +93,10 @@ pub struct Shown {
     pub both_reject2: bool,
     pub split2: bool,
     pub dropped2: bool,
+    pub held1: bool,
+    pub by_sample1: bool,
+    pub held2: bool,
+    pub by_sample2: bool,
 }
 
 impl Shown {
@@ -109,6 +118,10 @@ impl Shown {
             both_reject2: b.both_reject > 0,
             split2: b.split > 0,
             dropped2: total.s2_rejected > 0,
+            held1: a.held > 0,
+            by_sample1: a.by_sample > 0,
+            held2: b.held > 0,
+            by_sample2: b.by_sample > 0,
         }
     }
 }
@@ -225,6 +238,8 @@ struct OverviewPage {
     regeneration: Vec<crate::domain::records::RegenerationItem>,
     /// Whether the protocol reviews clips: without, no Stage 1 to show.
     clip_review: bool,
+    /// Whether the protocol reviews some stratum by sample.
+    sampled: bool,
 }
 
 pub async fn overview(
@@ -257,6 +272,7 @@ pub async fn overview(
                 tasks_reached: 0,
                 regeneration: vec![],
                 clip_review: true,
+                sampled: false,
             }));
         }
         Err(e) => return Err(e.into()),
@@ -318,6 +334,7 @@ pub async fn overview(
         target,
         regeneration,
         clip_review: campaign.taxonomy.clip_review,
+        sampled: !campaign.taxonomy.sampling.is_empty(),
     }))
 }
 
@@ -1351,10 +1368,81 @@ pub async fn create_campaign(
             return campaigns_page(&state, &session, again, problems).await;
         }
     };
+    if let Err(e) = crate::app::sampling::planned(&protocol.taxonomy.sampling) {
+        return campaigns_page(&state, &session, again, vec![e.to_string()]).await;
+    }
     match state.store.create_campaign(&name, &protocol).await {
         Ok(c) => Ok(super::super::see_other(&format!("/c/{}/admin", c.name))),
         Err(e @ (Error::Conflict(_) | Error::Field { .. })) => {
             campaigns_page(&state, &session, again, vec![e.to_string()]).await
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+#[derive(Template)]
+#[template(path = "admin/sampling.html")]
+struct SamplingPage {
+    chrome: Chrome,
+    campaign: String,
+    status: crate::app::sampling::SamplingStatus,
+    problem: Option<String>,
+}
+
+/// Percent with two decimals, for the sampling page.
+fn percent(x: &f64) -> String {
+    format!("{:.2}%", x * 100.0)
+}
+
+impl SamplingPage {
+    fn bound(&self, l: &crate::app::sampling::LotReport) -> String {
+        l.upper_bound
+            .map(|u| format!("≤ {} ({}%)", percent(&u), l.confidence * 100.0))
+            .unwrap_or_default()
+    }
+}
+
+async fn sampling_page(
+    state: &AppState,
+    session: &Session,
+    c: &str,
+    problem: Option<String>,
+) -> PageResult {
+    let campaign = state.store.campaign(c).await?;
+    let status = crate::app::sampling::status(&state.store, &campaign).await?;
+    let here = format!("/c/{c}/admin/sampling");
+    let chrome = Chrome::new(state, session, Some(c), "Sampled review", &here).await?;
+    Ok(render(&SamplingPage {
+        chrome,
+        campaign: c.to_string(),
+        status,
+        problem,
+    }))
+}
+
+/// The campaign's sampled review: its rules, its lots and the items held, with the
+/// button that runs it.
+pub async fn sampling(
+    State(state): State<AppState>,
+    Extension(session): Extension<Session>,
+    Path(c): Path<String>,
+) -> PageResult {
+    sampling_page(&state, &session, &c, None).await
+}
+
+/// Runs the campaign's sampled review (settle, release, draw) and says what it did.
+pub async fn sampling_run(
+    State(state): State<AppState>,
+    Extension(session): Extension<Session>,
+    Path(c): Path<String>,
+) -> PageResult {
+    match crate::app::sampling::run(&state.store, &c).await {
+        Ok(run) => Ok(crate::web::flash::redirect(
+            &format!("/c/{c}/admin/sampling"),
+            crate::app::sampling::run_words(&run).trim_end(),
+        )),
+        Err(e @ (Error::Conflict(_) | Error::Invalid(_))) => {
+            sampling_page(&state, &session, &c, Some(super::for_people(&e))).await
         }
         Err(e) => Err(e.into()),
     }
