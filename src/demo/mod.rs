@@ -658,6 +658,14 @@ pub async fn run(
     } else {
         println!("    The protocol reviews no clips: every question is in Stage 2 from the start.");
     }
+    if !taxonomy.sampling.is_empty() {
+        println!(
+            "    Some items are reviewed by sample: they wait until the admin's Sampled review page"
+        );
+        println!(
+            "    (or `tandem sampling run --campaign {CAMPAIGN}`) draws a lot and queues its sample."
+        );
+    }
     println!(
         "  as author: one split is waiting in Stage {stage}; A accept or R reject, a note, Enter."
     );

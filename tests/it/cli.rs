@@ -664,6 +664,21 @@ fn a_campaign_reviews_by_the_protocol_file_it_was_created_with() {
         read["taxonomy"]["tasks"][0]["attributes"]["output"],
         "choice"
     );
+    // Its questions are reviewed by sample: each rule's plan, as `tandem sampling plan`
+    // and `zero` give it.
+    assert_eq!(
+        read["sampling"][0],
+        json!({"stratum": "Stage 2, task VQA, every QA type", "n": 65, "c": 3})
+    );
+    assert_eq!(
+        read["sampling"][1],
+        json!({"stratum": "Stage 2, task ROC, every QA type", "n": 59, "c": 0})
+    );
+    let out = ok(&tandem(&data, &["protocol", "check", tumtraffic]));
+    assert!(
+        out.contains("reviewed by sample: Stage 2, task VQA, every QA type: 65 of each lot, accepted with at most 3 defect(s)"),
+        "{out}"
+    );
     assert!(!data.exists(), "checking a protocol made a data folder");
     let shipped = ok(&tandem(&data, &["protocol", "vgenst"]));
     std::fs::write(src.join("vgenst.toml"), &shipped).unwrap();
