@@ -142,7 +142,9 @@ pub struct AuditEvent {
     /// 1 or 2 for an item's event; none for an import.
     pub stage: Option<i64>,
     pub item_id: String,
-    /// import, new_version, verdict, change, outcome, resolution, calibration_verdict
+    /// import, new_version, verdict, change, outcome, resolution, calibration_verdict,
+    /// sample (drawn into a lot, held for its decision, retained by sample, sent to full
+    /// review)
     pub event: String,
     pub who: String,
     pub detail: String,

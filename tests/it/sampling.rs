@@ -136,7 +136,7 @@ async fn an_accepted_lot_retains_its_undrawn_questions_by_sample_and_a_rejected_
         .resolve(&c.author, 2, &sample[3], "accept", "the answer holds")
         .await;
     assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
-    let lot = &status(&app).await.lots[0];
+    let lot = &status(&app).await.lots[0].clone();
     assert_eq!(lot.state, "ready");
     // No defect in 4: the whole lot's defect rate is below 1 - 0.05^(1/4) at 95%.
     let bound = lot.upper_bound.unwrap();

@@ -544,6 +544,69 @@ impl Backend {
                 });
             }
         }
+        // Sampled review: each item a lot took, at its draw (drawn, or held for the
+        // lot's decision) or at its lot's decision (retained by sample, or sent to full
+        // review).
+        #[derive(sqlx::FromRow)]
+        struct Sampled {
+            clip_key: String,
+            version: i64,
+            stage: i64,
+            item_key: String,
+            lot: i64,
+            n: i64,
+            lot_size: i64,
+            c: i64,
+            drawn: i64,
+            decision: Option<String>,
+            defects: Option<i64>,
+            at: i64,
+        }
+        if filter.who.is_none() {
+            let mut q = audit_query(
+                "SELECT x.* FROM (
+                   SELECT c.clip_key, i.clip_version AS version, i.stage, i.item_key, l.id AS lot,
+                          l.n, l.lot_size, l.c, i.drawn, l.decision, l.defects,
+                          CASE WHEN i.drawn = 1 OR l.settled_at IS NULL THEN l.drawn_at
+                               ELSE l.settled_at END AS at,
+                          i.campaign_id
+                   FROM items i JOIN sample_lots l ON l.id = i.lot_id
+                   JOIN clip_versions v ON v.id = i.clip_version_id JOIN clips c ON c.id = v.clip_id
+                 ) x WHERE x.campaign_id = ",
+                campaign.id,
+                filter,
+                "x.clip_key",
+                None,
+                "x.at",
+            );
+            super::super::count::add(1);
+            for r in q.build_query_as::<Sampled>().fetch_all(&mut *c).await? {
+                let plan = format!(
+                    "lot {}: {} of {} drawn, accepted with at most {} defect(s)",
+                    r.lot, r.n, r.lot_size, r.c
+                );
+                let sample = format!("{} defect(s) in its sample of {}", r.defects.unwrap_or(0), r.n);
+                let detail = match (r.drawn, r.decision.as_deref()) {
+                    (1, _) => format!("drawn for review ({plan})"),
+                    (_, None) => format!("not drawn: held for the lot's decision ({plan})"),
+                    (_, Some("accepted")) => {
+                        format!("retained by sample: lot {} accepted, {sample}", r.lot)
+                    }
+                    _ => format!("sent to full review: lot {} rejected, {sample}", r.lot),
+                };
+                out.push(AuditEvent {
+                    at: r.at,
+                    item_id: r.item_key,
+                    clip_id: r.clip_key,
+                    version: r.version,
+                    stage: Some(r.stage),
+                    event: "sample".into(),
+                    who: String::new(),
+                    detail,
+                    order: 1,
+                });
+            }
+        }
         #[derive(sqlx::FromRow)]
         struct Resolved {
             clip_key: String,
