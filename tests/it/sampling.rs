@@ -37,6 +37,24 @@ async fn status(app: &TestApp) -> tandem::app::sampling::SamplingStatus {
         .unwrap()
 }
 
+/// Both validators pass each of `keys` in `stage`.
+async fn both_pass(app: &TestApp, c: &Cast, stage: u8, keys: &[String]) {
+    for key in keys {
+        for token in [&c.v0, &c.v1] {
+            let r = app.pass(token, stage, key).await;
+            assert_eq!(r.status, StatusCode::CREATED, "{key}: {}", r.text);
+        }
+    }
+}
+
+/// Both validators' queue of `stage` holds `total` items.
+async fn queues_hold(app: &TestApp, c: &Cast, stage: u8, total: i64) {
+    for token in [&c.v0, &c.v1] {
+        let q = app.queue(token, stage).await;
+        assert_eq!(q["total"].as_i64(), Some(total), "{q}");
+    }
+}
+
 async fn stats(app: &TestApp, token: &str) -> Value {
     let r = app
         .get(&format!("/api/v1/campaigns/{CAMPAIGN}/stats"), token)
@@ -57,12 +75,8 @@ async fn an_accepted_lot_retains_its_undrawn_questions_by_sample_and_a_rejected_
     let c = cast(&app).await;
     let ids = app.import_clips(&["VQA"], 6, &["POS", "CNT"]).await;
     // Stage 1 reviews every clip; the clips' questions are held, in no queue.
-    for id in &ids {
-        for token in [&c.v0, &c.v1] {
-            assert_eq!(app.pass(token, 1, id).await.status, StatusCode::CREATED);
-        }
-    }
-    assert_eq!(app.queue(&c.v0, 2).await["total"].as_i64(), Some(0));
+    both_pass(&app, &c, 1, &ids).await;
+    queues_hold(&app, &c, 2, 0).await;
     let s = status(&app).await;
     assert!(s.lots.is_empty());
     let held: Vec<(String, Option<String>, u64)> = s
@@ -91,9 +105,7 @@ async fn an_accepted_lot_retains_its_undrawn_questions_by_sample_and_a_rejected_
     assert!(first.settled.is_empty());
     assert_eq!(first.drawn.len(), 1);
     assert_eq!((first.drawn[0].size, first.drawn[0].drawn), (12, 4));
-    for token in [&c.v0, &c.v1] {
-        assert_eq!(app.queue(token, 2).await["total"].as_i64(), Some(4));
-    }
+    queues_hold(&app, &c, 2, 4).await;
     let lot = &status(&app).await.lots[0];
     assert_eq!(
         (lot.state, lot.lot.n, lot.lot.c, lot.lot.size),
@@ -114,11 +126,7 @@ async fn an_accepted_lot_retains_its_undrawn_questions_by_sample_and_a_rejected_
     assert_eq!(sample.len(), 4);
 
     // Nothing to settle until every drawn item is decided.
-    for q in &sample[..3] {
-        for token in [&c.v0, &c.v1] {
-            assert_eq!(app.pass(token, 2, q).await.status, StatusCode::CREATED);
-        }
-    }
+    both_pass(&app, &c, 2, &sample[..3]).await;
     let early = run(&app).await;
     assert!(
         early.settled.is_empty() && early.drawn.is_empty(),
@@ -203,12 +211,8 @@ async fn an_accepted_lot_retains_its_undrawn_questions_by_sample_and_a_rejected_
     app.import(&write_manifest(&src, "more.jsonl", &more))
         .await
         .unwrap();
-    for i in 0..3 {
-        for token in [&c.v0, &c.v1] {
-            let r = app.pass(token, 1, &format!("VQB_{i}")).await;
-            assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
-        }
-    }
+    let new: Vec<String> = (0..3).map(|i| format!("VQB_{i}")).collect();
+    both_pass(&app, &c, 1, &new).await;
     let second = run(&app).await;
     assert_eq!(second.drawn.len(), 1);
     assert_eq!((second.drawn[0].size, second.drawn[0].drawn), (6, 4));
@@ -234,10 +238,7 @@ async fn an_accepted_lot_retains_its_undrawn_questions_by_sample_and_a_rejected_
     assert_eq!(settled.settled.len(), 1);
     let s = &settled.settled[0];
     assert_eq!((s.accepted, s.defects, s.undrawn), (false, 1, 2));
-    for token in [&c.v0, &c.v1] {
-        let q = app.queue(token, 2).await;
-        assert_eq!(q["total"].as_i64(), Some(10), "{q}");
-    }
+    queues_hold(&app, &c, 2, 10).await;
     let lots = status(&app).await.lots;
     assert_eq!(lots[1].state, "rejected");
     assert_eq!(lots[1].lot.defects, Some(1));
@@ -259,9 +260,7 @@ async fn clips_retained_by_sample_open_their_questions_to_the_tasks_pair() {
     .await;
     let c = cast(&app).await;
     let ids = app.import_clips(&["ROC"], 5, &["CAP"]).await;
-    for token in [&c.v0, &c.v1] {
-        assert_eq!(app.queue(token, 1).await["total"].as_i64(), Some(0));
-    }
+    queues_hold(&app, &c, 1, 0).await;
     let run1 = run(&app).await;
     assert_eq!((run1.drawn[0].size, run1.drawn[0].drawn), (5, 2));
     let sample = keys(
@@ -269,25 +268,16 @@ async fn clips_retained_by_sample_open_their_questions_to_the_tasks_pair() {
         "SELECT item_key FROM items WHERE drawn = 1 ORDER BY item_key",
     )
     .await;
-    for id in &sample {
-        for token in [&c.v0, &c.v1] {
-            assert_eq!(app.pass(token, 1, id).await.status, StatusCode::CREATED);
-        }
-    }
+    both_pass(&app, &c, 1, &sample).await;
     let run2 = run(&app).await;
     assert_eq!(run2.settled[0].undrawn, 3);
     assert!(run2.settled[0].accepted);
     // Every clip's question is now open: 2 of reviewed clips, 3 of clips retained by
     // sample; the stage summary counts the 3 clips apart from the 2 reviewed.
-    for token in [&c.v0, &c.v1] {
-        assert_eq!(app.queue(token, 2).await["total"].as_i64(), Some(5));
-    }
+    queues_hold(&app, &c, 2, 5).await;
     let unreviewed: Vec<&String> = ids.iter().filter(|i| !sample.contains(i)).collect();
     let q = format!("{}_CAP", unreviewed[0]);
-    for token in [&c.v0, &c.v1] {
-        let r = app.pass(token, 2, &q).await;
-        assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
-    }
+    both_pass(&app, &c, 2, std::slice::from_ref(&q)).await;
     assert_eq!(app.outcome(2, &q).await, "both_pass");
     let body = stats(&app, &c.admin).await;
     assert_eq!(body["t13"]["stage1"]["items_reviewed"], 2, "{body}");
