@@ -268,6 +268,20 @@ async fn clips_retained_by_sample_open_their_questions_to_the_tasks_pair() {
         "SELECT item_key FROM items WHERE drawn = 1 ORDER BY item_key",
     )
     .await;
+    // A clip a lot took stays in the QC: it cannot become a calibration clip.
+    let campaign = app.store.campaign(CAMPAIGN).await.unwrap();
+    let known = tandem::domain::rules::CheckedVerdict {
+        verdict: tandem::domain::Verdict::Valid,
+        reasons: Vec::new(),
+        note: String::new(),
+    };
+    let err = app
+        .store
+        .mark_calibration(&campaign, &ids[0], &known)
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("is in a lot of the sampled review"), "{err}");
     both_pass(&app, &c, 1, &sample).await;
     let run2 = run(&app).await;
     assert_eq!(run2.settled[0].undrawn, 3);

@@ -271,6 +271,22 @@ pub(crate) async fn mark(
             "clip `{clip_key}` already has verdicts; only a clip nobody decided becomes a calibration clip"
         )));
     }
+    // A lot is decided by its drawn items: none of them, nor an item waiting for its
+    // lot's decision, may leave the QC.
+    let sampled: i64 = tx
+        .scalar(
+            sql!(
+                "SELECT COUNT(*) FROM items
+                 WHERE clip_version_id = :version AND (lot_id IS NOT NULL OR outcome = 'by_sample')"
+            ),
+            named! { version: version_id },
+        )
+        .await?;
+    if sampled > 0 {
+        return Err(Error::Conflict(format!(
+            "clip `{clip_key}` is in a lot of the sampled review; only a clip no lot took becomes a calibration clip"
+        )));
+    }
     tx.exec(
         sql!("UPDATE clips SET calibration = 1 WHERE id = :clip"),
         named! { clip: clip_pk },
