@@ -92,15 +92,25 @@ impl SamplingRule {
     }
 }
 
-/// The rule of `rules` that covers an item, if any (rules do not overlap: the protocol
-/// file refuses two that could).
+/// The place in `rules` of the rule that covers an item, if any (rules do not overlap:
+/// the protocol file refuses two that could).
+pub fn rule_index(
+    rules: &[SamplingRule],
+    stage: Stage,
+    task: &str,
+    qa_type: Option<&str>,
+) -> Option<usize> {
+    rules.iter().position(|r| r.covers(stage, task, qa_type))
+}
+
+/// The rule of `rules` that covers an item, if any.
 pub fn rule_for<'a>(
     rules: &'a [SamplingRule],
     stage: Stage,
     task: &str,
     qa_type: Option<&str>,
 ) -> Option<&'a SamplingRule> {
-    rules.iter().find(|r| r.covers(stage, task, qa_type))
+    rule_index(rules, stage, task, qa_type).map(|i| &rules[i])
 }
 
 /// The items of a lot to review: `n` of `members` (item id, item key), drawn by a

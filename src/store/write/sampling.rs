@@ -5,7 +5,7 @@
 //! so that no import or pair change sees half a lot.
 
 use crate::clock::now_micros;
-use crate::domain::sampling::{LotReview, draw, review_of, rule_for};
+use crate::domain::sampling::{LotReview, draw, review_of, rule_index};
 use crate::domain::{Outcome, Stage};
 use crate::error::{Error, Result};
 use crate::rng::SplitMix64;
@@ -190,16 +190,8 @@ pub(crate) async fn run(
     for h in &held {
         let stage = Stage::from_number(h.stage)
             .ok_or_else(|| Error::Internal(format!("item {} has stage {}", h.id, h.stage)))?;
-        match rule_for(&c.taxonomy.sampling, stage, &h.task, h.qa_type.as_deref()) {
-            Some(rule) => {
-                let index = c
-                    .taxonomy
-                    .sampling
-                    .iter()
-                    .position(|r| std::ptr::eq(r, rule))
-                    .unwrap_or(0);
-                lots.entry((index, h.task_id)).or_default().push(h);
-            }
+        match rule_index(&c.taxonomy.sampling, stage, &h.task, h.qa_type.as_deref()) {
+            Some(index) => lots.entry((index, h.task_id)).or_default().push(h),
             None => {
                 tx.exec(sql!(RELEASE), named! { drawn: 0i64, item: h.id })
                     .await?;
