@@ -556,6 +556,15 @@ async fn a_new_version_goes_back_to_the_same_pair_and_an_old_manifest_makes_none
     std::fs::write(src.join("videos/G_1.mp4"), fake_mp4("G_1 regenerated")).unwrap();
     let s = app.import(&second).await.unwrap();
     assert_eq!(s.versions_new, 1);
+    // The new version carries its pair but no verdict: the overview says "not started".
+    let campaign = app.store.campaign(CAMPAIGN).await.unwrap();
+    let progress = app.store.progress(&campaign).await.unwrap();
+    let qc_row = progress.iter().find(|p| p.task == qc).unwrap();
+    assert_eq!(
+        (qc_row.stage1.unstarted, qc_row.stage1.half_decided),
+        (1, 0),
+        "{qc_row:?}"
+    );
     assert_eq!(
         app.pass(&v2, 1, "G_1").await.status,
         reqwest::StatusCode::NOT_FOUND,

@@ -297,7 +297,7 @@ impl Backend {
         }
         let rows: Vec<Row> = qa(
             "SELECT t.code, i.stage, i.outcome,
-                    CAST(CASE WHEN i.rater1_id IS NOT NULL THEN 1 ELSE 0 END AS BIGINT) AS started,
+                    CAST(CASE WHEN i.decided1 = 1 OR i.decided2 = 1 THEN 1 ELSE 0 END AS BIGINT) AS started,
                     CAST(CASE WHEN i.stage = 1 OR i.parent_item_id IS NULL
                                    OR p.outcome IN ('both_pass', 'split_accepted', 'by_sample') THEN 1 ELSE 0 END AS BIGINT) AS is_open,
                     i.held,
@@ -307,7 +307,7 @@ impl Backend {
              LEFT JOIN items p ON p.id = i.parent_item_id
              WHERE i.campaign_id = $1 AND i.calibration = 0 AND i.is_current = 1
              GROUP BY t.code, i.stage, i.outcome,
-                      CASE WHEN i.rater1_id IS NOT NULL THEN 1 ELSE 0 END,
+                      CASE WHEN i.decided1 = 1 OR i.decided2 = 1 THEN 1 ELSE 0 END,
                       CASE WHEN i.stage = 1 OR i.parent_item_id IS NULL
                                 OR p.outcome IN ('both_pass', 'split_accepted', 'by_sample') THEN 1 ELSE 0 END,
                       i.held",
@@ -365,7 +365,7 @@ impl Backend {
         }
         let rows: Vec<Row> = qa(
             "SELECT i.item_key, c.clip_key, t.code, i.outcome,
-                    CAST(CASE WHEN i.rater1_id IS NOT NULL THEN 1 ELSE 0 END AS BIGINT) AS started,
+                    CAST(CASE WHEN i.decided1 = 1 OR i.decided2 = 1 THEN 1 ELSE 0 END AS BIGINT) AS started,
                     CAST(CASE WHEN i.stage = 1 OR i.parent_item_id IS NULL
                                    OR p.outcome IN ('both_pass', 'split_accepted', 'by_sample') THEN 1 ELSE 0 END AS BIGINT) AS is_open,
                     i.held,
