@@ -5,6 +5,7 @@ use crate::app::accounts::{Created, NewUser};
 use crate::config::Config;
 use crate::domain::Role;
 use crate::domain::facts::Scope;
+use crate::domain::pairing::Pairing;
 use crate::error::{Error, Result};
 use crate::io;
 use crate::report::format::{Format, TableId};
@@ -1186,6 +1187,7 @@ fn protocol_command(cmd: &ProtocolCommand) -> Result<()> {
                     p.version,
                     sizes(t, None)
                 );
+                println!("  pairing: {}", t.pairing.words());
                 for r in &plans {
                     println!(
                         "  reviewed by sample: {}: {} of each lot, accepted with at most {} defect(s)",
@@ -1457,6 +1459,20 @@ async fn pair(store: &Store, cmd: PairCommand) -> Result<()> {
     let campaign = store.campaign(&campaign.campaign).await?;
     if let Some((task, pair)) = change {
         store.set_pair(&campaign, task, pair).await?;
+    }
+    if campaign.taxonomy.pairing == Pairing::LeastOpenWork {
+        // No task pairs: the pool and the work that decides each new clip's pair.
+        println!(
+            "campaign `{}` pairs per clip, by least open work: each clip, when it enters review, goes to the two validators with the fewest items waiting",
+            campaign.name
+        );
+        for (index, name, open) in store.open_work(&campaign).await? {
+            match open {
+                Some(n) => println!("#{index:<3} {name:<14} {n} item(s) waiting"),
+                None => println!("#{index:<3} {name:<14} disabled: takes no new clips"),
+            }
+        }
+        return Ok(());
     }
     for t in store.tasks(&campaign).await? {
         let pair = match (&t.rater1, &t.rater2) {

@@ -15,6 +15,7 @@ use crate::domain::{Level, Role, Stage, Verdict};
 use crate::error::{Error, Result};
 use crate::store::Store;
 use crate::store::accounts::PoolPlacement;
+use crate::store::catalog::ItemGroup;
 use crate::{auth, clock};
 use serde_json::{Value, json};
 
@@ -462,6 +463,20 @@ pub async fn build_with(
     if let Some(p) = protocol {
         store.create_campaign(CAMPAIGN, p).await?;
     }
+    // The accounts first: a protocol that pairs per clip spreads the clips over the
+    // whole pool as they are imported.
+    let mut accounts = Vec::new();
+    for (name, role, index) in ACCOUNTS {
+        let password = auth::generate_password()?;
+        let hash = hash_blocking(password.clone()).await?;
+        let placement = index.map(|index| PoolPlacement {
+            campaign: CAMPAIGN.to_string(),
+            index,
+        });
+        store.add_user(name, role, &hash, placement).await?;
+        let token = store.create_token(name, "demo").await?;
+        accounts.push((name.to_string(), role, password, token));
+    }
     let source = data_dir.join("sample-clips");
     let manifest = write_sample_manifest(&source, &taxonomy)?;
     import_manifest(&store, &config, CAMPAIGN, &manifest).await?;
@@ -480,19 +495,6 @@ pub async fn build_with(
             },
         )
         .await?;
-
-    let mut accounts = Vec::new();
-    for (name, role, index) in ACCOUNTS {
-        let password = auth::generate_password()?;
-        let hash = hash_blocking(password.clone()).await?;
-        let placement = index.map(|index| PoolPlacement {
-            campaign: CAMPAIGN.to_string(),
-            index,
-        });
-        store.add_user(name, role, &hash, placement).await?;
-        let token = store.create_token(name, "demo").await?;
-        accounts.push((name.to_string(), role, password, token));
-    }
 
     // A few clips already reviewed: two pass, one split for the author, one rejected.
     let campaign = store.campaign(CAMPAIGN).await?;
@@ -515,6 +517,11 @@ pub async fn build_with(
                 .unwrap_or_default()
         })
         .collect();
+    // Each item's fixed pair (paired per clip, fixed when it entered review), else its
+    // task's pair in force.
+    let (open, _) = store
+        .items_in_group(&campaign, stage, None, ItemGroup::Open, usize::MAX)
+        .await?;
     let now = clock::now_micros();
     let mut rows = Vec::new();
     for (k, verdicts) in [
@@ -527,12 +534,20 @@ pub async fn build_with(
         let Some(task) = tasks.iter().find(|t| t.code == *code) else {
             continue;
         };
-        let (Some(r1), Some(r2)) = (&task.rater1, &task.rater2) else {
-            continue;
-        };
         let item_id = match stage {
             Stage::Clip => format!("{}_D{k:02}", task.code),
             Stage::Question => first_questions.get(k).cloned().unwrap_or_default(),
+        };
+        let fixed = open
+            .iter()
+            .find(|i| i.item_id == item_id)
+            .and_then(|i| i.rater1.as_ref().zip(i.rater2.as_ref()));
+        let (Some(r1), Some(r2)) = fixed
+            .map_or((task.rater1.as_ref(), task.rater2.as_ref()), |(a, b)| {
+                (Some(a), Some(b))
+            })
+        else {
+            continue;
         };
         for (who, v) in [r1, r2].into_iter().zip(verdicts) {
             rows.push(DecisionRow {

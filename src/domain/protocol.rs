@@ -9,6 +9,7 @@
 //! target_per_task = 50                  # optional: retained clips wanted per task
 //! export_variants = false               # optional: no V1/V2/V3 in the export
 //! clip_review = false                   # optional: no Stage 1 (then no stage = 1 reasons)
+//! pairing = "least_open_work"           # optional: or "task_pairs" (the default)
 //!
 //! [[task]]
 //! code = "TRJ"
@@ -49,9 +50,12 @@
 //! intersection rule are Tandem's invariants, not settings of a protocol. A protocol
 //! reviews clips, then their questions, or (`clip_review = false`) the questions alone;
 //! a stratum is reviewed whole or by sample (`domain::sampling`: a rule applies to the
-//! items imported while it is in force). The pairing rule is not read from the file
-//! yet: the task pairs of the pool review every item.
+//! items imported while it is in force). `pairing` chooses each item's two reviewers
+//! (`domain::pairing`): the task pairs of the pool (task t to pool indexes t and t+1,
+//! mod n; the default, VGenST-Bench's), or per clip the two validators with the least
+//! open work when it enters review.
 
+use super::pairing::Pairing;
 use super::sampling::{PlanSpec, SamplingRule};
 use super::taxonomy::{QaTypeDef, ReasonDef, TaskDef, Taxonomy};
 use super::{Level, Stage};
@@ -176,6 +180,7 @@ struct RawHeader {
     export_variants: bool,
     #[serde(default)]
     clip_review: Option<Spanned<bool>>,
+    pairing: Option<Spanned<String>>,
 }
 
 fn yes() -> bool {
@@ -399,6 +404,20 @@ pub fn parse(text: &str) -> Result<Protocol, Vec<ProtocolProblem>> {
     }
 
     let clip_review = header.clip_review.as_ref().is_none_or(|c| *c.get_ref());
+    let pairing = match &header.pairing {
+        None => Pairing::TaskPairs,
+        Some(p) => Pairing::parse(p.get_ref()).unwrap_or_else(|| {
+            push(
+                p.span(),
+                "protocol.pairing".into(),
+                format!(
+                    "must be `task_pairs` (task t to pool indexes t and t+1, mod n) or `least_open_work` (each clip to the two validators with the least open work), not `{}`",
+                    p.get_ref()
+                ),
+            );
+            Pairing::TaskPairs
+        }),
+    };
     let mut reasons: Vec<ReasonDef> = Vec::new();
     let mut keys: HashSet<(i64, i64)> = HashSet::new();
     for (i, r) in raw.reason.iter().enumerate() {
@@ -567,6 +586,7 @@ pub fn parse(text: &str) -> Result<Protocol, Vec<ProtocolProblem>> {
             reasons,
             clip_review,
             sampling,
+            pairing,
         },
     })
 }
@@ -1238,6 +1258,32 @@ level = "L1"
         assert_eq!(p.len(), 1, "{p:?}");
         assert!(
             p[0].contains("sampling[1].stage: samples Stage 1, but the protocol reviews no clips"),
+            "{p:?}"
+        );
+    }
+
+    #[test]
+    fn a_protocol_names_its_pairing_rule_and_a_wrong_one_is_refused_at_its_line() {
+        assert_eq!(parse(SMALL).unwrap().taxonomy.pairing, Pairing::TaskPairs);
+        let least = SMALL.replace(
+            "version = 2\n",
+            "version = 2\npairing = \"least_open_work\"\n",
+        );
+        let t = parse(&least).unwrap().taxonomy;
+        assert_eq!(t.pairing, Pairing::LeastOpenWork);
+        // Stored only when not the default, and read back.
+        let json = serde_json::to_string(&t).unwrap();
+        assert!(json.contains("\"pairing\":\"least_open_work\""), "{json}");
+        let back: Taxonomy = serde_json::from_str(&json).unwrap();
+        assert_eq!(back.pairing, Pairing::LeastOpenWork);
+        let default = serde_json::to_string(&parse(SMALL).unwrap().taxonomy).unwrap();
+        assert!(!default.contains("pairing"), "{default}");
+        let p =
+            problems(&SMALL.replace("version = 2\n", "version = 2\npairing = \"round_robin\"\n"));
+        assert_eq!(p.len(), 1, "{p:?}");
+        assert!(
+            p[0].starts_with("line 4, protocol.pairing: must be `task_pairs`")
+                && p[0].ends_with("not `round_robin`"),
             "{p:?}"
         );
     }

@@ -2,6 +2,7 @@
 //! the task x QA-type applicability matrix. It comes from a protocol file
 //! (`domain::protocol`); VGenST-Bench's ships in `protocols/vgenst.toml`.
 
+use super::pairing::Pairing;
 use super::sampling::SamplingRule;
 use super::{Level, Reason, Stage};
 use serde::{Deserialize, Serialize};
@@ -126,6 +127,10 @@ pub struct Taxonomy {
     /// Stored only when there are some.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sampling: Vec<SamplingRule>,
+    /// How an item's two reviewers are chosen (`domain::pairing`); stored only when it
+    /// is not the task pairs.
+    #[serde(default, skip_serializing_if = "Pairing::is_default")]
+    pub pairing: Pairing,
 }
 
 fn is_no(b: &bool) -> bool {
@@ -378,6 +383,7 @@ mod tests {
             reasons: Taxonomy::vgenst().reasons,
             clip_review: true,
             sampling: Vec::new(),
+            pairing: Pairing::TaskPairs,
         };
         assert_eq!(Taxonomy::vgenst(), former);
         // The reasons are the former built-in ones, in their order, under the same keys.

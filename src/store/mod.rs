@@ -473,6 +473,9 @@ forward! {
     /// What placing `name` at pool `index` of a campaign would change (nothing is
     /// written): the tasks that get a new pair and the unstarted items that move.
     fn pool_change_preview(&self, campaign_name: &str, name: &str, index: i64) -> Result<Vec<crate::store::catalog::PairChange>>;
+    /// The campaign's pool: (pool index, name, items waiting in their queues without
+    /// their verdict; none for a disabled account, which takes no new work).
+    fn open_work(&self, campaign: &Campaign) -> Result<Vec<(i64, String, Option<i64>)>>;
     /// Per task, the pairs that reviewed its Stage 1 items and how many each.
     fn reviewing_pairs(&self, campaign: &Campaign) -> Result<Vec<(String, String, String, i64)>>;
     /// The items behind one of the overview's numbers (at most `limit`), and how many.

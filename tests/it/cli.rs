@@ -980,8 +980,27 @@ fn a_campaign_reviews_by_the_protocol_file_it_was_created_with() {
         ),
         "{err}"
     );
+    // GLIMPSE pairs per clip: the pool and its open work, no task pairs.
     let pairs = ok(&tandem(&data, &["pair", "list", "--campaign", "glimpse"]));
-    assert!(pairs.contains("SPORT"), "{pairs}");
+    assert!(
+        pairs.starts_with("campaign `glimpse` pairs per clip, by least open work")
+            && pairs.contains("\n#0   val00          ")
+            && pairs.contains("\n#1   val01          "),
+        "{pairs}"
+    );
+    let err = fails(&tandem(
+        &data,
+        &[
+            "pair",
+            "set",
+            "SPORT",
+            "val00",
+            "val01",
+            "--campaign",
+            "glimpse",
+        ],
+    ));
+    assert!(err.contains("a task has no pair to set"), "{err}");
 
     // G2's pair holds both ways and is kept, marked; G1_YN was retained but its reverse
     // was not, so the pair does not count; G1_MC waits for an author.

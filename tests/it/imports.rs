@@ -782,7 +782,15 @@ async fn a_protocol_change_keeps_what_is_stored_and_adds_what_is_new() {
     let new = tasks.iter().find(|t| t.code == "NEWCAT").unwrap();
     assert_eq!(new.position, 11);
     assert_eq!(new.attributes["domain"], "new");
-    assert!(new.rater1.is_some() && new.rater2.is_some(), "{new:?}");
+    // GLIMPSE pairs per clip: the new task has no pair of its own, and its first clip's
+    // question goes to a pair of the pool at import.
+    assert!(new.rater1.is_none() && new.rater2.is_none(), "{new:?}");
+    assert!(
+        new.pair_problem
+            .as_deref()
+            .is_some_and(|p| p.contains("least open work")),
+        "{new:?}"
+    );
     let src = app.source();
     let m = write_manifest(
         &src,
@@ -790,6 +798,12 @@ async fn a_protocol_change_keeps_what_is_stored_and_adds_what_is_new() {
         &[clip_line(&src, "N1", "NEWCAT", &["MC"])],
     );
     app.import(&m).await.unwrap();
+    let paired: (Option<i64>, Option<i64>) =
+        sqlx::query_as("SELECT rater1_id, queue1 FROM items WHERE item_key = 'N1_MC'")
+            .fetch_one(&app.db)
+            .await
+            .unwrap();
+    assert!(paired.0.is_some() && paired.0 == paired.1, "{paired:?}");
     // The question imported before the change is reviewed as before.
     let r = app
         .verdict(

@@ -18,6 +18,7 @@ mod media;
 mod migrations;
 mod outputs;
 mod pages;
+mod pairing;
 mod paper;
 mod process;
 mod review;

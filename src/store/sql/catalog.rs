@@ -36,6 +36,32 @@ impl Backend {
         .await?)
     }
 
+    /// The pool with each validator's open work (`write::gates::open_work`: what the
+    /// least-open-work rule weighs), by pool index, and every member's name.
+    pub(crate) async fn open_work(
+        &self,
+        campaign: &Campaign,
+    ) -> Result<Vec<(i64, String, Option<i64>)>> {
+        let mut c = self.read().await?;
+        let work: HashMap<i64, i64> = write::gates::open_work(&mut *c, campaign.id)
+            .await?
+            .into_iter()
+            .map(|m| (m.id, m.open))
+            .collect();
+        let members = qa::<(i64, i64, String)>(
+            "SELECT p.pool_index, u.id, u.name FROM pool_members p JOIN users u ON u.id = p.user_id
+             WHERE p.campaign_id = $1 ORDER BY p.pool_index",
+        )
+        .bind(campaign.id)
+        .fetch_all(&mut *c)
+        .await?;
+        // A disabled member takes no new work: none.
+        Ok(members
+            .into_iter()
+            .map(|(index, id, name)| (index, name, work.get(&id).copied()))
+            .collect())
+    }
+
     /// What placing a validator at `index` in a campaign's pool would change, before it
     /// does: each task whose pair in force changes, from and to whom, and how many of
     /// its unstarted items would move to the new pair (the items `MOVE_UNSTARTED`

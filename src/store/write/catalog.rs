@@ -6,6 +6,7 @@
 use super::{base, gates};
 use crate::clock::now_micros;
 use crate::domain::import::{CheckedManifest, ManifestClip, ManifestQuestion};
+use crate::domain::pairing::{Pairing, least_open_work};
 use crate::domain::protocol::{InUse, change_problems};
 use crate::domain::rules::CheckedVerdict;
 use crate::domain::sampling::rule_for;
@@ -62,7 +63,7 @@ pub(crate) const INSERT_QUESTIONS: &str = "INSERT INTO questions (clip_version_i
 pub(crate) const INSERT_STAGE2: &str =
     "INSERT INTO items (campaign_id, task_id, stage, clip_version_id, question_id, parent_item_id,
                           item_key, clip_version, qa_type, level, sort_key, calibration, is_current,
-                          queue1, queue2, held)";
+                          queue1, queue2, held, rater1_id, rater2_id)";
 
 row! {
     /// A task as an import needs it.
@@ -474,6 +475,11 @@ pub(crate) async fn set_pair(
     pair: Option<(&str, &str)>,
 ) -> Result<i64> {
     let (campaign_id, campaign_name) = campaign;
+    if gates::pairing_of(tx, campaign_id).await? == Pairing::LeastOpenWork {
+        return Err(Error::Conflict(format!(
+            "campaign `{campaign_name}` pairs per clip, by least open work (its protocol's `pairing`): a task has no pair to set"
+        )));
+    }
     let task_id: i64 = tx
         .scalar_opt(
             sql!("SELECT id FROM tasks WHERE campaign_id = :campaign AND code = :code"),
@@ -681,14 +687,60 @@ pub(crate) async fn import_manifest(
     }
     let mut rows: Vec<Vec<Value<'_>>> = Vec::with_capacity(reviewed.len());
     let sampling = &campaign.taxonomy.sampling;
+    // A new clip of a stratum reviewed by sample waits for its lot's draw; a new
+    // version goes back to the pair that rejected the one before.
+    let clip_held = |p: &Plan<'_>| {
+        !p.clip.is_calibration()
+            && p.clip_pk.is_none()
+            && rule_for(sampling, Stage::Clip, &p.clip.task, None).is_some()
+    };
+    // A question of a stratum reviewed by sample waits for its lot's draw too.
+    let question_held = |p: &Plan<'_>, qu: &ManifestQuestion| {
+        !p.clip.is_calibration()
+            && rule_for(sampling, Stage::Question, &p.clip.task, Some(&qu.qa_type)).is_some()
+    };
+    // Pairing per clip: each new clip that enters review now goes to the two
+    // validators with the least open work, counting what this import gives them.
+    let mut assigned: HashMap<&str, (i64, i64)> = HashMap::new();
+    if campaign.taxonomy.pairing == Pairing::LeastOpenWork {
+        let mut pool = gates::open_work(tx, campaign.id).await?;
+        for p in plans
+            .iter()
+            .filter(|p| p.clip_pk.is_none() && !p.clip.is_calibration())
+        {
+            let weight = if clip_review {
+                i64::from(!clip_held(p))
+            } else {
+                int(p
+                    .clip
+                    .questions
+                    .iter()
+                    .filter(|q| !question_held(p, q))
+                    .count())
+            };
+            if weight > 0
+                && let Some(pair) = least_open_work(&mut pool, weight)
+            {
+                assigned.insert(p.clip.clip_id.as_str(), pair);
+            }
+        }
+    }
+    let pair_of = |p: &Plan<'_>| {
+        assigned
+            .get(p.clip.clip_id.as_str())
+            .map_or(p.pair, |&(a, b)| (Some(a), Some(b)))
+    };
     for (p, key) in reviewed.iter().zip(&sort_keys) {
         let t = task(&p.clip.task)?;
-        // A new clip of a stratum reviewed by sample waits for its lot's draw; a new
-        // version goes back to the pair that rejected the one before.
-        let held = !p.clip.is_calibration()
-            && p.clip_pk.is_none()
-            && rule_for(sampling, Stage::Clip, &p.clip.task, None).is_some();
-        let queue = if held { (None, None) } else { p.queue(t) };
+        let held = clip_held(p);
+        let pair = pair_of(p);
+        let queue = if held {
+            (None, None)
+        } else if pair.0.is_some() && !p.clip.is_calibration() {
+            pair
+        } else {
+            p.queue(t)
+        };
         rows.push(vec![
             campaign.id.into(),
             t.id.into(),
@@ -697,8 +749,8 @@ pub(crate) async fn import_manifest(
             p.clip.clip_id.as_str().into(),
             p.version.into(),
             key.as_str().into(),
-            p.pair.0.into(),
-            p.pair.1.into(),
+            pair.0.into(),
+            pair.1.into(),
             queue.0.into(),
             queue.1.into(),
             i64::from(p.clip.is_calibration()).into(),
@@ -786,18 +838,16 @@ pub(crate) async fn import_manifest(
     for ((p, i, qu), key) in questions.iter().zip(&sort_keys) {
         // Held for a sample when its stratum is reviewed by sample: it opens (when its
         // clip is retained, or at once without clip review) only when its lot is drawn.
-        let held = !p.clip.is_calibration()
-            && rule_for(
-                sampling,
-                Stage::Question,
-                &p.clip.task,
-                Some(qu.qa_type.as_str()),
-            )
-            .is_some();
+        let held = question_held(p, qu);
         let queue = if clip_review || held {
             (None, None)
         } else {
             p.queue(task(&p.clip.task)?)
+        };
+        // Without clip review, a clip paired per clip fixes its questions' pair.
+        let (pair, queue) = match assigned.get(p.clip.clip_id.as_str()) {
+            Some(&(a, b)) if !clip_review && !held => ((Some(a), Some(b)), (Some(a), Some(b))),
+            _ => ((None, None), queue),
         };
         rows.push(vec![
             campaign.id.into(),
@@ -816,6 +866,8 @@ pub(crate) async fn import_manifest(
             queue.0.into(),
             queue.1.into(),
             i64::from(held).into(),
+            pair.0.into(),
+            pair.1.into(),
         ]);
     }
     let question_item: HashMap<i64, i64> =

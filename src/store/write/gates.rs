@@ -7,7 +7,7 @@
 use crate::domain::calibration::{
     CalItem, CalibrationState, CalibrationStatus, History, KnownVerdict, Rules, status,
 };
-use crate::domain::pairing::default_pair;
+use crate::domain::pairing::{Member, Pairing, default_pair, least_open_work};
 use crate::domain::{Reason, Stage, Verdict};
 use crate::error::{Error, Result};
 use crate::store::db::{Tx, named, row, sql};
@@ -29,13 +29,37 @@ row! {
     }
 }
 
+/// Why a task has no pair in a campaign that pairs per clip.
+pub(crate) const PER_CLIP: &str =
+    "pairs are chosen per clip, by least open work (the protocol's `pairing`)";
+
+/// How the campaign's protocol in force pairs reviewers, read in the caller's write.
+pub(crate) async fn pairing_of(tx: &mut impl Tx, campaign_id: i64) -> Result<Pairing> {
+    #[derive(serde::Deserialize)]
+    struct Stored {
+        #[serde(default)]
+        pairing: Pairing,
+    }
+    let json: String = tx
+        .scalar(
+            sql!("SELECT taxonomy FROM campaigns WHERE id = :campaign"),
+            named! { campaign: campaign_id },
+        )
+        .await?;
+    serde_json::from_str::<Stored>(&json)
+        .map(|s| s.pairing)
+        .map_err(|e| Error::Internal(format!("campaign #{campaign_id}'s taxonomy: {e}")))
+}
+
 /// Each task's pair in force now and as the pool (with `joining`, a validator about to
-/// join at an index) makes it: (task id, code, now, then).
+/// join at an index) makes it: (task id, code, now, then). In a campaign that pairs per
+/// clip no task has a pair (`PER_CLIP`, or why the pool cannot make one).
 pub(crate) async fn planned_pairs(
     tx: &mut impl Tx,
     campaign_id: i64,
     joining: Option<(i64, i64)>,
 ) -> Result<Vec<(i64, String, PairInForce, PairInForce)>> {
+    let per_clip = pairing_of(tx, campaign_id).await? == Pairing::LeastOpenWork;
     let mut pool: Vec<(i64, i64)> = tx
         .fetch(
             sql!(
@@ -62,6 +86,7 @@ pub(crate) async fn planned_pairs(
         .into_iter()
         .map(|t| {
             let pair = match (t.pair_rater1, t.pair_rater2) {
+                _ if per_clip => default_pair(0, &pool).and(Err(PER_CLIP.to_string())),
                 (Some(a), Some(b)) => Ok((a, b)),
                 _ => default_pair(usize::try_from(t.position).unwrap_or(0), &pool),
             };
@@ -105,7 +130,90 @@ pub(crate) async fn refresh_pairs(tx: &mut impl Tx, campaign_id: i64) -> Result<
         tx.exec(sql!(MOVE_UNSTARTED), named! { campaign: campaign_id })
             .await?;
     }
-    Ok(())
+    // Per clip: the clips waiting for a pair (the pool had fewer than two validators,
+    // or the campaign paired by task until now) get one.
+    assign_pairs(tx, campaign_id).await.map(drop)
+}
+
+/// The items that wait for a pair in a campaign that pairs per clip: current, open,
+/// not started, in no queue and not held, each of no reviewed clip (a clip's own
+/// item, a question without clip review, or a question of a clip retained by sample).
+macro_rules! needs_pair {
+    () => {
+        " FROM items i LEFT JOIN items p ON p.id = i.parent_item_id
+     WHERE i.campaign_id = :campaign AND i.is_current = 1 AND i.calibration = 0
+       AND i.held = 0 AND i.outcome = 'pending' AND i.rater1_id IS NULL AND i.queue1 IS NULL
+       AND (p.id IS NULL OR (p.rater1_id IS NULL AND p.outcome = 'by_sample'))"
+    };
+}
+
+/// Each clip version with items waiting for a pair, in review order, with how many.
+const NEEDS_PAIR: &str = concat!(
+    "SELECT i.clip_version_id, COUNT(*) AS n, MIN(i.sort_key) AS first",
+    needs_pair!(),
+    " GROUP BY i.clip_version_id ORDER BY first"
+);
+
+/// Gives a clip version's waiting items their pair, fixed (as a first verdict fixes it).
+const GIVE_PAIR: &str = concat!(
+    "UPDATE items SET rater1_id = :rater1, rater2_id = :rater2, queue1 = :rater1,
+                      queue2 = :rater2
+     WHERE id IN (SELECT i.id",
+    needs_pair!(),
+    " AND i.clip_version_id = :version)"
+);
+
+/// The pool with each validator's open work (items in their queues without their
+/// verdict), in pool order; a disabled account takes no new work.
+pub(crate) async fn open_work(tx: &mut impl Tx, campaign_id: i64) -> Result<Vec<Member>> {
+    let rows: Vec<(i64, i64, i64)> = tx
+        .fetch(
+            sql!(
+                "SELECT p.pool_index, p.user_id,
+                        CAST(COALESCE((SELECT SUM(q.total - q.done) FROM queue_counts q
+                                       WHERE q.campaign_id = p.campaign_id
+                                         AND q.user_id = p.user_id), 0) AS BIGINT)
+                 FROM pool_members p JOIN users u ON u.id = p.user_id
+                 WHERE p.campaign_id = :campaign AND u.disabled_at IS NULL
+                 ORDER BY p.pool_index"
+            ),
+            named! { campaign: campaign_id },
+        )
+        .await?;
+    Ok(rows
+        .into_iter()
+        .map(|(index, id, open)| Member { index, id, open })
+        .collect())
+}
+
+/// In a campaign that pairs per clip, gives every clip whose items wait for a pair the
+/// two validators with the least open work, clip by clip in review order; nothing in a
+/// campaign that pairs by task, or while the pool has fewer than two validators who
+/// can sign in. Returns the clips paired.
+pub(crate) async fn assign_pairs(tx: &mut impl Tx, campaign_id: i64) -> Result<u64> {
+    if pairing_of(tx, campaign_id).await? != Pairing::LeastOpenWork {
+        return Ok(0);
+    }
+    let mut pool = open_work(tx, campaign_id).await?;
+    if pool.len() < 2 {
+        return Ok(0);
+    }
+    let waiting: Vec<(i64, i64, String)> = tx
+        .fetch(sql!(NEEDS_PAIR), named! { campaign: campaign_id })
+        .await?;
+    let mut paired = 0;
+    for (version, n, _) in waiting {
+        let Some((rater1, rater2)) = least_open_work(&mut pool, n) else {
+            break;
+        };
+        tx.exec(
+            sql!(GIVE_PAIR),
+            named! { rater1, rater2, campaign: campaign_id, version },
+        )
+        .await?;
+        paired += 1;
+    }
+    Ok(paired)
 }
 
 /// Moves the open items no one has started to their task's pair in force (the items

@@ -11,11 +11,12 @@ use crate::error::{Error, Result};
 use crate::rng::SplitMix64;
 use crate::store::db::{Tx, named, row, sql};
 use crate::store::sampling::{DrawnLot, Lot, LotMembers, PlannedRule, SamplingRun, SettledLot};
-use crate::store::write::base;
+use crate::store::write::{base, gates};
 use std::collections::BTreeMap;
 
 /// The pair a released item's queue takes: the one that reviewed its clip, else its
-/// task's pair in force (none: it waits, as any item does, for the pool to give one).
+/// task's pair in force (none: it waits, as any item does, for the pool to give one;
+/// in a campaign that pairs per clip, `gates::assign_pairs` gives it one at the run's end).
 macro_rules! pair_queue {
     () => {
         "queue1 = COALESCE((SELECT p.rater1_id FROM items p WHERE p.id = items.parent_item_id),
@@ -249,6 +250,8 @@ pub(crate) async fn run(
             drawn: chosen.len() as u64,
         });
     }
+    // Pairing per clip: the items this run put in review without a clip's pair get one.
+    gates::assign_pairs(tx, c.id).await?;
     Ok(out)
 }
 

@@ -6,6 +6,7 @@ use crate::AppState;
 use crate::app::accounts::{Created, NewUser};
 use crate::app::exports;
 use crate::domain::Role;
+use crate::domain::pairing::Pairing;
 use crate::error::{Error, LineError};
 use crate::io;
 use crate::store::accounts::PoolPlacement;
@@ -354,6 +355,12 @@ struct PairsPage {
     campaign: String,
     rows: Vec<PairRow>,
     pool: Vec<(i64, String)>,
+    /// The protocol pairs per clip, by least open work: no task pairs to set.
+    per_clip: bool,
+    /// Per clip: each pool member (index, name) and the items waiting for them.
+    work: Vec<(i64, String, String)>,
+    /// Per clip: fewer than two members can take clips, so new ones wait.
+    short: bool,
 }
 
 pub async fn pairs(
@@ -371,10 +378,30 @@ pub async fn pairs(
         .filter(|e| e.campaign == c)
         .map(|e| (e.index, e.user))
         .collect();
+    let per_clip = campaign.taxonomy.pairing == Pairing::LeastOpenWork;
+    let members = if per_clip {
+        state.store.open_work(&campaign).await?
+    } else {
+        Vec::new()
+    };
+    let short = members.iter().filter(|m| m.2.is_some()).count() < 2;
+    let work = members
+        .into_iter()
+        .map(|(i, name, open)| {
+            let words = match open {
+                Some(n) => format!("{n} item(s) waiting"),
+                None => "disabled: takes no new clips".into(),
+            };
+            (i, name, words)
+        })
+        .collect();
     let here = format!("/c/{c}/admin/pairs");
     let chrome = Chrome::new(&state, &session, Some(&c), "Validator pairs", &here).await?;
     Ok(render(&PairsPage {
         chrome,
+        per_clip,
+        work,
+        short,
         campaign: c,
         rows: tasks
             .into_iter()
@@ -416,7 +443,7 @@ pub async fn set_pair(
             }
             _ => format!("{task} has no pair."),
         },
-        Err(e @ (Error::Invalid(_) | Error::NotFound(_))) => {
+        Err(e @ (Error::Invalid(_) | Error::NotFound(_) | Error::Conflict(_))) => {
             format!("Not changed. {}", super::for_people(&e))
         }
         Err(e) => return Err(e.into()),
