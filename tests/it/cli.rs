@@ -1032,3 +1032,43 @@ fn a_campaign_reviews_by_the_protocol_file_it_was_created_with() {
         "{readme}"
     );
 }
+
+/// Each example protocol's small manifest imports whole into a campaign created with
+/// that protocol (the VGenST one into the default campaign), through the command line;
+/// imported again, it changes nothing.
+#[test]
+fn the_example_manifests_import_into_campaigns_on_their_protocols() {
+    let dir = tempfile::tempdir().unwrap();
+    let examples = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/protocols");
+    for (name, clips, questions) in [("vgenst", 3, 6), ("glimpse", 3, 6), ("tumtraffic", 3, 5)] {
+        let data = dir.path().join(name);
+        if name != "vgenst" {
+            let protocol = format!("{examples}/{name}.toml");
+            ok(&tandem(
+                &data,
+                &["campaign", "create", name, "--protocol", &protocol],
+            ));
+        }
+        let manifest = format!("{examples}/{name}.jsonl");
+        let campaign = if name == "vgenst" { "default" } else { name };
+        let out = ok(&tandem(
+            &data,
+            &["import", &manifest, "--campaign", campaign],
+        ));
+        assert!(
+            out.contains(&format!(
+                "campaign `{campaign}`: {clips} new clip(s), 0 new version(s) of known clips, {questions} question(s) added"
+            )),
+            "{name}: {out}"
+        );
+        // Imported again: nothing changes.
+        let again = ok(&tandem(
+            &data,
+            &["import", &manifest, "--campaign", campaign],
+        ));
+        assert!(
+            again.contains(&format!("{clips} clip(s) unchanged")),
+            "{name}: {again}"
+        );
+    }
+}
