@@ -11,7 +11,7 @@ use crate::config::Config;
 use crate::domain::protocol::Protocol;
 use crate::domain::records::DecisionRow;
 use crate::domain::taxonomy::Taxonomy;
-use crate::domain::{Level, Role, Stage, Verdict};
+use crate::domain::{Role, Stage, Verdict};
 use crate::error::{Error, Result};
 use crate::store::Store;
 use crate::store::accounts::PoolPlacement;
@@ -224,15 +224,15 @@ pub fn write_sample_manifest(dir: &Path, taxonomy: &Taxonomy) -> Result<std::pat
             .cloned()
             .unwrap_or_default();
         let mut questions = Vec::new();
-        for level in [Level::L1, Level::L2, Level::L3] {
+        for level in &taxonomy.levels {
             if let Some(qa) = applicable
                 .iter()
-                .filter(|q| taxonomy.qa_type(q).is_some_and(|d| d.level == level))
+                .filter(|q| taxonomy.qa_type(q).is_some_and(|d| d.level == *level))
                 .nth(i % 2)
                 .or_else(|| {
                     applicable
                         .iter()
-                        .find(|q| taxonomy.qa_type(q).is_some_and(|d| d.level == level))
+                        .find(|q| taxonomy.qa_type(q).is_some_and(|d| d.level == *level))
                 })
             {
                 if taxonomy.qa_type(qa).is_some_and(|d| d.paired) {

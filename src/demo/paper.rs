@@ -14,7 +14,7 @@ use crate::clock::{parse_rfc3339, to_rfc3339};
 use crate::config::Config;
 use crate::domain::records::{DecisionRow, ResolutionRow};
 use crate::domain::taxonomy::Taxonomy;
-use crate::domain::{Level, Resolution, Role, Stage, Verdict};
+use crate::domain::{Resolution, Role, Stage, Verdict};
 use crate::error::{Error, Result};
 use crate::store::Store;
 use crate::store::accounts::PoolPlacement;
@@ -416,11 +416,11 @@ pub async fn build(
                 ],
                 t * 7 + qa.len(),
             );
-            let level = tax.qa_type(qa).map(|d| d.level);
+            let level = tax.qa_type(qa).map(|d| d.level.as_str());
             for (i, fate) in plan.into_iter().enumerate() {
                 let reason = match (qa.as_str(), level) {
                     ("OA", _) => "ambiguous_options",
-                    (_, Some(Level::L3)) if i % 2 == 0 => "single_frame_solvable",
+                    (_, Some("L3")) if i % 2 == 0 => "single_frame_solvable",
                     _ => "incorrect_answer",
                 };
                 let id = format!("{}_{}", clips[t * n + i].0, qa);

@@ -301,7 +301,7 @@ pub fn decide_calibration(
     let checked = check_verdict(
         input.taxonomy,
         input.stage,
-        item.level,
+        item.level.as_ref(),
         input.verdict,
         input.reasons,
         input.note,

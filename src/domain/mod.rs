@@ -178,30 +178,35 @@ impl Resolution {
     }
 }
 
-/// QA levels of the taxonomy.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
-pub enum Level {
-    L1,
-    L2,
-    L3,
-}
+/// A QA level, by its code: one of the campaign's protocol's declared levels
+/// (VGenST-Bench's L1, L2 and L3 unless the protocol declares others).
+/// `Taxonomy::parse_level` makes one from input and names the protocol's when the code
+/// is not one of them; a reason's levels and a QA type's level are checked against the
+/// declared ones when the protocol file is read.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
+#[serde(transparent)]
+pub struct Level(String);
 
 impl Level {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Level::L1 => "L1",
-            Level::L2 => "L2",
-            Level::L3 => "L3",
-        }
+    /// A level code as the protocol declares it (checked by `domain::protocol`, or
+    /// read back from a stored record).
+    pub fn new(code: &str) -> Level {
+        Level(code.to_string())
     }
 
-    pub fn parse(s: &str) -> Result<Level, String> {
-        match s {
-            "L1" => Ok(Level::L1),
-            "L2" => Ok(Level::L2),
-            "L3" => Ok(Level::L3),
-            other => Err(format!("level must be L1, L2 or L3, not `{other}`")),
-        }
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// VGenST-Bench's three levels, the levels of a protocol that declares none.
+    pub fn vgenst() -> Vec<Level> {
+        ["L1", "L2", "L3"].into_iter().map(Level::new).collect()
+    }
+}
+
+impl std::fmt::Display for Level {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
     }
 }
 

@@ -10,6 +10,7 @@
 //! export_variants = false               # optional: no V1/V2/V3 in the export
 //! clip_review = false                   # optional: no Stage 1 (then no stage = 1 reasons)
 //! pairing = "least_open_work"           # optional: or "task_pairs" (the default)
+//! levels = ["L1", "L2", "L3"]            # optional: the QA levels (these by default)
 //!
 //! [[task]]
 //! code = "TRJ"
@@ -20,7 +21,7 @@
 //! [[qa_type]]
 //! code = "YN"
 //! name = "Yes/No"
-//! level = "L1"                          # L1, L2 or L3
+//! level = "L1"                          # one of the protocol's levels
 //! paired = true                         # optional: its questions come in linked pairs
 //!
 //! [[reason]]                            # each stage has at least one
@@ -181,6 +182,7 @@ struct RawHeader {
     #[serde(default)]
     clip_review: Option<Spanned<bool>>,
     pairing: Option<Spanned<String>>,
+    levels: Option<Spanned<Vec<Spanned<String>>>>,
 }
 
 fn yes() -> bool {
@@ -302,7 +304,45 @@ pub fn parse(text: &str) -> Result<Protocol, Vec<ProtocolProblem>> {
         );
     }
 
-    // QA types first: the tasks name them.
+    // The levels first: the QA types and the reasons name them.
+    let declared: Vec<Level> = match &header.levels {
+        None => Level::vgenst(),
+        Some(ls) => {
+            if ls.get_ref().is_empty() {
+                push(
+                    ls.span(),
+                    "protocol.levels".into(),
+                    "is empty: a protocol has at least one level (leave it out for L1, L2 and L3)"
+                        .into(),
+                );
+            }
+            let mut declared: Vec<Level> = Vec::new();
+            for (j, l) in ls.get_ref().iter().enumerate() {
+                let field = format!("protocol.levels[{}]", j + 1);
+                if let Err(m) = super::check_identifier("a level", l.get_ref()) {
+                    push(l.span(), field, m);
+                } else if declared.iter().any(|d| d.as_str() == l.get_ref()) {
+                    push(
+                        l.span(),
+                        field,
+                        format!("names level `{}` twice", l.get_ref()),
+                    );
+                } else {
+                    declared.push(Level::new(l.get_ref()));
+                }
+            }
+            declared
+        }
+    };
+    let names: Vec<&str> = declared.iter().map(Level::as_str).collect();
+    let unknown_level = |code: &str| {
+        format!(
+            "unknown level `{code}` (the protocol's levels are {})",
+            names.join(", ")
+        )
+    };
+
+    // QA types next: the tasks name them.
     let mut qa_types = Vec::new();
     let mut qa_codes = HashSet::new();
     for (i, q) in raw.qa_type.iter().enumerate() {
@@ -321,20 +361,17 @@ pub fn parse(text: &str) -> Result<Protocol, Vec<ProtocolProblem>> {
         if q.name.get_ref().trim().is_empty() {
             push(q.name.span(), at("name"), "is empty".into());
         }
-        match Level::parse(q.level.get_ref()) {
-            Ok(level) => qa_types.push(QaTypeDef {
+        match declared.iter().find(|l| l.as_str() == q.level.get_ref()) {
+            Some(level) => qa_types.push(QaTypeDef {
                 paired: q.paired,
                 code: code.clone(),
                 name: q.name.get_ref().trim().to_string(),
-                level,
+                level: level.clone(),
             }),
-            Err(_) => push(
+            None => push(
                 q.level.span(),
                 at("level"),
-                format!(
-                    "unknown level `{}` (a level is L1, L2 or L3)",
-                    q.level.get_ref()
-                ),
+                unknown_level(q.level.get_ref()),
             ),
         }
     }
@@ -493,17 +530,17 @@ pub fn parse(text: &str) -> Result<Protocol, Vec<ProtocolProblem>> {
                 );
             }
             for (j, l) in ls.get_ref().iter().enumerate() {
-                match Level::parse(l.get_ref()) {
-                    Ok(level) if levels.contains(&level) => push(
+                match declared.iter().find(|d| d.as_str() == l.get_ref()) {
+                    Some(level) if levels.contains(level) => push(
                         l.span(),
                         at(&format!("levels[{}]", j + 1)),
                         format!("names level {} twice", level.as_str()),
                     ),
-                    Ok(level) => levels.push(level),
-                    Err(_) => push(
+                    Some(level) => levels.push(level.clone()),
+                    None => push(
                         l.span(),
                         at(&format!("levels[{}]", j + 1)),
-                        format!("unknown level `{}` (a level is L1, L2 or L3)", l.get_ref()),
+                        unknown_level(l.get_ref()),
                     ),
                 }
             }
@@ -587,6 +624,7 @@ pub fn parse(text: &str) -> Result<Protocol, Vec<ProtocolProblem>> {
             clip_review,
             sampling,
             pairing,
+            levels: declared,
         },
     })
 }
@@ -964,7 +1002,7 @@ note = true
         assert_eq!(t.tasks[0].perspective, "");
         assert_eq!(t.tasks[0].attributes["source"], "real");
         assert!(t.applies("TRJ", "YN"));
-        assert_eq!(t.qa_type("YN").map(|q| q.level), Some(Level::L1));
+        assert_eq!(t.qa_type("YN").map(|q| q.level.as_str()), Some("L1"));
     }
 
     #[test]
@@ -1017,7 +1055,7 @@ level = "L1"
                 "line 8, task[1].qa_types[3]: names QA type `X` twice",
                 "line 11, task[2].code: task `A` is declared twice",
                 "line 12, task[2].name: is empty",
-                "line 18, qa_type[1].level: unknown level `L4` (a level is L1, L2 or L3)",
+                "line 18, qa_type[1].level: unknown level `L4` (the protocol's levels are L1, L2, L3)",
                 "line 21, qa_type[2].code: QA type `X` is declared twice",
             ]
         );
@@ -1053,7 +1091,7 @@ level = "L1"
         let used = InUse {
             tasks: ["TRJ".to_string()].into(),
             cells: [("TRJ".to_string(), "YN".to_string())].into(),
-            levels: [("YN".to_string(), Level::L1)].into(),
+            levels: [("YN".to_string(), Level::new("L1"))].into(),
             reasons: [(Stage::Question, "other".to_string())].into(),
         };
         // Renamed, an attribute changed, a task and a QA type added: allowed.
@@ -1260,6 +1298,81 @@ level = "L1"
             p[0].contains("sampling[1].stage: samples Stage 1, but the protocol reviews no clips"),
             "{p:?}"
         );
+    }
+
+    #[test]
+    fn a_protocol_declares_its_own_levels_and_its_qa_types_and_reasons_use_them() {
+        // VGenST's three by default, and then not stored.
+        let t = parse(SMALL).unwrap().taxonomy;
+        assert_eq!(t.levels, Level::vgenst());
+        let json = serde_json::to_string(&t).unwrap();
+        assert!(!json.contains("\"levels\":[\"L1\""), "{json}");
+        // Its own: QA types and reasons name them; a reason bound to one is refused on
+        // a question of another, in the protocol's words.
+        let own = SMALL
+            .replace(
+                "version = 2\n",
+                "version = 2\nlevels = [\"basic\", \"advanced\"]\n",
+            )
+            .replace("level = \"L1\"", "level = \"basic\"")
+            .replace(
+                "code = \"wrong\"\nlabel = \"Wrong answer\"\nkey = 1\n",
+                "code = \"wrong\"\nlabel = \"Wrong answer\"\nkey = 1\nlevels = [\"advanced\"]\n",
+            );
+        let t = parse(&own).unwrap().taxonomy;
+        assert_eq!(t.levels, [Level::new("basic"), Level::new("advanced")]);
+        assert_eq!(t.qa_type("YN").map(|q| q.level.as_str()), Some("basic"));
+        let json = serde_json::to_string(&t).unwrap();
+        assert!(
+            json.contains("\"levels\":[\"basic\",\"advanced\"]"),
+            "{json}"
+        );
+        let back: Taxonomy = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, t);
+        assert_eq!(t.parse_level("advanced"), Ok(Level::new("advanced")));
+        assert_eq!(
+            t.parse_level("L1"),
+            Err("`L1` is not a level of the protocol (expected one of: basic, advanced)".into())
+        );
+        let basic = Level::new("basic");
+        let refused = crate::domain::rules::check_verdict(
+            &t,
+            Stage::Question,
+            Some(&basic),
+            crate::domain::Verdict::Reject,
+            &["wrong".to_string()],
+            "",
+        )
+        .unwrap_err();
+        assert_eq!(refused.field, "reasons");
+        assert_eq!(
+            refused.message,
+            "`wrong` applies only to advanced questions; this question is basic"
+        );
+        // A level the protocol does not declare, an empty list, a level twice.
+        let p = problems(&own.replace("level = \"basic\"", "level = \"L1\""));
+        assert_eq!(
+            p,
+            [
+                "line 15, qa_type[1].level: unknown level `L1` (the protocol's levels are basic, advanced)"
+            ]
+        );
+        let p = problems(&own.replace("levels = [\"advanced\"]", "levels = [\"expert\"]"));
+        assert!(
+            p[0].ends_with("reason[2].levels[1]: unknown level `expert` (the protocol's levels are basic, advanced)"),
+            "{p:?}"
+        );
+        let p = problems(&SMALL.replace("version = 2\n", "version = 2\nlevels = []\n"));
+        assert!(
+            p.iter()
+                .any(|m| m.starts_with("line 4, protocol.levels: is empty")),
+            "{p:?}"
+        );
+        let p = problems(&own.replace(
+            "[\"basic\", \"advanced\"]",
+            "[\"basic\", \"basic\", \"advanced\"]",
+        ));
+        assert_eq!(p, ["line 4, protocol.levels[2]: names level `basic` twice"]);
     }
 
     #[test]

@@ -40,7 +40,7 @@ impl FieldError {
 pub fn check_verdict(
     taxonomy: &Taxonomy,
     stage: Stage,
-    level: Option<Level>,
+    level: Option<&Level>,
     verdict: Verdict,
     reasons: &[String],
     note: &str,
@@ -82,7 +82,7 @@ pub fn check_verdict(
             continue;
         };
         if !def.applies_to(level) {
-            let level = level.map_or("unknown", Level::as_str);
+            let level = level.map_or("unknown", |l| l.as_str());
             return Err(FieldError::new(
                 "reasons",
                 format!(
@@ -229,7 +229,7 @@ mod tests {
             check_verdict(
                 &vg(),
                 Stage::Question,
-                Some(Level::L2),
+                Some(&Level::new("L2")),
                 Verdict::Reject,
                 &r,
                 ""
@@ -240,7 +240,7 @@ mod tests {
             check_verdict(
                 &vg(),
                 Stage::Question,
-                Some(Level::L3),
+                Some(&Level::new("L3")),
                 Verdict::Reject,
                 &r,
                 ""
@@ -254,7 +254,7 @@ mod tests {
         let v = check_verdict(
             &vg(),
             Stage::Question,
-            Some(Level::L1),
+            Some(&Level::new("L1")),
             Verdict::Reject,
             &s(&["other", "incorrect_answer", "other"]),
             "n",

@@ -86,8 +86,8 @@ pub struct ReasonDef {
 
 impl ReasonDef {
     /// Whether the reason may be given on an item of `level` (a clip has none).
-    pub fn applies_to(&self, level: Option<Level>) -> bool {
-        self.levels.is_empty() || level.is_some_and(|l| self.levels.contains(&l))
+    pub fn applies_to(&self, level: Option<&Level>) -> bool {
+        self.levels.is_empty() || level.is_some_and(|l| self.levels.contains(l))
     }
 
     /// The levels it applies to, for a message ("L3", "L2 or L3").
@@ -127,10 +127,18 @@ pub struct Taxonomy {
     /// Stored only when there are some.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sampling: Vec<SamplingRule>,
+    /// The QA levels, in order (a QA type's level and a reason's levels are among
+    /// them); stored only when they are not VGenST-Bench's L1, L2 and L3.
+    #[serde(default = "Level::vgenst", skip_serializing_if = "is_vgenst_levels")]
+    pub levels: Vec<Level>,
     /// How an item's two reviewers are chosen (`domain::pairing`); stored only when it
     /// is not the task pairs.
     #[serde(default, skip_serializing_if = "Pairing::is_default")]
     pub pairing: Pairing,
+}
+
+fn is_vgenst_levels(levels: &[Level]) -> bool {
+    levels == Level::vgenst().as_slice()
 }
 
 fn is_no(b: &bool) -> bool {
@@ -182,6 +190,24 @@ impl Taxonomy {
     }
 
     /// Reads one reason given for `stage`: one of the protocol's reasons of that stage.
+    /// The declared level `code`.
+    pub fn level(&self, code: &str) -> Option<&Level> {
+        self.levels.iter().find(|l| l.as_str() == code)
+    }
+
+    /// A level from input (or a stored record): one the protocol declares, or the error
+    /// naming them.
+    pub fn parse_level(&self, s: &str) -> Result<Level, String> {
+        self.level(s.trim()).cloned().ok_or_else(|| {
+            let names: Vec<&str> = self.levels.iter().map(Level::as_str).collect();
+            format!(
+                "`{}` is not a level of the protocol (expected one of: {})",
+                s.trim(),
+                names.join(", ")
+            )
+        })
+    }
+
     pub fn parse_reason(&self, stage: Stage, s: &str) -> Result<Reason, String> {
         let s = s.trim();
         match self.reason(stage, s) {
@@ -294,19 +320,19 @@ mod tests {
             ("LS_E_EXO_STA", "Landmark Spatial Composition"),
             ("BT_E_EXO_DYN", "Behavioral Trigger Identification"),
         ];
-        const QA: [(&str, &str, Level); 12] = [
-            ("OE", "Object Existence", Level::L1),
-            ("OA", "Object Attribute Recognition", Level::L1),
-            ("FL", "2D Frame Localization", Level::L1),
-            ("IT", "Identity Tracking", Level::L2),
-            ("AR", "Action Recognition", Level::L2),
-            ("OC", "Object Counting", Level::L2),
-            ("TO", "Temporal Ordering", Level::L2),
-            ("CM", "Camera Motion Recognition", Level::L2),
-            ("SL", "Spatial Layout Understanding", Level::L2),
-            ("PT", "Perspective-Taking", Level::L3),
-            ("CR", "Counterfactual Reasoning", Level::L3),
-            ("PR", "Predictive Reasoning", Level::L3),
+        const QA: [(&str, &str, &str); 12] = [
+            ("OE", "Object Existence", "L1"),
+            ("OA", "Object Attribute Recognition", "L1"),
+            ("FL", "2D Frame Localization", "L1"),
+            ("IT", "Identity Tracking", "L2"),
+            ("AR", "Action Recognition", "L2"),
+            ("OC", "Object Counting", "L2"),
+            ("TO", "Temporal Ordering", "L2"),
+            ("CM", "Camera Motion Recognition", "L2"),
+            ("SL", "Spatial Layout Understanding", "L2"),
+            ("PT", "Perspective-Taking", "L3"),
+            ("CR", "Counterfactual Reasoning", "L3"),
+            ("PR", "Predictive Reasoning", "L3"),
         ];
         // Rows in task order, columns in QA order; 'o' applies (the paper's matrix).
         const CELLS: [&str; 12] = [
@@ -358,7 +384,7 @@ mod tests {
                 paired: false,
                 code: (*code).to_string(),
                 name: (*name).to_string(),
-                level: *level,
+                level: Level::new(level),
             })
             .collect();
         let applicability = TASKS
@@ -384,6 +410,7 @@ mod tests {
             clip_review: true,
             sampling: Vec::new(),
             pairing: Pairing::TaskPairs,
+            levels: Level::vgenst(),
         };
         assert_eq!(Taxonomy::vgenst(), former);
         // The reasons are the former built-in ones, in their order, under the same keys.

@@ -220,7 +220,7 @@ pub fn decide_verdict(
     let checked = check_verdict(
         input.taxonomy,
         item.stage,
-        item.level,
+        item.level.as_ref(),
         input.verdict,
         input.reasons,
         input.note,
@@ -371,7 +371,7 @@ mod tests {
         ItemFacts {
             stage: Stage::Question,
             key: "Q1".into(),
-            level: Some(Level::L2),
+            level: Some(Level::new("L2")),
             inherited: Some((V1, V2)),
             parent_retained,
             ..clip()

@@ -475,7 +475,7 @@ fn check_question(
                 ));
             }
             Some(def) => {
-                level = Some(def.level);
+                level = Some(def.level.clone());
                 if let Some(task) = task
                     && taxonomy.task(task).is_some()
                     && !taxonomy.applies(task, code)
@@ -554,9 +554,9 @@ fn check_question(
             None
         }
     };
-    let calibration = match (obj.get("calibration"), level) {
+    let calibration = match (obj.get("calibration"), &level) {
         (None | Some(Value::Null), _) => None,
-        (Some(v), level) => match known_verdict(taxonomy, v, Stage::Question, level) {
+        (Some(v), level) => match known_verdict(taxonomy, v, Stage::Question, level.as_ref()) {
             Ok(k) => Some(k),
             Err((f, m)) => {
                 errs.push((at(&format!("calibration{f}")), m));
@@ -587,7 +587,7 @@ fn known_verdict(
     taxonomy: &Taxonomy,
     v: &Value,
     stage: Stage,
-    level: Option<Level>,
+    level: Option<&Level>,
 ) -> Result<CheckedVerdict, (String, String)> {
     let Value::Object(o) = v else {
         return Err((

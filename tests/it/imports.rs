@@ -939,6 +939,8 @@ async fn a_decision_records_the_protocol_version_it_was_checked_under() {
         .await;
     assert_eq!(r.status, reqwest::StatusCode::OK, "{:?}", r.body);
     assert_eq!(r.body["version"], 2, "{:?}", r.body);
+    assert_eq!(r.body["levels"], json!(["L1", "L2", "L3"]), "{:?}", r.body);
+    assert_eq!(r.body["pairing"], "task_pairs", "{:?}", r.body);
     let clip_reasons: Vec<&str> = r.body["reasons"]
         .as_array()
         .unwrap()
@@ -950,6 +952,83 @@ async fn a_decision_records_the_protocol_version_it_was_checked_under() {
         clip_reasons,
         ["wrong_metadata", "poor_video", "watermark", "other"]
     );
+}
+
+/// A protocol with its own levels: its QA types carry them, a reason bound to one is
+/// refused on a question of another (in the protocol's words), and the API names them.
+#[tokio::test]
+async fn a_protocol_with_its_own_levels_reviews_by_them() {
+    let app = spawn_app().await;
+    let text = tandem::domain::protocol::shipped("glimpse")
+        .unwrap()
+        .replacen(
+            "clip_review = false\n",
+            "clip_review = false\nlevels = [\"perception\", \"reasoning\"]\n",
+            1,
+        )
+        .replacen("level = \"L3\"", "level = \"reasoning\"", 1)
+        .replacen("level = \"L3\"", "level = \"perception\"", 1)
+        .replacen("paired = true ", "", 1)
+        .replacen(
+            "code = \"single_frame_solvable\"\nlabel = \"Answerable from a single frame\"\nkey = 3\n",
+            "code = \"single_frame_solvable\"\nlabel = \"Answerable from a single frame\"\nkey = 3\nlevels = [\"reasoning\"]\n",
+            1,
+        );
+    let protocol = tandem::domain::protocol::parse(&text).unwrap();
+    app.store
+        .create_campaign(CAMPAIGN, &protocol)
+        .await
+        .unwrap();
+    let c = cast(&app).await;
+    app.import_clips(&["TRAJ"], 1, &["MC", "YN"]).await;
+    let stored: Vec<(String, String)> =
+        sqlx::query_as("SELECT question_key, level FROM questions ORDER BY question_key")
+            .fetch_all(&app.db)
+            .await
+            .unwrap();
+    assert_eq!(
+        stored,
+        [
+            ("TRAJ_0000_MC".to_string(), "reasoning".to_string()),
+            ("TRAJ_0000_YN".to_string(), "perception".to_string())
+        ]
+    );
+    let r = app
+        .reject(&c.v0, 2, "TRAJ_0000_YN", "single_frame_solvable")
+        .await;
+    assert_eq!(
+        r.status,
+        reqwest::StatusCode::UNPROCESSABLE_ENTITY,
+        "{}",
+        r.text
+    );
+    assert!(
+        r.text
+            .contains("`single_frame_solvable` applies only to reasoning questions; this question is perception"),
+        "{}",
+        r.text
+    );
+    let r = app
+        .reject(&c.v0, 2, "TRAJ_0000_MC", "single_frame_solvable")
+        .await;
+    assert_eq!(r.status, reqwest::StatusCode::CREATED, "{}", r.text);
+    let r = app
+        .get(&format!("/api/v1/campaigns/{CAMPAIGN}/protocol"), &c.v0)
+        .await;
+    assert_eq!(
+        r.body["levels"],
+        json!(["perception", "reasoning"]),
+        "{:?}",
+        r.body
+    );
+    let reason = r.body["reasons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["code"] == "single_frame_solvable")
+        .cloned()
+        .unwrap();
+    assert_eq!(reason["levels"], json!(["reasoning"]), "{reason}");
 }
 
 /// A protocol without clip review opens question review at once: no Stage 1 item, the

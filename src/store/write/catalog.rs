@@ -321,8 +321,12 @@ async fn in_use(tx: &mut impl Tx, campaign_id: i64) -> Result<InUse> {
         )
         .await?
     {
-        let level = Level::parse(&level)
-            .map_err(|m| Error::Internal(format!("a stored question of QA type `{qa}`: {m}")))?;
+        if level.trim().is_empty() {
+            return Err(Error::Internal(format!(
+                "a stored question of QA type `{qa}` has no level"
+            )));
+        }
+        let level = Level::new(&level);
         used.cells.insert((task, qa.clone()));
         used.levels.insert(qa, level);
     }

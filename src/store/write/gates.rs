@@ -442,8 +442,13 @@ pub(crate) fn stored_level(
 ) -> Result<Option<crate::domain::Level>> {
     level
         .map(|l| {
-            crate::domain::Level::parse(l)
-                .map_err(|m| Error::Internal(format!("the stored level of item `{item}`: {m}")))
+            if l.trim().is_empty() {
+                Err(Error::Internal(format!(
+                    "the stored level of item `{item}` is empty"
+                )))
+            } else {
+                Ok(crate::domain::Level::new(l))
+            }
         })
         .transpose()
 }

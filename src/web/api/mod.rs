@@ -284,6 +284,7 @@ pub async fn protocol(State(state): State<AppState>, Path(c): Path<String>) -> R
             "attributes": task.all_attributes(),
             "qa_types": t.applicability.get(&task.code).cloned().unwrap_or_default(),
         })).collect::<Vec<_>>(),
+        "levels": t.levels,
         "qa_types": t.qa_types,
         "reasons": t.reasons.iter().map(|r| json!({
             "stage": r.stage,
@@ -294,6 +295,7 @@ pub async fn protocol(State(state): State<AppState>, Path(c): Path<String>) -> R
             "note_required": r.note,
         })).collect::<Vec<_>>(),
         "export_variants": t.variants,
+        "pairing": t.pairing.as_str(),
     }))
     .into_response())
 }

@@ -9,7 +9,7 @@ use super::{
 use crate::AppState;
 use crate::domain::rules::check_verdict;
 use crate::domain::taxonomy::Taxonomy;
-use crate::domain::{Level, Reason, Stage, Verdict};
+use crate::domain::{Reason, Stage, Verdict};
 use crate::error::Error;
 use crate::store::calibration::{
     CalibrationFeedback, CalibrationKey, CalibrationRound, CalibrationScore, CalibrationState,
@@ -236,12 +236,14 @@ async fn item_page(
         .question
         .as_ref()
         .map(|q| {
-            Level::parse(&q.level)
+            campaign
+                .taxonomy
+                .parse_level(&q.level)
                 .map_err(|m| Error::Internal(format!("question `{}`: {m}", q.question_id)))
         })
         .transpose()?;
     let (verdict, ticked, note, carried) = draft.unwrap_or_default();
-    let reasons = reason_boxes(&campaign.taxonomy, stage, level, &ticked);
+    let reasons = reason_boxes(&campaign.taxonomy, stage, level.as_ref(), &ticked);
     let here = format!("/c/{c}/calibration");
     let chrome = Chrome::new(
         state,

@@ -321,7 +321,7 @@ pub struct ReasonBox {
 pub fn reason_boxes(
     tax: &crate::domain::taxonomy::Taxonomy,
     stage: Stage,
-    level: Option<crate::domain::Level>,
+    level: Option<&crate::domain::Level>,
     ticked: &[String],
 ) -> Vec<ReasonBox> {
     tax.reasons_of(stage)
@@ -516,14 +516,14 @@ mod tests {
     #[test]
     fn every_reason_keeps_its_key_and_single_frame_is_disabled_below_l3() {
         use crate::domain::Level;
-        for level in [Level::L1, Level::L2, Level::L3] {
+        for level in [Level::new("L1"), Level::new("L2"), Level::new("L3")] {
             let tax = crate::domain::taxonomy::Taxonomy::vgenst();
-            let boxes = reason_boxes(&tax, Stage::Question, Some(level), &[]);
+            let boxes = reason_boxes(&tax, Stage::Question, Some(&level), &[]);
             let keys: Vec<(u8, &str, bool)> = boxes
                 .iter()
                 .map(|b| (b.key, b.value.as_str(), b.disabled))
                 .collect();
-            let below = level != Level::L3;
+            let below = level != Level::new("L3");
             assert_eq!(
                 keys,
                 vec![

@@ -7,7 +7,7 @@ use super::{
 };
 use crate::AppState;
 use crate::clock::now_micros;
-use crate::domain::{Level, Origin, Stage, Verdict};
+use crate::domain::{Origin, Stage, Verdict};
 use crate::error::Error;
 use crate::store::review::{ValidatorItem, VerdictRequest, VersionRule};
 use crate::store::sessions::Session;
@@ -322,7 +322,9 @@ async fn item_page(
         .question
         .as_ref()
         .map(|q| {
-            Level::parse(&q.level)
+            campaign
+                .taxonomy
+                .parse_level(&q.level)
                 .map_err(|m| Error::Internal(format!("question `{}`: {m}", q.question_id)))
         })
         .transpose()?;
@@ -339,7 +341,7 @@ async fn item_page(
         note: latest.map(|d| d.note.clone()).unwrap_or_default(),
         carried: Carried::default(),
     });
-    let reasons = reason_boxes(&campaign.taxonomy, stage, level, &draft.reasons);
+    let reasons = reason_boxes(&campaign.taxonomy, stage, level.as_ref(), &draft.reasons);
     let history = item
         .my_decisions
         .iter()
