@@ -79,7 +79,12 @@ fn figure_caption(name: &str) -> &'static str {
 /// Every file of the bundle, README first.
 pub fn files(input: &Input) -> Result<Vec<BundleFile>> {
     let mut out: Vec<BundleFile> = Vec::new();
-    let mut tables = vec![TableId::T11, TableId::T12, TableId::T13];
+    // Without clip review there is no Table 11.
+    let mut tables = if input.qc.clip_review {
+        vec![TableId::T11, TableId::T12, TableId::T13]
+    } else {
+        vec![TableId::T12, TableId::T13]
+    };
     if input.study.is_some() {
         tables.extend([TableId::T14, TableId::T15]);
     }
@@ -192,15 +197,24 @@ fn readme(input: &Input, files: &[BundleFile]) -> String {
         crate::clock::to_rfc3339(input.computed)
     );
     let _ = writeln!(s, "Scope: {}.", input.qc.scope_text());
+    let per_stage = |n: fn(&super::StageSummary) -> i64| {
+        input
+            .qc
+            .stages()
+            .iter()
+            .map(|(key, st)| format!("Stage {} {}", &key[5..], n(st)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
     let _ = writeln!(
         s,
-        "Items with fewer than two verdicts are left out of every figure and counted as pending: Stage 1 {}, Stage 2 {}.",
-        input.qc.stage1.pending, input.qc.stage2.pending
+        "Items with fewer than two verdicts are left out of every figure and counted as pending: {}.",
+        per_stage(|st| st.pending)
     );
     let _ = writeln!(
         s,
-        "Splits still waiting for an author: Stage 1 {}, Stage 2 {}.",
-        input.qc.stage1.split_pending, input.qc.stage2.split_pending
+        "Splits still waiting for an author: {}.",
+        per_stage(|st| st.split_pending)
     );
     match input.study {
         Some(r) => {

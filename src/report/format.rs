@@ -91,6 +91,10 @@ pub fn render(
     format: Format,
 ) -> Result<String> {
     match (table, format) {
+        (TableId::T11, _) if !report.clip_review => Err(Error::Invalid(format!(
+            "campaign `{}` reviews no clips (its protocol's clip_review = false): Table 11 counts the clip review and has nothing to show; Tables 12 and 13 hold its question review",
+            report.campaign
+        ))),
         (TableId::T11, Format::Json) => pretty(&report.t11_json()),
         (TableId::T12, Format::Json) => pretty(&report.t12_json()),
         (TableId::T13, Format::Json) => pretty(&report.t13_json()),
@@ -365,7 +369,11 @@ fn t13_csv(report: &QcReport) -> CsvTable {
             String::new(),
         ]
     };
-    for (stage, s) in [(1, &report.stage1), (2, &report.stage2)] {
+    let stages = [(1, &report.stage1), (2, &report.stage2)];
+    for (stage, s) in stages
+        .into_iter()
+        .filter(|(n, _)| *n == 2 || report.clip_review)
+    {
         let mut row = vec![
             stage.to_string(),
             "pooled".into(),
@@ -763,9 +771,18 @@ fn t13_latex(report: &QcReport) -> String {
     out.push_str("\\begin{table}[t]\n\\centering\n");
     out.push_str("\\caption{Inter-Annotator Agreement Statistics. Cohen's $\\kappa$ is pooled over all validator pairs (one $2\\times2$ table, rater 1 being the first member of each pair); its 95\\% confidence interval is the Wald interval (Fleiss--Cohen--Everitt large-sample standard error) truncated to $[-1, 1]$.}\n");
     out.push_str("\\label{tab:qc-agreement}\n");
-    out.push_str("\\begin{tabular}{lrr}\n\\toprule\n & Video QC & QA QC \\\\\n\\midrule\n");
+    // Without clip review, the question review's column alone.
+    if report.clip_review {
+        out.push_str("\\begin{tabular}{lrr}\n\\toprule\n & Video QC & QA QC \\\\\n\\midrule\n");
+    } else {
+        out.push_str("\\begin{tabular}{lr}\n\\toprule\n & QA QC \\\\\n\\midrule\n");
+    }
     for (label, x, y) in rows {
-        out.push_str(&format!("{label} & {x} & {y} \\\\\n"));
+        if report.clip_review {
+            out.push_str(&format!("{label} & {x} & {y} \\\\\n"));
+        } else {
+            out.push_str(&format!("{label} & {y} \\\\\n"));
+        }
     }
     out.push_str("\\bottomrule\n\\end{tabular}\n\\end{table}\n");
     out
@@ -797,6 +814,13 @@ pub fn summary(report: &QcReport) -> String {
             f(a.pabak),
         )
     };
+    if !report.clip_review {
+        return format!(
+            "campaign `{}` (no clip review)\n{}(--json for every table, --table T12|T13 --format csv|latex|json for one)\n",
+            report.campaign,
+            line("Stage 2 (questions)", &report.stage2)
+        );
+    }
     format!(
         "campaign `{}` (Stage 1 over {} versions)\n{}{}(--json for every table, --table T11|T12|T13 --format csv|latex|json for one)\n",
         report.campaign,

@@ -221,6 +221,10 @@ pub struct QcReport {
     /// Whether the campaign's protocol reviews some stratum by sample: the tables then
     /// carry a column of the items retained by sample.
     pub sampled: bool,
+    /// Whether the campaign's protocol reviews clips: without clip review there is no
+    /// Table 11 and no Stage 1 in Table 13, the figures or the summaries (rather than
+    /// an empty column).
+    pub clip_review: bool,
 }
 
 /// (task, rater 1, rater 2).
@@ -462,6 +466,7 @@ pub fn build(
             .collect(),
         pairs: Vec::new(),
         sampled: !taxonomy.sampling.is_empty(),
+        clip_review: taxonomy.clip_review,
     }
 }
 
@@ -540,6 +545,22 @@ fn stage_json(s: &StageSummary) -> Value {
 impl QcReport {
     /// The scope in words, for captions and the paper bundle's README.
     pub fn scope_text(&self) -> String {
+        let who = |task: &Option<String>, pair: &Option<(String, String)>| {
+            format!(
+                "{}; {}",
+                task.as_deref()
+                    .map_or("all tasks".to_string(), |t| format!("task {t}")),
+                pair.as_ref().map_or("all pairs".to_string(), |(a, b)| {
+                    format!("pair {a} (rater 1) + {b} (rater 2)")
+                })
+            )
+        };
+        if !self.clip_review {
+            return format!(
+                "{}; every question (no clip review)",
+                who(&self.task, &self.pair)
+            );
+        }
         format!(
             "Stage 1 over {}; {}; {}; Stage 2 over every question of a retained clip",
             match self.versions {
@@ -567,8 +588,12 @@ impl QcReport {
     }
 
     /// `t11` as SPEC section 7 gives it: `{ TASK: {"reviewed", "retained"} }`.
+    /// Without clip review, empty.
     pub fn t11_json(&self) -> Value {
         let mut m = Map::new();
+        if !self.clip_review {
+            return Value::Object(m);
+        }
         for (task, c) in &self.t11 {
             let mut cell = json!({"reviewed": c.reviewed, "retained": c.retained});
             if self.sampled {
@@ -596,15 +621,28 @@ impl QcReport {
         Value::Object(m)
     }
 
-    /// `t13`: `{"stage1": S, "stage2": S}`.
+    /// `t13`: `{"stage1": S, "stage2": S}`; without clip review `{"stage2": S}`.
     pub fn t13_json(&self) -> Value {
-        let mut stages =
-            json!({"stage1": stage_json(&self.stage1), "stage2": stage_json(&self.stage2)});
-        if self.sampled {
-            stages["stage1"]["retained_by_sample"] = json!(self.stage1.by_sample);
-            stages["stage2"]["retained_by_sample"] = json!(self.stage2.by_sample);
+        let mut stages = Map::new();
+        for (key, s) in self.stages() {
+            let mut v = stage_json(s);
+            if self.sampled {
+                v["retained_by_sample"] = json!(s.by_sample);
+            }
+            stages.insert(key.into(), v);
         }
-        stages
+        Value::Object(stages)
+    }
+
+    /// The stages the campaign reviews, with their summaries: (`stage1`, Stage 1) only
+    /// with clip review, then (`stage2`, Stage 2).
+    pub fn stages(&self) -> Vec<(&'static str, &StageSummary)> {
+        let mut out = Vec::with_capacity(2);
+        if self.clip_review {
+            out.push(("stage1", &self.stage1));
+        }
+        out.push(("stage2", &self.stage2));
+        out
     }
 
     /// Everything, as `tandem stats --json` prints it.
@@ -673,6 +711,83 @@ mod tests {
             reasons2: (v.1 == "reject").then(|| "generation_artifact;other".to_string()),
             n,
         }
+    }
+
+    /// A protocol without clip review has no Table 11 and no Stage 1 anywhere: not an
+    /// empty column, figure or line.
+    #[test]
+    fn without_clip_review_the_tables_and_figures_have_no_stage_1() {
+        let glimpse = crate::domain::protocol::parse(
+            crate::domain::protocol::shipped("glimpse").unwrap_or_default(),
+        )
+        .unwrap()
+        .taxonomy;
+        let mut agreed = oc(2, "TRAJ", ("a", "b"), "both_pass", ("valid", "valid"), 3);
+        agreed.qa_type = Some("MC".into());
+        let mut split = oc(2, "TRAJ", ("a", "b"), "split", ("valid", "reject"), 1);
+        split.qa_type = Some("MC".into());
+        let r = build(
+            "g",
+            &glimpse,
+            &Scope::default(),
+            &[agreed, split],
+            &HashMap::new(),
+        );
+        assert!(!r.clip_review);
+        assert_eq!(r.t11_json(), json!({}));
+        let t13 = r.t13_json();
+        assert_eq!(
+            t13.as_object()
+                .map(|o| o.keys().cloned().collect::<Vec<_>>()),
+            Some(vec!["stage2".to_string()])
+        );
+        assert_eq!(t13["stage2"]["items_reviewed"], 4);
+        for f in [
+            format::Format::Csv,
+            format::Format::Latex,
+            format::Format::Json,
+        ] {
+            let e = format::render(&r, &glimpse, format::TableId::T11, f).unwrap_err();
+            assert!(e.to_string().contains("reviews no clips"), "{e}");
+        }
+        let latex =
+            format::render(&r, &glimpse, format::TableId::T13, format::Format::Latex).unwrap();
+        assert!(
+            latex.contains("\\begin{tabular}{lr}\n\\toprule\n & QA QC \\\\"),
+            "{latex}"
+        );
+        assert!(latex.contains("Items reviewed & 4 \\\\"), "{latex}");
+        assert!(!latex.contains("Video QC"), "{latex}");
+        let csv = format::render(&r, &glimpse, format::TableId::T13, format::Format::Csv).unwrap();
+        assert!(csv.lines().skip(1).all(|l| l.starts_with("2,")), "{csv}");
+        let names: Vec<&str> = svg::qc_figures(&r, &glimpse, &r.caption(0))
+            .iter()
+            .map(|f| f.name)
+            .collect();
+        assert_eq!(
+            names,
+            ["t13-kappa-stage2", "t12-rejected", "reasons-stage2"]
+        );
+        let summary = format::summary(&r);
+        assert!(!summary.contains("Stage 1"), "{summary}");
+        assert!(
+            r.scope_text().ends_with("every question (no clip review)"),
+            "{}",
+            r.scope_text()
+        );
+        // With clip review, both stages as before.
+        let v = build(
+            "v",
+            &Taxonomy::vgenst(),
+            &Scope::default(),
+            &[],
+            &HashMap::new(),
+        );
+        assert_eq!(v.t13_json().as_object().map(|o| o.len()), Some(2));
+        assert_eq!(
+            svg::qc_figures(&v, &Taxonomy::vgenst(), &v.caption(0)).len(),
+            6
+        );
     }
 
     /// Items retained by sample have their own count: never reviewed items, never in

@@ -748,8 +748,9 @@ pub struct Figure {
 }
 
 /// The QC figures: Tables 11-13 and the reasons, in the dashboard's order.
+/// Without clip review, the Stage 1 figures (and Table 11's) are left out.
 pub fn qc_figures(report: &QcReport, tax: &Taxonomy, caption: &Caption) -> Vec<Figure> {
-    vec![
+    let figures = vec![
         Figure {
             name: "t13-kappa-stage1",
             svg: kappa_bars(&report.stage1, "Stage 1 (clips)", caption),
@@ -774,7 +775,16 @@ pub fn qc_figures(report: &QcReport, tax: &Taxonomy, caption: &Caption) -> Vec<F
             name: "reasons-stage2",
             svg: reason_bars(report, tax, 2, caption),
         },
-    ]
+    ];
+    figures
+        .into_iter()
+        .filter(|f| report.clip_review || !is_clip_review_figure(f.name))
+        .collect()
+}
+
+/// Whether a QC figure shows the clip review (Stage 1): none without it.
+pub fn is_clip_review_figure(name: &str) -> bool {
+    matches!(name, "t13-kappa-stage1" | "t11-retained" | "reasons-stage1")
 }
 
 #[cfg(test)]

@@ -1140,6 +1140,49 @@ async fn a_protocol_without_clip_review_opens_question_review_at_once() {
         ),
         (2, 1, 1)
     );
+    // No Stage 1 anywhere the tables are shown: the API's JSON, the statistics page, a
+    // Table 11 download (refused with why) and the paper bundle.
+    let r = app
+        .get(&format!("/api/v1/campaigns/{CAMPAIGN}/stats"), &c.admin)
+        .await;
+    assert_eq!(r.body["t11"], json!({}), "{:?}", r.body);
+    assert!(r.body["t13"].get("stage1").is_none(), "{:?}", r.body["t13"]);
+    assert_eq!(r.body["t13"]["stage2"]["items_reviewed"], 2);
+    let web = app.login("admin1").await;
+    let page = app
+        .page(Some(&web), reqwest::Method::GET, "/c/default/stats", None)
+        .await;
+    assert_eq!(page.status, reqwest::StatusCode::OK);
+    for absent in [
+        "Table 11: Stage 1",
+        "Video QC",
+        "fig-t13-kappa-stage1",
+        "fig-reasons-stage1",
+    ] {
+        assert!(!page.text.contains(absent), "{absent} on the page");
+    }
+    assert!(page.text.contains("QA QC (Stage 2)"));
+    let t11 = app
+        .page(
+            Some(&web),
+            reqwest::Method::GET,
+            "/c/default/stats/t11.csv",
+            None,
+        )
+        .await;
+    assert!(t11.status.is_client_error(), "{}", t11.status);
+    assert!(t11.text.contains("reviews no clips"), "{}", t11.text);
+    let bundle = tandem::app::paper_bundle(&app.store, &campaign, 0)
+        .await
+        .unwrap();
+    let names: Vec<&str> = bundle.iter().map(|f| f.path.as_str()).collect();
+    assert!(names.contains(&"tables/t13.tex"), "{names:?}");
+    assert!(
+        !names
+            .iter()
+            .any(|n| n.contains("t11") || n.contains("stage1")),
+        "{names:?}"
+    );
 
     // A clip keeps its video: a new one is refused, naming the line and field.
     let src = app.source();

@@ -142,6 +142,9 @@ struct StatsPage {
     pair: String,
     all_versions: bool,
     t13: Vec<T13Row>,
+    /// Whether the campaign reviews clips: without, no Stage 1 column, Table 11 or
+    /// Stage 1 figures.
+    clip_review: bool,
     ci_note: &'static str,
     t11_svg: String,
     t12_svg: String,
@@ -205,6 +208,7 @@ pub async fn dashboard(
         pair: q.pair.clone().unwrap_or_default(),
         all_versions: report.versions == Versions::All,
         t13: t13_rows(&report.stage1, &report.stage2),
+        clip_review: report.clip_review,
         ci_note: crate::stats::agreement::KAPPA_CI95_BOUNDED_NOTE,
         t11_svg: svg::t11_grid(&report, tax, &caption),
         t12_svg: svg::t12_heatmap(&report, tax, &caption),
