@@ -12,7 +12,7 @@ use tandem::domain::Role;
 const MC: &str = "MC_F_EGO_STA";
 
 /// VGenST's protocol, paired per clip.
-async fn campaign_least_open(app: &TestApp) {
+fn vgenst_per_clip() -> tandem::domain::protocol::Protocol {
     let text = tandem::domain::protocol::shipped("vgenst")
         .unwrap()
         .replacen(
@@ -20,11 +20,26 @@ async fn campaign_least_open(app: &TestApp) {
             "[protocol]\npairing = \"least_open_work\"\n",
             1,
         );
-    let protocol = tandem::domain::protocol::parse(&text).unwrap();
+    tandem::domain::protocol::parse(&text).unwrap()
+}
+
+async fn campaign_least_open(app: &TestApp) {
     app.store
-        .create_campaign(CAMPAIGN, &protocol)
+        .create_campaign(CAMPAIGN, &vgenst_per_clip())
         .await
         .unwrap();
+}
+
+/// `n` validators, val00 at pool index 0 and so on: their tokens.
+async fn validators(app: &TestApp, n: i64) -> Vec<String> {
+    let mut v = Vec::new();
+    for i in 0..n {
+        v.push(
+            app.user(&format!("val0{i}"), Role::Validator, Some(i))
+                .await,
+        );
+    }
+    v
 }
 
 /// Each clip's Stage 1 pair, by clip key, as stored.
@@ -52,16 +67,7 @@ async fn each_clip_goes_to_the_two_validators_with_the_least_open_work_and_keeps
     let app = spawn_app().await;
     campaign_least_open(&app).await;
     let admin = app.user("admin1", Role::Admin, None).await;
-    let v: Vec<String> = {
-        let mut v = Vec::new();
-        for i in 0..4 {
-            v.push(
-                app.user(&format!("val0{i}"), Role::Validator, Some(i))
-                    .await,
-            );
-        }
-        v
-    };
+    let v = validators(&app, 4).await;
     let ids = app.import_clips(&[MC], 4, &["OE", "OA"]).await;
     // All four start with nothing: ties go to the lower indexes, so the clips alternate
     // between (val00, val01) and (val02, val03), rater 1 the lower index.
@@ -181,16 +187,7 @@ async fn without_clip_review_a_clips_questions_share_one_pair_weighed_by_their_n
         protocol.taxonomy.pairing,
         tandem::domain::pairing::Pairing::LeastOpenWork
     );
-    let tokens: Vec<String> = {
-        let mut t = Vec::new();
-        for i in 0..3 {
-            t.push(
-                app.user(&format!("val0{i}"), Role::Validator, Some(i))
-                    .await,
-            );
-        }
-        t
-    };
+    let tokens = validators(&app, 3).await;
     let src = app.source();
     // A clip of three multiple-choice questions, then two of one each.
     let mut g0 = clip_line(&src, "G0", "TRAJ", &["MC"]);
@@ -245,16 +242,7 @@ async fn without_clip_review_a_clips_questions_share_one_pair_weighed_by_their_n
 #[tokio::test]
 async fn a_protocol_change_to_pairing_per_clip_pairs_the_unstarted_clips_and_back_keeps_them() {
     let app = spawn_app().await;
-    let v: Vec<String> = {
-        let mut v = Vec::new();
-        for i in 0..4 {
-            v.push(
-                app.user(&format!("val0{i}"), Role::Validator, Some(i))
-                    .await,
-            );
-        }
-        v
-    };
+    let v = validators(&app, 4).await;
     // Task pairs: MC_F_EGO_STA is task 0, reviewed by val00 and val01.
     let ids = app.import_clips(&[MC], 4, &["OE"]).await;
     for token in &v[..2] {
@@ -265,16 +253,8 @@ async fn a_protocol_change_to_pairing_per_clip_pairs_the_unstarted_clips_and_bac
     // Per clip: the started clip keeps its pair; the three others leave the task pair's
     // queues and are spread by the work then waiting (clip 0's question for val00 and
     // val01, nothing for val02 and val03).
-    let text = tandem::domain::protocol::shipped("vgenst")
-        .unwrap()
-        .replacen(
-            "[protocol]\n",
-            "[protocol]\npairing = \"least_open_work\"\n",
-            1,
-        );
-    let per_clip = tandem::domain::protocol::parse(&text).unwrap();
     app.store
-        .change_protocol(CAMPAIGN, &per_clip.taxonomy)
+        .change_protocol(CAMPAIGN, &vgenst_per_clip().taxonomy)
         .await
         .unwrap();
     assert_eq!(
