@@ -275,3 +275,69 @@ async fn a_protocol_change_to_pairing_per_clip_pairs_the_unstarted_clips_and_bac
     assert_eq!(total(&app, &v[2], 1).await, 2);
     assert_eq!(pairs(&app).await[3], pair(&ids[3], "val02", "val03"));
 }
+
+#[tokio::test]
+async fn a_question_drawn_for_a_sample_joins_the_pair_its_clips_other_questions_have() {
+    let app = spawn_app().await;
+    // GLIMPSE (no clip review, paired per clip) with its multiple-choice questions of
+    // TRAJ reviewed by sample: held at import, drawn by a run.
+    let text = format!(
+        "{}\n[[sampling]]\nstage = 2\ntask = \"TRAJ\"\nqa_type = \"MC\"\nn = 2\nc = 0\n",
+        tandem::domain::protocol::shipped("glimpse").unwrap()
+    );
+    let protocol = tandem::domain::protocol::parse(&text).unwrap();
+    app.store
+        .create_campaign(CAMPAIGN, &protocol)
+        .await
+        .unwrap();
+    let tokens = validators(&app, 3).await;
+    let src = app.source();
+    // G0: two multiple-choice questions (held) and a linked yes/no pair (reviewed).
+    let mut g0 = clip_line(&src, "G0", "TRAJ", &["MC"]);
+    let mc = g0["questions"][0].clone();
+    let yn = json!({"qa_type": "YN", "options": ["yes", "no"], "pair": "G0_P"});
+    let question = |id: &str, base: &serde_json::Value, extra: serde_json::Value| {
+        let mut q = base.clone();
+        q["question_id"] = json!(id);
+        q["question"] = json!(format!("Question {id}?"));
+        for (k, v) in extra.as_object().unwrap() {
+            q[k] = v.clone();
+        }
+        q
+    };
+    g0["questions"] = json!([
+        question("G0_MC0", &mc, json!({})),
+        question("G0_MC1", &mc, json!({})),
+        question("G0_YN", &mc, yn.clone()),
+        question("G0_YNR", &mc, yn.clone()),
+    ]);
+    g0["questions"][2]["answer"] = json!(0);
+    g0["questions"][3]["answer"] = json!(1);
+    app.import(&write_manifest(&src, "g.jsonl", &[g0]))
+        .await
+        .unwrap();
+    // The yes/no pair went to val00 + val01; val02 has nothing yet.
+    assert_eq!(total(&app, &tokens[2], 2).await, 0);
+    tandem::app::sampling::run(&app.store, CAMPAIGN)
+        .await
+        .unwrap();
+    // Both drawn questions join G0's pair, though val02 has the least open work.
+    let paired: Vec<(String, Option<String>, Option<String>)> = sqlx::query_as(
+        "SELECT i.item_key, u1.name, u2.name FROM items i
+         LEFT JOIN users u1 ON u1.id = i.rater1_id LEFT JOIN users u2 ON u2.id = i.rater2_id
+         WHERE i.stage = 2 ORDER BY i.item_key",
+    )
+    .fetch_all(&app.db)
+    .await
+    .unwrap();
+    for (key, a, b) in &paired {
+        assert_eq!(
+            (a.as_deref(), b.as_deref()),
+            (Some("val00"), Some("val01")),
+            "{key}: {paired:?}"
+        );
+    }
+    assert_eq!(paired.len(), 4);
+    assert_eq!(total(&app, &tokens[0], 2).await, 4);
+    assert_eq!(total(&app, &tokens[2], 2).await, 0);
+}

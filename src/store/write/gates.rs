@@ -147,12 +147,27 @@ macro_rules! needs_pair {
     };
 }
 
-/// Each clip version with items waiting for a pair, in review order, with how many.
+/// Each clip version with items waiting for a pair, in review order, with how many, and
+/// the pair its other items already have (a question drawn for a sample after its
+/// clip's other questions were paired): a clip's items share one pair.
 const NEEDS_PAIR: &str = concat!(
-    "SELECT i.clip_version_id, COUNT(*) AS n, MIN(i.sort_key) AS first",
+    "SELECT i.clip_version_id, COUNT(*) AS n, MIN(i.sort_key) AS first,
+            (SELECT MIN(o.rater1_id) FROM items o
+             WHERE o.clip_version_id = i.clip_version_id AND o.calibration = 0) AS had1,
+            (SELECT MIN(o.rater2_id) FROM items o
+             WHERE o.clip_version_id = i.clip_version_id AND o.calibration = 0) AS had2",
     needs_pair!(),
     " GROUP BY i.clip_version_id ORDER BY first"
 );
+
+row! {
+    struct Waiting {
+        clip_version_id: i64,
+        n: i64,
+        had1: Option<i64>,
+        had2: Option<i64>,
+    }
+}
 
 /// Gives a clip version's waiting items their pair, fixed (as a first verdict fixes it).
 const GIVE_PAIR: &str = concat!(
@@ -198,12 +213,22 @@ pub(crate) async fn assign_pairs(tx: &mut impl Tx, campaign_id: i64) -> Result<u
     if pool.len() < 2 {
         return Ok(0);
     }
-    let waiting: Vec<(i64, i64, String)> = tx
+    let waiting: Vec<Waiting> = tx
         .fetch(sql!(NEEDS_PAIR), named! { campaign: campaign_id })
         .await?;
     let mut paired = 0;
-    for (version, n, _) in waiting {
-        let Some((rater1, rater2)) = least_open_work(&mut pool, n) else {
+    for w in waiting {
+        let (version, n) = (w.clip_version_id, w.n);
+        let pair = match w.had1.zip(w.had2) {
+            Some((a, b)) => {
+                for m in pool.iter_mut().filter(|m| m.id == a || m.id == b) {
+                    m.open = m.open.saturating_add(n);
+                }
+                Some((a, b))
+            }
+            None => least_open_work(&mut pool, n),
+        };
+        let Some((rater1, rater2)) = pair else {
             break;
         };
         tx.exec(
