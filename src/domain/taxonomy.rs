@@ -189,7 +189,6 @@ impl Taxonomy {
             .map_or_else(|| code.to_string(), |r| r.label.clone())
     }
 
-    /// Reads one reason given for `stage`: one of the protocol's reasons of that stage.
     /// The declared level `code`.
     pub fn level(&self, code: &str) -> Option<&Level> {
         self.levels.iter().find(|l| l.as_str() == code)
@@ -208,6 +207,7 @@ impl Taxonomy {
         })
     }
 
+    /// Reads one reason given for `stage`: one of the protocol's reasons of that stage.
     pub fn parse_reason(&self, stage: Stage, s: &str) -> Result<Reason, String> {
         let s = s.trim();
         match self.reason(stage, s) {

@@ -545,28 +545,8 @@ fn stage_json(s: &StageSummary) -> Value {
 impl QcReport {
     /// The scope in words, for captions and the paper bundle's README.
     pub fn scope_text(&self) -> String {
-        let who = |task: &Option<String>, pair: &Option<(String, String)>| {
-            format!(
-                "{}; {}",
-                task.as_deref()
-                    .map_or("all tasks".to_string(), |t| format!("task {t}")),
-                pair.as_ref().map_or("all pairs".to_string(), |(a, b)| {
-                    format!("pair {a} (rater 1) + {b} (rater 2)")
-                })
-            )
-        };
-        if !self.clip_review {
-            return format!(
-                "{}; every question (no clip review)",
-                who(&self.task, &self.pair)
-            );
-        }
-        format!(
-            "Stage 1 over {}; {}; {}; Stage 2 over every question of a retained clip",
-            match self.versions {
-                Versions::First => "the first version of every clip",
-                Versions::All => "every version of every clip",
-            },
+        let who = format!(
+            "{}; {}",
             self.task
                 .as_deref()
                 .map_or("all tasks".to_string(), |t| format!("task {t}")),
@@ -574,7 +554,17 @@ impl QcReport {
                 .as_ref()
                 .map_or("all pairs".to_string(), |(a, b)| {
                     format!("pair {a} (rater 1) + {b} (rater 2)")
-                }),
+                })
+        );
+        if !self.clip_review {
+            return format!("{who}; every question (no clip review)");
+        }
+        format!(
+            "Stage 1 over {}; {who}; Stage 2 over every question of a retained clip",
+            match self.versions {
+                Versions::First => "the first version of every clip",
+                Versions::All => "every version of every clip",
+            },
         )
     }
 
