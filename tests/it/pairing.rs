@@ -42,16 +42,22 @@ async fn validators(app: &TestApp, n: i64) -> Vec<String> {
     v
 }
 
-/// Each clip's Stage 1 pair, by clip key, as stored.
-async fn pairs(app: &TestApp) -> Vec<(String, Option<String>, Option<String>)> {
+/// Each current item's pair in `stage`, by item key, as stored.
+async fn pairs_in(app: &TestApp, stage: i64) -> Vec<(String, Option<String>, Option<String>)> {
     sqlx::query_as(
         "SELECT i.item_key, u1.name, u2.name FROM items i
          LEFT JOIN users u1 ON u1.id = i.rater1_id LEFT JOIN users u2 ON u2.id = i.rater2_id
-         WHERE i.stage = 1 AND i.is_current = 1 ORDER BY i.item_key",
+         WHERE i.stage = $1 AND i.is_current = 1 ORDER BY i.item_key",
     )
+    .bind(stage)
     .fetch_all(&app.db)
     .await
     .unwrap()
+}
+
+/// Each clip's Stage 1 pair, by clip key, as stored.
+async fn pairs(app: &TestApp) -> Vec<(String, Option<String>, Option<String>)> {
+    pairs_in(app, 1).await
 }
 
 fn pair(key: &str, a: &str, b: &str) -> (String, Option<String>, Option<String>) {
@@ -209,14 +215,7 @@ async fn without_clip_review_a_clips_questions_share_one_pair_weighed_by_their_n
     app.import(&write_manifest(&src, "g.jsonl", &lines))
         .await
         .unwrap();
-    let q: Vec<(String, Option<String>, Option<String>)> = sqlx::query_as(
-        "SELECT i.item_key, u1.name, u2.name FROM items i
-         LEFT JOIN users u1 ON u1.id = i.rater1_id LEFT JOIN users u2 ON u2.id = i.rater2_id
-         WHERE i.stage = 2 ORDER BY i.sort_key",
-    )
-    .fetch_all(&app.db)
-    .await
-    .unwrap();
+    let q = pairs_in(&app, 2).await;
     let by_clip = |clip: &str| -> Vec<(Option<String>, Option<String>)> {
         q.iter()
             .filter(|r| r.0.starts_with(&format!("{clip}_")))
@@ -322,14 +321,7 @@ async fn a_question_drawn_for_a_sample_joins_the_pair_its_clips_other_questions_
         .await
         .unwrap();
     // Both drawn questions join G0's pair, though val02 has the least open work.
-    let paired: Vec<(String, Option<String>, Option<String>)> = sqlx::query_as(
-        "SELECT i.item_key, u1.name, u2.name FROM items i
-         LEFT JOIN users u1 ON u1.id = i.rater1_id LEFT JOIN users u2 ON u2.id = i.rater2_id
-         WHERE i.stage = 2 ORDER BY i.item_key",
-    )
-    .fetch_all(&app.db)
-    .await
-    .unwrap();
+    let paired = pairs_in(&app, 2).await;
     for (key, a, b) in &paired {
         assert_eq!(
             (a.as_deref(), b.as_deref()),
