@@ -59,7 +59,18 @@ pub(crate) async fn planned_pairs(
     campaign_id: i64,
     joining: Option<(i64, i64)>,
 ) -> Result<Vec<(i64, String, PairInForce, PairInForce)>> {
-    let per_clip = pairing_of(tx, campaign_id).await? == Pairing::LeastOpenWork;
+    let pairing = pairing_of(tx, campaign_id).await?;
+    pairs_under(tx, campaign_id, pairing, joining).await
+}
+
+/// `planned_pairs` under the campaign's pairing rule, read by the caller.
+async fn pairs_under(
+    tx: &mut impl Tx,
+    campaign_id: i64,
+    pairing: Pairing,
+    joining: Option<(i64, i64)>,
+) -> Result<Vec<(i64, String, PairInForce, PairInForce)>> {
+    let per_clip = pairing == Pairing::LeastOpenWork;
     let mut pool: Vec<(i64, i64)> = tx
         .fetch(
             sql!(
@@ -110,8 +121,9 @@ pub(crate) async fn planned_pairs(
 /// the write that changes the pool or an override, so the tasks and the queues never
 /// disagree with them.
 pub(crate) async fn refresh_pairs(tx: &mut impl Tx, campaign_id: i64) -> Result<()> {
+    let pairing = pairing_of(tx, campaign_id).await?;
     let mut changed = false;
-    for (id, _, now, then) in planned_pairs(tx, campaign_id, None).await? {
+    for (id, _, now, then) in pairs_under(tx, campaign_id, pairing, None).await? {
         if now == then {
             continue;
         }
@@ -132,7 +144,7 @@ pub(crate) async fn refresh_pairs(tx: &mut impl Tx, campaign_id: i64) -> Result<
     }
     // Per clip: the clips waiting for a pair (the pool had fewer than two validators,
     // or the campaign paired by task until now) get one.
-    assign_pairs(tx, campaign_id).await.map(drop)
+    assign_under(tx, campaign_id, pairing).await.map(drop)
 }
 
 /// The items that wait for a pair in a campaign that pairs per clip: current, open,
@@ -206,7 +218,13 @@ pub(crate) async fn open_work(tx: &mut impl Tx, campaign_id: i64) -> Result<Vec<
 /// campaign that pairs by task, or while the pool has fewer than two validators who
 /// can sign in. Returns the clips paired.
 pub(crate) async fn assign_pairs(tx: &mut impl Tx, campaign_id: i64) -> Result<u64> {
-    if pairing_of(tx, campaign_id).await? != Pairing::LeastOpenWork {
+    let pairing = pairing_of(tx, campaign_id).await?;
+    assign_under(tx, campaign_id, pairing).await
+}
+
+/// `assign_pairs` under the campaign's pairing rule, read by the caller.
+async fn assign_under(tx: &mut impl Tx, campaign_id: i64, pairing: Pairing) -> Result<u64> {
+    if pairing != Pairing::LeastOpenWork {
         return Ok(0);
     }
     let mut pool = open_work(tx, campaign_id).await?;
