@@ -17,7 +17,7 @@ use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use tandem::domain::taxonomy::Taxonomy;
 use tandem::domain::{Origin, Role, Stage, Verdict};
-use tandem::store::accounts::{PoolPlacement, User};
+use tandem::store::accounts::User;
 use tandem::store::catalog::Campaign;
 use tandem::store::review::{VerdictRequest, VersionRule};
 use tandem::{Config, Store};
@@ -103,10 +103,8 @@ fn campaign() -> &'static Campaign1200 {
                         &format!("val{i:02}"),
                         Role::Validator,
                         &hash,
-                        Some(PoolPlacement {
-                            campaign: "default".into(),
-                            index: i,
-                        }),
+                        Some("default".into()),
+                        Some(i),
                     )
                     .await
                     .unwrap();

@@ -25,7 +25,6 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 use tandem::domain::{Origin, Role, Stage, Verdict};
-use tandem::store::accounts::PoolPlacement;
 use tandem::store::review::{VerdictRequest, VersionRule};
 use tandem::{Config, Store};
 
@@ -197,12 +196,15 @@ async fn writer() {
     let hash = tandem::auth::hash_password("benchmark password").unwrap();
     let mut validator = None;
     for i in 0..4 {
-        let placement = Some(PoolPlacement {
-            campaign: "default".into(),
-            index: i,
-        });
+        let index = Some(i);
         let u = store
-            .add_user(&format!("val{i:02}"), Role::Validator, &hash, placement)
+            .add_user(
+                &format!("val{i:02}"),
+                Role::Validator,
+                &hash,
+                Some("default".into()),
+                index,
+            )
             .await
             .unwrap();
         validator.get_or_insert(u);

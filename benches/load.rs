@@ -28,7 +28,6 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 use tandem::domain::taxonomy::Taxonomy;
 use tandem::domain::{Origin, Role, Stage, Verdict};
-use tandem::store::accounts::PoolPlacement;
 use tandem::store::review::{VerdictRequest, VersionRule};
 use tandem::{Config, Store};
 
@@ -160,18 +159,21 @@ async fn campaign(dir: &Path, url: Option<String>, clips: usize, questions: bool
     let mut tokens = Vec::new();
     for v in 0..VALIDATORS {
         let name = format!("val{v:02}");
-        let placement = PoolPlacement {
-            campaign: "default".into(),
-            index: v as i64,
-        };
+        let index = v as i64;
         store
-            .add_user(&name, Role::Validator, &hash, Some(placement))
+            .add_user(
+                &name,
+                Role::Validator,
+                &hash,
+                Some("default".into()),
+                Some(index),
+            )
             .await
             .unwrap();
         tokens.push(store.create_token(&name, "load").await.unwrap());
     }
     store
-        .add_user("admin", Role::Admin, &hash, None)
+        .add_user("admin", Role::Admin, &hash, None, None)
         .await
         .unwrap();
     let admin = store.create_token("admin", "load").await.unwrap();
@@ -528,7 +530,7 @@ async fn other_writes(dir: &Path, url: Option<String>, secs: u64, label: &str, d
             .collect::<Vec<()>>()
             .await;
         store
-            .add_user("author", Role::Author, &hash, None)
+            .add_user("author", Role::Author, &hash, Some("default".into()), None)
             .await
             .unwrap();
         let token = store.create_token("author", "load").await.unwrap();
@@ -564,7 +566,7 @@ async fn other_writes(dir: &Path, url: Option<String>, secs: u64, label: &str, d
         let config = Config::new(&data, url.clone()).unwrap();
         let store = Store::open(&config.database_url).await.unwrap();
         store
-            .add_user("admin", Role::Admin, &hash, None)
+            .add_user("admin", Role::Admin, &hash, None, None)
             .await
             .unwrap();
         let admin = store.create_token("admin", "load").await.unwrap();
@@ -604,12 +606,15 @@ async fn other_writes(dir: &Path, url: Option<String>, secs: u64, label: &str, d
         let mut tokens = Vec::new();
         for v in 0..validators {
             let name = format!("cal{v:04}");
-            let placement = PoolPlacement {
-                campaign: "default".into(),
-                index: v as i64,
-            };
+            let index = v as i64;
             store
-                .add_user(&name, Role::Validator, &hash, Some(placement))
+                .add_user(
+                    &name,
+                    Role::Validator,
+                    &hash,
+                    Some("default".into()),
+                    Some(index),
+                )
                 .await
                 .unwrap();
             tokens.push(store.create_token(&name, "load").await.unwrap());
@@ -648,7 +653,7 @@ async fn other_writes(dir: &Path, url: Option<String>, secs: u64, label: &str, d
         let config = Config::new(&data, url.clone()).unwrap();
         let store = Store::open(&config.database_url).await.unwrap();
         store
-            .add_user("admin", Role::Admin, &hash, None)
+            .add_user("admin", Role::Admin, &hash, None, None)
             .await
             .unwrap();
         let admin = store.create_token("admin", "load").await.unwrap();
@@ -690,7 +695,13 @@ async fn other_writes(dir: &Path, url: Option<String>, secs: u64, label: &str, d
         for p in 0..participants {
             let name = format!("part{p:04}");
             let user = store
-                .add_user(&name, Role::Participant, &hash, None)
+                .add_user(
+                    &name,
+                    Role::Participant,
+                    &hash,
+                    Some("default".into()),
+                    None,
+                )
                 .await
                 .unwrap();
             store.study_progress(&study, &user).await.unwrap();

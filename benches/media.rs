@@ -22,7 +22,6 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 use tandem::domain::Role;
-use tandem::store::accounts::PoolPlacement;
 use tandem::{Config, Store};
 
 const CLIP_BYTES: usize = 20 * 1024 * 1024;
@@ -256,12 +255,15 @@ fn main() {
         let store = Store::open(&config.database_url).await.unwrap();
         let hash = tandem::auth::hash_password("a long bench password").unwrap();
         for (i, name) in ["val00", "val01"].iter().enumerate() {
-            let placement = PoolPlacement {
-                campaign: "default".into(),
-                index: i as i64,
-            };
+            let index = i as i64;
             store
-                .add_user(name, Role::Validator, &hash, Some(placement))
+                .add_user(
+                    name,
+                    Role::Validator,
+                    &hash,
+                    Some("default".into()),
+                    Some(index),
+                )
                 .await
                 .unwrap();
         }

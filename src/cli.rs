@@ -420,9 +420,11 @@ pub enum UserCommand {
         /// Pool index of a validator (task t is reviewed by t mod n and (t+1) mod n)
         #[arg(long)]
         index: Option<i64>,
-        /// Campaign whose pool a validator joins
-        #[arg(long, default_value = "default")]
-        campaign: String,
+        /// The campaign a validator, author or participant works in (a validator joins
+        /// its pool); made if new, as an import makes it; admins are server-wide and
+        /// take none [default: default]
+        #[arg(long)]
+        campaign: Option<String>,
         /// Read the password from the first line of standard input
         #[arg(long)]
         password_stdin: bool,
@@ -431,8 +433,19 @@ pub enum UserCommand {
         #[arg(long)]
         yes: bool,
     },
-    /// List accounts
+    /// List accounts, each with its role in each campaign
     List,
+    /// Give an account an author's or participant's role in a campaign (a person holds
+    /// one role per campaign), or take its role there away (`--role none`); validators
+    /// join a campaign through its pool (`tandem pool add`) and keep their place
+    Role {
+        name: String,
+        #[command(flatten)]
+        campaign: CampaignArg,
+        /// author, participant, or none
+        #[arg(long)]
+        role: String,
+    },
     /// Disable an account: its sessions end and its API tokens are revoked at once;
     /// a validator keeps their pool index (nothing is re-paired)
     Disable { name: String },
@@ -442,7 +455,7 @@ pub enum UserCommand {
 
 #[derive(Subcommand, Debug)]
 pub enum PoolCommand {
-    /// Put an existing validator in a campaign's pool
+    /// Put an existing account in a campaign's validator pool: its role there
     Add {
         name: String,
         #[arg(long)]
@@ -819,19 +832,33 @@ async fn command(command: Command, config: &Config, store: &Store) -> Result<()>
             } else {
                 None
             };
+            let campaign = match (role, campaign) {
+                (Role::Admin, None) => None,
+                (Role::Admin, Some(_)) => {
+                    return Err(Error::field(
+                        "campaign",
+                        "an admin is server-wide and takes no --campaign",
+                    ));
+                }
+                (_, c) => Some(c.unwrap_or_else(|| "default".into())),
+            };
             let mut new = NewUser {
                 name: name.clone(),
                 role,
                 password,
-                placement: index.map(|index| PoolPlacement {
-                    campaign: campaign.clone(),
-                    index,
-                }),
+                campaign: campaign.clone(),
+                index,
                 confirmed: false,
             };
             let created = match crate::app::accounts::create_user(store, new.clone()).await? {
                 Created::NeedsConfirmation(changes) => {
-                    confirm_pairs(&campaign, &name, index.unwrap_or(0), &changes, yes)?;
+                    confirm_pairs(
+                        campaign.as_deref().unwrap_or_default(),
+                        &name,
+                        index.unwrap_or(0),
+                        &changes,
+                        yes,
+                    )?;
                     new.confirmed = true;
                     crate::app::accounts::create_user(store, new).await?
                 }
@@ -845,12 +872,13 @@ async fn command(command: Command, config: &Config, store: &Store) -> Result<()>
                 match generated_password {
                     Some(password) => {
                         println!(
-                            "created {} {} with password: {password}",
-                            user.role, user.name
+                            "created {} ({}) with password: {password}",
+                            user.name,
+                            user.describe()
                         );
                         println!("(shown once; it is stored only as an argon2id hash)");
                     }
-                    None => println!("created {} {}", user.role, user.name),
+                    None => println!("created {} ({})", user.name, user.describe()),
                 }
             }
             Ok(())
@@ -860,9 +888,29 @@ async fn command(command: Command, config: &Config, store: &Store) -> Result<()>
                 println!(
                     "{}\t{}{}",
                     a.user.name,
-                    a.user.role,
+                    a.user.describe(),
                     if a.disabled { "\tdisabled" } else { "" }
                 );
+            }
+            Ok(())
+        }
+        Command::User(UserCommand::Role {
+            name,
+            campaign,
+            role,
+        }) => {
+            let role = match role.trim() {
+                "none" => None,
+                r => Some(parse_role(r).map_err(|m| Error::field("role", m))?),
+            };
+            store.set_role(&name, &campaign.campaign, role).await?;
+            match role {
+                Some(r) => println!(
+                    "{name} is {} of campaign `{}`",
+                    r.with_article(),
+                    campaign.campaign
+                ),
+                None => println!("{name} holds no role in campaign `{}`", campaign.campaign),
             }
             Ok(())
         }

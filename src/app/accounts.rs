@@ -16,8 +16,10 @@ pub struct NewUser {
     pub role: Role,
     /// The password as typed (checked for strength); none: one is generated.
     pub password: Option<String>,
-    /// A validator's place in a campaign's pool.
-    pub placement: Option<PoolPlacement>,
+    /// The campaign a validator, author or participant works in (none for an admin).
+    pub campaign: Option<String>,
+    /// A validator's index in the campaign's pool.
+    pub index: Option<i64>,
     /// Whether the re-pairing this placement causes was shown and confirmed.
     pub confirmed: bool,
 }
@@ -51,10 +53,18 @@ async fn unconfirmed_changes(
 /// Creates an account: the password checked (or generated), hashed with argon2id on the
 /// hashing threads, and a validator placed in its pool once any re-pairing is confirmed.
 pub async fn create_user(store: &Store, new: NewUser) -> Result<Created> {
-    if let Some(p) = &new.placement
+    if let (Some(campaign), Some(index)) = (&new.campaign, new.index)
         && new.role == Role::Validator
         && !new.confirmed
-        && let Some(changes) = unconfirmed_changes(store, &new.name, p).await?
+        && let Some(changes) = unconfirmed_changes(
+            store,
+            &new.name,
+            &PoolPlacement {
+                campaign: campaign.clone(),
+                index,
+            },
+        )
+        .await?
     {
         return Ok(Created::NeedsConfirmation(changes));
     }
@@ -67,7 +77,7 @@ pub async fn create_user(store: &Store, new: NewUser) -> Result<Created> {
     };
     let hash = auth::hash_password_limited(password.clone()).await?;
     let user = store
-        .add_user(&new.name, new.role, &hash, new.placement)
+        .add_user(&new.name, new.role, &hash, new.campaign, new.index)
         .await?;
     Ok(Created::User {
         user,

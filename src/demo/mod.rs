@@ -14,7 +14,6 @@ use crate::domain::taxonomy::Taxonomy;
 use crate::domain::{Role, Stage, Verdict};
 use crate::error::{Error, Result};
 use crate::store::Store;
-use crate::store::accounts::PoolPlacement;
 use crate::store::catalog::ItemGroup;
 use crate::{auth, clock};
 use serde_json::{Value, json};
@@ -469,11 +468,8 @@ pub async fn build_with(
     for (name, role, index) in ACCOUNTS {
         let password = auth::generate_password()?;
         let hash = hash_blocking(password.clone()).await?;
-        let placement = index.map(|index| PoolPlacement {
-            campaign: CAMPAIGN.to_string(),
-            index,
-        });
-        store.add_user(name, role, &hash, placement).await?;
+        let campaign = (role != Role::Admin).then(|| CAMPAIGN.to_string());
+        store.add_user(name, role, &hash, campaign, index).await?;
         let token = store.create_token(name, "demo").await?;
         accounts.push((name.to_string(), role, password, token));
     }

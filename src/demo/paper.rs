@@ -17,7 +17,6 @@ use crate::domain::taxonomy::Taxonomy;
 use crate::domain::{Resolution, Role, Stage, Verdict};
 use crate::error::{Error, Result};
 use crate::store::Store;
-use crate::store::accounts::PoolPlacement;
 use serde_json::json;
 use std::path::Path;
 
@@ -311,8 +310,8 @@ pub async fn build(
         async move {
             let password = crate::auth::generate_password()?;
             let hash = crate::auth::hash_password_limited(password.clone()).await?;
-            let placement = index.map(|index| PoolPlacement { campaign, index });
-            store.add_user(&name, role, &hash, placement).await?;
+            let campaign = (role != Role::Admin).then_some(campaign);
+            store.add_user(&name, role, &hash, campaign, index).await?;
             Ok::<_, Error>((name, role, password))
         }
     };

@@ -46,6 +46,14 @@ impl Role {
         }
     }
 
+    /// The role with its article: `a validator`, `an author`.
+    pub fn with_article(self) -> String {
+        match self {
+            Role::Admin | Role::Author => format!("an {self}"),
+            Role::Validator | Role::Participant => format!("a {self}"),
+        }
+    }
+
     pub fn parse(s: &str) -> Result<Role, String> {
         Role::ALL
             .into_iter()

@@ -270,6 +270,24 @@ impl Store {
         r
     }
 
+    /// Gives an account an author's or participant's role in a campaign, or takes its role
+    /// there away (`None`; a validator's pool place is kept). This server's copies of
+    /// the account are forgotten at once; another server sees the change within two
+    /// seconds.
+    pub async fn set_role(&self, name: &str, campaign: &str, role: Option<Role>) -> Result<()> {
+        let r: Result<()> = on_backend!(self, set_role(name, campaign, role));
+        self.inner.cache.forget_people();
+        r
+    }
+
+    /// Puts an existing account in (another) campaign's validator pool: the validator's
+    /// role there (this server's copies of the account are forgotten at once).
+    pub async fn add_to_pool(&self, name: &str, placement: PoolPlacement) -> Result<()> {
+        let r: Result<()> = on_backend!(self, add_to_pool(name, placement));
+        self.inner.cache.forget_people();
+        r
+    }
+
     /// Revokes every API token of a user; returns how many were live.
     pub async fn revoke_tokens(&self, name: &str) -> Result<u64> {
         let r: Result<u64> = on_backend!(self, revoke_tokens(name));
@@ -304,14 +322,15 @@ impl Store {
         Ok(found.map(|m| GrantedMedia { user_id, ..m }))
     }
 
-    /// Whether `user` may see a clip version now: admins always; authors when it has a
-    /// split (in either stage); validators when one of its items is in their queue or it
+    /// Whether `user` may see a clip version now: admins always; its campaign's authors
+    /// when it has a split (in either stage); validators when one of its items is in their queue or it
     /// is a calibration clip of their pool (an answer at most two seconds old).
     pub async fn may_see_clip(&self, user: &User, clip_version_id: i64) -> Result<bool> {
-        match user.role {
-            Role::Admin => return Ok(true),
-            Role::Participant => return Ok(false),
-            _ => {}
+        if user.admin {
+            return Ok(true);
+        }
+        if !user.holds(Role::Validator) && !user.holds(Role::Author) {
+            return Ok(false);
         }
         if let Some(ok) = self.inner.cache.may_see(user.id, clip_version_id) {
             return Ok(ok);
@@ -352,6 +371,19 @@ impl Store {
             self.inner.cache.put_study_media(token, m);
         }
         Ok(m)
+    }
+
+    /// The studies `user` takes part in: those of the campaigns where they are a
+    /// participant.
+    pub async fn study_ids_for(&self, user: &User) -> Result<Vec<i64>> {
+        let mut ids = Vec::new();
+        for id in self.study_ids().await? {
+            let study = self.study_by_id(id).await?;
+            if user.role_in(study.campaign_id) == Some(Role::Participant) {
+                ids.push(id);
+            }
+        }
+        Ok(ids)
     }
 
     /// Checks that the database answers.
@@ -428,11 +460,10 @@ forward! {
     fn lot_members(&self, lot: i64) -> Result<sampling::LotMembers>;
 
     // Accounts.
-    /// Creates an account. A validator must be placed in a campaign's pool with an
-    /// index; other roles take no index.
-    fn add_user(&self, name: &str, role: Role, password_hash: &str, placement: Option<PoolPlacement>) -> Result<User>;
-    /// Puts an existing validator in (another) campaign's pool.
-    fn add_to_pool(&self, name: &str, placement: PoolPlacement) -> Result<()>;
+    /// Creates an account: an admin (no campaign), or a member with `role` in
+    /// `campaign` (made if new, as an import makes it). A validator is placed in the
+    /// campaign's pool at `index`; other roles take no index.
+    fn add_user(&self, name: &str, role: Role, password_hash: &str, campaign: Option<String>, index: Option<i64>) -> Result<User>;
     fn user_by_name(&self, name: &str) -> Result<Option<User>>;
     /// The account, its password hash and whether it is disabled, for signing in.
     fn credentials(&self, name: &str) -> Result<Option<(User, String, bool)>>;

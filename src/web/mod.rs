@@ -17,7 +17,7 @@ use crate::domain::Role;
 use crate::error::Error;
 use crate::store::accounts::User;
 use axum::Router;
-use axum::extract::{DefaultBodyLimit, Request, State};
+use axum::extract::{DefaultBodyLimit, FromRequestParts, RawPathParams, Request, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Redirect, Response};
@@ -39,15 +39,98 @@ pub enum Access {
     Roles(&'static [Role]),
 }
 
+/// Where a request acts: outside any campaign, or in one (`None`: a campaign or study
+/// that does not exist).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    Server,
+    Campaign(Option<i64>),
+}
+
 impl Access {
-    pub fn allows(self, role: Option<Role>) -> bool {
-        match (self, role) {
+    /// Whether a signed-in person (or no one: `None`) may use a route acting in `scope`.
+    /// Admins act as admins everywhere; everyone else in the role they hold in the
+    /// campaign (none in a campaign that does not exist), or, outside campaigns, in any
+    /// role they hold.
+    pub fn permits(self, user: Option<&User>, scope: Scope) -> bool {
+        match (self, user) {
             (Access::Public, _) => true,
             (_, None) => false,
             (Access::SignedIn, Some(_)) => true,
-            (Access::Roles(rs), Some(r)) => rs.contains(&r),
+            (Access::Roles(rs), Some(u)) => match scope {
+                _ if u.admin => rs.contains(&Role::Admin),
+                Scope::Campaign(c) => c
+                    .and_then(|c| u.role_in(c))
+                    .is_some_and(|r| rs.contains(&r)),
+                Scope::Server => u.roles.iter().any(|r| rs.contains(&r.role)),
+            },
         }
     }
+}
+
+/// Why a route refused a signed-in person, in words.
+fn refusal(user: &User, scope: Scope) -> String {
+    let role = match scope {
+        _ if user.admin => Some(Role::Admin),
+        Scope::Campaign(c) => c.and_then(|c| user.role_in(c)),
+        Scope::Server => None,
+    };
+    match (role, scope) {
+        (Some(r), Scope::Campaign(_)) if !user.admin => format!(
+            "{} of this campaign may not use this.",
+            capitalized(&r.with_article())
+        ),
+        (Some(r), _) => format!("{} may not use this.", capitalized(&r.with_article())),
+        (None, Scope::Campaign(_)) => "You hold no role in this campaign.".into(),
+        (None, Scope::Server) => "None of your roles may use this.".into(),
+    }
+}
+
+fn capitalized(s: &str) -> String {
+    let mut c = s.chars();
+    c.next()
+        .map(|f| f.to_uppercase().chain(c).collect())
+        .unwrap_or_default()
+}
+
+/// Where a request acts, read from its path: `{campaign}` names the campaign and
+/// `{study}` is one of its studies (both read from the store's copies, no statement).
+/// A campaign or study that does not exist is `Campaign(None)`, which only admins pass
+/// (to the handler's 404), so that a member cannot tell an unknown campaign from one
+/// that is not theirs. (Admins act as admins everywhere: their requests are not looked
+/// into.)
+async fn scope_of(
+    state: &AppState,
+    spec: RouteSpec,
+    user: &User,
+    req: Request,
+) -> (Request, Scope) {
+    if user.admin || (!spec.path.contains("{campaign}") && !spec.path.contains("{study}")) {
+        return (req, Scope::Server);
+    }
+    let (mut parts, body) = req.into_parts();
+    let params = RawPathParams::from_request_parts(&mut parts, state).await;
+    let req = Request::from_parts(parts, body);
+    let Ok(params) = params else {
+        return (req, Scope::Campaign(None));
+    };
+    for (key, value) in &params {
+        let found = match key {
+            "campaign" => state.store.campaign(value).await.ok().map(|c| c.id),
+            "study" => match value.parse::<i64>() {
+                Ok(id) => state
+                    .store
+                    .study_by_id(id)
+                    .await
+                    .ok()
+                    .map(|s| s.campaign_id),
+                Err(_) => None,
+            },
+            _ => continue,
+        };
+        return (req, Scope::Campaign(found));
+    }
+    (req, Scope::Campaign(None))
 }
 
 /// How a route authenticates and answers refusals.
@@ -572,6 +655,13 @@ pub fn routes() -> Vec<(RouteSpec, MethodRouter<AppState>)> {
         ),
         r(
             "POST",
+            "/admin/roles",
+            ADMIN,
+            Page,
+            post(pages::admin::set_role),
+        ),
+        r(
+            "POST",
             "/admin/users/{name}/token",
             ADMIN,
             Page,
@@ -812,9 +902,10 @@ async fn guard(
                 }
                 Err(e) => return e.into_response(),
             };
-            if !spec.access.allows(Some(user.role)) {
-                return Error::Forbidden(format!("a {} may not use this", user.role))
-                    .into_response();
+            let scope;
+            (req, scope) = scope_of(&state, spec, &user, req).await;
+            if !spec.access.permits(Some(&user), scope) {
+                return Error::Forbidden(refusal(&user, scope)).into_response();
             }
             req.extensions_mut().insert(user);
             next.run(req).await
@@ -827,12 +918,10 @@ async fn guard(
                 Ok(None) => return (StatusCode::UNAUTHORIZED, "sign in first").into_response(),
                 Err(e) => return (StatusCode::UNAUTHORIZED, e.to_string()).into_response(),
             };
-            if !spec.access.allows(Some(user.role)) {
-                return (
-                    StatusCode::FORBIDDEN,
-                    format!("This page is not for a {}.", user.role),
-                )
-                    .into_response();
+            let scope;
+            (req, scope) = scope_of(&state, spec, &user, req).await;
+            if !spec.access.permits(Some(&user), scope) {
+                return (StatusCode::FORBIDDEN, refusal(&user, scope)).into_response();
             }
             req.extensions_mut().insert(user);
             next.run(req).await
@@ -861,11 +950,12 @@ async fn guard(
                     }
                     return session::to_login(req.uri());
                 }
-                Some(s) if !spec.access.allows(Some(s.user.role)) => {
-                    return refuse(
-                        StatusCode::FORBIDDEN,
-                        &format!("This page is not for a {}.", s.user.role),
-                    );
+                Some(s) if !matches!(spec.access, Access::Public | Access::SignedIn) => {
+                    let scope;
+                    (req, scope) = scope_of(&state, spec, &s.user, req).await;
+                    if !spec.access.permits(Some(&s.user), scope) {
+                        return refuse(StatusCode::FORBIDDEN, &refusal(&s.user, scope));
+                    }
                 }
                 _ => {}
             }

@@ -450,7 +450,7 @@ pub async fn login(
         .login_succeeded(&name_key, addr_key.as_deref())
         .await?;
     let id = state.store.create_session(&user).await?;
-    tracing::info!(user = %user.name, role = %user.role, "signed in");
+    tracing::info!(user = %user.name, roles = %user.describe(), "signed in");
     let mut resp = super::see_other(&next);
     set_cookie(
         &mut resp,

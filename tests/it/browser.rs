@@ -1609,7 +1609,10 @@ async fn adding_a_validator_in_the_browser_shows_the_new_pairs_and_waits_for_a_c
     d.click("form.inline button.primary").await;
     d.reloaded().await;
     let page = d.source().await;
-    assert!(page.contains("The password of validator val02"), "{page}");
+    assert!(
+        page.contains("The password of val02 (validator in default)"),
+        "{page}"
+    );
     let moved = app.queued_second_to("val02", "QC_F_EGO_DYN").await;
     assert_eq!(moved, 2, "the 2 unstarted QC clips moved, as announced");
 }

@@ -199,6 +199,120 @@ fn a_campaign_through_the_cli_exports_exactly_the_retained_items_with_their_vari
     assert!(out.contains("0 recorded, 16 already stored"), "{out}");
 }
 
+/// Roles per campaign from the command line: an account's role names its campaign
+/// (`default` unless given), `user role` gives another campaign's role or takes one
+/// away, `user list` shows each; refusals name what is wrong and change nothing.
+#[test]
+fn roles_are_given_per_campaign_from_the_command_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    ok(&tandem(&data, &["campaign", "create", "other"]));
+    ok(&tandem(
+        &data,
+        &[
+            "user",
+            "add",
+            "val00",
+            "--role",
+            "validator",
+            "--index",
+            "0",
+        ],
+    ));
+    let out = ok(&tandem(&data, &["user", "add", "lead", "--role", "author"]));
+    assert!(out.contains("created lead (author in default)"), "{out}");
+    ok(&tandem(&data, &["user", "add", "boss", "--role", "admin"]));
+    let out = ok(&tandem(
+        &data,
+        &[
+            "user",
+            "role",
+            "lead",
+            "--campaign",
+            "other",
+            "--role",
+            "participant",
+        ],
+    ));
+    assert!(
+        out.contains("lead is a participant of campaign `other`"),
+        "{out}"
+    );
+    let list = ok(&tandem(&data, &["user", "list"]));
+    assert!(list.contains("boss\tadmin"), "{list}");
+    assert!(
+        list.contains("lead\tauthor in default, participant in other"),
+        "{list}"
+    );
+    assert!(list.contains("val00\tvalidator in default"), "{list}");
+    for (args, says) in [
+        (
+            &["user", "role", "val00", "--role", "author"][..],
+            "validator pool",
+        ),
+        (
+            &[
+                "user",
+                "role",
+                "lead",
+                "--campaign",
+                "other",
+                "--role",
+                "validator",
+            ][..],
+            "tandem pool add",
+        ),
+        (
+            &["user", "role", "boss", "--role", "author"][..],
+            "server-wide",
+        ),
+        (
+            &["user", "add", "x", "--role", "admin", "--campaign", "other"][..],
+            "server-wide",
+        ),
+        (
+            &["user", "role", "lead", "--role", "owner"][..],
+            "unknown role",
+        ),
+        (
+            &[
+                "pool",
+                "add",
+                "lead",
+                "--index",
+                "1",
+                "--campaign",
+                "default",
+            ][..],
+            "one role per campaign",
+        ),
+    ] {
+        let err = fails(&tandem(&data, args));
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
+    assert_eq!(
+        ok(&tandem(&data, &["user", "list"])),
+        list,
+        "nothing changed"
+    );
+    ok(&tandem(
+        &data,
+        &[
+            "user",
+            "role",
+            "lead",
+            "--campaign",
+            "other",
+            "--role",
+            "none",
+        ],
+    ));
+    assert!(
+        ok(&tandem(&data, &["user", "list"])).contains("lead\tauthor in default\n"),
+        "the role in other is gone"
+    );
+}
+
 #[test]
 fn cli_errors_are_one_clear_line_and_a_failure_status() {
     let dir = tempfile::tempdir().unwrap();

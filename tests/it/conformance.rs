@@ -12,7 +12,7 @@ use std::path::Path;
 use tandem::domain::study::{SetAnswer, Truth};
 use tandem::domain::{Origin, Role, Stage, Verdict};
 use tandem::store::Store;
-use tandem::store::accounts::{PoolPlacement, User};
+use tandem::store::accounts::User;
 use tandem::store::review::{ResolutionRequest, VerdictRequest, VersionRule};
 use tandem::{Config, domain::Resolution};
 
@@ -182,11 +182,11 @@ fn without_times(s: &str) -> String {
 
 async fn user(store: &Store, name: &str, role: Role, index: Option<i64>) -> User {
     let hash = tandem::auth::hash_password(PASSWORD).unwrap();
-    let placement = index.map(|index| PoolPlacement {
-        campaign: CAMPAIGN.into(),
-        index,
-    });
-    store.add_user(name, role, &hash, placement).await.unwrap()
+    let campaign = (role != Role::Admin).then(|| CAMPAIGN.to_string());
+    store
+        .add_user(name, role, &hash, campaign, index)
+        .await
+        .unwrap()
 }
 
 /// The campaign's life, on the database at `url` (SQLite in `data` when none), its

@@ -656,6 +656,7 @@ async fn under_secure_cookies_every_cookie_the_server_sets_is_secure() {
             Some(&[
                 ("name", "newcomer"),
                 ("role", "author"),
+                ("campaign", "default"),
                 ("password", "a long enough password"),
             ]),
         )

@@ -5,7 +5,6 @@ use reqwest::{Client, Method, StatusCode};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use tandem::domain::Role;
-use tandem::store::accounts::PoolPlacement;
 use tandem::{AppState, Config, Store};
 use tempfile::TempDir;
 use tokio::sync::oneshot;
@@ -238,14 +237,27 @@ impl TestApp {
     /// Creates an account (validators join the pool with `index`) and returns its token.
     pub async fn user(&self, name: &str, role: Role, index: Option<i64>) -> String {
         let hash = tandem::auth::hash_password(PASSWORD).expect("hash");
-        let placement = index.map(|index| PoolPlacement {
-            campaign: CAMPAIGN.into(),
-            index,
-        });
+        let campaign = (role != Role::Admin).then(|| CAMPAIGN.to_string());
         self.store
-            .add_user(name, role, &hash, placement)
+            .add_user(name, role, &hash, campaign, index)
             .await
             .expect("user");
+        self.store.create_token(name, "test").await.expect("token")
+    }
+
+    /// An account with `role` in `campaign` (a validator at pool `index`); its API token.
+    pub async fn member(
+        &self,
+        name: &str,
+        role: Role,
+        campaign: &str,
+        index: Option<i64>,
+    ) -> String {
+        let hash = tandem::auth::hash_password(PASSWORD).expect("hash");
+        self.store
+            .add_user(name, role, &hash, Some(campaign.to_string()), index)
+            .await
+            .expect("member");
         self.store.create_token(name, "test").await.expect("token")
     }
 

@@ -15,6 +15,7 @@ mod hardening;
 mod imports;
 mod life;
 mod media;
+mod members;
 mod migrations;
 mod outputs;
 mod pages;

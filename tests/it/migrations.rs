@@ -32,7 +32,10 @@ async fn an_older_database_is_upgraded_with_its_records_and_the_new_columns_fill
     old.run(&pool).await.unwrap();
     for sql in [
         "INSERT INTO campaigns (id, name, taxonomy, created_at) VALUES (1, 'default', '{}', 0)",
+        "INSERT INTO campaigns (id, name, taxonomy, created_at) VALUES (2, 'other', '{}', 0)",
         "INSERT INTO users (id, name, role, password_hash, created_at) VALUES (1, 'a', 'validator', 'x', 0), (2, 'b', 'validator', 'x', 0)",
+        "INSERT INTO users (id, name, role, password_hash, created_at) VALUES (3, 'c', 'author', 'x', 0), (4, 'p', 'participant', 'x', 0), (5, 'z', 'admin', 'x', 0)",
+        "INSERT INTO pool_members (campaign_id, user_id, pool_index) VALUES (1, 1, 0), (1, 2, 1)",
         "INSERT INTO tasks (id, campaign_id, position, code, name, scale, perspective, dynamics) VALUES (1, 1, 0, 'MC_F_EGO_STA', 'n', 'figural', 'egocentric', 'static')",
         "INSERT INTO imports (id, campaign_id, manifest, manifest_sha256, clips_new, versions_new, imported_at) VALUES (1, 1, 'm', 's', 1, 0, 0)",
         "INSERT INTO clips (id, campaign_id, task_id, clip_key, current_version_id) VALUES (1, 1, 1, 'C', 2)",
@@ -109,6 +112,65 @@ async fn an_older_database_is_upgraded_with_its_records_and_the_new_columns_fill
             .await
             .is_err(),
         "retained by sample outside a lot"
+    );
+    // Migration 21: roles are held per campaign, and each account keeps what its global
+    // role allowed: validators in the campaign whose pool they are in, authors and
+    // participants in every campaign; admins stay server-wide.
+    let members: Vec<(i64, String, String)> = sqlx::query_as(
+        "SELECT m.campaign_id, u.name, m.role FROM campaign_members m JOIN users u ON u.id = m.user_id
+         ORDER BY m.campaign_id, u.name",
+    )
+    .fetch_all(&db)
+    .await
+    .unwrap();
+    let member = |c: i64, n: &str, r: &str| (c, n.to_string(), r.to_string());
+    assert_eq!(
+        members,
+        vec![
+            member(1, "a", "validator"),
+            member(1, "b", "validator"),
+            member(1, "c", "author"),
+            member(1, "p", "participant"),
+            member(2, "c", "author"),
+            member(2, "p", "participant"),
+        ]
+    );
+    let admins: Vec<(String, i64)> = sqlx::query_as("SELECT name, is_admin FROM users ORDER BY id")
+        .fetch_all(&db)
+        .await
+        .unwrap();
+    assert_eq!(
+        admins
+            .iter()
+            .filter(|(_, a)| *a == 1)
+            .map(|(n, _)| n.as_str())
+            .collect::<Vec<_>>(),
+        ["z"]
+    );
+    assert!(
+        sqlx::query("SELECT role FROM users")
+            .fetch_all(&db)
+            .await
+            .is_err(),
+        "the global role is gone"
+    );
+    assert!(
+        sqlx::query(
+            "INSERT INTO campaign_members (campaign_id, user_id, role) VALUES (2, 1, 'admin')"
+        )
+        .execute(&db)
+        .await
+        .is_err(),
+        "admin is not a campaign role"
+    );
+    assert!(
+        sqlx::query(
+            "INSERT INTO campaign_members (campaign_id, user_id, role) VALUES (1, 3, 'validator')"
+        )
+        .execute(&db)
+        .await
+        .is_err(),
+        "one role per person and campaign"
     );
     // The append-only guard is back.
     assert!(

@@ -904,7 +904,8 @@ async fn adding_a_validator_shows_the_new_pairs_and_changes_nothing_until_confir
         .await;
     assert_eq!(r.status, 200, "{}", r.text);
     assert!(
-        r.text.contains("The password of validator val02"),
+        r.text
+            .contains("The password of val02 (validator in default)"),
         "{}",
         r.text
     );

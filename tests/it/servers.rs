@@ -10,7 +10,6 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use tandem::Config;
 use tandem::domain::Role;
-use tandem::store::accounts::PoolPlacement;
 
 struct Server {
     child: Child,
@@ -87,18 +86,20 @@ async fn two_servers_on_one_database_give_every_item_exactly_one_outcome() {
     let mut tokens = HashMap::new();
     for v in 0..TASKS {
         let name = format!("val{v:02}");
-        let placement = PoolPlacement {
-            campaign: "default".into(),
-            index: v as i64,
-        };
         store
-            .add_user(&name, Role::Validator, &hash, Some(placement))
+            .add_user(
+                &name,
+                Role::Validator,
+                &hash,
+                Some("default".into()),
+                Some(v as i64),
+            )
             .await
             .unwrap();
         tokens.insert(v, store.create_token(&name, "test").await.unwrap());
     }
     store
-        .add_user("lead", Role::Author, &hash, None)
+        .add_user("lead", Role::Author, &hash, Some("default".into()), None)
         .await
         .unwrap();
     let author = store.create_token("lead", "test").await.unwrap();

@@ -395,7 +395,7 @@ async fn broken_responses_are_refused_whole() {
         ),
         (
             rank_rows("S00", "writer", [1, 2, 3, 4]),
-            "`writer` is not a study participant (the account's role is author)",
+            "`writer` is not a participant of this campaign's study (the account is an author here)",
         ),
         (
             "S00,E1,VGenST_01,real_fake,fake\n".to_string(),

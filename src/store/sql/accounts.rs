@@ -6,7 +6,9 @@ use crate::auth;
 use crate::domain::{Role, check_identifier};
 use crate::error::{Error, Result};
 use crate::store::Lock;
-use crate::store::accounts::{Account, PoolEntry, PoolPlacement, User, UserRow};
+use crate::store::accounts::{
+    Account, PoolEntry, PoolPlacement, User, UserRow, fold_users, one_user, user_columns, user_joins,
+};
 
 impl Backend {
     pub(crate) async fn add_user(
@@ -14,36 +16,31 @@ impl Backend {
         name: &str,
         role: Role,
         password_hash: &str,
-        placement: Option<PoolPlacement>,
+        campaign: Option<String>,
+        index: Option<i64>,
     ) -> Result<User> {
         check_identifier("user name", name).map_err(|m| Error::field("name", m))?;
-        match (role, &placement) {
-            (Role::Validator, None) => {
-                return Err(Error::field(
-                    "index",
-                    "a validator needs a pool index (--index N): task t is reviewed by indexes t mod n and (t+1) mod n",
-                ));
-            }
-            (r, Some(_)) if r != Role::Validator => {
-                return Err(Error::field(
-                    "index",
-                    format!("only validators have a pool index, not a {r}"),
-                ));
-            }
-            _ => {}
-        }
         let (name, hash) = (name.to_string(), password_hash.to_string());
         // Placing a validator changes the campaign's pairs: a structural write.
-        let lock = if placement.is_some() {
+        let lock = if index.is_some() {
             Lock::Structure
         } else {
             Lock::Rows
         };
         self.write_tx(lock, move |tx| {
-            let (name, hash, placement) = (name.clone(), hash.clone(), placement.clone());
+            let (name, hash, campaign) = (name.clone(), hash.clone(), campaign.clone());
             Box::pin(async move {
-                write::accounts::add_user(tx, &name, role, &hash, placement.as_ref()).await
+                write::accounts::add_user(tx, &name, role, &hash, campaign.as_deref(), index).await
             })
+        })
+        .await
+    }
+
+    pub(crate) async fn set_role(&self, name: &str, campaign: &str, role: Option<Role>) -> Result<()> {
+        let (name, campaign) = (name.to_string(), campaign.to_string());
+        self.write_tx(Lock::Rows, move |tx| {
+            let (name, campaign) = (name.clone(), campaign.clone());
+            Box::pin(async move { write::accounts::set_role(tx, &name, &campaign, role).await })
         })
         .await
     }
@@ -64,52 +61,55 @@ impl Backend {
     pub(crate) async fn credentials(&self, name: &str) -> Result<Option<(User, String, bool)>> {
         #[derive(sqlx::FromRow)]
         struct Row {
-            id: i64,
-            name: String,
-            role: String,
+            #[sqlx(flatten)]
+            user: UserRow,
             password_hash: String,
             disabled_at: Option<i64>,
         }
-        let row = qa::<Row>(
-            "SELECT id, name, role, password_hash, disabled_at FROM users WHERE name = $1",
-        )
+        let rows = qa::<Row>(concat!(
+            "SELECT ",
+            user_columns!(),
+            ", u.password_hash, u.disabled_at FROM users u ",
+            user_joins!(),
+            " WHERE u.name = $1"
+        ))
         .bind(name)
-        .fetch_optional(&mut *self.read().await?)
+        .fetch_all(&mut *self.read().await?)
         .await?;
-        row.map(|r| {
-            let user = User::try_from(UserRow {
-                id: r.id,
-                name: r.name,
-                role: r.role,
-            })?;
-            Ok((user, r.password_hash, r.disabled_at.is_some()))
-        })
-        .transpose()
+        let Some((hash, disabled)) = rows.first().map(|r| (r.password_hash.clone(), r.disabled_at.is_some())) else {
+            return Ok(None);
+        };
+        Ok(one_user(rows.into_iter().map(|r| r.user))?.map(|u| (u, hash, disabled)))
     }
 
     pub(crate) async fn accounts(&self) -> Result<Vec<Account>> {
         #[derive(sqlx::FromRow)]
         struct Row {
-            id: i64,
-            name: String,
-            role: String,
+            #[sqlx(flatten)]
+            user: UserRow,
             disabled_at: Option<i64>,
         }
-        qa::<Row>("SELECT id, name, role, disabled_at FROM users ORDER BY name")
-            .fetch_all(&mut *self.read().await?)
-            .await?
+        let rows = qa::<Row>(concat!(
+            "SELECT ",
+            user_columns!(),
+            ", u.disabled_at FROM users u ",
+            user_joins!(),
+            " ORDER BY u.name, mc.name"
+        ))
+        .fetch_all(&mut *self.read().await?)
+        .await?;
+        let disabled: std::collections::HashSet<i64> = rows
+            .iter()
+            .filter(|r| r.disabled_at.is_some())
+            .map(|r| r.user.id)
+            .collect();
+        Ok(fold_users(rows.into_iter().map(|r| r.user))?
             .into_iter()
-            .map(|r| {
-                Ok(Account {
-                    user: User::try_from(UserRow {
-                        id: r.id,
-                        name: r.name,
-                        role: r.role,
-                    })?,
-                    disabled: r.disabled_at.is_some(),
-                })
+            .map(|user| Account {
+                disabled: disabled.contains(&user.id),
+                user,
             })
-            .collect()
+            .collect())
     }
 
     pub(crate) async fn set_disabled(&self, name: &str, disabled: bool) -> Result<bool> {
@@ -122,12 +122,17 @@ impl Backend {
     }
 
     pub(crate) async fn users(&self) -> Result<Vec<User>> {
-        qa::<UserRow>("SELECT id, name, role FROM users ORDER BY name")
+        fold_users(
+            qa::<UserRow>(concat!(
+                "SELECT ",
+                user_columns!(),
+                " FROM users u ",
+                user_joins!(),
+                " ORDER BY u.name, mc.name"
+            ))
             .fetch_all(&mut *self.read().await?)
-            .await?
-            .into_iter()
-            .map(User::try_from)
-            .collect()
+            .await?,
+        )
     }
 
     pub(crate) async fn create_token(&self, name: &str, label: &str) -> Result<String> {
@@ -151,15 +156,18 @@ impl Backend {
     }
 
     pub(crate) async fn user_by_token_digest(&self, digest: &str) -> Result<Option<User>> {
-        qa::<UserRow>(
-            "SELECT u.id, u.name, u.role FROM api_tokens t JOIN users u ON u.id = t.user_id
-             WHERE t.token_hash = $1 AND t.revoked_at IS NULL AND u.disabled_at IS NULL",
+        one_user(
+            qa::<UserRow>(concat!(
+                "SELECT ",
+                user_columns!(),
+                " FROM api_tokens t JOIN users u ON u.id = t.user_id ",
+                user_joins!(),
+                " WHERE t.token_hash = $1 AND t.revoked_at IS NULL AND u.disabled_at IS NULL"
+            ))
+            .bind(digest)
+            .fetch_all(&mut *self.read().await?)
+            .await?,
         )
-        .bind(digest)
-        .fetch_optional(&mut *self.read().await?)
-        .await?
-        .map(User::try_from)
-        .transpose()
     }
 
     pub(crate) async fn pool_entries(&self) -> Result<Vec<PoolEntry>> {

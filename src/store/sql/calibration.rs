@@ -68,7 +68,7 @@ async fn require_pool_in(c: &mut Conn, campaign: &Campaign, validator: &User) ->
             .bind(validator.id)
             .fetch_optional(&mut *c)
             .await?;
-    if validator.role != Role::Validator || member.is_none() {
+    if validator.role_in(campaign.id) != Some(Role::Validator) || member.is_none() {
         return Err(Error::Forbidden(format!(
             "{} is not in the validator pool of campaign `{}`",
             validator.name, campaign.name

@@ -223,17 +223,18 @@ impl Backend {
     }
 
     pub(crate) async fn campaign_names_for(&self, user: &User) -> Result<Vec<String>> {
-        match user.role {
-            Role::Participant => Ok(Vec::new()),
-            Role::Admin | Role::Author => self.campaign_names().await,
-            Role::Validator => Ok(qs(
-                "SELECT c.name FROM campaigns c JOIN pool_members p ON p.campaign_id = c.id
-                 WHERE p.user_id = $1 ORDER BY c.name",
-            )
-            .bind(user.id)
-            .fetch_all(&mut *self.read().await?)
-            .await?),
+        if user.admin {
+            return self.campaign_names().await;
         }
+        // Participants never learn a campaign's name (it could hint at the sources).
+        let mut names: Vec<String> = user
+            .roles
+            .iter()
+            .filter(|r| r.role != Role::Participant)
+            .map(|r| r.campaign.clone())
+            .collect();
+        names.sort();
+        Ok(names)
     }
 
     pub(crate) async fn campaign_names(&self) -> Result<Vec<String>> {

@@ -3,11 +3,10 @@
 
 use crate::auth;
 use crate::clock::now_micros;
-use crate::domain::Role;
 use crate::error::Result;
 use crate::store::Lock;
 use crate::store::write;
-use crate::store::accounts::{User, UserRow};
+use crate::store::accounts::{User, UserRow, one_user, user_columns, user_joins};
 use crate::store::sessions::{
     ABSOLUTE_MICROS, Admission, GrantedMedia, IDLE_MICROS, Session,
     TOUCH_MICROS,
@@ -37,20 +36,26 @@ impl Backend {
             #[sqlx(flatten)]
             user: UserRow,
         }
-        let row = qa::<Row>(
-            "SELECT s.csrf_token, s.created_at, s.last_seen_at, u.id, u.name, u.role
-             FROM sessions s JOIN users u ON u.id = s.user_id
-             WHERE s.id_hash = $1 AND u.disabled_at IS NULL",
-        )
+        let rows = qa::<Row>(concat!(
+            "SELECT s.csrf_token, s.created_at, s.last_seen_at, ",
+            user_columns!(),
+            " FROM sessions s JOIN users u ON u.id = s.user_id ",
+            user_joins!(),
+            " WHERE s.id_hash = $1 AND u.disabled_at IS NULL"
+        ))
         .bind(&id_hash)
-        .fetch_optional(&mut *self.read().await?)
+        .fetch_all(&mut *self.read().await?)
         .await?;
-        let Some(row) = row else { return Ok(None) };
+        let Some(first) = rows.first() else {
+            return Ok(None);
+        };
+        let (csrf_token, created_at, last_seen_at) =
+            (first.csrf_token.clone(), first.created_at, first.last_seen_at);
         let now = now_micros();
-        if row.last_seen_at < now - IDLE_MICROS || row.created_at < now - ABSOLUTE_MICROS {
+        if last_seen_at < now - IDLE_MICROS || created_at < now - ABSOLUTE_MICROS {
             return Ok(None);
         }
-        if now - row.last_seen_at > TOUCH_MICROS {
+        if now - last_seen_at > TOUCH_MICROS {
             let key = id_hash.clone();
             self.write_tx(Lock::Rows, move |tx| {
                 let key = key.clone();
@@ -58,9 +63,12 @@ impl Backend {
             })
             .await?;
         }
+        let Some(user) = one_user(rows.into_iter().map(|r| r.user))? else {
+            return Ok(None);
+        };
         Ok(Some(Session {
-            user: User::try_from(row.user)?,
-            csrf_token: row.csrf_token,
+            user,
+            csrf_token,
             id_hash,
         }))
     }
@@ -111,29 +119,26 @@ impl Backend {
         }))
     }
 
-    /// Authors: the clip has a split (in either stage). Validators: one of its items is
-    /// in their queue, or it is a calibration clip of their pool.
+    /// Authors of the clip's campaign: the clip has a split (in either stage). Validators:
+    /// one of its items is in their queue, or it is a calibration clip of their pool.
     pub(crate) async fn may_see_clip(&self, user: &User, clip_version_id: i64) -> Result<bool> {
-        let sql = match user.role {
-            Role::Admin => return Ok(true),
-            Role::Participant => return Ok(false),
-            Role::Author => {
-                "SELECT COUNT(*) FROM items WHERE clip_version_id = $1 AND $2 > 0
-                 AND outcome IN ('split', 'split_accepted', 'split_rejected')"
-            }
-            Role::Validator => {
-                "SELECT COUNT(*) FROM items i
-                 WHERE i.clip_version_id = $1
-                   AND (i.queue1 = $2 OR i.queue2 = $2
-                        OR (i.calibration = 1 AND i.is_current = 1 AND EXISTS (
-                            SELECT 1 FROM pool_members m WHERE m.campaign_id = i.campaign_id AND m.user_id = $2)))"
-            }
-        };
-        let n: i64 = qs(sql)
-            .bind(clip_version_id)
-            .bind(user.id)
-            .fetch_one(&mut *self.read().await?)
-            .await?;
+        if user.admin {
+            return Ok(true);
+        }
+        let n: i64 = qs(
+            "SELECT COUNT(*) FROM items i
+             WHERE i.clip_version_id = $1
+               AND (i.queue1 = $2 OR i.queue2 = $2
+                    OR (i.calibration = 1 AND i.is_current = 1 AND EXISTS (
+                        SELECT 1 FROM pool_members m WHERE m.campaign_id = i.campaign_id AND m.user_id = $2))
+                    OR (i.outcome IN ('split', 'split_accepted', 'split_rejected') AND EXISTS (
+                        SELECT 1 FROM campaign_members a
+                        WHERE a.campaign_id = i.campaign_id AND a.user_id = $2 AND a.role = 'author')))",
+        )
+        .bind(clip_version_id)
+        .bind(user.id)
+        .fetch_one(&mut *self.read().await?)
+        .await?;
         Ok(n > 0)
     }
 }

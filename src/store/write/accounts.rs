@@ -7,41 +7,198 @@ use crate::error::{Error, Result};
 use crate::store::accounts::{PoolPlacement, User};
 use crate::store::db::{Tx, named, row, sql};
 
-/// Creates an account (its name checked by the caller), and places a validator in its
-/// pool.
+/// Creates an account (its name checked by the caller): an admin, or a member with a
+/// role in one campaign (a validator placed in its pool).
 pub(crate) async fn add_user(
     tx: &mut impl Tx,
     name: &str,
     role: Role,
     password_hash: &str,
-    placement: Option<&PoolPlacement>,
+    campaign: Option<&str>,
+    index: Option<i64>,
 ) -> Result<User> {
+    // What the account is checked before anything is written.
+    match (role, campaign, index) {
+        (Role::Admin, None, None) => {}
+        (Role::Admin, Some(_), _) => {
+            return Err(Error::field(
+                "campaign",
+                "an admin is server-wide and takes no campaign",
+            ));
+        }
+        (Role::Validator, _, None) => {
+            return Err(Error::field(
+                "index",
+                "a validator needs a pool index (--index N): task t is reviewed by indexes t mod n and (t+1) mod n",
+            ));
+        }
+        (Role::Validator, Some(_), Some(_)) => {}
+        (r, _, Some(_)) => {
+            return Err(Error::field(
+                "index",
+                format!(
+                    "only validators have a pool index, not {}",
+                    r.with_article()
+                ),
+            ));
+        }
+        (r, None, _) => {
+            return Err(Error::field(
+                "campaign",
+                format!("{} works in a campaign: name it", r.with_article()),
+            ));
+        }
+        (_, Some(_), None) => {}
+    }
     if base::user_by_name(tx, name).await?.is_some() {
         return Err(Error::Conflict(format!(
             "a user named `{name}` already exists"
         )));
     }
+    let admin = role == Role::Admin;
     let id: i64 = tx
         .scalar(
             sql!(
-                "INSERT INTO users (name, role, password_hash, created_at)
-                 VALUES (:name, :role, :hash, :now) RETURNING id"
+                "INSERT INTO users (name, is_admin, password_hash, created_at)
+                 VALUES (:name, :admin, :hash, :now) RETURNING id"
             ),
-            named! { name, role: role.as_str(), hash: password_hash, now: now_micros() },
+            named! { name, admin: i64::from(admin), hash: password_hash, now: now_micros() },
         )
         .await?;
     let user = User {
         id,
         name: name.to_string(),
-        role,
+        admin,
+        roles: Vec::new(),
     };
-    if let Some(p) = placement {
-        add_to_pool_of(tx, &user, p).await?;
+    match (campaign, index) {
+        (Some(campaign), Some(index)) => {
+            let placement = PoolPlacement {
+                campaign: campaign.to_string(),
+                index,
+            };
+            add_to_pool_of(tx, &user, &placement).await?;
+        }
+        (Some(campaign), None) => {
+            let campaign = base::ensure_campaign(tx, campaign).await?;
+            grant(tx, &user, campaign.id, role).await?;
+        }
+        _ => {}
     }
-    Ok(user)
+    Ok(base::user_by_id(tx, id).await?.unwrap_or(user))
 }
 
-/// Puts an existing validator in (another) campaign's pool.
+/// Records a person's role in a campaign: the one place a role is given, refused when
+/// they hold another role there (one role per person and campaign).
+async fn grant(tx: &mut impl Tx, user: &User, campaign_id: i64, role: Role) -> Result<()> {
+    if user.admin {
+        return Err(Error::Invalid(format!(
+            "{} is an admin: admins are server-wide and hold no campaign role",
+            user.name
+        )));
+    }
+    if role == Role::Admin {
+        return Err(Error::field(
+            "role",
+            "admin is not a campaign role (create an admin account instead)",
+        ));
+    }
+    let held: Option<String> = tx
+        .scalar_opt(
+            sql!(
+                "SELECT role FROM campaign_members WHERE campaign_id = :campaign AND user_id = :user"
+            ),
+            named! { campaign: campaign_id, user: user.id },
+        )
+        .await?;
+    match held {
+        Some(held) if held == role.as_str() => Ok(()),
+        Some(held) => Err(Error::Conflict(format!(
+            "{} is {} of this campaign; a person holds one role per campaign",
+            user.name,
+            Role::parse(&held).map_err(Error::Internal)?.with_article()
+        ))),
+        None => {
+            tx.exec(
+                sql!(
+                    "INSERT INTO campaign_members (campaign_id, user_id, role)
+                     VALUES (:campaign, :user, :role)"
+                ),
+                named! { campaign: campaign_id, user: user.id, role: role.as_str() },
+            )
+            .await?;
+            Ok(())
+        }
+    }
+}
+
+/// Gives an existing account an author's or participant's role in a campaign, or takes
+/// its role there away (`None`). A validator's role is their place in the pool: it is
+/// given by placing them (`add_to_pool`) and never taken away (their verdicts pair them
+/// with a partner; disable the account instead).
+pub(crate) async fn set_role(
+    tx: &mut impl Tx,
+    name: &str,
+    campaign: &str,
+    role: Option<Role>,
+) -> Result<()> {
+    if role == Some(Role::Admin) {
+        return Err(Error::field(
+            "role",
+            "admin is not a campaign role (admins are server-wide: create an admin account)",
+        ));
+    }
+    let user = base::user_by_name(tx, name)
+        .await?
+        .ok_or_else(|| Error::NotFound(format!("no user named `{name}`")))?;
+    let campaign = base::campaign(tx, campaign)
+        .await?
+        .ok_or_else(|| Error::NotFound(format!("no campaign named `{campaign}`")))?;
+    let held = user.role_in(campaign.id);
+    if held == Some(Role::Validator) && role != Some(Role::Validator) {
+        return Err(Error::Conflict(format!(
+            "{name} is in the validator pool of campaign `{}`: a pool place is kept (disable the account instead)",
+            campaign.name
+        )));
+    }
+    match role {
+        Some(Role::Validator) if held != Some(Role::Validator) => Err(Error::field(
+            "role",
+            "a validator joins a campaign through its pool, with a pool index (tandem pool add)",
+        )),
+        Some(Role::Validator) => Ok(()),
+        Some(r) => {
+            if let Some(old) = held.filter(|h| *h != r && !user.admin) {
+                tx.exec(
+                    sql!(
+                        "UPDATE campaign_members SET role = :role
+                         WHERE campaign_id = :campaign AND user_id = :user AND role = :old"
+                    ),
+                    named! { role: r.as_str(), campaign: campaign.id, user: user.id, old: old.as_str() },
+                )
+                .await?;
+                return Ok(());
+            }
+            grant(tx, &user, campaign.id, r).await
+        }
+        None if user.admin => Err(Error::Invalid(format!(
+            "{name} is an admin: admins are server-wide and hold no campaign role"
+        ))),
+        None => {
+            tx.exec(
+                sql!(
+                    "DELETE FROM campaign_members WHERE campaign_id = :campaign AND user_id = :user"
+                ),
+                named! { campaign: campaign.id, user: user.id },
+            )
+            .await?;
+            Ok(())
+        }
+    }
+}
+
+/// Puts an existing account in (another) campaign's validator pool: the validator's role
+/// in that campaign.
 pub(crate) async fn add_to_pool(
     tx: &mut impl Tx,
     name: &str,
@@ -50,10 +207,9 @@ pub(crate) async fn add_to_pool(
     let user = base::user_by_name(tx, name)
         .await?
         .ok_or_else(|| Error::NotFound(format!("no user named `{name}`")))?;
-    if user.role != Role::Validator {
+    if user.admin {
         return Err(Error::Invalid(format!(
-            "{name} is a {}; only validators join a pool",
-            user.role
+            "{name} is an admin; only validators join a pool"
         )));
     }
     add_to_pool_of(tx, &user, placement).await
@@ -64,6 +220,14 @@ async fn add_to_pool_of(tx: &mut impl Tx, user: &User, placement: &PoolPlacement
         return Err(Error::field("index", "a pool index is 0 or more"));
     }
     let campaign = base::ensure_campaign(tx, &placement.campaign).await?;
+    if let Some(held) = user.role_in(campaign.id).filter(|r| *r != Role::Validator) {
+        return Err(Error::Conflict(format!(
+            "{} is {} of campaign `{}`; a person holds one role per campaign",
+            user.name,
+            held.with_article(),
+            campaign.name
+        )));
+    }
     let holder: Option<String> = tx
         .scalar_opt(
             sql!(
@@ -100,13 +264,14 @@ async fn add_to_pool_of(tx: &mut impl Tx, user: &User, placement: &PoolPlacement
         named! { campaign: campaign.id, user: user.id, index: placement.index },
     )
     .await?;
+    grant(tx, user, campaign.id, Role::Validator).await?;
     gates::refresh_pairs(tx, campaign.id).await
 }
 
 row! {
     struct Disabling {
         id: i64,
-        role: String,
+        is_admin: i64,
         disabled_at: Option<i64>,
     }
 }
@@ -117,7 +282,7 @@ pub(crate) async fn set_disabled(tx: &mut impl Tx, name: &str, disabled: bool) -
     let now = now_micros();
     let row: Disabling = tx
         .fetch_opt(
-            sql!("SELECT id, role, disabled_at FROM users WHERE name = :name"),
+            sql!("SELECT id, is_admin, disabled_at FROM users WHERE name = :name"),
             named! { name },
         )
         .await?
@@ -133,12 +298,12 @@ pub(crate) async fn set_disabled(tx: &mut impl Tx, name: &str, disabled: bool) -
         .await?;
         return Ok(true);
     }
-    if row.role == Role::Admin.as_str() {
+    if row.is_admin != 0 {
         let others: i64 = tx
             .scalar(
                 sql!(
                     "SELECT COUNT(*) FROM users
-                     WHERE role = 'admin' AND disabled_at IS NULL AND id <> :user"
+                     WHERE is_admin = 1 AND disabled_at IS NULL AND id <> :user"
                 ),
                 named! { user: row.id },
             )

@@ -8,29 +8,41 @@ use crate::domain::check_identifier;
 use crate::domain::rules::CheckedVerdict;
 use crate::domain::taxonomy::Taxonomy;
 use crate::error::{Error, Result};
-use crate::store::accounts::{User, UserRow};
+use crate::store::accounts::{User, UserRow, one_user, user_columns, user_joins};
 use crate::store::catalog::{Campaign, Settings};
 use crate::store::db::{Tx, Value, named, row, sql};
 use std::sync::Arc;
 
 pub(crate) async fn user_by_name(tx: &mut impl Tx, name: &str) -> Result<Option<User>> {
-    tx.fetch_opt::<UserRow>(
-        sql!("SELECT id, name, role FROM users WHERE name = :name"),
-        named! { name },
+    one_user(
+        tx.fetch::<UserRow>(
+            sql!(concat!(
+                "SELECT ",
+                user_columns!(),
+                " FROM users u ",
+                user_joins!(),
+                " WHERE u.name = :name"
+            )),
+            named! { name },
+        )
+        .await?,
     )
-    .await?
-    .map(User::try_from)
-    .transpose()
 }
 
 pub(crate) async fn user_by_id(tx: &mut impl Tx, id: i64) -> Result<Option<User>> {
-    tx.fetch_opt::<UserRow>(
-        sql!("SELECT id, name, role FROM users WHERE id = :id"),
-        named! { id },
+    one_user(
+        tx.fetch::<UserRow>(
+            sql!(concat!(
+                "SELECT ",
+                user_columns!(),
+                " FROM users u ",
+                user_joins!(),
+                " WHERE u.id = :id"
+            )),
+            named! { id },
+        )
+        .await?,
     )
-    .await?
-    .map(User::try_from)
-    .transpose()
 }
 
 /// A user's name, or `user #id` for one that is not there.

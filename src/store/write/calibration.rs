@@ -43,7 +43,9 @@ pub(crate) async fn record(
             named! { campaign: campaign_id, user: validator.id },
         )
         .await?;
-    let Some((_, protocol_version)) = member.filter(|_| validator.role == Role::Validator) else {
+    let Some((_, protocol_version)) =
+        member.filter(|_| validator.role_in(campaign_id) == Some(Role::Validator))
+    else {
         return Err(Error::Forbidden(format!(
             "{} is not in the validator pool of campaign `{campaign_name}`",
             validator.name

@@ -60,6 +60,8 @@ impl<'a> Rows<'a> {
 struct People {
     cache: HashMap<String, Option<User>>,
     role: Role,
+    /// The campaign whose role they must hold.
+    campaign: i64,
 }
 
 impl People {
@@ -74,11 +76,11 @@ impl People {
         }
         Ok(match self.cache.get(name).cloned().flatten() {
             None => Err(format!("no user named `{name}`")),
-            Some(u) if u.role != self.role => Err(format!(
-                "`{name}` is a {}, not a{} {}",
-                u.role,
-                if self.role == Role::Admin { "n" } else { "" },
-                self.role
+            Some(u) if u.role_in(self.campaign) != Some(self.role) => Err(format!(
+                "`{name}` is not {} of this campaign ({})",
+                self.role.with_article(),
+                u.role_in(self.campaign)
+                    .map_or_else(|| "no role here".to_string(), |r| r.with_article())
             )),
             Some(u) => Ok(u),
         })
@@ -99,6 +101,7 @@ pub(crate) async fn import(
     let mut people = People {
         cache: HashMap::new(),
         role,
+        campaign: campaign_id,
     };
     let mut summary = BulkSummary {
         rows: rows.len(),

@@ -11,7 +11,7 @@ use crate::domain::study::{
     Axis, Display, RANK_AXES, SetAnswer, Truth, check_ranking, participant_order,
 };
 use crate::error::{Error, LineError, Rejected, Result};
-use crate::store::accounts::{User, UserRow};
+use crate::store::accounts::{User, UserRow, fold_users, user_columns, user_joins};
 use crate::store::db::{Tx, Value, named, row, sql};
 use crate::store::study::{ResponsesSummary, Study, StudyImportSummary, StudyProgress};
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -674,11 +674,19 @@ pub(crate) async fn import_responses(
     }
     // Everyone, in one statement (accounts are people: a few hundred at most).
     let mut people: HashMap<String, User> = HashMap::new();
-    for row in tx
-        .fetch::<UserRow>(sql!("SELECT id, name, role FROM users"), &[])
-        .await?
-    {
-        let user = User::try_from(row)?;
+    let accounts = tx
+        .fetch::<UserRow>(
+            sql!(concat!(
+                "SELECT ",
+                user_columns!(),
+                " FROM users u ",
+                user_joins!(),
+                " ORDER BY u.id"
+            )),
+            &[],
+        )
+        .await?;
+    for user in fold_users(accounts)? {
         people.insert(user.name.clone(), user);
     }
     let mut seen: HashMap<(String, i64, Axis), usize> = HashMap::new();
@@ -708,14 +716,18 @@ pub(crate) async fn import_responses(
             }
         };
         let user = match people.get(&row.participant) {
-            Some(u) if u.role == Role::Participant => Some(u.clone()),
+            Some(u) if u.role_in(study.campaign_id) == Some(Role::Participant) => Some(u.clone()),
             Some(u) => {
                 problems.push(LineError::new(
                     row.line,
                     Some("participant"),
                     format!(
-                        "`{}` is not a study participant (the account's role is {})",
-                        row.participant, u.role
+                        "`{}` is not a participant of this campaign's study ({})",
+                        row.participant,
+                        u.role_in(study.campaign_id).map_or_else(
+                            || "no role in this campaign".to_string(),
+                            |r| format!("the account is {} here", r.with_article())
+                        )
                     ),
                 ));
                 bad = true;

@@ -59,7 +59,7 @@ pub async fn studies(
     Extension(user): Extension<User>,
 ) -> Result<Response, Error> {
     let mut out = Vec::new();
-    for id in state.store.study_ids().await? {
+    for id in state.store.study_ids_for(&user).await? {
         let study = state.store.study_by_id(id).await?;
         let p = state.store.study_overview(&study, &user).await?;
         out.push(json!({"study": id, "total": p.total, "answered": p.answered, "next": p.next}));

@@ -9,7 +9,6 @@ use crate::domain::Role;
 use crate::domain::pairing::Pairing;
 use crate::error::{Error, LineError};
 use crate::io;
-use crate::store::accounts::PoolPlacement;
 use crate::store::catalog::{StageProgress, TaskProgress};
 use crate::store::sessions::Session;
 use crate::web::media::download;
@@ -456,8 +455,9 @@ pub async fn set_pair(
 
 pub struct UserRow {
     pub name: String,
-    pub role: &'static str,
-    pub pools: String,
+    pub admin: bool,
+    /// (campaign, role there, with a validator's pool index)
+    pub roles: Vec<(String, String)>,
     pub disabled: bool,
 }
 
@@ -478,17 +478,27 @@ async fn users_page(state: &AppState, session: &Session, error: Option<String>) 
         .await?
         .into_iter()
         .map(|a| UserRow {
-            pools: entries
-                .iter()
-                .filter(|e| e.user == a.user.name)
-                .map(|e| format!("{} #{}", e.campaign, e.index))
-                .collect::<Vec<_>>()
-                .join(", "),
+            roles: if a.user.admin {
+                vec![("every campaign".into(), "admin".into())]
+            } else {
+                a.user
+                    .roles
+                    .iter()
+                    .map(|r| {
+                        let index = entries
+                            .iter()
+                            .find(|e| e.user == a.user.name && e.campaign == r.campaign)
+                            .map(|e| format!(" #{}", e.index))
+                            .unwrap_or_default();
+                        (r.campaign.clone(), format!("{}{index}", r.role))
+                    })
+                    .collect()
+            },
+            admin: a.user.admin,
             name: a.user.name,
-            role: a.user.role.as_str(),
             disabled: a.disabled,
         })
-        .collect();
+        .collect::<Vec<_>>();
     let mut campaigns = state.store.campaign_names().await?;
     if campaigns.is_empty() {
         campaigns.push("default".into());
@@ -587,14 +597,11 @@ pub async fn create_user(
         Err(m) => return users_page(&state, &session, Some(m)).await,
     };
     let index = form.get("index").trim().to_string();
-    let placement = if index.is_empty() {
+    let index = if index.is_empty() {
         None
     } else {
         match index.parse::<i64>() {
-            Ok(i) => Some(PoolPlacement {
-                campaign: form.get("campaign").trim().to_string(),
-                index: i,
-            }),
+            Ok(i) => Some(i),
             Err(_) => {
                 return users_page(
                     &state,
@@ -605,6 +612,8 @@ pub async fn create_user(
             }
         }
     };
+    // An admin is server-wide: the form's campaign is for everyone else.
+    let campaign = (role != Role::Admin).then(|| form.get("campaign").trim().to_string());
     // Placing a validator may give tasks new default pairs and move their unstarted
     // items: shown first, and done only once the admin confirms. A password is taken
     // as typed, spaces and all; none typed, one is generated and shown once.
@@ -613,12 +622,13 @@ pub async fn create_user(
         name: name.clone(),
         role,
         password: (!typed.is_empty()).then(|| typed.clone()),
-        placement: placement.clone(),
+        campaign: campaign.clone(),
+        index,
         confirmed: form.get("confirm") == "yes",
     };
     match crate::app::accounts::create_user(&state.store, new).await {
         Ok(Created::NeedsConfirmation(changes)) => {
-            let campaign = placement.map(|p| (p.campaign, p.index)).unwrap_or_default();
+            let campaign = (campaign.unwrap_or_default(), index.unwrap_or_default());
             let chrome = Chrome::new(
                 &state,
                 &session,
@@ -645,18 +655,50 @@ pub async fn create_user(
             secret_page(
                 &state,
                 &session,
-                format!("The password of {} {}", user.role, user.name),
+                format!("The password of {} ({})", user.name, user.describe()),
                 password,
             )
             .await
         }
         Ok(Created::User { user, .. }) => Ok(crate::web::flash::redirect(
             "/admin/users",
-            &format!("Created {} {}.", user.role, user.name),
+            &format!("Created {} ({}).", user.name, user.describe()),
         )),
         Err(e @ (Error::Field { .. } | Error::Invalid(_) | Error::Conflict(_))) => {
             users_page(&state, &session, Some(super::for_people(&e))).await
         }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// `POST /admin/roles`: gives an account an author's or participant's role in a
+/// campaign, or takes its role there away.
+pub async fn set_role(
+    State(state): State<AppState>,
+    Extension(session): Extension<Session>,
+    RawForm(body): RawForm,
+) -> PageResult {
+    let form = FormFields::parse(&body)?;
+    let name = form.get("name").trim().to_string();
+    let campaign = form.get("campaign").trim().to_string();
+    let role = match form.get("role").trim() {
+        "none" => None,
+        r => match Role::parse(r) {
+            Ok(r) => Some(r),
+            Err(m) => return users_page(&state, &session, Some(m)).await,
+        },
+    };
+    match state.store.set_role(&name, &campaign, role).await {
+        Ok(()) => Ok(crate::web::flash::redirect(
+            "/admin/users",
+            &match role {
+                Some(r) => format!("{name} is {} of {campaign}.", r.with_article()),
+                None => format!("{name} holds no role in {campaign}."),
+            },
+        )),
+        Err(
+            e @ (Error::Field { .. } | Error::Invalid(_) | Error::Conflict(_) | Error::NotFound(_)),
+        ) => users_page(&state, &session, Some(super::for_people(&e))).await,
         Err(e) => Err(e.into()),
     }
 }
@@ -1123,7 +1165,11 @@ pub async fn audit(
         .users()
         .await?
         .into_iter()
-        .filter(|u| matches!(u.role, Role::Validator | Role::Author))
+        .filter(|u| {
+            u.roles
+                .iter()
+                .any(|r| r.campaign == c && matches!(r.role, Role::Validator | Role::Author))
+        })
         .map(|u| u.name)
         .collect();
     let here = format!("/c/{c}/admin/audit");

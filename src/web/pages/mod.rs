@@ -21,7 +21,7 @@ use axum::extract::State;
 /// by the last form, and the CSRF token for the page's forms.
 pub struct Chrome {
     pub user: String,
-    pub role: &'static str,
+    pub role: String,
     pub campaign: Option<String>,
     pub csrf: String,
     pub flash: Option<String>,
@@ -47,23 +47,29 @@ impl Chrome {
             None => (None, None),
         };
         let mut nav = Vec::new();
+        let mut role = session.user.headline();
         if let Some(c) = campaign {
             // A protocol without clip review has no Stage 1 to link to.
-            let clips = reviews_clips(state, c).await;
+            let found = state.store.campaign(c).await.ok();
+            let clips = found.as_ref().is_none_or(|f| f.taxonomy.clip_review);
             let first = if clips { 1 } else { 2 };
-            let mut links: Vec<(String, String)> = match session.user.role {
-                Role::Validator => vec![
+            let acting = found.and_then(|f| session.user.role_in(f.id));
+            if let Some(r) = acting {
+                role = r.as_str().to_string();
+            }
+            let mut links: Vec<(String, String)> = match acting {
+                Some(Role::Validator) => vec![
                     (format!("/c/{c}/calibration"), "Calibration".into()),
                     (format!("/c/{c}/review/1"), "Stage 1: clips".into()),
                     (format!("/c/{c}/review/2"), "Stage 2: questions".into()),
                 ],
-                Role::Author => vec![
+                Some(Role::Author) => vec![
                     (format!("/c/{c}/splits/1"), "Splits, Stage 1".into()),
                     (format!("/c/{c}/splits/2"), "Splits, Stage 2".into()),
                     (format!("/c/{c}/stats"), "Statistics".into()),
                     (format!("/c/{c}/study/results"), "Study".into()),
                 ],
-                Role::Admin => vec![
+                Some(Role::Admin) => vec![
                     (format!("/c/{c}/admin"), "Overview".into()),
                     (format!("/c/{c}/splits/{first}"), "Splits".into()),
                     (format!("/c/{c}/stats"), "Statistics".into()),
@@ -76,7 +82,7 @@ impl Chrome {
                     (format!("/c/{c}/admin/import"), "Import".into()),
                     (format!("/c/{c}/admin/exports"), "Exports".into()),
                 ],
-                Role::Participant => vec![],
+                Some(Role::Participant) | None => vec![],
             };
             if !clips {
                 links.retain(|(href, _)| {
@@ -97,7 +103,7 @@ impl Chrome {
                     (href, label, current)
                 })
                 .collect();
-        } else if session.user.role == Role::Admin {
+        } else if session.user.admin {
             nav.push((
                 "/admin/users".into(),
                 "Accounts".into(),
@@ -111,7 +117,7 @@ impl Chrome {
         }
         Ok(Chrome {
             user: session.user.name.clone(),
-            role: session.user.role.as_str(),
+            role,
             campaign: campaign.map(str::to_string),
             csrf: session.csrf_token.clone(),
             flash,
@@ -128,16 +134,6 @@ pub use super::reply::{PageError, PageResult, error_page, for_people, render};
 
 pub fn stage(s: &str) -> Result<Stage, Error> {
     Stage::parse(s).map_err(|m| Error::NotFound(format!("no such stage: {m}")))
-}
-
-/// Whether a campaign's protocol reviews clips (Stage 1); a campaign that cannot be read
-/// is taken to, as every campaign did before protocols could turn it off.
-async fn reviews_clips(state: &AppState, campaign: &str) -> bool {
-    state
-        .store
-        .campaign(campaign)
-        .await
-        .map_or(true, |c| c.taxonomy.clip_review)
 }
 
 /// Where each role starts in a campaign (`first`: its first review stage).
@@ -158,52 +154,44 @@ struct HomePage {
     admin: bool,
 }
 
-/// `/`: straight to the work when there is one campaign, else a list.
+/// `/`: straight to the work when there is one place to work, else a list: each
+/// campaign where the person works (with their role's start page), then each study they
+/// take part in (by number only).
 pub async fn home(
     State(state): State<AppState>,
     Extension(session): Extension<Session>,
 ) -> PageResult {
-    if session.user.role == Role::Participant {
-        return participant_home(&state, &session).await;
-    }
-    let campaigns = state.store.campaign_names_for(&session.user).await?;
-    let mut starts = Vec::with_capacity(campaigns.len());
-    for c in &campaigns {
-        let first = if reviews_clips(&state, c).await { 1 } else { 2 };
-        if let Some(href) = start_of(session.user.role, c, first) {
-            starts.push((href, c.clone()));
+    let user = &session.user;
+    let mut links = Vec::new();
+    for c in state.store.campaign_names_for(user).await? {
+        let Ok(campaign) = state.store.campaign(&c).await else {
+            continue;
+        };
+        let first = if campaign.taxonomy.clip_review { 1 } else { 2 };
+        if let Some(role) = user.role_in(campaign.id)
+            && let Some(href) = start_of(role, &c, first)
+        {
+            let label = if user.admin {
+                c
+            } else {
+                format!("{c} ({role})")
+            };
+            links.push((href, label));
         }
     }
-    if let [(start, _)] = starts.as_slice()
-        && campaigns.len() == 1
-    {
+    // A participant never sees a campaign's name: it could hint at the source of the
+    // clips.
+    for id in state.store.study_ids_for(user).await? {
+        links.push((format!("/study/{id}"), format!("Study {id}")));
+    }
+    if let [(start, _)] = links.as_slice() {
         return Ok(super::see_other(start));
     }
-    let links = starts;
     let chrome = Chrome::new(&state, &session, None, "Tandem", "/").await?;
     Ok(render(&HomePage {
         chrome,
         links,
-        admin: session.user.role == Role::Admin,
-    }))
-}
-
-/// A participant's start: the one study, or the list of studies (never a campaign's
-/// name: it could hint at the source of the clips).
-async fn participant_home(state: &AppState, session: &Session) -> PageResult {
-    let ids = state.store.study_ids().await?;
-    if let [only] = ids.as_slice() {
-        return Ok(super::see_other(&format!("/study/{only}")));
-    }
-    let links = ids
-        .iter()
-        .map(|id| (format!("/study/{id}"), format!("Study {id}")))
-        .collect();
-    let chrome = Chrome::new(state, session, None, "Tandem", "/").await?;
-    Ok(render(&HomePage {
-        chrome,
-        links,
-        admin: false,
+        admin: user.admin,
     }))
 }
 

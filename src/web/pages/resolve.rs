@@ -167,7 +167,8 @@ async fn item_page(
                 r.note.clone(),
             )
         }),
-        can_resolve: split.resolution.is_none() && session.user.role == Role::Author,
+        can_resolve: split.resolution.is_none()
+            && session.user.role_in(campaign.id) == Some(Role::Author),
         choice,
         note,
         error: error.clone(),
