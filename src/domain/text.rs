@@ -1,19 +1,34 @@
 //! Text a field may hold. A NUL or another control character cannot be stored by
 //! PostgreSQL (NUL), breaks the CSV exports and terminals, and is never typed on
 //! purpose: such text is refused where it enters, naming the field, on every
-//! backend alike. Tabs and line breaks stay allowed in free text.
+//! backend alike. Tabs and line breaks stay allowed in free text. So are refused the
+//! bidirectional embedding, override and isolate controls (U+202A-U+202E,
+//! U+2066-U+2069): they make text display in an order other than the one it is stored
+//! in ("Trojan Source", CVE-2021-42574), so a note or a question could read one way to
+//! its writer and another to the admin, the author or a spreadsheet. The direction
+//! marks (U+200E, U+200F, U+061C) set one character's direction only and stay allowed,
+//! as right-to-left text needs them.
+
+/// Whether `c` is a bidirectional embedding, override or isolate control.
+pub fn is_bidi_control(c: char) -> bool {
+    matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+}
 
 /// The first character of `s` that a text field must not hold, if any: a control
-/// character other than tab, line feed and carriage return.
+/// character other than tab, line feed and carriage return, or a bidirectional control.
 pub fn forbidden_char(s: &str) -> Option<char> {
     s.chars()
-        .find(|c| c.is_control() && !matches!(c, '\t' | '\n' | '\r'))
+        .find(|&c| (c.is_control() && !matches!(c, '\t' | '\n' | '\r')) || is_bidi_control(c))
 }
 
 /// Why `s` cannot be stored, if it cannot.
 pub fn check(s: &str) -> Result<(), String> {
     match forbidden_char(s) {
         None => Ok(()),
+        Some(c) if is_bidi_control(c) => Err(format!(
+            "contains the bidirectional control character U+{:04X}, which shows text in another order than it is stored; a text field cannot hold it",
+            u32::from(c)
+        )),
         Some(c) => Err(format!(
             "contains the control character U+{:04X}, which a text field cannot hold",
             u32::from(c)
@@ -95,6 +110,21 @@ mod tests {
         assert!(check("bell\u{7}").is_err());
         assert!(check("del\u{7f}").is_err());
         assert!(check("c1\u{85}").is_err());
+    }
+
+    #[test]
+    fn bidirectional_controls_are_refused_but_direction_marks_kept() {
+        for c in ('\u{202A}'..='\u{202E}').chain('\u{2066}'..='\u{2069}') {
+            let e = check(&format!("clean{c}note")).unwrap_err();
+            assert!(
+                e.contains(&format!("U+{:04X}", u32::from(c))) && e.contains("bidirectional"),
+                "{e}"
+            );
+        }
+        // Right-to-left text with its direction marks, and the characters next to the
+        // controls, are text.
+        assert!(check("\u{5e9}\u{5dc}\u{5d5}\u{5dd} \u{200f}abc\u{200e} \u{61c}").is_ok());
+        assert!(check("\u{2029}\u{2065}\u{206a}\u{2029}").is_ok());
     }
 
     #[test]

@@ -35,6 +35,11 @@ pub const CHUNK_BYTES: u64 = 256 * 1024;
 /// request; more are refused with 416 and a reason, not answered with the whole file.
 pub const MAX_RANGES: usize = 16;
 
+/// At most this many ranges a request may name before they are merged (a bound on the
+/// work one header costs; far above what any client sends): more are refused as too
+/// many ranges.
+pub const MAX_NAMED_RANGES: usize = 4096;
+
 pub use crate::app::media::{REVIEW_STRIP, strips_possible};
 
 /// The URLs of a participant's clip: the video, or the frame strip, as the study shows
@@ -199,8 +204,7 @@ pub fn parse_ranges(header: &str, size: u64) -> Result<Option<Vec<(u64, u64)>>, 
             continue;
         }
         count += 1;
-        if count > 10 * MAX_RANGES {
-            // Merging cannot bring this many back under the limit in a useful way.
+        if count > MAX_NAMED_RANGES {
             return Ok(Some(vec![(0, 0); MAX_RANGES + 1]));
         }
         let (a, b) = spec.split_once('-').ok_or(Unsatisfiable)?;
@@ -873,9 +877,17 @@ mod tests {
             .collect();
         let h = format!("bytes={}", fine.join(","));
         assert!(matches!(plan(&c(Some(&h)), 1000, None), Plan::Ranges(r) if r.len() == MAX_RANGES));
-        // Thousands of overlapping ranges merge into one and are answered.
-        let h = format!("bytes={}", vec!["0-5"; 100].join(","));
-        assert_eq!(plan(&c(Some(&h)), 1000, None), Plan::Ranges(vec![(0, 5)]));
+        // Thousands of identical or overlapping ranges merge into one and are answered:
+        // the limit counts ranges after merging.
+        for n in [100, 1000, MAX_NAMED_RANGES] {
+            let h = format!("bytes={}", vec!["0-5"; n].join(","));
+            assert_eq!(plan(&c(Some(&h)), 1000, None), Plan::Ranges(vec![(0, 5)]));
+        }
+        let h = format!("bytes={}", vec!["0-5"; 2000].join(",") + ",1-9,7-20");
+        assert_eq!(plan(&c(Some(&h)), 1000, None), Plan::Ranges(vec![(0, 20)]));
+        // Past what a request may name, refused however they would merge.
+        let h = format!("bytes={}", vec!["0-5"; MAX_NAMED_RANGES + 1].join(","));
+        assert_eq!(plan(&c(Some(&h)), 1000, None), Plan::TooManyRanges);
     }
 
     #[tokio::test]
