@@ -198,15 +198,27 @@ struct ErrorBody<'a> {
     problems: Option<&'a [LineError]>,
 }
 
+/// The seconds a client is asked to wait before trying again a request refused as
+/// unavailable (a full disk, a database that cannot write).
+pub const UNAVAILABLE_RETRY_AFTER: u64 = 5;
+
 impl IntoResponse for Error {
     fn into_response(self) -> Response {
         let status = self.status();
-        let detail = if status.is_server_error() {
-            // The cause is logged inside the request's span; the client learns nothing of it.
-            tracing::error!(error = %self, "request failed");
-            "internal error; the server log has the details".to_string()
-        } else {
-            self.to_string()
+        let detail = match &self {
+            // Written by Tandem for the client: what cannot be done now and why (the
+            // database cannot write, the disk is full), never the database's own words.
+            Error::Unavailable(message) => {
+                tracing::warn!(error = %message, "request refused: unavailable");
+                message.clone()
+            }
+            _ if status.is_server_error() => {
+                // The cause is logged inside the request's span; the client learns
+                // nothing of it.
+                tracing::error!(error = %self, "request failed");
+                "internal error; the server log has the details".to_string()
+            }
+            _ => self.to_string(),
         };
         let (field, problems) = match &self {
             Error::Field { field, .. } => (Some(field.as_str()), None),
@@ -220,10 +232,15 @@ impl IntoResponse for Error {
             problems,
         };
         let mut resp = (status, axum::Json(body)).into_response();
-        if let Error::TooMany { retry_after, .. } = &self {
+        let retry_after = match &self {
+            Error::TooMany { retry_after, .. } => Some(*retry_after),
+            Error::Unavailable(_) => Some(UNAVAILABLE_RETRY_AFTER),
+            _ => None,
+        };
+        if let Some(secs) = retry_after {
             resp.headers_mut().insert(
                 axum::http::header::RETRY_AFTER,
-                axum::http::HeaderValue::from(*retry_after),
+                axum::http::HeaderValue::from(secs),
             );
         }
         resp

@@ -173,10 +173,9 @@ pub fn require_space(dir: &Path, needed: u64, limits: &Limits, what: &str) -> Re
     let free = available_space(dir)?;
     if free < needed.saturating_add(limits.free_space_margin) {
         return Err(Error::Unavailable(format!(
-            "not enough free space for {what}: it needs {} and {} must stay free for the database, but the disk of {} has {} free; free some space (or lower TANDEM_FREE_SPACE_MARGIN_BYTES) and try again",
+            "not enough free space for {what}: it needs {} and {} must stay free for the database, but the data folder's disk has {} free; free some space (or lower TANDEM_FREE_SPACE_MARGIN_BYTES) and try again",
             human_bytes(needed),
             human_bytes(limits.free_space_margin),
-            dir.display(),
             human_bytes(free)
         )));
     }
