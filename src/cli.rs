@@ -41,6 +41,11 @@ pub struct ServerArgs {
     /// or fewer when the open-files limit is lower]
     #[arg(long, env = "TANDEM_MAX_CONNECTIONS", value_name = "N")]
     pub max_connections: Option<usize>,
+    /// Open connections at most from one client address, so that one client cannot take
+    /// them all (a trusted proxy's own connections are not capped) [default: a
+    /// sixteenth of --max-connections, at least 8]
+    #[arg(long, env = "TANDEM_MAX_CONNECTIONS_PER_CLIENT", value_name = "N")]
+    pub max_connections_per_client: Option<usize>,
     /// Seconds a client has to send a request's head (also how long an idle
     /// connection stays open)
     #[arg(
@@ -58,6 +63,15 @@ pub struct ServerArgs {
         value_name = "SECONDS"
     )]
     pub body_timeout: u64,
+    /// Seconds the server keeps answering after a stop signal while /readyz answers
+    /// 503, so that a load balancer stops sending first (0: close at once)
+    #[arg(
+        long,
+        env = "TANDEM_DRAIN",
+        default_value_t = 5,
+        value_name = "SECONDS"
+    )]
+    pub drain: u64,
     /// Seconds the requests in flight get to finish on shutdown
     #[arg(
         long,
@@ -76,6 +90,11 @@ pub struct ServerArgs {
         value_name = "NET"
     )]
     pub trusted_proxies: Vec<String>,
+    /// A folder under which the admin's "import from a folder" may read manifests (and
+    /// their videos, under the manifest's folder); repeat for several. Without one,
+    /// importing from a folder on the server is off: an admin uploads a zip instead
+    #[arg(long = "import-root", value_name = "DIR")]
+    pub import_roots: Vec<PathBuf>,
 }
 
 impl ServerArgs {
@@ -91,6 +110,7 @@ impl ServerArgs {
         config.server.header_read_timeout = secs(self.header_timeout, "--header-timeout")?;
         config.server.body_idle_timeout = secs(self.body_timeout, "--body-timeout")?;
         config.server.shutdown_grace = std::time::Duration::from_secs(self.shutdown_grace);
+        config.server.drain = std::time::Duration::from_secs(self.drain);
         if let Some(n) = self.max_connections {
             if n == 0 {
                 return Err(Error::Invalid(
@@ -98,6 +118,14 @@ impl ServerArgs {
                 ));
             }
             config.server.max_connections = n;
+        }
+        if let Some(n) = self.max_connections_per_client {
+            if n == 0 {
+                return Err(Error::Invalid(
+                    "--max-connections-per-client must be at least 1".into(),
+                ));
+            }
+            config.server.max_connections_per_client = Some(n);
         }
         config.trusted_proxies = self
             .trusted_proxies
@@ -108,6 +136,7 @@ impl ServerArgs {
                     .map_err(|m| Error::Invalid(format!("--trusted-proxy: {m}")))
             })
             .collect::<Result<_>>()?;
+        config.set_import_roots(&self.import_roots)?;
         Ok(())
     }
 }

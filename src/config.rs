@@ -21,6 +21,9 @@ pub struct Config {
     pub trusted_proxies: Vec<IpNet>,
     /// Limits on what an import or upload may read.
     pub limits: Limits,
+    /// The folders (canonical) under which the admin's "import from a folder" may read
+    /// a manifest (`serve --import-root`); none: that import is off (uploads work).
+    pub import_roots: Vec<PathBuf>,
 }
 
 impl std::fmt::Debug for Config {
@@ -32,6 +35,7 @@ impl std::fmt::Debug for Config {
             .field("secure_cookies", &self.secure_cookies)
             .field("server", &self.server)
             .field("trusted_proxies", &self.trusted_proxies)
+            .field("import_roots", &self.import_roots)
             .finish_non_exhaustive()
     }
 }
@@ -136,7 +140,45 @@ impl Config {
             server: ServerSettings::default(),
             trusted_proxies: Vec::new(),
             limits: Limits::from_env()?,
+            import_roots: Vec::new(),
         })
+    }
+
+    /// Sets the folders "import from a folder" may read under, each an existing folder
+    /// (kept with its symbolic links resolved).
+    pub fn set_import_roots(&mut self, dirs: &[PathBuf]) -> Result<()> {
+        self.import_roots = dirs
+            .iter()
+            .map(|d| match d.canonicalize() {
+                Ok(real) if real.is_dir() => Ok(real),
+                Ok(_) => Err(Error::Invalid(format!(
+                    "--import-root {}: not a folder",
+                    d.display()
+                ))),
+                Err(e) => Err(Error::io(format!("--import-root {}", d.display()), e)),
+            })
+            .collect::<Result<_>>()?;
+        Ok(())
+    }
+
+    /// The manifest at `given` (an absolute path) with its symbolic links resolved, when
+    /// it is a file under one of the import roots; `None` otherwise, alike whether or
+    /// not the file exists, so that the answer tells nothing about the rest of the disk.
+    pub async fn manifest_under_import_root(&self, given: &str) -> Option<PathBuf> {
+        let path = Path::new(given);
+        if !path.is_absolute()
+            || path
+                .components()
+                .any(|c| matches!(c, std::path::Component::ParentDir))
+            || !self.import_roots.iter().any(|r| path.starts_with(r))
+        {
+            return None;
+        }
+        let real = tokio::fs::canonicalize(path).await.ok()?;
+        self.import_roots
+            .iter()
+            .any(|r| real.starts_with(r))
+            .then_some(real)
     }
 }
 
@@ -150,9 +192,34 @@ pub struct ServerSettings {
     pub body_idle_timeout: Duration,
     /// Open connections at most; further clients wait to be accepted.
     pub max_connections: usize,
+    /// Open connections at most from one client address (none: a sixteenth of
+    /// `max_connections`, at least 8); a trusted proxy's own connections are not capped.
+    pub max_connections_per_client: Option<usize>,
+    /// On a stop, how long the server keeps accepting and answering while `/readyz`
+    /// says 503, so that a load balancer stops sending first; then the listener closes.
+    pub drain: Duration,
     /// On shutdown, requests in flight get this long to finish; then they are cut.
     pub shutdown_grace: Duration,
 }
+
+impl ServerSettings {
+    /// The cap of open connections from one client address in force.
+    pub fn per_client_cap(&self) -> usize {
+        self.max_connections_per_client
+            .unwrap_or((self.max_connections / 16).max(8))
+            .max(1)
+    }
+
+    /// How many connections that have not sent a whole request yet the server holds
+    /// before new ones get a short time for their head ([`HURRIED_HEADER_TIMEOUT`]).
+    pub fn unsent_budget(&self) -> usize {
+        (self.max_connections / 4).max(8)
+    }
+}
+
+/// The time a new connection has for its request head while many connections hold
+/// none yet (under pressure, a slow head is cut sooner).
+pub const HURRIED_HEADER_TIMEOUT: Duration = Duration::from_secs(5);
 
 impl Default for ServerSettings {
     fn default() -> Self {
@@ -160,6 +227,8 @@ impl Default for ServerSettings {
             header_read_timeout: Duration::from_secs(60),
             body_idle_timeout: Duration::from_secs(30),
             max_connections: default_max_connections(),
+            max_connections_per_client: None,
+            drain: Duration::ZERO,
             shutdown_grace: Duration::from_secs(10),
         }
     }

@@ -1,8 +1,9 @@
 //! The server loop: accepts connections, serves each with hyper, and bounds what a
-//! client can hold: a header that is not complete in time closes the connection, a
-//! body that stalls is cut, the number of open connections is capped (new ones wait in
-//! the kernel's backlog), and shutdown waits for the requests in flight only until a
-//! deadline. Every accepted socket has `TCP_NODELAY`: a reply written in two parts (head,
+//! client can hold: a header that is not complete in time closes the connection (sooner
+//! while many connections hold no whole request), a body that stalls is cut, the number
+//! of open connections is capped (new ones wait in the kernel's backlog) and so is the
+//! number from one client address (more are closed at once), and shutdown drains, then
+//! waits for the requests in flight only until a deadline. Every accepted socket has `TCP_NODELAY`: a reply written in two parts (head,
 //! then a small body) must not wait for the client's delayed ACK.
 
 use crate::AppState;
@@ -10,9 +11,11 @@ use crate::error::{Error, Result};
 use axum::extract::connect_info::ConnectInfo;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto::Builder;
+use std::collections::HashMap;
 use std::future::Future;
-use std::net::SocketAddr;
-use std::sync::Arc;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Semaphore;
@@ -35,8 +38,10 @@ pub async fn listen(bind: &str) -> Result<(TcpListener, SocketAddr)> {
     Ok((listener, addr))
 }
 
-/// Serves `state` on `listener` until `shutdown` completes; then stops accepting, lets
-/// the requests in flight finish for up to the grace period and cuts the rest.
+/// Serves `state` on `listener` until `shutdown` completes; then keeps serving for the
+/// drain period with `/readyz` answering 503 (a load balancer stops sending), stops
+/// accepting, lets the requests in flight finish for up to the grace period and cuts
+/// the rest.
 pub async fn serve_with(
     listener: TcpListener,
     state: AppState,
@@ -45,74 +50,52 @@ pub async fn serve_with(
 ) -> std::io::Result<()> {
     let settings = state.config.server.clone();
     let router = crate::web::app(state.clone());
-    let mut builder = Builder::new(TokioExecutor::new());
-    builder
-        .http1()
-        .timer(TokioTimer::new())
-        .header_read_timeout(settings.header_read_timeout);
-    builder.http2().timer(TokioTimer::new());
-    let builder = Arc::new(builder);
-    let slots = Arc::new(Semaphore::new(settings.max_connections.max(1)));
+    let builder = |header_timeout: Duration| {
+        let mut builder = Builder::new(TokioExecutor::new());
+        builder
+            .http1()
+            .timer(TokioTimer::new())
+            .header_read_timeout(header_timeout);
+        builder.http2().timer(TokioTimer::new());
+        Arc::new(builder)
+    };
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
-    let mut connections = JoinSet::new();
-    let mut shutdown = std::pin::pin!(shutdown);
-    loop {
-        // Reap finished connections so the set does not grow.
-        while connections.try_join_next().is_some() {}
-        let slot = tokio::select! {
-            s = slots.clone().acquire_owned() => match s {
-                Ok(s) => s,
-                Err(_) => break,
-            },
-            () = &mut shutdown => break,
-        };
-        let (stream, remote) = tokio::select! {
-            r = listener.accept() => match r {
-                Ok(r) => r,
-                Err(e) => {
-                    // Out of file descriptors, or a connection reset before it was
-                    // accepted: wait a moment instead of spinning.
-                    tracing::warn!(error = %e, "cannot accept a connection");
-                    tokio::time::sleep(Duration::from_millis(50)).await;
-                    continue;
-                }
-            },
-            () = &mut shutdown => break,
-        };
-        if let Err(e) = stream.set_nodelay(true) {
-            tracing::debug!(error = %e, "cannot set TCP_NODELAY");
-        }
-        if let Some(tap) = &tap {
-            tap(&stream);
-        }
-        let router = router.clone();
-        let service = hyper::service::service_fn(move |mut req: hyper::Request<_>| {
-            req.extensions_mut().insert(ConnectInfo(remote));
-            router.clone().oneshot(req)
-        });
-        let builder = builder.clone();
-        let mut stop = stop_rx.clone();
-        connections.spawn(async move {
-            let conn = builder.serve_connection_with_upgrades(TokioIo::new(stream), service);
-            let mut conn = std::pin::pin!(conn);
-            tokio::select! {
-                r = conn.as_mut() => {
-                    if let Err(e) = r {
-                        tracing::debug!(error = %e, "connection ended with an error");
-                    }
-                }
-                () = stopping(&mut stop) => {
-                    conn.as_mut().graceful_shutdown();
-                    if let Err(e) = conn.await {
-                        tracing::debug!(error = %e, "connection ended with an error");
-                    }
-                }
-            }
-            drop(slot);
-        });
-    }
-    drop(listener);
+    let mut accept = Acceptor {
+        listener,
+        router,
+        builder: builder(settings.header_read_timeout),
+        hurried: builder(
+            settings
+                .header_read_timeout
+                .min(crate::config::HURRIED_HEADER_TIMEOUT),
+        ),
+        slots: Arc::new(Semaphore::new(settings.max_connections.max(1))),
+        clients: Arc::new(Mutex::new(HashMap::new())),
+        per_client: settings.per_client_cap(),
+        trusted: state.config.trusted_proxies.clone(),
+        unsent: Arc::new(AtomicUsize::new(0)),
+        unsent_budget: settings.unsent_budget(),
+        refused_since_warning: 0,
+        warned_at: None,
+        stop: stop_rx,
+        connections: JoinSet::new(),
+        tap,
+    };
+    accept.until(shutdown).await;
     state.life.start_draining();
+    if !settings.drain.is_zero() {
+        tracing::info!(
+            drain_s = settings.drain.as_secs_f64(),
+            "stopping: /readyz answers 503 while the server still answers"
+        );
+        accept.until(tokio::time::sleep(settings.drain)).await;
+    }
+    let Acceptor {
+        listener,
+        mut connections,
+        ..
+    } = accept;
+    drop(listener);
     let _ = stop_tx.send(true);
     let open = connections.len();
     if open > 0 {
@@ -135,6 +118,203 @@ pub async fn serve_with(
         while connections.join_next().await.is_some() {}
     }
     Ok(())
+}
+
+/// The accepting half of the server: what each new connection is served with, and the
+/// connections each client address holds.
+struct Acceptor {
+    listener: TcpListener,
+    router: axum::Router,
+    builder: Arc<Builder<TokioExecutor>>,
+    /// The same with a short time for a request's head, for connections accepted while
+    /// many hold no whole request yet.
+    hurried: Arc<Builder<TokioExecutor>>,
+    slots: Arc<Semaphore>,
+    /// Open connections per client address (trusted proxies not counted).
+    clients: Arc<Mutex<HashMap<IpAddr, usize>>>,
+    per_client: usize,
+    trusted: Vec<crate::config::IpNet>,
+    /// Open connections that have not sent a whole request head yet.
+    unsent: Arc<AtomicUsize>,
+    unsent_budget: usize,
+    refused_since_warning: u64,
+    warned_at: Option<std::time::Instant>,
+    stop: tokio::sync::watch::Receiver<bool>,
+    connections: JoinSet<()>,
+    tap: Option<AcceptTap>,
+}
+
+/// One connection's place in its client address's count, given back when it closes.
+struct ClientSlot {
+    ip: IpAddr,
+    clients: Arc<Mutex<HashMap<IpAddr, usize>>>,
+}
+
+impl Drop for ClientSlot {
+    fn drop(&mut self) {
+        let mut m = self.clients.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(n) = m.get_mut(&self.ip) {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                m.remove(&self.ip);
+            }
+        }
+    }
+}
+
+/// Counts a connection among those that have sent no whole request head until its
+/// first request (or its end), exactly once.
+struct Unsent {
+    sent: AtomicBool,
+    count: Arc<AtomicUsize>,
+}
+
+impl Unsent {
+    fn new(count: Arc<AtomicUsize>) -> Unsent {
+        count.fetch_add(1, Ordering::Relaxed);
+        Unsent {
+            sent: AtomicBool::new(false),
+            count,
+        }
+    }
+
+    fn sent(&self) {
+        if !self.sent.swap(true, Ordering::Relaxed) {
+            self.count.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+}
+
+impl Drop for Unsent {
+    fn drop(&mut self) {
+        self.sent();
+    }
+}
+
+/// An address as one client: an IPv4 address seen through an IPv6 socket is that
+/// IPv4 address.
+fn client_of(ip: IpAddr) -> IpAddr {
+    match ip {
+        IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(ip, IpAddr::V4),
+        v4 => v4,
+    }
+}
+
+impl Acceptor {
+    /// A place for one more connection from `ip`, or none when that address holds its
+    /// cap already (a trusted proxy's connections are not capped: the proxy limits its
+    /// own clients).
+    fn admit(&mut self, ip: IpAddr) -> Result<Option<ClientSlot>, ()> {
+        if self.trusted.iter().any(|n| n.contains(ip)) {
+            return Ok(None);
+        }
+        let mut m = self.clients.lock().unwrap_or_else(|e| e.into_inner());
+        let n = m.entry(ip).or_insert(0);
+        if *n >= self.per_client {
+            return Err(());
+        }
+        *n += 1;
+        Ok(Some(ClientSlot {
+            ip,
+            clients: self.clients.clone(),
+        }))
+    }
+
+    /// Says, at most once a minute, that connections were refused for their address.
+    fn note_refusal(&mut self, ip: IpAddr) {
+        self.refused_since_warning += 1;
+        let now = std::time::Instant::now();
+        if self
+            .warned_at
+            .is_none_or(|t| now.duration_since(t) >= Duration::from_secs(60))
+        {
+            tracing::warn!(
+                client = %ip,
+                cap = self.per_client,
+                refused = self.refused_since_warning,
+                "a client address holds its cap of open connections: its new ones are closed at once"
+            );
+            self.warned_at = Some(now);
+            self.refused_since_warning = 0;
+        }
+    }
+
+    /// Accepts and serves connections until `until` completes.
+    async fn until(&mut self, until: impl Future<Output = ()>) {
+        let mut until = std::pin::pin!(until);
+        loop {
+            // Reap finished connections so the set does not grow.
+            while self.connections.try_join_next().is_some() {}
+            let slot = tokio::select! {
+                s = self.slots.clone().acquire_owned() => match s {
+                    Ok(s) => s,
+                    Err(_) => return,
+                },
+                () = &mut until => return,
+            };
+            let (stream, remote) = tokio::select! {
+                r = self.listener.accept() => match r {
+                    Ok(r) => r,
+                    Err(e) => {
+                        // Out of file descriptors, or a connection reset before it was
+                        // accepted: wait a moment instead of spinning.
+                        tracing::warn!(error = %e, "cannot accept a connection");
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                        continue;
+                    }
+                },
+                () = &mut until => return,
+            };
+            let ip = client_of(remote.ip());
+            let Ok(client) = self.admit(ip) else {
+                // Closed at once: the others, and this address's open connections, go
+                // on as before.
+                drop(stream);
+                self.note_refusal(ip);
+                continue;
+            };
+            if let Err(e) = stream.set_nodelay(true) {
+                tracing::debug!(error = %e, "cannot set TCP_NODELAY");
+            }
+            if let Some(tap) = &self.tap {
+                tap(&stream);
+            }
+            let unsent = Arc::new(Unsent::new(self.unsent.clone()));
+            let builder = if self.unsent.load(Ordering::Relaxed) > self.unsent_budget {
+                self.hurried.clone()
+            } else {
+                self.builder.clone()
+            };
+            let router = self.router.clone();
+            let first = unsent.clone();
+            let service = hyper::service::service_fn(move |mut req: hyper::Request<_>| {
+                first.sent();
+                req.extensions_mut().insert(ConnectInfo(remote));
+                router.clone().oneshot(req)
+            });
+            let mut stop = self.stop.clone();
+            self.connections.spawn(async move {
+                let conn = builder.serve_connection_with_upgrades(TokioIo::new(stream), service);
+                let mut conn = std::pin::pin!(conn);
+                tokio::select! {
+                    r = conn.as_mut() => {
+                        if let Err(e) = r {
+                            tracing::debug!(error = %e, "connection ended with an error");
+                        }
+                    }
+                    () = stopping(&mut stop) => {
+                        conn.as_mut().graceful_shutdown();
+                        if let Err(e) = conn.await {
+                            tracing::debug!(error = %e, "connection ended with an error");
+                        }
+                    }
+                }
+                drop(unsent);
+                drop(client);
+                drop(slot);
+            });
+        }
+    }
 }
 
 /// Completes when the server starts shutting down.

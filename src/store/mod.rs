@@ -584,9 +584,15 @@ forward! {
     /// Counts one sign-in attempt under each key, atomically, before its password is
     /// checked (see `sessions::Admission`).
     fn admit_login(&self, keys: &[(String, i64)]) -> Result<Admission>;
-    /// A sign-in succeeded: the account's name starts afresh, and the attempt counted
-    /// against the address is taken back.
-    fn login_succeeded(&self, name_key: &str, addr_key: Option<&str>) -> Result<()>;
+    /// A sign-in succeeded: the keys in `cleared` (the account's name, the address and
+    /// name, the browser) start afresh, and the attempt counted under `eased` (the
+    /// address over all names) is taken back.
+    fn login_succeeded(&self, cleared: &[String], eased: Option<&str>) -> Result<()>;
+    /// The account a remembered browser signed in as (the hash of its device cookie),
+    /// if that account can sign in.
+    fn device_owner(&self, id_hash: &str) -> Result<Option<String>>;
+    /// Remembers a browser `user` signed in from (the hash of its new device cookie).
+    fn trust_device(&self, user: &User, id_hash: &str) -> Result<()>;
 
     // The QC tables' facts.
     /// Items by stage, task, QA type, pair, outcome, counted verdicts and reasons: one

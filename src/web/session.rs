@@ -18,11 +18,23 @@ use std::sync::OnceLock;
 
 pub const SESSION_COOKIE: &str = "tandem_session";
 pub const PRELOGIN_COOKIE: &str = "tandem_prelogin";
+/// A browser a person signed in from before (OWASP's device cookie): a random id whose
+/// hash the database keeps with the account.
+pub const DEVICE_COOKIE: &str = "tandem_device";
+/// How long a browser is remembered.
+const DEVICE_SECONDS: i64 = 365 * 24 * 3600;
 /// Failed sign-ins allowed per account name in the throttle's window before each
-/// further attempt doubles the wait.
+/// further attempt doubles the wait (not counted for a browser the account signed in
+/// from before: such a browser counts its own).
 pub const MAX_FAILURES_PER_NAME: i64 = 10;
-/// ... and per client address (higher: a lab behind one proxy shares an address).
-pub const MAX_FAILURES_PER_ADDRESS: i64 = 50;
+/// ... per client address and account name, so that one address's failures on one
+/// name do not hold the other names from that address ...
+pub const MAX_FAILURES_PER_ADDRESS_AND_NAME: i64 = 10;
+/// ... per client address over all names (higher: a lab behind one proxy shares an
+/// address; this is what holds password spraying) ...
+pub const MAX_FAILURES_PER_ADDRESS: i64 = 200;
+/// ... and per remembered browser.
+pub const MAX_FAILURES_PER_DEVICE: i64 = 10;
 /// Largest form body the CSRF check reads.
 const MAX_FORM_BYTES: usize = 1024 * 1024;
 
@@ -369,12 +381,37 @@ pub async fn login(
             &token,
         ));
     }
-    let name_key = format!("user:{name}");
-    let addr_key = addr.map(|a| format!("addr:{a}"));
-    let mut keys = vec![(name_key.clone(), MAX_FAILURES_PER_NAME)];
-    if let Some(k) = &addr_key {
-        keys.push((k.clone(), MAX_FAILURES_PER_ADDRESS));
-    }
+    // A browser this account signed in from before is throttled on its own: an
+    // attacker's failures elsewhere cannot lock the person out of it.
+    let device_hash = cookie(&headers, DEVICE_COOKIE)
+        .filter(|d| !d.is_empty() && d.len() <= 128)
+        .map(|d| auth::sha256_hex(d.as_bytes()));
+    let trusted = match &device_hash {
+        Some(h) => state.store.device_owner(h).await?.as_deref() == Some(name.as_str()),
+        None => false,
+    };
+    let (keys, eased): (Vec<(String, i64)>, Option<String>) = match (&device_hash, addr) {
+        (Some(h), _) if trusted => (vec![(format!("device:{h}"), MAX_FAILURES_PER_DEVICE)], None),
+        (_, Some(a)) => (
+            vec![
+                (format!("user:{name}"), MAX_FAILURES_PER_NAME),
+                (
+                    format!("addr:{a}|user:{name}"),
+                    MAX_FAILURES_PER_ADDRESS_AND_NAME,
+                ),
+                (format!("addr:{a}"), MAX_FAILURES_PER_ADDRESS),
+            ],
+            Some(format!("addr:{a}")),
+        ),
+        (_, None) => (vec![(format!("user:{name}"), MAX_FAILURES_PER_NAME)], None),
+    };
+    // On success, every key but the address's over all names starts afresh; that one
+    // takes back this attempt only.
+    let cleared: Vec<String> = keys
+        .iter()
+        .map(|(k, _)| k.clone())
+        .filter(|k| Some(k) != eased.as_ref())
+        .collect();
     let wait = |secs: u64| {
         let mut resp = login_response(
             &state,
@@ -447,8 +484,25 @@ pub async fn login(
     };
     state
         .store
-        .login_succeeded(&name_key, addr_key.as_deref())
+        .login_succeeded(&cleared, eased.as_deref())
         .await?;
+    // This browser is remembered for this person (a new cookie unless it has theirs).
+    let device = if trusted {
+        None
+    } else {
+        let id = auth::random_id(32)?;
+        state
+            .store
+            .trust_device(&user, &auth::sha256_hex(id.as_bytes()))
+            .await?;
+        Some(id)
+    };
+    // The browser's earlier session (someone else's, or this person's own) ends: one
+    // browser holds one session, and a sign-in as another person does not leave the
+    // first one valid on the server.
+    if let Some(earlier) = from_cookie(&state, &headers).await? {
+        state.store.end_session(&earlier).await?;
+    }
     let id = state.store.create_session(&user).await?;
     tracing::info!(user = %user.name, roles = %user.describe(), "signed in");
     let mut resp = super::see_other(&next);
@@ -464,6 +518,15 @@ pub async fn login(
         &mut resp,
         format!("{PRELOGIN_COOKIE}=; HttpOnly; SameSite=Strict; Path=/login; Max-Age=0"),
     );
+    if let Some(id) = device {
+        set_cookie(
+            &mut resp,
+            format!(
+                "{DEVICE_COOKIE}={id}; HttpOnly; SameSite=Strict; Path=/login; Max-Age={DEVICE_SECONDS}{}",
+                secure_suffix(&state)
+            ),
+        );
+    }
     Ok(resp)
 }
 

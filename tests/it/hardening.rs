@@ -81,10 +81,28 @@ async fn writes_fail_while_the_disk_is_full_and_recover_by_themselves_once_it_is
     let size = |name: &str| std::fs::metadata(data.join(name)).map_or(0, |m| m.len());
     set_file_size_limit(server.pid(), Some(size("tandem.db-wal")));
     for i in 5..15 {
-        let status = pass_at(&client, base, &token, &format!("K{i:03}")).await;
+        // Refused as unavailable for now, in words that say what fails (never the
+        // database's own, never "internal error").
+        let r = client
+            .post(format!(
+                "{base}/api/v1/campaigns/default/items/1/K{i:03}/verdict"
+            ))
+            .bearer_auth(&token)
+            .json(&json!({"verdict": "valid"}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(
+            r.status(),
+            StatusCode::SERVICE_UNAVAILABLE,
+            "a write on a full disk fails as unavailable"
+        );
+        assert_eq!(r.headers()["retry-after"], "5");
+        let body: serde_json::Value = r.json().await.unwrap();
+        assert_eq!(body["error"], "unavailable", "{body}");
         assert!(
-            status.is_server_error(),
-            "a write on a full disk fails: {status}"
+            body["detail"].as_str().is_some_and(|d| d.contains("disk")),
+            "{body}"
         );
     }
     // The health check probes a write at most once a second: asked until it says so.
@@ -248,7 +266,14 @@ async fn endless_lines_devices_and_zip_bombs_are_refused_within_bounded_memory()
         w.finish().unwrap();
     }
     let (data, _) = campaign_on_disk(dir.path(), 1);
-    let server = start_server(&data, None, &[]);
+    // The test's folder and /dev are import roots: a device under a root is still
+    // refused as one.
+    let root = dir.path().display().to_string();
+    let server = start_server(
+        &data,
+        None,
+        &["--import-root", &root, "--import-root", "/dev"],
+    );
     let base = server.base.clone();
     let web = admin_web(&data, &base).await;
     let client = http_client();
@@ -264,6 +289,17 @@ async fn endless_lines_devices_and_zip_bombs_are_refused_within_bounded_memory()
     let r = folder("/dev/zero".into()).await.unwrap();
     assert_eq!(r.status(), StatusCode::UNPROCESSABLE_ENTITY);
     assert!(r.text().await.unwrap().contains("not a regular file"));
+    // A file outside the roots is not read: the answer does not say whether it exists
+    // or how many lines it has.
+    for outside in ["/etc/shadow", "/etc/no-such-file"] {
+        let r = folder(outside.into()).await.unwrap();
+        assert_eq!(r.status(), StatusCode::UNPROCESSABLE_ENTITY);
+        let text = r.text().await.unwrap();
+        assert!(
+            text.contains("under an import root") && !text.contains("problem"),
+            "{outside}: {text}"
+        );
+    }
 
     // One line of 300 MB without an end (a sparse file: no disk used).
     let endless = dir.path().join("endless.jsonl");
@@ -310,7 +346,14 @@ async fn a_half_sent_request_is_closed_and_shutdown_keeps_its_deadline() {
     let mut server = start_server(
         &data,
         None,
-        &["--header-timeout", "1", "--shutdown-grace", "2"],
+        &[
+            "--header-timeout",
+            "1",
+            "--shutdown-grace",
+            "2",
+            "--drain",
+            "2",
+        ],
     );
     let addr = server.base.trim_start_matches("http://").to_string();
     let half_sent = || {
@@ -343,6 +386,37 @@ async fn a_half_sent_request_is_closed_and_shutdown_keeps_its_deadline() {
         .unwrap();
     assert!(status.success());
     let start = Instant::now();
+    // For the drain period the server still answers, and /readyz says it is going, so
+    // that a load balancer stops sending before the listener closes.
+    let client = http_client();
+    let ready = loop {
+        let r = client
+            .get(format!("{}/readyz", server.base))
+            .send()
+            .await
+            .unwrap();
+        if r.status() == StatusCode::SERVICE_UNAVAILABLE || start.elapsed() > Duration::from_secs(1)
+        {
+            break r.status();
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert_eq!(ready, StatusCode::SERVICE_UNAVAILABLE);
+    let health = client
+        .get(format!("{}/healthz", server.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        health.status(),
+        StatusCode::OK,
+        "still answering while draining"
+    );
+    assert!(
+        start.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        start.elapsed()
+    );
     let exit = loop {
         if let Some(e) = server.child.try_wait().unwrap() {
             break e;
@@ -397,6 +471,18 @@ async fn text_with_nul_or_control_characters_is_refused_by_field_everywhere() {
         .await;
     assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.text);
     assert_eq!(r.body["field"], "note");
+    // A note that would show in another order than it is stored (U+202E).
+    let r = app
+        .verdict(
+            &c.v0,
+            1,
+            &ids[0],
+            json!({"verdict": "reject", "reasons": ["other"], "note": "fine \u{202e}gnp.exe"}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.text);
+    assert_eq!(r.body["field"], "note");
+    assert!(r.text.contains("U+202E"), "{}", r.text);
     let r = app
         .verdict(&c.v0, 1, &ids[0], json!({"verdict": "valid\u{7}"}))
         .await;
@@ -427,13 +513,26 @@ async fn text_with_nul_or_control_characters_is_refused_by_field_everywhere() {
     let src = app.source();
     let mut line = clip_line(&src, "NUL_CLIP", "MC_F_EGO_STA", &[]);
     line["theme"] = json!("altar\u{0}");
-    let m = write_manifest(&src, "nul.jsonl", &[line]);
+    let mut bidi = clip_line(&src, "BIDI_CLIP", "MC_F_EGO_STA", &["OE"]);
+    bidi["questions"][0]["question"] = json!("Which \u{2067}way\u{2069} does it turn?");
+    let m = write_manifest(&src, "nul.jsonl", &[line, bidi]);
     let e = app.import(&m).await.unwrap_err();
     assert!(e.to_string().contains("line 1, field `theme`"), "{e}");
-    // Sign-in throttling is the one thing the refused sign-in may have written.
+    assert!(
+        e.to_string()
+            .contains("line 2, field `questions[0].question`")
+            && e.to_string().contains("U+2067"),
+        "{e}"
+    );
+    // Sign-in throttling, and the sign-in's session and remembered browser, are all
+    // that was written.
     let strip = |d: String| {
         d.split("== ")
-            .filter(|t| !t.starts_with("login_throttle") && !t.starts_with("sessions"))
+            .filter(|t| {
+                !t.starts_with("login_throttle")
+                    && !t.starts_with("sessions")
+                    && !t.starts_with("trusted_devices")
+            })
             .collect::<Vec<_>>()
             .join("== ")
     };
@@ -734,4 +833,236 @@ async fn health_until(
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+}
+
+/// One browser holds one session: signing in as another person (or again) ends the
+/// session whose cookie the browser still sent, on the server, not only in the browser.
+#[tokio::test]
+async fn signing_in_as_another_person_ends_the_browsers_earlier_session() {
+    let app = spawn_app().await;
+    cast(&app).await;
+    let first = app.login("val00").await;
+    let home = app.page(Some(&first), Method::GET, "/", None).await;
+    assert_eq!(home.status, StatusCode::SEE_OTHER);
+    assert_ne!(home.location().as_deref(), Some("/login?next=%2F"));
+    // The same browser signs in as val01: its requests still carry val00's cookie.
+    let page = TestApp::reply(
+        app.client
+            .get(format!("{}/login", app.base))
+            .header("Cookie", first.cookies()),
+    )
+    .await;
+    let pre = page
+        .headers
+        .get_all("set-cookie")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .find(|c| c.starts_with("tandem_prelogin="))
+        .and_then(|c| c.split(';').next())
+        .unwrap()
+        .to_string();
+    let token = csrf_of(&page.text).unwrap();
+    let r = TestApp::reply(
+        app.client
+            .post(format!("{}/login", app.base))
+            .header("Cookie", format!("{pre}; {}", first.cookies()))
+            .form(&[
+                ("_csrf", token.as_str()),
+                ("name", "val01"),
+                ("password", PASSWORD),
+                ("next", "/"),
+            ]),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
+    // val00's session is over on the server: its cookie, replayed, signs in no one.
+    let replay = app.page(Some(&first), Method::GET, "/", None).await;
+    assert_eq!(replay.status, StatusCode::SEE_OTHER);
+    assert!(
+        replay
+            .location()
+            .is_some_and(|l| l.starts_with("/login?next=")),
+        "{:?}",
+        replay.location()
+    );
+    let sessions = app.count("SELECT COUNT(*) FROM sessions").await;
+    assert_eq!(sessions, 1, "only val01's session is left");
+}
+
+/// One client address cannot take every connection: past its cap its new connections
+/// are closed at once, its open ones go on, and another address is served as usual.
+#[tokio::test]
+async fn one_address_holding_its_cap_of_connections_starves_no_one_else() {
+    let dir = tempfile::tempdir().unwrap();
+    let (data, _) = campaign_on_disk(dir.path(), 1);
+    let cap = 10;
+    let server = start_server(
+        &data,
+        None,
+        &["--max-connections-per-client", &cap.to_string()],
+    );
+    let base = server.base.clone();
+    admin_web(&data, &base).await;
+    let addr = base.trim_start_matches("http://").to_string();
+    // Three times the cap, each trickling a request head it never finishes.
+    let mut held = Vec::new();
+    let mut closed = 0;
+    for _ in 0..3 * cap {
+        let mut s = std::net::TcpStream::connect(&addr).unwrap();
+        s.write_all(b"GET /healthz HTTP/1.1\r\nHost: tandem\r\nX-Slow: ")
+            .unwrap();
+        s.set_read_timeout(Some(Duration::from_millis(300)))
+            .unwrap();
+        let mut buf = [0u8; 16];
+        match s.read(&mut buf) {
+            Ok(0) => closed += 1,
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => closed += 1,
+            Ok(_) => panic!("an unfinished request was answered"),
+            Err(_) => held.push(s), // still open, waiting for the rest of its head
+        }
+    }
+    assert!(held.len() <= cap, "{} held", held.len());
+    assert!(closed >= 2 * cap, "{closed} closed at once");
+    // Another address signs in and is answered while they are held.
+    let other = reqwest::Client::builder()
+        .local_address(std::net::IpAddr::from([127, 0, 0, 2]))
+        .redirect(reqwest::redirect::Policy::none())
+        .timeout(Duration::from_secs(10))
+        .build()
+        .unwrap();
+    let health = other.get(format!("{base}/healthz")).send().await.unwrap();
+    assert_eq!(health.status(), StatusCode::OK);
+    web_login(&other, &base, "admin1", PASSWORD).await.unwrap();
+    // The connections the address holds still work: one finishes its request.
+    let mut s = held.pop().unwrap();
+    s.write_all(b"1\r\n\r\n").unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let mut answer = [0u8; 12];
+    s.read_exact(&mut answer).unwrap();
+    assert_eq!(&answer, b"HTTP/1.1 200");
+}
+
+/// Signs in as `name` from `client` presenting `cookies` (a device cookie, say): the
+/// status and the device cookie the server set, if any.
+async fn sign_in_with(
+    client: &reqwest::Client,
+    base: &str,
+    name: &str,
+    password: &str,
+    cookies: Option<&str>,
+) -> (StatusCode, Option<String>) {
+    let page = TestApp::reply(client.get(format!("{base}/login"))).await;
+    let pre = page
+        .headers
+        .get_all("set-cookie")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .find(|c| c.starts_with("tandem_prelogin="))
+        .and_then(|c| c.split(';').next())
+        .unwrap()
+        .to_string();
+    let token = csrf_of(&page.text).unwrap();
+    let cookie = match cookies {
+        Some(c) => format!("{pre}; {c}"),
+        None => pre,
+    };
+    let r = TestApp::reply(
+        client
+            .post(format!("{base}/login"))
+            .header("Cookie", cookie)
+            .form(&[
+                ("_csrf", token.as_str()),
+                ("name", name),
+                ("password", password),
+                ("next", "/"),
+            ]),
+    )
+    .await;
+    let device = r
+        .headers
+        .get_all("set-cookie")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .find(|c| c.starts_with("tandem_device="))
+        .and_then(|c| c.split(';').next())
+        .map(str::to_string);
+    (r.status, device)
+}
+
+/// An attacker cannot lock a person out: failures from elsewhere hold the account for
+/// browsers it never signed in from, but the browser the person signed in from before
+/// (its device cookie) is throttled on its own; and failures on one name from an
+/// address do not hold the other names from that address.
+#[tokio::test]
+async fn an_attacker_cannot_lock_a_person_out_of_their_own_browser() {
+    let dir = tempfile::tempdir().unwrap();
+    let (data, _) = campaign_on_disk(dir.path(), 1);
+    let server = start_server(&data, None, &[]);
+    let base = server.base.clone();
+    admin_web(&data, &base).await;
+    let client = http_client();
+    // The person's own browser signs in once: the server remembers it.
+    let (status, device) = sign_in_with(&client, &base, "admin1", PASSWORD, None).await;
+    assert_eq!(status, StatusCode::SEE_OTHER);
+    let device = device.expect("a device cookie");
+    // An attacker at another address tries ten wrong passwords.
+    let attacker = reqwest::Client::builder()
+        .local_address(std::net::IpAddr::from([127, 0, 0, 3]))
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    for i in 0..tandem::web::session::MAX_FAILURES_PER_NAME {
+        let (status, _) = sign_in_with(
+            &attacker,
+            &base,
+            "admin1",
+            &format!("guess number {i}"),
+            None,
+        )
+        .await;
+        assert_eq!(status, StatusCode::UNAUTHORIZED);
+    }
+    // The account is held for browsers it never signed in from, the right password too.
+    let (status, _) = sign_in_with(&client, &base, "admin1", PASSWORD, None).await;
+    assert_eq!(status, StatusCode::TOO_MANY_REQUESTS);
+    // The person's browser is not: it signs in, and keeps its cookie.
+    let (status, again) = sign_in_with(&client, &base, "admin1", PASSWORD, Some(&device)).await;
+    assert_eq!(status, StatusCode::SEE_OTHER);
+    assert_eq!(again, None, "the same browser keeps its cookie");
+    // A device cookie counts only for its own account, and a forged one for nothing.
+    let (status, _) = sign_in_with(&client, &base, "val00", "wrong", Some(&device)).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    let (status, _) = sign_in_with(
+        &client,
+        &base,
+        "admin1",
+        PASSWORD,
+        Some("tandem_device=forged-value"),
+    )
+    .await;
+    assert_eq!(status, StatusCode::TOO_MANY_REQUESTS);
+    // The attacker's address is held on admin1 only: another name signs in from it.
+    tandem_command(&data, None)
+        .args([
+            "user",
+            "add",
+            "lead",
+            "--role",
+            "author",
+            "--password-stdin",
+        ])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .and_then(|mut c| {
+            c.stdin.take().unwrap().write_all(PASSWORD.as_bytes())?;
+            c.wait()
+        })
+        .unwrap();
+    let (status, _) = sign_in_with(&attacker, &base, "lead", PASSWORD, None).await;
+    assert_eq!(
+        status,
+        StatusCode::SEE_OTHER,
+        "other names from that address"
+    );
 }

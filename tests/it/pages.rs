@@ -528,7 +528,13 @@ async fn upload(app: &TestApp, web: &Web, zip: Vec<u8>) -> Reply {
 
 #[tokio::test]
 async fn an_admin_imports_a_zip_and_reads_the_lines_of_a_broken_manifest() {
-    let app = spawn_app().await;
+    // "Import from a folder" reads under the test's source folder only.
+    let app = spawn_app_with(|c| {
+        let source = c.data_dir.parent().unwrap().join("source");
+        std::fs::create_dir_all(&source).unwrap();
+        c.set_import_roots(&[source]).unwrap();
+    })
+    .await;
     cast(&app).await;
     let web = app.login("admin1").await;
     let src = app.source();
@@ -633,23 +639,48 @@ async fn an_admin_imports_a_zip_and_reads_the_lines_of_a_broken_manifest() {
         .await;
     assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
     assert_eq!(app.count("SELECT COUNT(*) FROM clips").await, 2);
-    let missing = src.join("no-such.jsonl");
-    let r = app
-        .page(
-            Some(&web),
-            Method::POST,
-            &format!("/c/{CAMPAIGN}/admin/import/folder"),
-            Some(&[("manifest", missing.to_str().unwrap())]),
-        )
-        .await;
-    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY);
+    // Anything else on the server is refused with one message, whether it exists or
+    // not: a missing file, files outside the root, a climb out of it, a relative path,
+    // a link inside the root that leads out.
+    let outside = tempfile::tempdir().unwrap();
+    let secret = outside.path().join("secret.jsonl");
+    std::fs::write(&secret, "{}\n").unwrap();
+    std::os::unix::fs::symlink(&secret, src.join("link.jsonl")).unwrap();
+    let before = app.dump().await;
+    let mut answers = Vec::new();
+    for path in [
+        src.join("no-such.jsonl").display().to_string(),
+        secret.display().to_string(),
+        outside.path().join("no-such.jsonl").display().to_string(),
+        format!("{}/../{}", src.display(), "secret.jsonl"),
+        "source/server.jsonl".to_string(),
+        src.join("link.jsonl").display().to_string(),
+        "/etc/passwd".to_string(),
+    ] {
+        let r = app
+            .page(
+                Some(&web),
+                Method::POST,
+                &format!("/c/{CAMPAIGN}/admin/import/folder"),
+                Some(&[("manifest", &path)]),
+            )
+            .await;
+        assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{path}");
+        let said = r
+            .text
+            .split("class=\"error\"")
+            .nth(1)
+            .and_then(|t| t.split("</p>").next())
+            .unwrap_or_default()
+            .to_string();
+        assert!(said.contains("under an import root"), "{path}: {}", r.text);
+        answers.push(said);
+    }
     assert!(
-        r.text.contains(
-            "The manifest or a video could not be read (no such file); nothing was imported."
-        ),
-        "{}",
-        r.text
+        answers.windows(2).all(|w| w[0] == w[1]),
+        "one answer for all: {answers:?}"
     );
+    assert_eq!(app.dump().await, before, "nothing was imported");
 }
 
 #[tokio::test]

@@ -91,13 +91,33 @@ impl Backend {
         .await
     }
 
-    pub(crate) async fn login_succeeded(&self, name_key: &str, addr_key: Option<&str>) -> Result<()> {
-        let (name_key, addr_key) = (name_key.to_string(), addr_key.map(str::to_string));
+    pub(crate) async fn login_succeeded(&self, cleared: &[String], eased: Option<&str>) -> Result<()> {
+        let (cleared, eased) = (cleared.to_vec(), eased.map(str::to_string));
         self.write_tx(Lock::Rows, move |tx| {
-            let (name_key, addr_key) = (name_key.clone(), addr_key.clone());
+            let (cleared, eased) = (cleared.clone(), eased.clone());
             Box::pin(async move {
-                write::sessions::succeeded(tx, &name_key, addr_key.as_deref()).await
+                write::sessions::succeeded(tx, &cleared, eased.as_deref()).await
             })
+        })
+        .await
+    }
+
+    /// The name of the account a remembered browser (its cookie's hash) signed in as.
+    pub(crate) async fn device_owner(&self, id_hash: &str) -> Result<Option<String>> {
+        Ok(qs(
+            "SELECT u.name FROM trusted_devices d JOIN users u ON u.id = d.user_id
+             WHERE d.id_hash = $1 AND u.disabled_at IS NULL",
+        )
+        .bind(id_hash)
+        .fetch_optional(&mut *self.read().await?)
+        .await?)
+    }
+
+    pub(crate) async fn trust_device(&self, user: &User, id_hash: &str) -> Result<()> {
+        let (user, id_hash) = (user.id, id_hash.to_string());
+        self.write_tx(Lock::Rows, move |tx| {
+            let id_hash = id_hash.clone();
+            Box::pin(async move { write::sessions::trust_device(tx, user, &id_hash).await })
         })
         .await
     }

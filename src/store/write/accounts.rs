@@ -324,6 +324,12 @@ pub(crate) async fn set_disabled(tx: &mut impl Tx, name: &str, disabled: bool) -
         named! { user: row.id },
     )
     .await?;
+    // Its browsers are forgotten too: enabled again, it signs in as a newcomer would.
+    tx.exec(
+        sql!("DELETE FROM trusted_devices WHERE user_id = :user"),
+        named! { user: row.id },
+    )
+    .await?;
     tx.exec(
         sql!(
             "UPDATE api_tokens SET revoked_at = :now WHERE user_id = :user AND revoked_at IS NULL"

@@ -118,15 +118,17 @@ pub(crate) async fn admit(tx: &mut impl Tx, keys: &[(String, i64)]) -> Result<Ad
 /// against the address is taken back.
 pub(crate) async fn succeeded(
     tx: &mut impl Tx,
-    name_key: &str,
-    addr_key: Option<&str>,
+    cleared: &[String],
+    eased: Option<&str>,
 ) -> Result<()> {
-    tx.exec(
-        sql!("DELETE FROM login_throttle WHERE key = :key"),
-        named! { key: name_key },
-    )
-    .await?;
-    if let Some(key) = addr_key {
+    for key in cleared {
+        tx.exec(
+            sql!("DELETE FROM login_throttle WHERE key = :key"),
+            named! { key },
+        )
+        .await?;
+    }
+    if let Some(key) = eased {
         tx.exec(
             sql!(
                 "UPDATE login_throttle SET failures = failures - 1 WHERE key = :key AND failures > 0"
@@ -137,3 +139,30 @@ pub(crate) async fn succeeded(
     }
     Ok(())
 }
+
+/// Remembers a browser that `user` signed in from (its cookie's hash), keeping the
+/// newest [`DEVICES_PER_USER`] of theirs.
+pub(crate) async fn trust_device(tx: &mut impl Tx, user: i64, id_hash: &str) -> Result<()> {
+    let now = now_micros();
+    tx.exec(
+        sql!(
+            "INSERT INTO trusted_devices (id_hash, user_id, created_at) VALUES (:id_hash, :user, :now)
+             ON CONFLICT (id_hash) DO NOTHING"
+        ),
+        named! { id_hash, user, now },
+    )
+    .await?;
+    tx.exec(
+        sql!(
+            "DELETE FROM trusted_devices WHERE user_id = :user AND id_hash NOT IN (
+                 SELECT id_hash FROM trusted_devices WHERE user_id = :user
+                 ORDER BY created_at DESC, id_hash LIMIT :keep)"
+        ),
+        named! { user, keep: DEVICES_PER_USER },
+    )
+    .await?;
+    Ok(())
+}
+
+/// The browsers one person is remembered on at most.
+pub const DEVICES_PER_USER: i64 = 20;

@@ -16,7 +16,6 @@ use askama::Template;
 use axum::Extension;
 use axum::extract::{Multipart, Path, RawForm, State};
 use axum::http::StatusCode;
-use std::path::PathBuf;
 
 /// One row of the overview: a task (or the total) in both stages.
 pub struct OverviewRow {
@@ -760,6 +759,8 @@ struct ImportPage {
     chrome: Chrome,
     campaign: String,
     folder: String,
+    /// The folders "import from a folder" reads under (none: it is off).
+    roots: Vec<String>,
     error: Option<String>,
     problems: Vec<LineError>,
 }
@@ -798,6 +799,12 @@ async fn import_page_with(
         chrome,
         campaign: c.to_string(),
         folder,
+        roots: state
+            .config
+            .import_roots
+            .iter()
+            .map(|r| r.display().to_string())
+            .collect(),
         error,
         problems,
     });
@@ -868,7 +875,26 @@ pub async fn import_folder(
         )
         .await;
     }
-    finish_import(&state, &session, &c, &PathBuf::from(&path), path.clone()).await
+    // Only files under the import roots are read, and a refusal says nothing about
+    // whether a file elsewhere exists.
+    let Some(manifest) = state.config.manifest_under_import_root(&path).await else {
+        let message = if state.config.import_roots.is_empty() {
+            "importing from a folder on the server is off: start the server with --import-root DIR, or upload a zip".to_string()
+        } else {
+            format!(
+                "give the absolute path of a manifest file under an import root ({}); nothing else on the server is read",
+                state
+                    .config
+                    .import_roots
+                    .iter()
+                    .map(|r| r.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        };
+        return import_page_with(&state, &session, &c, path, Some(Error::Invalid(message))).await;
+    };
+    finish_import(&state, &session, &c, &manifest, path.clone()).await
 }
 
 /// A folder under the data folder for one upload or export, removed when dropped.
