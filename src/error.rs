@@ -144,8 +144,21 @@ impl Error {
 
 impl From<sqlx::Error> for Error {
     /// A unique violation is a conflict with what another request stored at the same
-    /// moment; a database that cannot write (a full disk) is unavailable, not broken.
+    /// moment; a database that cannot write (a full disk) or cannot be reached is
+    /// unavailable, not broken.
     fn from(e: sqlx::Error) -> Self {
+        // The database cannot be reached (it stopped, the network, no free connection
+        // within the wait): unavailable for now, not a broken request.
+        if matches!(
+            e,
+            sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::Io(_)
+        ) {
+            tracing::error!(error = %e, "the database cannot be reached");
+            return Error::Unavailable(
+                "the database cannot be reached right now; nothing was stored: try again later"
+                    .into(),
+            );
+        }
         if let Some(d) = e.as_database_error() {
             if d.is_unique_violation() {
                 return Error::Conflict(
@@ -244,5 +257,29 @@ impl IntoResponse for Error {
             );
         }
         resp
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_database_out_of_reach_is_unavailable_with_a_time_to_retry() {
+        for e in [
+            sqlx::Error::PoolTimedOut,
+            sqlx::Error::PoolClosed,
+            sqlx::Error::Io(std::io::Error::from(std::io::ErrorKind::ConnectionRefused)),
+        ] {
+            let e = Error::from(e);
+            assert!(matches!(e, Error::Unavailable(_)), "{e:?}");
+            let resp = e.into_response();
+            assert_eq!(resp.status(), StatusCode::SERVICE_UNAVAILABLE);
+            assert_eq!(resp.headers()["retry-after"], "5");
+        }
+        // Anything else the database says stays internal, its words in the log only.
+        let resp = Error::from(sqlx::Error::RowNotFound).into_response();
+        assert_eq!(resp.status(), StatusCode::INTERNAL_SERVER_ERROR);
+        assert!(resp.headers().get("retry-after").is_none());
     }
 }

@@ -91,7 +91,10 @@ impl Backend {
                 .max_connections(n)
                 .min_connections(1)
                 .test_before_acquire(false)
-                .acquire_timeout(Duration::from_secs(60))
+                // A bounded wait: past it (the database is gone, or every connection
+                // is held far longer than a request takes) the request is answered
+                // 503 with Retry-After instead of hanging.
+                .acquire_timeout(Duration::from_secs(10))
         };
         // Writes are short (five round trips a verdict): eight connections keep the
         // cores busy, and each further server on the same database adds only eight
