@@ -3,8 +3,9 @@
 //! while many connections hold no whole request), a body that stalls is cut, the number
 //! of open connections is capped (new ones wait in the kernel's backlog) and so is the
 //! number from one client address (more are closed at once), and shutdown drains, then
-//! waits for the requests in flight only until a deadline. Every accepted socket has `TCP_NODELAY`: a reply written in two parts (head,
-//! then a small body) must not wait for the client's delayed ACK.
+//! waits for the requests in flight only until a deadline. Every accepted socket has
+//! `TCP_NODELAY`: a reply written in two parts (head, then a small body) must not wait
+//! for the client's delayed ACK.
 
 use crate::AppState;
 use crate::error::{Error, Result};

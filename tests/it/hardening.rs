@@ -224,17 +224,12 @@ async fn two_hundred_parallel_sign_ins_keep_the_servers_memory_bounded() {
     );
 }
 
-/// Signs in an admin of a child server, through its pages.
-async fn admin_web(data: &Path, base: &str) -> Web {
+/// Adds an account to a child server's data folder with the CLI (`role` and its flags),
+/// its password the tests' own.
+fn add_account(data: &Path, name: &str, role: &[&str]) {
     let out = tandem_command(data, None)
-        .args([
-            "user",
-            "add",
-            "admin1",
-            "--role",
-            "admin",
-            "--password-stdin",
-        ])
+        .args(["user", "add", name, "--password-stdin"])
+        .args(role)
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::null())
         .spawn()
@@ -244,6 +239,11 @@ async fn admin_web(data: &Path, base: &str) -> Web {
         })
         .unwrap();
     assert!(out.success());
+}
+
+/// Signs in an admin of a child server, through its pages.
+async fn admin_web(data: &Path, base: &str) -> Web {
+    add_account(data, "admin1", &["--role", "admin"]);
     web_login(&http_client(), base, "admin1", PASSWORD)
         .await
         .unwrap()
@@ -846,35 +846,15 @@ async fn signing_in_as_another_person_ends_the_browsers_earlier_session() {
     assert_eq!(home.status, StatusCode::SEE_OTHER);
     assert_ne!(home.location().as_deref(), Some("/login?next=%2F"));
     // The same browser signs in as val01: its requests still carry val00's cookie.
-    let page = TestApp::reply(
-        app.client
-            .get(format!("{}/login", app.base))
-            .header("Cookie", first.cookies()),
+    let (status, _) = sign_in_with(
+        &app.client,
+        &app.base,
+        "val01",
+        PASSWORD,
+        Some(&first.cookies()),
     )
     .await;
-    let pre = page
-        .headers
-        .get_all("set-cookie")
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .find(|c| c.starts_with("tandem_prelogin="))
-        .and_then(|c| c.split(';').next())
-        .unwrap()
-        .to_string();
-    let token = csrf_of(&page.text).unwrap();
-    let r = TestApp::reply(
-        app.client
-            .post(format!("{}/login", app.base))
-            .header("Cookie", format!("{pre}; {}", first.cookies()))
-            .form(&[
-                ("_csrf", token.as_str()),
-                ("name", "val01"),
-                ("password", PASSWORD),
-                ("next", "/"),
-            ]),
-    )
-    .await;
-    assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
+    assert_eq!(status, StatusCode::SEE_OTHER);
     // val00's session is over on the server: its cookie, replayed, signs in no one.
     let replay = app.page(Some(&first), Method::GET, "/", None).await;
     assert_eq!(replay.status, StatusCode::SEE_OTHER);
@@ -951,17 +931,7 @@ async fn sign_in_with(
     password: &str,
     cookies: Option<&str>,
 ) -> (StatusCode, Option<String>) {
-    let page = TestApp::reply(client.get(format!("{base}/login"))).await;
-    let pre = page
-        .headers
-        .get_all("set-cookie")
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .find(|c| c.starts_with("tandem_prelogin="))
-        .and_then(|c| c.split(';').next())
-        .unwrap()
-        .to_string();
-    let token = csrf_of(&page.text).unwrap();
+    let (pre, token) = login_form(client, base).await;
     let cookie = match cookies {
         Some(c) => format!("{pre}; {c}"),
         None => pre,
@@ -1042,23 +1012,7 @@ async fn an_attacker_cannot_lock_a_person_out_of_their_own_browser() {
     .await;
     assert_eq!(status, StatusCode::TOO_MANY_REQUESTS);
     // The attacker's address is held on admin1 only: another name signs in from it.
-    tandem_command(&data, None)
-        .args([
-            "user",
-            "add",
-            "lead",
-            "--role",
-            "author",
-            "--password-stdin",
-        ])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::null())
-        .spawn()
-        .and_then(|mut c| {
-            c.stdin.take().unwrap().write_all(PASSWORD.as_bytes())?;
-            c.wait()
-        })
-        .unwrap();
+    add_account(&data, "lead", &["--role", "author"]);
     let (status, _) = sign_in_with(&attacker, &base, "lead", PASSWORD, None).await;
     assert_eq!(
         status,

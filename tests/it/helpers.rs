@@ -593,12 +593,8 @@ pub fn start_server(data: &Path, url: Option<&str>, extra: &[&str]) -> ServerPro
 
 /// Signs in through the login page of the server at `base`, as a browser would, and
 /// follows the start page to a page that carries the CSRF token.
-pub async fn web_login(
-    client: &Client,
-    base: &str,
-    name: &str,
-    password: &str,
-) -> Result<Web, Reply> {
+/// The sign-in page's own cookie (`tandem_prelogin=...`) and its form's CSRF token.
+pub async fn login_form(client: &Client, base: &str) -> (String, String) {
     let page = TestApp::reply(client.get(format!("{base}/login"))).await;
     let pre = page
         .headers
@@ -610,6 +606,16 @@ pub async fn web_login(
         .expect("prelogin cookie")
         .to_string();
     let token = csrf_of(&page.text).expect("csrf on the login page");
+    (pre, token)
+}
+
+pub async fn web_login(
+    client: &Client,
+    base: &str,
+    name: &str,
+    password: &str,
+) -> Result<Web, Reply> {
+    let (pre, token) = login_form(client, base).await;
     let req = client
         .post(format!("{base}/login"))
         .header("Cookie", &pre)
