@@ -688,6 +688,11 @@ async fn listing_studies_changes_nothing_and_participants_see_no_campaign_names(
     let r = app.get("/api/v1/campaigns", &c.participant).await;
     assert_eq!(r.status, StatusCode::FORBIDDEN);
     assert!(!r.text.contains(CAMPAIGN));
+    // Their account says their role, not where they hold it.
+    let r = app.get("/api/v1/me", &c.participant).await;
+    assert_eq!(r.status, StatusCode::OK);
+    assert_eq!(r.body["roles"], json!([{"role": "participant"}]));
+    assert!(!r.text.contains(CAMPAIGN), "{}", r.text);
 }
 
 #[test]

@@ -79,8 +79,24 @@ pub async fn openapi() -> Response {
     ([(header::CONTENT_TYPE, "application/json")], OPENAPI).into_response()
 }
 
-pub async fn me(Extension(user): Extension<User>) -> Json<User> {
-    Json(user)
+/// The signed-in account: whether it is an admin and its role in each campaign. A
+/// participant's roles are listed without the campaign's name (it could hint at the
+/// source of the clips).
+pub async fn me(Extension(user): Extension<User>) -> Json<serde_json::Value> {
+    let roles: Vec<serde_json::Value> = user
+        .roles
+        .iter()
+        .map(|r| match r.role {
+            crate::domain::Role::Participant => json!({ "role": r.role }),
+            _ => json!({ "campaign": r.campaign, "role": r.role }),
+        })
+        .collect();
+    Json(json!({
+        "id": user.id,
+        "name": user.name,
+        "admin": user.admin,
+        "roles": roles,
+    }))
 }
 
 /// Every account, with whether it is disabled.
