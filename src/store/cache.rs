@@ -1,11 +1,13 @@
 //! What a server keeps in memory to spare the database a statement: the campaigns and
-//! studies (a second), the accounts behind API tokens (two seconds; disabling an account or
-//! revoking its tokens forgets this server's copies at once), the clip behind a media
-//! token (a clip version's file never changes), the file behind a study clip token
-//! (never changes either), whether a person may see a clip and the browser sessions
-//! that fetch clips (two seconds; signing out forgets the session at once). Another server sees a change within those times at most.
+//! studies (a second), the accounts behind API tokens and the browser sessions that fetch
+//! clips (two seconds, and each only under the revocation stamp it was read with: a
+//! disable, a token revocation, a sign-out or a role change anywhere makes them unused at
+//! once), the clip behind a media token (a clip version's file never changes), the file
+//! behind a study clip token (never changes either), and whether a person may see a clip
+//! (two seconds, for the same roles: who holds a clip in their queue changes with the
+//! review; another server sees that within two seconds).
 
-use super::accounts::User;
+use super::accounts::{CampaignRole, User};
 use super::catalog::Campaign;
 use super::sessions::{GrantedMedia, Session};
 use super::study::{Study, StudyMedia};
@@ -20,14 +22,17 @@ const PEOPLE_TTL: Duration = Duration::from_secs(2);
 /// Entries a map holds at most before it is emptied (a crude bound on memory).
 const MAX_ENTRIES: usize = 50_000;
 
+/// Copies by key, each with the moment it was read.
+type Copies<K, T> = Mutex<HashMap<K, (Instant, T)>>;
+
 #[derive(Default)]
 pub(super) struct Caches {
     campaigns: Mutex<HashMap<String, (Instant, Campaign)>>,
     studies: Mutex<HashMap<i64, (Instant, Study)>>,
-    tokens: Mutex<HashMap<String, (Instant, Option<User>)>>,
+    tokens: Copies<String, Stamped<Option<User>>>,
     media: Mutex<HashMap<i64, GrantedMedia>>,
-    may_see: Mutex<HashMap<(i64, i64), (Instant, bool)>>,
-    sessions: Mutex<HashMap<String, (Instant, Option<Session>)>>,
+    may_see: Copies<(i64, i64), (Vec<CampaignRole>, bool)>,
+    sessions: Copies<String, Stamped<Option<Session>>>,
     study_media: Mutex<HashMap<String, StudyMedia>>,
     cipher: OnceLock<Aes128>,
 }
@@ -36,6 +41,16 @@ fn fresh<T: Clone>(entry: Option<&(Instant, T)>, ttl: Duration) -> Option<T> {
     entry
         .filter(|(at, _)| at.elapsed() < ttl)
         .map(|(_, v)| v.clone())
+}
+
+/// A copy and the revocation stamp it was read under.
+type Stamped<T> = (i64, T);
+
+/// The copy if it is fresh and was read under `stamp`.
+fn current<T: Clone>(entry: Option<&(Instant, Stamped<T>)>, stamp: i64) -> Option<T> {
+    fresh(entry, PEOPLE_TTL)
+        .filter(|(read_under, _)| *read_under == stamp)
+        .map(|(_, v)| v)
 }
 
 fn bounded<K, V>(map: &mut HashMap<K, V>) {
@@ -78,15 +93,15 @@ impl Caches {
         }
     }
 
-    pub(super) fn token(&self, digest: &str) -> Option<Option<User>> {
+    pub(super) fn token(&self, digest: &str, stamp: i64) -> Option<Option<User>> {
         let m = self.tokens.lock().ok()?;
-        fresh(m.get(digest), PEOPLE_TTL)
+        current(m.get(digest), stamp)
     }
 
-    pub(super) fn put_token(&self, digest: &str, user: Option<User>) {
+    pub(super) fn put_token(&self, digest: &str, stamp: i64, user: Option<User>) {
         if let Ok(mut m) = self.tokens.lock() {
             bounded(&mut m);
-            m.insert(digest.to_string(), (Instant::now(), user));
+            m.insert(digest.to_string(), (Instant::now(), (stamp, user)));
         }
     }
 
@@ -104,15 +119,15 @@ impl Caches {
         }
     }
 
-    pub(super) fn session(&self, id_hash: &str) -> Option<Option<Session>> {
+    pub(super) fn session(&self, id_hash: &str, stamp: i64) -> Option<Option<Session>> {
         let m = self.sessions.lock().ok()?;
-        fresh(m.get(id_hash), PEOPLE_TTL)
+        current(m.get(id_hash), stamp)
     }
 
-    pub(super) fn put_session(&self, id_hash: &str, s: Option<Session>) {
+    pub(super) fn put_session(&self, id_hash: &str, stamp: i64, s: Option<Session>) {
         if let Ok(mut m) = self.sessions.lock() {
             bounded(&mut m);
-            m.insert(id_hash.to_string(), (Instant::now(), s));
+            m.insert(id_hash.to_string(), (Instant::now(), (stamp, s)));
         }
     }
 
@@ -144,15 +159,21 @@ impl Caches {
         }
     }
 
-    pub(super) fn may_see(&self, user: i64, version: i64) -> Option<bool> {
+    /// Whether `user` may see a clip version, if answered less than two seconds ago for
+    /// the same person with the same roles.
+    pub(super) fn may_see(&self, user: &User, version: i64) -> Option<bool> {
         let m = self.may_see.lock().ok()?;
-        fresh(m.get(&(user, version)), PEOPLE_TTL)
+        let (at, (roles, ok)) = m.get(&(user.id, version))?;
+        (at.elapsed() < PEOPLE_TTL && *roles == user.roles).then_some(*ok)
     }
 
-    pub(super) fn put_may_see(&self, user: i64, version: i64, ok: bool) {
+    pub(super) fn put_may_see(&self, user: &User, version: i64, ok: bool) {
         if let Ok(mut m) = self.may_see.lock() {
             bounded(&mut m);
-            m.insert((user, version), (Instant::now(), ok));
+            m.insert(
+                (user.id, version),
+                (Instant::now(), (user.roles.clone(), ok)),
+            );
         }
     }
 

@@ -30,6 +30,7 @@ mod cache;
 pub(crate) mod db;
 mod postgres;
 mod sqlite;
+mod stamp;
 mod write;
 
 /// The texts of the statements whose plans and compilation the tests and benches check
@@ -101,6 +102,7 @@ enum Db {
 struct Inner {
     db: Db,
     cache: cache::Caches,
+    stamps: stamp::StampReads,
     metrics: Arc<crate::metrics::StoreMetrics>,
 }
 
@@ -158,6 +160,7 @@ impl Store {
             inner: Arc::new(Inner {
                 db,
                 cache: cache::Caches::default(),
+                stamps: stamp::StampReads::default(),
                 metrics,
             }),
         };
@@ -248,16 +251,35 @@ impl Store {
         r
     }
 
+    /// The revocation stamp as a read begun after this call finds it (reads are shared
+    /// between the requests that wait at the same moment; see `stamp`).
+    async fn stamp(&self) -> Result<i64> {
+        let (needed, start) = self.inner.stamps.want();
+        if start {
+            let store = self.clone();
+            tokio::spawn(async move {
+                loop {
+                    let found: Result<i64> = on_backend!(store, revocation_stamp());
+                    if !store.inner.stamps.finished(&found) {
+                        break;
+                    }
+                }
+            });
+        }
+        self.inner.stamps.wait(needed).await
+    }
+
     /// The user an API token belongs to, if the token is known, not revoked and its
-    /// account not disabled (a copy at most two seconds old; disabling an account
-    /// forgets this server's copies at once).
+    /// account not disabled: from this server's copy only while no revocation (on any
+    /// server, or by the CLI) has been committed since the copy was read.
     pub async fn user_by_token(&self, token: &str) -> Result<Option<User>> {
         let digest = crate::auth::token_digest(token);
-        if let Some(u) = self.inner.cache.token(&digest) {
+        let stamp = self.stamp().await?;
+        if let Some(u) = self.inner.cache.token(&digest, stamp) {
             return Ok(u);
         }
         let u: Option<User> = on_backend!(self, user_by_token_digest(&digest))?;
-        self.inner.cache.put_token(&digest, u.clone());
+        self.inner.cache.put_token(&digest, stamp, u.clone());
         Ok(u)
     }
 
@@ -324,7 +346,8 @@ impl Store {
 
     /// Whether `user` may see a clip version now: admins always; its campaign's authors
     /// when it has a split (in either stage); validators when one of its items is in their queue or it
-    /// is a calibration clip of their pool (an answer at most two seconds old).
+    /// is a calibration clip of their pool (an answer at most two seconds old, and given
+    /// to the person with the same roles: a role taken away is seen at once).
     pub async fn may_see_clip(&self, user: &User, clip_version_id: i64) -> Result<bool> {
         if user.admin {
             return Ok(true);
@@ -332,11 +355,11 @@ impl Store {
         if !user.holds(Role::Validator) && !user.holds(Role::Author) {
             return Ok(false);
         }
-        if let Some(ok) = self.inner.cache.may_see(user.id, clip_version_id) {
+        if let Some(ok) = self.inner.cache.may_see(user, clip_version_id) {
             return Ok(ok);
         }
         let ok: bool = on_backend!(self, may_see_clip(user, clip_version_id))?;
-        self.inner.cache.put_may_see(user.id, clip_version_id, ok);
+        self.inner.cache.put_may_see(user, clip_version_id, ok);
         Ok(ok)
     }
 
@@ -346,17 +369,18 @@ impl Store {
         on_backend!(self, end_session(session))
     }
 
-    /// The live session behind a cookie id, from a copy at most two seconds old: for
-    /// clip files, fetched many times a second while a clip plays. Signing out or a
-    /// disable in this server forgets the copy at once; another server sees them within
-    /// two seconds.
+    /// The live session behind a cookie id, for clip files (fetched many times a second
+    /// while a clip plays): from this server's copy only while no revocation (a sign-out,
+    /// a disable, a role change, on any server or by the CLI) has been committed since
+    /// the copy was read.
     pub async fn session_for_media(&self, cookie_id: &str) -> Result<Option<Session>> {
         let key = crate::auth::sha256_hex(cookie_id.as_bytes());
-        if let Some(s) = self.inner.cache.session(&key) {
+        let stamp = self.stamp().await?;
+        if let Some(s) = self.inner.cache.session(&key, stamp) {
             return Ok(s);
         }
         let s: Option<Session> = on_backend!(self, session(cookie_id))?;
-        self.inner.cache.put_session(&key, s.clone());
+        self.inner.cache.put_session(&key, stamp, s.clone());
         Ok(s)
     }
 

@@ -263,3 +263,168 @@ async fn two_servers_on_one_database_give_every_item_exactly_one_outcome() {
     );
     store.close().await;
 }
+
+async fn status_of(req: reqwest::RequestBuilder) -> u16 {
+    req.send().await.unwrap().status().as_u16()
+}
+
+/// A disable, a token revocation or a role taken away by the CLI (another process), and
+/// a sign-out on one server, hold on both servers at the very next request, however
+/// recently each server read the account (on PostgreSQL under `.ci/run`, else one
+/// SQLite file with the CLI as a second process).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_revocation_anywhere_holds_on_every_server_at_the_next_request() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let src = dir.path().join("src");
+    let url = test_database_url().await;
+    let config = Config::new(&data, url.clone()).unwrap();
+    let store = tandem::Store::open(&config.database_url).await.unwrap();
+    let task = tandem::domain::taxonomy::Taxonomy::vgenst().tasks[0]
+        .code
+        .clone();
+    let lines: Vec<serde_json::Value> = (0..2)
+        .map(|k| clip_line(&src, &format!("clip{k}"), &task, &[]))
+        .collect();
+    let m = write_manifest(&src, "m.jsonl", &lines);
+    tandem::app::import_manifest(&store, &config, "default", &m)
+        .await
+        .unwrap();
+    let hash = tandem::auth::hash_password(PASSWORD).unwrap();
+    for (name, role, index) in [
+        ("val00", Role::Validator, Some(0)),
+        ("val01", Role::Validator, Some(1)),
+        ("lead", Role::Author, None),
+    ] {
+        store
+            .add_user(name, role, &hash, Some("default".into()), index)
+            .await
+            .unwrap();
+    }
+    let t0 = store.create_token("val00", "test").await.unwrap();
+    let t1 = store.create_token("val01", "test").await.unwrap();
+    let lead = store.create_token("lead", "test").await.unwrap();
+    store.close().await;
+    let (a, b) = (serve(&data, url.as_deref()), serve(&data, url.as_deref()));
+    let servers = [&a, &b];
+    let client = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let me = |s: &Server, token: &str| {
+        client
+            .get(format!("{}/api/v1/me", s.base))
+            .bearer_auth(token)
+    };
+    let clip_of = |token: String| {
+        let client = client.clone();
+        let base = a.base.clone();
+        async move {
+            let item: serde_json::Value = client
+                .get(format!("{base}/api/v1/campaigns/default/items/1/clip0"))
+                .bearer_auth(&token)
+                .send()
+                .await
+                .unwrap()
+                .json()
+                .await
+                .unwrap();
+            item["clip"]["media_url"]
+                .as_str()
+                .unwrap_or_else(|| panic!("a clip URL: {item}"))
+                .to_string()
+        }
+    };
+    let (clip0, clip1) = (clip_of(t0.clone()).await, clip_of(t1.clone()).await);
+    let splits = |s: &Server| {
+        client
+            .get(format!("{}/api/v1/campaigns/default/splits/1", s.base))
+            .bearer_auth(&lead)
+    };
+    // val01 also works in a browser signed in on A; its clip plays from B.
+    let web = crate::helpers::web_login(&client, &a.base, "val01", PASSWORD)
+        .await
+        .unwrap_or_else(|r| panic!("val01 signs in: {}", r.status));
+    let clip_in_browser = |s: &Server| {
+        client
+            .get(format!("{}{clip1}", s.base))
+            .header("Cookie", web.cookies())
+            .header("Range", "bytes=0-0")
+    };
+    // Each server holds a fresh copy of every account it was just asked about.
+    for s in servers {
+        for _ in 0..3 {
+            assert_eq!(status_of(me(s, &t0)).await, 200);
+            assert_eq!(status_of(me(s, &t1)).await, 200);
+            assert_eq!(status_of(splits(s)).await, 200);
+            let clip = client
+                .get(format!("{}{clip0}", s.base))
+                .bearer_auth(&t0)
+                .header("Range", "bytes=0-0");
+            assert_eq!(status_of(clip).await, 206);
+            assert_eq!(status_of(clip_in_browser(s)).await, 206);
+        }
+    }
+
+    crate::helpers::tandem_ok(&data, url.as_deref(), &["user", "disable", "val00"]);
+    for s in servers {
+        assert_eq!(status_of(me(s, &t0)).await, 401, "{}: disabled", s.base);
+        let clip = client
+            .get(format!("{}{clip0}", s.base))
+            .bearer_auth(&t0)
+            .header("Range", "bytes=0-0");
+        assert_eq!(status_of(clip).await, 401, "{}: no clip either", s.base);
+    }
+
+    crate::helpers::tandem_ok(&data, url.as_deref(), &["token", "revoke", "val01"]);
+    for s in servers {
+        assert_eq!(
+            status_of(me(s, &t1)).await,
+            401,
+            "{}: token revoked",
+            s.base
+        );
+        assert_eq!(
+            status_of(clip_in_browser(s)).await,
+            206,
+            "{}: the browser's session is not a token",
+            s.base
+        );
+    }
+
+    crate::helpers::tandem_ok(
+        &data,
+        url.as_deref(),
+        &[
+            "user",
+            "role",
+            "lead",
+            "--campaign",
+            "default",
+            "--role",
+            "none",
+        ],
+    );
+    for s in servers {
+        assert_eq!(
+            status_of(splits(s)).await,
+            403,
+            "{}: no longer an author",
+            s.base
+        );
+    }
+
+    let out = client
+        .post(format!("{}/logout", a.base))
+        .header("Cookie", web.cookies())
+        .form(&[("_csrf", web.csrf.as_str())]);
+    assert_eq!(status_of(out).await, 303);
+    for s in servers {
+        assert_eq!(
+            status_of(clip_in_browser(s)).await,
+            401,
+            "{}: signed out on A",
+            s.base
+        );
+    }
+}

@@ -155,6 +155,13 @@ impl Backend {
         .await
     }
 
+    /// The revocation stamp (migration 0023): one row read by its key.
+    pub(crate) async fn revocation_stamp(&self) -> Result<i64> {
+        Ok(qs::<i64>("SELECT stamp FROM revocation_stamp WHERE id = 1")
+            .fetch_one(&mut *self.read().await?)
+            .await?)
+    }
+
     pub(crate) async fn user_by_token_digest(&self, digest: &str) -> Result<Option<User>> {
         one_user(
             qa::<UserRow>(concat!(

@@ -88,6 +88,18 @@ pub(crate) async fn add_user(
     Ok(base::user_by_id(tx, id).await?.unwrap_or(user))
 }
 
+/// Raises the revocation stamp (see migration 0023): every write that takes access away
+/// or changes what an account may do calls it in its own transaction, so that no server
+/// trusts a copy of a session or a token's owner read before it.
+pub(crate) async fn access_changed(tx: &mut impl Tx) -> Result<()> {
+    tx.exec(
+        sql!("UPDATE revocation_stamp SET stamp = stamp + 1 WHERE id = 1"),
+        named! {},
+    )
+    .await?;
+    Ok(())
+}
+
 /// Records a person's role in a campaign: the one place a role is given, refused when
 /// they hold another role there (one role per person and campaign).
 async fn grant(tx: &mut impl Tx, user: &User, campaign_id: i64, role: Role) -> Result<()> {
@@ -154,6 +166,7 @@ pub(crate) async fn set_role(
     let campaign = base::campaign(tx, campaign)
         .await?
         .ok_or_else(|| Error::NotFound(format!("no campaign named `{campaign}`")))?;
+    access_changed(tx).await?;
     let held = user.role_in(campaign.id);
     if held == Some(Role::Validator) && role != Some(Role::Validator) {
         return Err(Error::Conflict(format!(
@@ -219,6 +232,7 @@ async fn add_to_pool_of(tx: &mut impl Tx, user: &User, placement: &PoolPlacement
     if placement.index < 0 {
         return Err(Error::field("index", "a pool index is 0 or more"));
     }
+    access_changed(tx).await?;
     let campaign = base::ensure_campaign(tx, &placement.campaign).await?;
     if let Some(held) = user.role_in(campaign.id).filter(|r| *r != Role::Validator) {
         return Err(Error::Conflict(format!(
@@ -290,6 +304,7 @@ pub(crate) async fn set_disabled(tx: &mut impl Tx, name: &str, disabled: bool) -
     if row.disabled_at.is_some() == disabled {
         return Ok(false);
     }
+    access_changed(tx).await?;
     if !disabled {
         tx.exec(
             sql!("UPDATE users SET disabled_at = NULL WHERE id = :user"),
@@ -375,6 +390,7 @@ pub(crate) async fn revoke_tokens(tx: &mut impl Tx, name: &str) -> Result<u64> {
     let user = base::user_by_name(tx, name)
         .await?
         .ok_or_else(|| Error::NotFound(format!("no user named `{name}`")))?;
+    access_changed(tx).await?;
     tx.exec(
         sql!(
             "UPDATE api_tokens SET revoked_at = :now WHERE user_id = :user AND revoked_at IS NULL"

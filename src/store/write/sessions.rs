@@ -40,7 +40,9 @@ pub(crate) async fn touch(tx: &mut impl Tx, id_hash: &str, now: i64) -> Result<(
     Ok(())
 }
 
+/// Ends a session: every server stops trusting its copy at once (the revocation stamp).
 pub(crate) async fn end(tx: &mut impl Tx, id_hash: &str) -> Result<()> {
+    super::accounts::access_changed(tx).await?;
     tx.exec(
         sql!("DELETE FROM sessions WHERE id_hash = :id_hash"),
         named! { id_hash },
