@@ -149,17 +149,28 @@ impl From<sqlx::Error> for Error {
     fn from(e: sqlx::Error) -> Self {
         // The database cannot be reached (it stopped, the network, no free connection
         // within the wait): unavailable for now, not a broken request.
-        if matches!(
-            e,
-            sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::Io(_)
-        ) {
+        if matches!(e, sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed) {
             tracing::error!(error = %e, "the database cannot be reached");
             return Error::Unavailable(
                 "the database cannot be reached right now; nothing was stored: try again later"
                     .into(),
             );
         }
+        // The connection broke while the request was in the database: what it sent may
+        // or may not have been committed (a verdict sent again is recorded once).
+        if matches!(e, sqlx::Error::Io(_) | sqlx::Error::Protocol(_)) {
+            tracing::error!(error = %e, "the connection to the database broke");
+            return Error::Unavailable(
+                "the database cannot be reached right now: try again shortly".into(),
+            );
+        }
         if let Some(d) = e.as_database_error() {
+            if unreachable(d.code().as_deref()) {
+                tracing::error!(error = %e, "the database ended the connection");
+                return Error::Unavailable(
+                    "the database cannot be reached right now: try again shortly".into(),
+                );
+            }
             if d.is_unique_violation() {
                 return Error::Conflict(
                     "another request stored the same thing at the same moment; reload and try again"
@@ -176,6 +187,13 @@ impl From<sqlx::Error> for Error {
         }
         Error::Db(e)
     }
+}
+
+/// Whether a PostgreSQL error code says the database went away, not that the request
+/// was wrong: a connection exception (class 08) or the server shutting down, crashed
+/// or starting up (57P01, 57P02, 57P03).
+fn unreachable(code: Option<&str>) -> bool {
+    code.is_some_and(|c| c.len() == 5 && (c.starts_with("08") || c.starts_with("57P0")))
 }
 
 /// Whether a database error code says the database cannot write: SQLite's
@@ -270,6 +288,7 @@ mod tests {
             sqlx::Error::PoolTimedOut,
             sqlx::Error::PoolClosed,
             sqlx::Error::Io(std::io::Error::from(std::io::ErrorKind::ConnectionRefused)),
+            sqlx::Error::Protocol("unexpected end of stream".into()),
         ] {
             let e = Error::from(e);
             assert!(matches!(e, Error::Unavailable(_)), "{e:?}");
@@ -277,6 +296,14 @@ mod tests {
             assert_eq!(resp.status(), StatusCode::SERVICE_UNAVAILABLE);
             assert_eq!(resp.headers()["retry-after"], "5");
         }
+        // PostgreSQL shutting down, crashed, starting up, or a connection exception.
+        for code in ["57P01", "57P02", "57P03", "08006", "08001"] {
+            assert!(unreachable(Some(code)), "{code}");
+        }
+        for code in ["23505", "40001", "57014", "42P01", "0800", "5"] {
+            assert!(!unreachable(Some(code)), "{code}");
+        }
+        assert!(!unreachable(None));
         // Anything else the database says stays internal, its words in the log only.
         let resp = Error::from(sqlx::Error::RowNotFound).into_response();
         assert_eq!(resp.status(), StatusCode::INTERNAL_SERVER_ERROR);

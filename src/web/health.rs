@@ -11,6 +11,9 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+/// How long a health check waits for the database's answer: a load balancer's check
+/// gets its 503 well within its own time-out, not after the requests' connection wait.
+const PING_WAIT: Duration = Duration::from_secs(2);
 /// How long a write probe's result is reused.
 const PROBE_EVERY: Duration = Duration::from_secs(1);
 
@@ -34,9 +37,16 @@ impl Life {
 /// Reads and writes the database (the write at most once a second). A failure is said
 /// in fixed words (anyone may ask); the database's own words go to the log.
 async fn check(state: &AppState) -> Result<(), &'static str> {
-    if let Err(e) = state.store.ping().await {
-        tracing::error!(error = %e, "health check: the database does not answer");
-        return Err("the database does not answer");
+    match tokio::time::timeout(PING_WAIT, state.store.ping()).await {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => {
+            tracing::error!(error = %e, "health check: the database does not answer");
+            return Err("the database does not answer");
+        }
+        Err(_) => {
+            tracing::error!("health check: the database did not answer within {PING_WAIT:?}");
+            return Err("the database does not answer");
+        }
     }
     let cached = state
         .life
@@ -48,18 +58,32 @@ async fn check(state: &AppState) -> Result<(), &'static str> {
     if let Some((_, result)) = cached {
         return result;
     }
-    let result = state.store.probe_write().await.map_err(|e| {
-        tracing::error!(error = %e, "health check: the database cannot write");
-        "the database cannot write"
-    });
+    let result = match tokio::time::timeout(PING_WAIT, state.store.probe_write()).await {
+        Ok(r) => r.map_err(|e| {
+            tracing::error!(error = %e, "health check: the database cannot write");
+            "the database cannot write"
+        }),
+        Err(_) => {
+            tracing::error!("health check: a write did not end within {PING_WAIT:?}");
+            Err("the database cannot write")
+        }
+    };
     if let Ok(mut g) = state.life.last_probe.lock() {
         *g = Some((Instant::now(), result));
     }
     result
 }
 
+/// A health answer; a 503 says when to ask again, as the API's do.
 fn answer(status: StatusCode, body: serde_json::Value) -> Response {
-    (status, axum::Json(body)).into_response()
+    let mut resp = (status, axum::Json(body)).into_response();
+    if status == StatusCode::SERVICE_UNAVAILABLE {
+        resp.headers_mut().insert(
+            axum::http::header::RETRY_AFTER,
+            axum::http::HeaderValue::from(crate::error::UNAVAILABLE_RETRY_AFTER),
+        );
+    }
+    resp
 }
 
 pub async fn healthz(State(state): State<AppState>) -> Response {

@@ -916,7 +916,8 @@ async fn guard(
             let user = match authenticate(&state, req.headers()).await {
                 Ok(Some(u)) => u,
                 Ok(None) => return (StatusCode::UNAUTHORIZED, "sign in first").into_response(),
-                Err(e) => return (StatusCode::UNAUTHORIZED, e.to_string()).into_response(),
+                // A refused token (401) or a database that cannot answer (503).
+                Err(e) => return pages::PageError(e).into_response(),
             };
             let scope;
             (req, scope) = scope_of(&state, spec, &user, req).await;

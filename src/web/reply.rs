@@ -62,6 +62,16 @@ impl From<Error> for PageError {
 impl IntoResponse for PageError {
     fn into_response(self) -> Response {
         let status = self.0.status();
+        if let Error::Unavailable(message) = &self.0 {
+            // What cannot be done now and why, in Tandem's words, and when to try again.
+            tracing::warn!(error = %message, "page refused: unavailable");
+            let mut resp = error_page(status, &sentence(message));
+            resp.headers_mut().insert(
+                header::RETRY_AFTER,
+                header::HeaderValue::from(crate::error::UNAVAILABLE_RETRY_AFTER),
+            );
+            return resp;
+        }
         let message = if status.is_server_error() {
             tracing::error!(error = %self.0, "page failed");
             "Something went wrong on the server; the log has the details.".to_string()

@@ -17,6 +17,7 @@ mod life;
 mod media;
 mod members;
 mod migrations;
+mod outage;
 mod outputs;
 mod pages;
 mod pairing;

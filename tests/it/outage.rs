@@ -1,0 +1,278 @@
+//! The database goes away under load and comes back: PostgreSQL ends every connection
+//! (as a fast shutdown does: `pg_terminate_backend`, FATAL 57P01) and then refuses new
+//! ones (a TCP proxy in front of it stops forwarding), for a few seconds, while clients
+//! send verdicts and reads to a running `tandem serve`. Runs on PostgreSQL only (under
+//! `.ci/run`'s second pass); the cluster itself serves the other tests meanwhile, so it
+//! is the proxy that stops, not the cluster.
+
+use crate::helpers::{PASSWORD, clip_line, start_server, test_database_url, write_manifest};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tandem::Config;
+use tandem::domain::Role;
+use tokio::net::{TcpListener, TcpStream};
+
+/// A TCP proxy to the database that can stop and start forwarding.
+struct Proxy {
+    port: u16,
+    up: Arc<AtomicBool>,
+    links: Arc<Mutex<Vec<tokio::task::AbortHandle>>>,
+}
+
+impl Proxy {
+    async fn start(upstream: String) -> Proxy {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let up = Arc::new(AtomicBool::new(true));
+        let links: Arc<Mutex<Vec<tokio::task::AbortHandle>>> = Arc::default();
+        let (up2, links2) = (up.clone(), links.clone());
+        tokio::spawn(async move {
+            while let Ok((mut client, _)) = listener.accept().await {
+                if !up2.load(Ordering::SeqCst) {
+                    drop(client); // refused: the database is not there
+                    continue;
+                }
+                let upstream = upstream.clone();
+                let link = tokio::spawn(async move {
+                    if let Ok(mut server) = TcpStream::connect(&upstream).await {
+                        let _ = tokio::io::copy_bidirectional(&mut client, &mut server).await;
+                    }
+                });
+                links2.lock().unwrap().push(link.abort_handle());
+            }
+        });
+        Proxy { port, up, links }
+    }
+
+    /// Every open connection is cut and new ones are refused.
+    fn stop(&self) {
+        self.up.store(false, Ordering::SeqCst);
+        for link in self.links.lock().unwrap().drain(..) {
+            link.abort();
+        }
+    }
+
+    fn resume(&self) {
+        self.up.store(true, Ordering::SeqCst);
+    }
+}
+
+/// One answered request: when it was sent, how long it took, its status and whether a
+/// 503 said when to try again.
+#[derive(Debug, Clone)]
+struct Answer {
+    sent: Instant,
+    took: Duration,
+    status: u16,
+    retry_after: bool,
+    what: &'static str,
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_database_that_goes_away_under_load_gets_503s_not_500s_or_hangs_and_comes_back() {
+    let Some(url) = test_database_url().await else {
+        eprintln!("skipped: set TANDEM_TEST_POSTGRES to run the database outage test");
+        return;
+    };
+    const CLIPS: usize = 120;
+    const WRITERS: usize = 4;
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let src = dir.path().join("src");
+    let config = Config::new(&data, Some(url.clone())).unwrap();
+    let store = tandem::Store::open(&config.database_url).await.unwrap();
+    let task = tandem::domain::taxonomy::Taxonomy::vgenst().tasks[0]
+        .code
+        .clone();
+    let lines: Vec<serde_json::Value> = (0..CLIPS)
+        .map(|k| clip_line(&src, &format!("clip{k:04}"), &task, &[]))
+        .collect();
+    let m = write_manifest(&src, "m.jsonl", &lines);
+    tandem::app::import_manifest(&store, &config, "default", &m)
+        .await
+        .unwrap();
+    let hash = tandem::auth::hash_password(PASSWORD).unwrap();
+    for (name, index) in [("val00", 0), ("val01", 1)] {
+        store
+            .add_user(
+                name,
+                Role::Validator,
+                &hash,
+                Some("default".into()),
+                Some(index),
+            )
+            .await
+            .unwrap();
+    }
+    let token = store.create_token("val00", "test").await.unwrap();
+    store.close().await;
+
+    // The server reaches the database through the proxy.
+    let rest = url.strip_prefix("postgres://").unwrap();
+    let (user, rest) = rest.split_once('@').unwrap();
+    let (hostport, path) = rest.split_once('/').unwrap();
+    let proxy = Proxy::start(hostport.to_string()).await;
+    let via = format!("postgres://{user}@127.0.0.1:{}/{path}", proxy.port);
+    let server = start_server(&data, Some(&via), &[]);
+    let base = server.base.clone();
+    let client = reqwest::Client::builder()
+        .timeout(Duration::from_secs(30))
+        .build()
+        .unwrap();
+
+    let answers: Arc<Mutex<Vec<Answer>>> = Arc::default();
+    let stop = Arc::new(AtomicBool::new(false));
+    let acknowledged: Arc<Mutex<Vec<String>>> = Arc::default();
+    let mut load = Vec::new();
+    for w in 0..WRITERS + 2 {
+        let (client, base, token) = (client.clone(), base.clone(), token.clone());
+        let (answers, stop, acknowledged) = (answers.clone(), stop.clone(), acknowledged.clone());
+        load.push(tokio::spawn(async move {
+            let mut k = w;
+            while !stop.load(Ordering::SeqCst) {
+                let (what, req) = if w < WRITERS {
+                    // Each writer its own clips, one verdict each.
+                    let clip = format!("clip{:04}", k % CLIPS);
+                    k += WRITERS;
+                    let req = client
+                        .post(format!(
+                            "{base}/api/v1/campaigns/default/items/1/{clip}/verdict"
+                        ))
+                        .bearer_auth(&token)
+                        .json(&serde_json::json!({"verdict": "valid"}));
+                    ("verdict", (req, Some(clip)))
+                } else if w == WRITERS {
+                    let req = client
+                        .get(format!("{base}/api/v1/campaigns/default/queue/1"))
+                        .bearer_auth(&token);
+                    ("queue", (req, None))
+                } else {
+                    ("readyz", (client.get(format!("{base}/readyz")), None))
+                };
+                let (req, clip) = req;
+                let sent = Instant::now();
+                let r = req.send().await.expect("every request is answered");
+                let status = r.status().as_u16();
+                let retry_after = r.headers().contains_key("retry-after");
+                let body = r.text().await.unwrap_or_default();
+                if status == 500 {
+                    eprintln!("500 for {what}: {body}");
+                }
+                if status == 201 {
+                    acknowledged.lock().unwrap().push(clip.unwrap());
+                }
+                answers.lock().unwrap().push(Answer {
+                    sent,
+                    took: sent.elapsed(),
+                    status,
+                    retry_after,
+                    what,
+                });
+                if status == 503 {
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+            }
+        }));
+    }
+
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    // The database goes away: its backends for this database end with FATAL 57P01 (as
+    // in a fast shutdown), then no connection reaches it.
+    let admin = crate::helpers::sql_pool(&std::env::var("TANDEM_TEST_POSTGRES").unwrap()).await;
+    let db_name = path.split('?').next().unwrap().to_string();
+    let down_at = Instant::now();
+    sqlx::query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1")
+        .bind(&db_name)
+        .execute(&admin)
+        .await
+        .unwrap();
+    proxy.stop();
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    let ready = client.get(format!("{base}/readyz")).send().await.unwrap();
+    assert_eq!(
+        ready.status().as_u16(),
+        503,
+        "not ready while the database is gone"
+    );
+    proxy.resume();
+    let up_at = Instant::now();
+    // Back without a restart: the first verdict answered (recorded, or a repeat) after
+    // the database returned.
+    let recovered = loop {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        let ok = answers
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|a| a.what == "verdict" && matches!(a.status, 200 | 201) && a.sent >= up_at);
+        if ok {
+            break up_at.elapsed();
+        }
+        assert!(
+            up_at.elapsed() < Duration::from_secs(20),
+            "verdicts are acknowledged again within 20 s of the database's return"
+        );
+    };
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    stop.store(true, Ordering::SeqCst);
+    for t in load {
+        t.await.unwrap();
+    }
+    let answers = answers.lock().unwrap().clone();
+    let during: Vec<&Answer> = answers
+        .iter()
+        .filter(|a| a.sent >= down_at && a.sent < up_at)
+        .collect();
+    let worst = answers.iter().map(|a| a.took).max().unwrap();
+    let unavailable = answers.iter().filter(|a| a.status == 503).count();
+    eprintln!(
+        "{} requests, {} while the database was away, {unavailable} answered 503; the slowest took {worst:?}; verdicts acknowledged again {recovered:?} after its return",
+        answers.len(),
+        during.len()
+    );
+    // No 500: a database that is away is unavailable, said with Retry-After.
+    let wrong: Vec<&Answer> = answers
+        .iter()
+        .filter(|a| !matches!(a.status, 200 | 201 | 503))
+        .collect();
+    assert!(wrong.is_empty(), "{wrong:?}");
+    assert!(
+        answers
+            .iter()
+            .filter(|a| a.status == 503)
+            .all(|a| a.retry_after)
+    );
+    assert!(
+        during
+            .iter()
+            .any(|a| a.what == "verdict" && a.status == 503),
+        "verdicts were refused while it was away"
+    );
+    assert!(
+        during.iter().any(|a| a.what == "readyz" && a.status == 503),
+        "/readyz said so"
+    );
+    // Bounded: no request waited past the connection wait (10 s) and a margin.
+    assert!(worst < Duration::from_secs(12), "{worst:?}");
+
+    // Every acknowledged verdict is stored.
+    let db = crate::helpers::sql_pool(&url).await;
+    let stored: Vec<(String,)> = sqlx::query_as(
+        "SELECT c.clip_key FROM decisions d JOIN items i ON i.id = d.item_id
+         JOIN clip_versions v ON v.id = i.clip_version_id JOIN clips c ON c.id = v.clip_id",
+    )
+    .fetch_all(&db)
+    .await
+    .unwrap();
+    let stored: std::collections::HashSet<String> = stored.into_iter().map(|(k,)| k).collect();
+    let acknowledged = acknowledged.lock().unwrap().clone();
+    assert!(!acknowledged.is_empty());
+    for clip in &acknowledged {
+        assert!(
+            stored.contains(clip),
+            "{clip} was acknowledged and is stored"
+        );
+    }
+    drop(server);
+}
