@@ -251,9 +251,14 @@ impl Store {
         r
     }
 
-    /// The revocation stamp as a read begun after this call finds it (reads are shared
-    /// between the requests that wait at the same moment; see `stamp`).
+    /// The revocation stamp as a read begun after this call finds it: on SQLite read in
+    /// place; on PostgreSQL shared between the requests that wait at the same moment
+    /// (see `stamp`).
     async fn stamp(&self) -> Result<i64> {
+        // SQLite: one row from the page cache on a connection of its own, in place.
+        if let Db::Sqlite(b) = &self.inner.db {
+            return b.revocation_stamp_now();
+        }
         let (needed, start) = self.inner.stamps.want();
         if start {
             let store = self.clone();

@@ -4,9 +4,11 @@
 //! sign-out or a role change committed before the request (by this server, another
 //! one, or the CLI) raised the stamp, so the copy is not used.
 //!
-//! Reads are shared: while one read runs, the requests that arrive wait for the next,
-//! which starts as soon as the running one ends. A burst of any number of requests
-//! costs at most two reads of one row, and a request waits at most two of them.
+//! On PostgreSQL, where a read is a round trip, reads are shared: while one read runs,
+//! the requests that arrive wait for the next, which starts as soon as the running one
+//! ends. A burst of any number of requests costs at most two reads of one row, and a
+//! request waits at most two of them. (SQLite reads the row in place, on a connection of
+//! its own: `sqlite::StampReader`.)
 
 use crate::error::{Error, Result};
 use std::sync::Mutex;

@@ -801,6 +801,7 @@ pub fn app(state: AppState) -> Router {
         |name, value| SetResponseHeaderLayer::if_not_present(name, HeaderValue::from_static(value));
     router
         .fallback(fallback)
+        .layer(middleware::from_fn(api_errors_as_json))
         .layer(header(header::CONTENT_SECURITY_POLICY, CSP))
         .layer(header(header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
         .layer(header(header::REFERRER_POLICY, "no-referrer"))
@@ -812,6 +813,70 @@ pub fn app(state: AppState) -> Router {
         ))
         .layer(TraceLayer::new_for_http())
         .with_state(state)
+}
+
+/// Every error the API answers comes in its one JSON shape (`{"error", "detail"}`), those
+/// that axum and tower-http answer before a handler runs included: a path or query that
+/// does not parse (400), a method the route does not take (405, its `Allow` kept), a
+/// request that took too long (408), a body too large (413), one of a type the route does
+/// not take (415), a panic (500). Their headers stay; the detail is the words axum gave,
+/// bounded, or a fixed sentence.
+async fn api_errors_as_json(req: Request, next: Next) -> Response {
+    if !req.uri().path().starts_with("/api/") {
+        return next.run(req).await;
+    }
+    let method = req.method().clone();
+    let resp = next.run(req).await;
+    let status = resp.status();
+    let json = resp
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/json"));
+    if json || !(status.is_client_error() || status.is_server_error()) {
+        return resp;
+    }
+    let (mut parts, body) = resp.into_parts();
+    let said = axum::body::to_bytes(body, 2048)
+        .await
+        .map(|b| String::from_utf8_lossy(&b).trim().to_string())
+        .unwrap_or_default();
+    let or = |fixed: &str| {
+        if said.is_empty() {
+            fixed.to_string()
+        } else {
+            said.clone()
+        }
+    };
+    let (kind, detail) = match status {
+        StatusCode::BAD_REQUEST => ("bad_request", or("the request could not be read")),
+        // (axum adds the `Allow` header after this layer has run.)
+        StatusCode::METHOD_NOT_ALLOWED => (
+            "method_not_allowed",
+            format!("this route does not take {method}; its `Allow` header lists what it takes"),
+        ),
+        StatusCode::REQUEST_TIMEOUT => (
+            "timeout",
+            "the request took too long and was not carried out; send it again".to_string(),
+        ),
+        StatusCode::PAYLOAD_TOO_LARGE => ("too_large", or("the request body is too large")),
+        StatusCode::UNSUPPORTED_MEDIA_TYPE => (
+            "unsupported_media_type",
+            or("send the body as JSON with `Content-Type: application/json`"),
+        ),
+        s if s.is_server_error() => (
+            "internal",
+            "internal error; the server log has the details".to_string(),
+        ),
+        _ => ("invalid", or("the request was refused")),
+    };
+    parts.headers.remove(header::CONTENT_LENGTH);
+    parts.headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    let body = serde_json::json!({ "error": kind, "detail": detail }).to_string();
+    Response::from_parts(parts, axum::body::Body::from(body))
 }
 
 /// Records a request in the metrics: its route (as the route table names it), the

@@ -1025,3 +1025,53 @@ async fn an_attacker_cannot_lock_a_person_out_of_their_own_browser() {
         "other names from that address"
     );
 }
+
+/// The API's errors come in its one JSON shape even when axum answers before a handler
+/// runs: a query that does not parse (400), a method the route does not take (405, with
+/// `Allow`); pages keep their own answers.
+#[tokio::test]
+async fn every_api_error_is_the_json_error_even_before_a_handler_runs() {
+    let app = spawn_app().await;
+    let c = cast(&app).await;
+    let r = app
+        .get(
+            &format!("/api/v1/campaigns/{CAMPAIGN}/splits/1?all=maybe"),
+            &c.admin,
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::BAD_REQUEST, "{}", r.text);
+    assert_eq!(r.headers["content-type"], "application/json");
+    assert_eq!(r.body["error"], "bad_request");
+    assert!(
+        r.body["detail"].as_str().unwrap().contains("all"),
+        "the detail names what did not parse: {}",
+        r.text
+    );
+    let r = app
+        .call(Method::DELETE, "/api/v1/me", Some(&c.admin), None)
+        .await;
+    assert_eq!(r.status, StatusCode::METHOD_NOT_ALLOWED, "{}", r.text);
+    assert_eq!(r.body["error"], "method_not_allowed");
+    assert!(
+        r.body["detail"].as_str().unwrap().contains("DELETE"),
+        "{}",
+        r.text
+    );
+    assert_eq!(r.headers["allow"], "GET,HEAD");
+    // Every kind the API answers is in the document's error schema.
+    let doc: serde_json::Value =
+        serde_json::from_str(include_str!("../../src/web/openapi.json")).unwrap();
+    let kinds = &doc["components"]["responses"]["Error"]["content"]["application/json"]["schema"]["properties"]
+        ["error"]["enum"];
+    for kind in [
+        "bad_request",
+        "method_not_allowed",
+        "unavailable",
+        "too_many_requests",
+    ] {
+        assert!(
+            kinds.as_array().unwrap().iter().any(|k| k == kind),
+            "{kind} in {kinds}"
+        );
+    }
+}
