@@ -6,7 +6,7 @@ use serde::Serialize;
 use std::fmt;
 
 /// A problem at one place of an input file: its line and, where known, its field.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 pub struct LineError {
     pub line: usize,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -127,19 +127,58 @@ impl Error {
         }
     }
 
-    fn kind(&self) -> &'static str {
+    pub fn kind(&self) -> ErrorKind {
         match self {
-            Error::NotFound(_) => "not_found",
-            Error::Forbidden(_) => "forbidden",
-            Error::Unauthorized(_) => "unauthorized",
-            Error::Field { .. } | Error::Invalid(_) => "invalid",
-            Error::Rejected(_) => "rejected",
-            Error::Conflict(_) => "conflict",
-            Error::Unavailable(_) => "unavailable",
-            Error::TooMany { .. } => "too_many_requests",
-            _ => "internal",
+            Error::NotFound(_) => ErrorKind::NotFound,
+            Error::Forbidden(_) => ErrorKind::Forbidden,
+            Error::Unauthorized(_) => ErrorKind::Unauthorized,
+            Error::Field { .. } | Error::Invalid(_) => ErrorKind::Invalid,
+            Error::Rejected(_) => ErrorKind::Rejected,
+            Error::Conflict(_) => ErrorKind::Conflict,
+            Error::Unavailable(_) => ErrorKind::Unavailable,
+            Error::TooMany { .. } => ErrorKind::TooManyRequests,
+            _ => ErrorKind::Internal,
         }
     }
+}
+
+/// What kind of error an API reply is: the `error` of [`ErrorBody`]. Those of
+/// [`Error`], and those that the router answers before a handler runs
+/// (`web::api_errors_as_json`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+#[schema(
+    description = "What kind of error: not_found (404), forbidden (403), unauthorized (401), bad_request (400: a path, query or body that could not be read), invalid (422: a value breaks a rule; `field` names it), rejected (422: a file with problems, each with its line; nothing stored), conflict (409), method_not_allowed (405), timeout (408), too_large (413), unsupported_media_type (415), too_many_requests (429), unavailable (503: try again after `Retry-After`), internal (500)"
+)]
+pub enum ErrorKind {
+    /// 404: no such campaign, item, stage, user, ... (or one that is not the caller's)
+    NotFound,
+    /// 403: the caller's role may not do this
+    Forbidden,
+    /// 401: no valid token or session
+    Unauthorized,
+    /// 400: a path, query or body that could not be read at all
+    BadRequest,
+    /// 422: a value that breaks a rule; `field` names it
+    Invalid,
+    /// 422: an input file with problems, each with its line and field; nothing was stored
+    Rejected,
+    /// 409: the request conflicts with the record (a final verdict, a newer version)
+    Conflict,
+    /// 405: the route does not take this method (`Allow` lists what it takes)
+    MethodNotAllowed,
+    /// 408: the request took too long and was not carried out
+    Timeout,
+    /// 413: the body is too large
+    TooLarge,
+    /// 415: the body is not JSON
+    UnsupportedMediaType,
+    /// 429: too many attempts; `Retry-After` says when to try again
+    TooManyRequests,
+    /// 503: the database or the disk cannot serve now; `Retry-After` says when to try again
+    Unavailable,
+    /// 500: a fault of the server, in its log
+    Internal,
 }
 
 impl From<sqlx::Error> for Error {
@@ -219,14 +258,19 @@ impl From<crate::domain::rules::FieldError> for Error {
     }
 }
 
-#[derive(Serialize)]
-struct ErrorBody<'a> {
-    error: &'a str,
-    detail: String,
+/// Every error of the API: what kind, in words, and where (a field, or the lines of a
+/// file).
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct ErrorBody {
+    pub error: ErrorKind,
+    /// What went wrong, in words a person can act on.
+    pub detail: String,
+    /// The field of the request that is wrong, when one is.
     #[serde(skip_serializing_if = "Option::is_none")]
-    field: Option<&'a str>,
+    pub field: Option<String>,
+    /// Every problem of a rejected file, each with its line (and field).
     #[serde(skip_serializing_if = "Option::is_none")]
-    problems: Option<&'a [LineError]>,
+    pub problems: Option<Vec<LineError>>,
 }
 
 /// The seconds a client is asked to wait before trying again a request refused as
@@ -252,8 +296,8 @@ impl IntoResponse for Error {
             _ => self.to_string(),
         };
         let (field, problems) = match &self {
-            Error::Field { field, .. } => (Some(field.as_str()), None),
-            Error::Rejected(r) => (None, Some(r.problems.as_slice())),
+            Error::Field { field, .. } => (Some(field.clone()), None),
+            Error::Rejected(r) => (None, Some(r.problems.clone())),
             _ => (None, None),
         };
         let body = ErrorBody {

@@ -297,18 +297,26 @@ pub async fn study_report(store: &Store, campaign: &Campaign) -> Result<Option<S
 
 /// Every table as one JSON object (`tandem stats --json`): the QC's `t11`, `t12`,
 /// `t13` for the scope, and the study's `t14`, `t14_tests`, `t15` when there is one.
+pub async fn stats_reply(
+    store: &Store,
+    campaign: &Campaign,
+    scope: &Scope,
+) -> Result<crate::report::StatsReply> {
+    let reply = qc_report(store, campaign, scope).await?.reply();
+    Ok(match study_report(store, campaign).await? {
+        Some(r) => reply.with_study(&r),
+        None => reply,
+    })
+}
+
+/// [`stats_reply`] as JSON, as `tandem stats --json` prints it.
 pub async fn stats_json(
     store: &Store,
     campaign: &Campaign,
     scope: &Scope,
 ) -> Result<serde_json::Value> {
-    let mut json = qc_report(store, campaign, scope).await?.json();
-    if let (Some(r), Some(obj)) = (study_report(store, campaign).await?, json.as_object_mut()) {
-        obj.insert("t14".into(), r.t14_json());
-        obj.insert("t14_tests".into(), r.t14_tests_json());
-        obj.insert("t15".into(), r.t15_json());
-    }
-    Ok(json)
+    let reply = stats_reply(store, campaign, scope).await?;
+    serde_json::to_value(reply).map_err(|e| Error::Internal(format!("the figures as JSON: {e}")))
 }
 
 /// The paper bundle of the whole campaign (Stage 1 over first versions, every task and

@@ -80,7 +80,7 @@ pub async fn run(store: &Store, campaign: &str) -> Result<SamplingRun> {
 }
 
 /// A lot with what its sample says of the whole.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct LotReport {
     #[serde(flatten)]
     pub lot: Lot,
@@ -95,7 +95,7 @@ pub struct LotReport {
 }
 
 /// A campaign's sampled review as it stands.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct SamplingStatus {
     pub campaign: String,
     /// The protocol's rules with their plans.
@@ -105,7 +105,7 @@ pub struct SamplingStatus {
     pub held: Vec<HeldReport>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct RuleReport {
     pub stratum: String,
     #[serde(flatten)]
@@ -114,7 +114,7 @@ pub struct RuleReport {
     pub c: u64,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct HeldReport {
     pub stage: crate::domain::Stage,
     pub task: String,

@@ -12,7 +12,7 @@ use serde::Serialize;
 use std::collections::{HashMap, HashSet};
 
 /// Where a validator stands in calibration.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum CalibrationState {
     /// The campaign has no calibration items: nothing to pass.
@@ -23,7 +23,7 @@ pub enum CalibrationState {
     Failed,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
 pub struct CalibrationStatus {
     pub state: CalibrationState,
     pub round: i64,
@@ -55,7 +55,7 @@ impl CalibrationStatus {
 }
 
 /// A known verdict.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 pub struct KnownVerdict {
     pub verdict: Verdict,
     pub reasons: Vec<Reason>,

@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 use std::fmt;
 
 /// A person's role. One account has exactly one role.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Role {
     Admin,
@@ -124,6 +124,18 @@ impl Serialize for Stage {
     }
 }
 
+impl utoipa::PartialSchema for Stage {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        utoipa::openapi::ObjectBuilder::new()
+            .schema_type(utoipa::openapi::Type::Integer)
+            .enum_values(Some([1, 2]))
+            .description(Some("1: Stage 1 (clips); 2: Stage 2 (questions)"))
+            .into()
+    }
+}
+
+impl utoipa::ToSchema for Stage {}
+
 impl<'de> Deserialize<'de> for Stage {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Stage, D::Error> {
         let n = i64::deserialize(d)?;
@@ -133,7 +145,7 @@ impl<'de> Deserialize<'de> for Stage {
 }
 
 /// A validator's verdict on one item.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Verdict {
     Valid,
@@ -160,7 +172,7 @@ impl Verdict {
 }
 
 /// An author's resolution of a split.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Resolution {
     Accept,
@@ -191,8 +203,14 @@ impl Resolution {
 /// `Taxonomy::parse_level` makes one from input and names the protocol's when the code
 /// is not one of them; a reason's levels and a QA type's level are checked against the
 /// declared ones when the protocol file is read.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
+#[derive(
+    Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord, utoipa::ToSchema,
+)]
 #[serde(transparent)]
+#[schema(
+    description = "A QA level's code: one of the campaign's protocol's `levels` (L1, L2, L3 unless it declares others)",
+    example = "L2"
+)]
 pub struct Level(String);
 
 impl Level {
@@ -221,8 +239,14 @@ impl std::fmt::Display for Level {
 /// A rejection reason, by its code: one of the campaign's protocol's reasons of the
 /// item's stage (`Taxonomy::parse_reason` makes one from input; which apply, and
 /// their rules, are the protocol's: see [`rules::check_verdict`]).
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, utoipa::ToSchema,
+)]
 #[serde(transparent)]
+#[schema(
+    description = "A rejection reason's code: one of the campaign's protocol's `reasons` for the item's stage (`GET /api/v1/campaigns/{campaign}/protocol`)",
+    example = "generation_artifact"
+)]
 pub struct Reason(String);
 
 impl Reason {
@@ -268,7 +292,7 @@ impl fmt::Display for Reason {
 
 /// The outcome of an item in its stage, from its pair's two verdicts and, for a
 /// split, the author's resolution.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Outcome {
     Pending,

@@ -14,7 +14,7 @@
 use serde::{Deserialize, Serialize};
 
 /// How a campaign's protocol chooses an item's two reviewers.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Pairing {
     /// Task t to pool indexes (t mod n, (t+1) mod n), or the admin's override.

@@ -117,7 +117,7 @@ pub struct RetainedCounts {
 
 /// A clip rejected in Stage 1, waiting for a new version: what the generation
 /// pipeline needs to make one.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct RegenerationItem {
     pub clip_id: String,
     pub task: String,
@@ -133,9 +133,10 @@ pub struct RegenerationItem {
 }
 
 /// One event in the life of a clip.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct AuditEvent {
     #[serde(serialize_with = "crate::clock::ser_time")]
+    #[schema(value_type = String, format = DateTime)]
     pub at: i64,
     pub clip_id: String,
     pub version: i64,

@@ -19,7 +19,7 @@ use crate::rng::Xoshiro256;
 use serde::{Deserialize, Serialize};
 
 /// How a stratum's sample size and acceptance number are found.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum PlanSpec {
     /// The binomial single sampling plan for an acceptable and a rejectable quality
@@ -38,7 +38,7 @@ pub enum PlanSpec {
 }
 
 /// A protocol's rule that reviews a stratum by sample.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct SamplingRule {
     pub stage: Stage,
     /// The task it covers; every task when none.

@@ -57,7 +57,7 @@ impl TaskDef {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct QaTypeDef {
     pub code: String,
     pub name: String,

@@ -5,8 +5,11 @@
 pub mod bundle;
 pub mod format;
 pub mod render;
+pub mod reply;
 pub mod study;
 pub mod svg;
+
+pub use reply::StatsReply;
 
 use crate::domain::facts::{OutcomeCount, Scope, ValidatorActivity, Versions};
 use crate::domain::taxonomy::Taxonomy;
@@ -15,7 +18,7 @@ use crate::stats::agreement::{
     krippendorff_alpha_table, pabak, percent_agreement,
 };
 use serde::Serialize;
-use serde_json::{Map, Value, json};
+use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
 
 /// T11: one task's Stage 1.
@@ -137,7 +140,7 @@ pub struct StageSummary {
 }
 
 /// The reasons given with counted rejects.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 pub struct ReasonRow {
     pub stage: i64,
     pub task: String,
@@ -147,7 +150,7 @@ pub struct ReasonRow {
 
 /// Linked pairs of one task (questions asked in both directions; GLIMPSE counts a pair
 /// only when both directions hold): the QC tables count questions, this counts pairs.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 pub struct PairRow {
     pub task: String,
     /// Pairs whose questions are in review or reviewed.
@@ -470,78 +473,6 @@ pub fn build(
     }
 }
 
-/// The agreement keys of one table, added to `m`.
-fn agreement_json(m: &mut Map<String, Value>, a: &Agreement) {
-    for (k, v) in [
-        ("table", json!(a.table)),
-        ("raw_agreement", json!(a.raw_agreement)),
-        ("cohen_kappa", json!(a.cohen_kappa)),
-        ("cohen_kappa_se", json!(a.cohen_kappa_se)),
-        ("cohen_kappa_ci95", json!(a.cohen_kappa_ci95)),
-        (
-            "cohen_kappa_ci95_bounded",
-            json!(a.cohen_kappa_ci95_bounded),
-        ),
-        ("cohen_kappa_ci95_method", json!(KAPPA_CI95_BOUNDED_METHOD)),
-        ("gwet_ac1", json!(a.gwet_ac1)),
-        ("pabak", json!(a.pabak)),
-        ("krippendorff_alpha", json!(a.krippendorff_alpha)),
-    ] {
-        m.insert(k.into(), v);
-    }
-}
-
-fn stage_json(s: &StageSummary) -> Value {
-    let per_pair: Vec<Value> = s
-        .per_pair
-        .iter()
-        .map(|p| {
-            let mut m = Map::new();
-            m.insert("task".into(), json!(p.task));
-            m.insert("rater1".into(), json!(p.rater1));
-            m.insert("rater2".into(), json!(p.rater2));
-            m.insert("items".into(), json!(p.items));
-            agreement_json(&mut m, &p.agreement);
-            Value::Object(m)
-        })
-        .collect();
-    let per_rater_pair: Vec<Value> = s
-        .per_rater_pair
-        .iter()
-        .map(|p| {
-            let mut m = Map::new();
-            m.insert("rater1".into(), json!(p.rater1));
-            m.insert("rater2".into(), json!(p.rater2));
-            m.insert("tasks".into(), json!(p.tasks));
-            m.insert("items".into(), json!(p.items));
-            agreement_json(&mut m, &p.agreement);
-            Value::Object(m)
-        })
-        .collect();
-    json!({
-        "items_reviewed": s.items_reviewed,
-        "both_pass": s.both_pass,
-        "both_reject": s.both_reject,
-        "split": s.split,
-        "split_accepted": s.split_accepted,
-        "split_rejected": s.split_rejected,
-        "split_pending": s.split_pending,
-        "pending": s.pending,
-        "table": s.pooled.table,
-        "raw_agreement": s.pooled.raw_agreement,
-        "cohen_kappa": s.pooled.cohen_kappa,
-        "cohen_kappa_se": s.pooled.cohen_kappa_se,
-        "cohen_kappa_ci95": s.pooled.cohen_kappa_ci95,
-        "cohen_kappa_ci95_bounded": s.pooled.cohen_kappa_ci95_bounded,
-        "cohen_kappa_ci95_method": KAPPA_CI95_BOUNDED_METHOD,
-        "gwet_ac1": s.pooled.gwet_ac1,
-        "pabak": s.pooled.pabak,
-        "krippendorff_alpha": s.pooled.krippendorff_alpha,
-        "per_pair": per_pair,
-        "per_rater_pair": per_rater_pair,
-    })
-}
-
 impl QcReport {
     /// The scope in words, for captions and the paper bundle's README.
     pub fn scope_text(&self) -> String {
@@ -580,48 +511,17 @@ impl QcReport {
     /// `t11` as SPEC section 7 gives it: `{ TASK: {"reviewed", "retained"} }`.
     /// Without clip review, empty.
     pub fn t11_json(&self) -> Value {
-        let mut m = Map::new();
-        if !self.clip_review {
-            return Value::Object(m);
-        }
-        for (task, c) in &self.t11 {
-            let mut cell = json!({"reviewed": c.reviewed, "retained": c.retained});
-            if self.sampled {
-                cell["retained_by_sample"] = json!(c.by_sample);
-            }
-            m.insert(task.clone(), cell);
-        }
-        Value::Object(m)
+        serde_json::to_value(self.t11_reply()).unwrap_or(Value::Null)
     }
 
     /// `t12`: `{ TASK: { QA_TYPE: {"reviewed", "rejected"} } }`, matrix cells only.
     pub fn t12_json(&self) -> Value {
-        let mut m = Map::new();
-        for (task, row) in &self.t12 {
-            let mut r = Map::new();
-            for (qa, c) in row {
-                let mut cell = json!({"reviewed": c.reviewed, "rejected": c.rejected});
-                if self.sampled {
-                    cell["retained_by_sample"] = json!(c.by_sample);
-                }
-                r.insert(qa.clone(), cell);
-            }
-            m.insert(task.clone(), Value::Object(r));
-        }
-        Value::Object(m)
+        serde_json::to_value(self.t12_reply()).unwrap_or(Value::Null)
     }
 
     /// `t13`: `{"stage1": S, "stage2": S}`; without clip review `{"stage2": S}`.
     pub fn t13_json(&self) -> Value {
-        let mut stages = Map::new();
-        for (key, s) in self.stages() {
-            let mut v = stage_json(s);
-            if self.sampled {
-                v["retained_by_sample"] = json!(s.by_sample);
-            }
-            stages.insert(key.into(), v);
-        }
-        Value::Object(stages)
+        serde_json::to_value(self.t13_reply()).unwrap_or(Value::Null)
     }
 
     /// The stages the campaign reviews, with their summaries: (`stage1`, Stage 1) only
@@ -637,48 +537,14 @@ impl QcReport {
 
     /// Everything, as `tandem stats --json` prints it.
     pub fn json(&self) -> Value {
-        let reasons: Vec<Value> = self
-            .reasons
-            .iter()
-            .map(|r| json!({"stage": r.stage, "task": r.task, "reason": r.reason, "n": r.n}))
-            .collect();
-        let validators: Vec<Value> = self
-            .validators
-            .iter()
-            .map(|v| {
-                json!({
-                    "validator": v.validator, "stage": v.stage, "verdicts": v.verdicts,
-                    "pass_rate": if v.verdicts > 0 { Some(v.valid as f64 / v.verdicts as f64) } else { None },
-                    "median_ms": v.median_ms,
-                })
-            })
-            .collect();
-        let mut out = json!({
-            "campaign": self.campaign,
-            "scope": {
-                "versions": self.versions,
-                "task": self.task,
-                "pair": self.pair.as_ref().map(|(a, b)| json!({"rater1": a, "rater2": b})),
-                "note": "Stage 1 counts the first version of every clip unless versions is \"all\"; Stage 2 counts every question reviewed; items with fewer than two verdicts are left out and counted under \"pending\".",
-            },
-            "t11": self.t11_json(),
-            "t12": self.t12_json(),
-            "t13": self.t13_json(),
-            "reasons": reasons,
-            "validators": validators,
-        });
-        // Only a campaign with linked questions has pair counts: the others' JSON stays
-        // as it was.
-        if let Some(m) = out.as_object_mut().filter(|_| !self.pairs.is_empty()) {
-            m.insert("pairs".into(), json!(self.pairs));
-        }
-        out
+        serde_json::to_value(self.reply()).unwrap_or(Value::Null)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn oc(
         stage: i64,

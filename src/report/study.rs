@@ -17,7 +17,7 @@ use crate::stats::multi::{AlphaLevel, Ratings, fleiss_gwet, fleiss_kappa, krippe
 use crate::stats::ranks::{Friedman, ranking_summary};
 use crate::stats::signal::{RateCorrection, d_prime};
 use serde::Serialize;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt::Write;
 
@@ -458,83 +458,20 @@ pub fn p_text(p: f64) -> String {
     }
 }
 
-fn pair(x: Option<(f64, f64)>) -> Value {
-    x.map_or(Value::Null, |(a, b)| json!([a, b]))
-}
-
 impl StudyReport {
     /// `t14`: `{SOURCE: {AXIS: {mean, std, n}}}` (SPEC section 7).
     pub fn t14_json(&self) -> Value {
-        let mut out = Map::new();
-        for (s, row) in self.sources.iter().zip(&self.t14) {
-            let mut axes = Map::new();
-            for (axis, cell) in RANK_AXES.iter().zip(row) {
-                axes.insert(
-                    axis.as_str().into(),
-                    json!({"mean": cell.mean, "std": cell.std, "n": cell.n}),
-                );
-            }
-            out.insert(s.clone(), Value::Object(axes));
-        }
-        Value::Object(out)
+        serde_json::to_value(self.t14_reply()).unwrap_or(Value::Null)
     }
 
     /// Kendall's W and the Friedman test per axis.
     pub fn t14_tests_json(&self) -> Value {
-        let mut out = Map::new();
-        for (axis, t) in RANK_AXES.iter().zip(&self.tests) {
-            out.insert(
-                axis.as_str().into(),
-                json!({
-                    "n_blocks": t.n_blocks,
-                    "kendall_w": t.kendall_w,
-                    "friedman": t.friedman.as_ref().map(|f| json!({"chi2": f.chi2, "dof": f.dof, "p_value": f.p_value})),
-                }),
-            );
-        }
-        Value::Object(out)
+        serde_json::to_value(self.t14_tests_reply()).unwrap_or(Value::Null)
     }
 
     /// `t15` with the keys of SPEC section 7 and more.
     pub fn t15_json(&self) -> Value {
-        let mut sources = Map::new();
-        for j in &self.t15 {
-            sources.insert(
-                j.source.clone(),
-                json!({
-                    "truth": j.truth.map(Truth::as_str),
-                    "items": j.items,
-                    "items_unlabelled": j.items_unlabelled,
-                    "judgments": j.judgments,
-                    "judged_fake": j.judged_fake,
-                    "fake_counts": j.fake_counts.iter().map(|(p, n)| {
-                        let given = j.labels.get(p).copied().unwrap_or(0);
-                        (p.clone(), if given > 0 { json!(n) } else { Value::Null })
-                    }).collect::<Map<String, Value>>(),
-                    "labels": j.labels,
-                    "fleiss_kappa": j.agreement.fleiss_kappa,
-                    "fleiss_kappa_missing_data": j.agreement.fleiss_kappa_missing_data,
-                    "krippendorff_alpha": j.agreement.krippendorff_alpha,
-                }),
-            );
-        }
-        json!({
-            "sources": sources,
-            "pooled_fleiss_kappa": self.pooled.fleiss_kappa,
-            "pooled_fleiss_kappa_missing_data": self.pooled.fleiss_kappa_missing_data,
-            "pooled_krippendorff_alpha": self.pooled.krippendorff_alpha,
-            "complete": self.complete,
-            "participants": self.participants,
-            "human_error_rate": self.human_error_rate,
-            "human_error_rate_ci95": pair(self.human_error_rate_ci95),
-            "bootstrap": {"resamples": BOOTSTRAP_RESAMPLES, "seed": BOOTSTRAP_SEED, "confidence": 0.95, "over": "clips"},
-            "detection": self.detection.iter().map(|d| json!({
-                "participant": d.participant,
-                "fakes": d.fakes, "hits": d.hits, "hit_rate": d.hit_rate, "hit_rate_ci95": pair(d.hit_rate_ci95),
-                "reals": d.reals, "false_alarms": d.false_alarms, "false_alarm_rate": d.false_alarm_rate,
-                "false_alarm_rate_ci95": pair(d.false_alarm_rate_ci95), "d_prime": d.d_prime,
-            })).collect::<Vec<_>>(),
-        })
+        serde_json::to_value(self.t15_reply()).unwrap_or(Value::Null)
     }
 
     /// T14 or T15 as a [`CsvTable`].

@@ -7,7 +7,7 @@ use serde::Serialize;
 
 /// A person's role in one campaign (validator, author or participant; one per person
 /// and campaign).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 pub struct CampaignRole {
     #[serde(skip)]
     pub campaign_id: i64,
@@ -17,7 +17,7 @@ pub struct CampaignRole {
 
 /// An account: an admin (server-wide: every campaign) or a member who holds one role in
 /// each campaign they work on.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 pub struct User {
     pub id: i64,
     pub name: String,
@@ -148,7 +148,7 @@ pub(crate) fn one_user(rows: impl IntoIterator<Item = UserRow>) -> Result<Option
 }
 
 /// An account as the accounts page lists it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct Account {
     #[serde(flatten)]
     pub user: User,

@@ -11,7 +11,7 @@ use serde::Serialize;
 pub use crate::domain::calibration::{CalibrationState, CalibrationStatus, KnownVerdict};
 
 /// What the validator gets back after a calibration verdict.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct CalibrationFeedback {
     pub verdict: Verdict,
     pub reasons: Vec<Reason>,
@@ -21,7 +21,7 @@ pub struct CalibrationFeedback {
 }
 
 /// A calibration item as its validator sees it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct CalibrationItem {
     pub stage: Stage,
     pub item_id: String,
@@ -40,7 +40,7 @@ pub struct CalibrationKey {
 }
 
 /// A validator's calibration, for the admin.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct CalibrationScore {
     pub validator: String,
     #[serde(flatten)]

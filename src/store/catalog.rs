@@ -20,7 +20,8 @@ pub struct Campaign {
 }
 
 /// A campaign's targets and calibration rules.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, serde::Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
 pub struct Settings {
     /// Retained clips wanted per task.
     pub target_per_task: i64,
@@ -42,7 +43,7 @@ impl Default for Settings {
 }
 
 /// A task with the pair in force.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct TaskInfo {
     #[serde(skip)]
     pub id: i64,
@@ -102,7 +103,7 @@ impl std::fmt::Display for ImportSummary {
 }
 
 /// Counts of one task in one stage (newest clip versions only).
-#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq, utoipa::ToSchema)]
 pub struct StageProgress {
     /// Items open for review (Stage 2: questions of retained clips).
     pub items: i64,
@@ -366,7 +367,7 @@ pub struct ClassifiedItem {
     pub rater2: Option<String>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct TaskProgress {
     pub task: String,
     pub stage1: StageProgress,

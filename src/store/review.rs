@@ -28,7 +28,7 @@ pub struct ResolutionRequest {
 }
 
 /// One of the validator's own decisions on an item.
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Serialize, PartialEq, Eq, utoipa::ToSchema)]
 pub struct OwnDecision {
     /// 1 for the first verdict, 2 for the first change, ...
     pub change: i64,
@@ -36,11 +36,14 @@ pub struct OwnDecision {
     pub reasons: Vec<Reason>,
     pub note: String,
     #[serde(serialize_with = "crate::clock::ser_time")]
+    #[schema(value_type = String, format = DateTime)]
     pub decided_at: i64,
     pub time_spent_ms: Option<i64>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+/// What a verdict did: the decision as stored, whether this request added it, and
+/// whether the item's verdicts are final.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct Recorded {
     pub decision: OwnDecision,
     /// False when the request repeated a stored decision and nothing was added.
@@ -51,14 +54,18 @@ pub struct Recorded {
 }
 
 /// A clip as reviewers see it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct ClipView {
     pub clip_id: String,
     pub task: String,
     pub version: i64,
     pub theme: Option<String>,
     pub generator: Option<String>,
+    /// The manifest's scene graph of the clip, as imported.
+    #[schema(value_type = Object)]
     pub scene_graph: Value,
+    /// The manifest's scenario of the clip, as imported.
+    #[schema(value_type = Object)]
     pub scenario: Value,
     pub media_type: String,
     #[serde(skip)]
@@ -68,16 +75,18 @@ pub struct ClipView {
     /// The clip file's URL for whoever asked (API replies; under the same rules as
     /// the pages, with the session or the API token).
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(format = "uri-reference", example = "/media/5Yq0c2lzcGJ0dG9rZW4")]
     pub media_url: Option<String>,
     /// The frame strip's URL, when this server can draw strips.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(format = "uri-reference", example = "/media/5Yq0c2lzcGJ0dG9rZW4/strip")]
     pub strip_url: Option<String>,
     /// The version's frame rate and count, once ffprobe has read them.
     #[serde(skip)]
     pub timing: Option<crate::domain::video::FrameTiming>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct QuestionView {
     pub question_id: String,
     pub qa_type: String,
@@ -93,7 +102,7 @@ pub struct QuestionView {
 }
 
 /// A question's partner in a linked pair, as its reviewers see it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct LinkedQuestion {
     pub question_id: String,
     pub question: String,
@@ -121,7 +130,7 @@ fn linked_question(fields: &Value, key: &str) -> Option<LinkedQuestion> {
 }
 
 /// Where a validator stands in one stage.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct QueueStatus {
     pub stage: Stage,
     pub done: i64,
@@ -131,7 +140,7 @@ pub struct QueueStatus {
 }
 
 /// An item as its validator sees it: never the partner's verdict, never the outcome.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct ValidatorItem {
     pub stage: Stage,
     pub item_id: String,
@@ -144,28 +153,30 @@ pub struct ValidatorItem {
 }
 
 /// One side of a split, for the author.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct SplitSide {
     pub validator: String,
     pub verdict: Verdict,
     pub reasons: Vec<Reason>,
     pub note: String,
     #[serde(serialize_with = "crate::clock::ser_time")]
+    #[schema(value_type = String, format = DateTime)]
     pub decided_at: i64,
     pub time_spent_ms: Option<i64>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct ResolutionView {
     pub author: String,
     pub verdict: Resolution,
     pub note: String,
     #[serde(serialize_with = "crate::clock::ser_time")]
+    #[schema(value_type = String, format = DateTime)]
     pub decided_at: i64,
 }
 
 /// A split as the author sees it: both verdicts with their reasons and notes.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct SplitItem {
     pub stage: Stage,
     pub item_id: String,
@@ -178,7 +189,7 @@ pub struct SplitItem {
 }
 
 /// One item of a validator's queue, as the queue page lists it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct QueueEntry {
     pub item_id: String,
     pub decided: bool,
@@ -189,6 +200,7 @@ pub struct QueueEntry {
     /// The validator's own latest verdict and when, once given.
     pub verdict: Option<Verdict>,
     #[serde(serialize_with = "crate::clock::ser_opt_time")]
+    #[schema(value_type = Option<String>, format = DateTime)]
     pub decided_at: Option<i64>,
 }
 

@@ -15,7 +15,7 @@ pub struct PlannedRule {
 }
 
 /// What one run did.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, utoipa::ToSchema)]
 pub struct SamplingRun {
     /// The lots whose reviewed sample decided them.
     pub settled: Vec<SettledLot>,
@@ -25,7 +25,7 @@ pub struct SamplingRun {
     pub released: u64,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
 pub struct SettledLot {
     pub lot: i64,
     pub defects: u64,
@@ -34,7 +34,7 @@ pub struct SettledLot {
     pub undrawn: u64,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
 pub struct DrawnLot {
     pub lot: i64,
     pub size: u64,
@@ -42,7 +42,7 @@ pub struct DrawnLot {
 }
 
 /// A lot as stored, with its sample's progress.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
 pub struct Lot {
     pub id: i64,
     pub stage: Stage,

@@ -80,7 +80,7 @@ pub struct StudyMedia {
 }
 
 /// A participant's progress, for the admin.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct ParticipantProgress {
     pub name: String,
     pub answered: i64,

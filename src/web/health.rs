@@ -74,8 +74,22 @@ async fn check(state: &AppState) -> Result<(), &'static str> {
     result
 }
 
+/// Whether the server can serve.
+#[derive(serde::Serialize, utoipa::ToSchema)]
+pub struct Health {
+    /// `ok`, `failing` or `shutting down`
+    #[schema(example = "ok")]
+    pub status: &'static str,
+    /// With `ok`: what was checked.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub database: Option<&'static str>,
+    /// With `failing`: what fails.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub problem: Option<&'static str>,
+}
+
 /// A health answer; a 503 says when to ask again, as the API's do.
-fn answer(status: StatusCode, body: serde_json::Value) -> Response {
+fn answer(status: StatusCode, body: Health) -> Response {
     let mut resp = (status, axum::Json(body)).into_response();
     if status == StatusCode::SERVICE_UNAVAILABLE {
         resp.headers_mut().insert(
@@ -86,31 +100,75 @@ fn answer(status: StatusCode, body: serde_json::Value) -> Response {
     resp
 }
 
+/// Health: the database reads and writes (503 when it cannot, e.g. a full disk).
+#[utoipa::path(
+    get,
+    path = "/healthz",
+    tag = "operations",
+    operation_id = "healthz",
+    responses(
+        (status = 200, description = "The database reads and writes", body = Health),
+        (status = 503, description = "It cannot (`Retry-After` says when to ask again)", body = Health),
+    )
+)]
 pub async fn healthz(State(state): State<AppState>) -> Response {
     match check(&state).await {
         Ok(()) => answer(
             StatusCode::OK,
-            serde_json::json!({"status": "ok", "database": "reads and writes"}),
+            Health {
+                status: "ok",
+                database: Some("reads and writes"),
+                problem: None,
+            },
         ),
         Err(problem) => answer(
             StatusCode::SERVICE_UNAVAILABLE,
-            serde_json::json!({"status": "failing", "problem": problem}),
+            Health {
+                status: "failing",
+                database: None,
+                problem: Some(problem),
+            },
         ),
     }
 }
 
+/// Readiness for a load balancer: as `/healthz`, and 503 as soon as the server starts
+/// shutting down.
+#[utoipa::path(
+    get,
+    path = "/readyz",
+    tag = "operations",
+    operation_id = "readyz",
+    responses(
+        (status = 200, description = "Ready", body = Health),
+        (status = 503, description = "Not ready: shutting down, or the database cannot serve", body = Health),
+    )
+)]
 pub async fn readyz(State(state): State<AppState>) -> Response {
     if state.life.draining() {
         return answer(
             StatusCode::SERVICE_UNAVAILABLE,
-            serde_json::json!({"status": "shutting down"}),
+            Health {
+                status: "shutting down",
+                database: None,
+                problem: None,
+            },
         );
     }
     healthz(State(state)).await
 }
 
-/// `GET /metrics`: every metric in the OpenMetrics text format Prometheus reads
-/// (admins only: a scraper uses an admin's API token).
+/// The server's metrics in the OpenMetrics text format Prometheus reads: requests,
+/// latency and SQL statements per route, the SQLite writer's batches and commit
+/// times, retried writes, waits for a database connection (a scraper uses an admin's
+/// API token).
+#[utoipa::path(
+    get,
+    path = "/metrics",
+    tag = "operations",
+    operation_id = "metrics",
+    responses((status = 200, description = "The metrics", content_type = "application/openmetrics-text", body = String))
+)]
 pub async fn metrics(State(state): State<AppState>) -> Response {
     (
         [(

@@ -4,6 +4,7 @@
 
 pub mod api;
 pub mod assets;
+pub mod doc;
 pub mod flash;
 pub mod health;
 pub mod media;
@@ -164,34 +165,68 @@ pub struct RouteSpec {
     pub kind: Kind,
 }
 
+/// One route: its rule, its handler and, for an API route, the OpenAPI path item and
+/// schemas that its handler's `#[utoipa::path]` made (its method and path are read from
+/// there, so that the route and its documentation cannot differ).
+pub struct Route {
+    pub spec: RouteSpec,
+    pub handler: MethodRouter<AppState>,
+    pub doc: Option<ApiDoc>,
+}
+
+/// What an API route adds to the OpenAPI document.
+pub struct ApiDoc {
+    pub schemas: Vec<(
+        String,
+        utoipa::openapi::RefOr<utoipa::openapi::schema::Schema>,
+    )>,
+    pub paths: utoipa::openapi::path::Paths,
+}
+
 /// Every route of the service with its access rule. The router is built from this
 /// list, so the authorization matrix can be read off it (and a test walks it).
-pub fn routes() -> Vec<(RouteSpec, MethodRouter<AppState>)> {
+pub fn routes() -> Vec<Route> {
     use Access::{Public, SignedIn};
-    use Kind::{Api, Asset, Media, Page};
-    use axum::routing::{delete, get, post, put};
-    let r = |method, path, access, kind, m| {
-        (
-            RouteSpec {
-                method,
-                path,
-                access,
-                kind,
-            },
-            m,
-        )
+    use Kind::{Asset, Media, Page};
+    use axum::routing::{get, post};
+    let r = |method, path, access, kind, handler| Route {
+        spec: RouteSpec {
+            method,
+            path,
+            access,
+            kind,
+        },
+        handler,
+        doc: None,
     };
+    let a =
+        |access, (schemas, paths, handler): utoipa_axum::router::UtoipaMethodRouter<AppState>| {
+            let (path, method) = doc::only_operation(&paths);
+            Route {
+                spec: RouteSpec {
+                    method,
+                    path,
+                    access,
+                    kind: Kind::Api,
+                },
+                handler,
+                doc: Some(ApiDoc { schemas, paths }),
+            }
+        };
     vec![
         // Health, documentation and static files.
-        r("GET", "/healthz", Public, Api, get(health::healthz)),
-        r("GET", "/readyz", Public, Api, get(health::readyz)),
-        r("GET", "/metrics", ADMIN, Api, get(health::metrics)),
+        a(Public, utoipa_axum::routes!(health::healthz)),
+        a(Public, utoipa_axum::routes!(health::readyz)),
+        a(ADMIN, utoipa_axum::routes!(health::metrics)),
+        a(Public, utoipa_axum::routes!(api::openapi)),
+        // The API's documentation for people (Swagger UI, its files in the binary).
+        r("GET", "/api/v1/docs", Public, Asset, get(doc::docs_root)),
         r(
             "GET",
-            "/api/v1/openapi.json",
+            "/api/v1/docs/{*file}",
             Public,
-            Api,
-            get(api::openapi),
+            Asset,
+            get(doc::docs_file),
         ),
         r(
             "GET",
@@ -201,213 +236,39 @@ pub fn routes() -> Vec<(RouteSpec, MethodRouter<AppState>)> {
             get(assets::serve),
         ),
         // The JSON API.
-        r("GET", "/api/v1/me", SignedIn, Api, get(api::me)),
-        r("GET", "/api/v1/users", ADMIN, Api, get(api::users)),
-        r(
-            "POST",
-            "/api/v1/users/{name}/disable",
-            ADMIN,
-            Api,
-            post(api::disable_user),
-        ),
-        r(
-            "POST",
-            "/api/v1/users/{name}/enable",
-            ADMIN,
-            Api,
-            post(api::enable_user),
-        ),
+        a(SignedIn, utoipa_axum::routes!(api::me)),
+        a(ADMIN, utoipa_axum::routes!(api::users)),
+        a(ADMIN, utoipa_axum::routes!(api::disable_user)),
+        a(ADMIN, utoipa_axum::routes!(api::enable_user)),
         // Participants never learn campaign names (they could hint at the sources).
-        r("GET", "/api/v1/campaigns", STAFF, Api, get(api::campaigns)),
-        r(
-            "GET",
-            "/api/v1/campaigns/{campaign}/queue/{stage}",
-            VALIDATOR,
-            Api,
-            get(api::queue),
-        ),
-        r(
-            "GET",
-            "/api/v1/campaigns/{campaign}/queue/{stage}/items",
-            VALIDATOR,
-            Api,
-            get(api::queue_items),
-        ),
-        r(
-            "GET",
-            "/api/v1/campaigns/{campaign}/items/{stage}/{item}",
-            VALIDATOR,
-            Api,
-            get(api::item),
-        ),
-        r(
-            "POST",
-            "/api/v1/campaigns/{campaign}/items/{stage}/{item}/verdict",
-            VALIDATOR,
-            Api,
-            post(api::verdict),
-        ),
-        r(
-            "GET",
-            "/api/v1/campaigns/{campaign}/splits/{stage}",
-            AUTHOR_OR_ADMIN,
-            Api,
-            get(api::splits),
-        ),
-        r(
-            "GET",
-            "/api/v1/campaigns/{campaign}/splits/{stage}/{item}",
-            AUTHOR_OR_ADMIN,
-            Api,
-            get(api::split),
-        ),
-        r(
-            "POST",
-            "/api/v1/campaigns/{campaign}/splits/{stage}/{item}/resolution",
-            AUTHOR,
-            Api,
-            post(api::resolution),
-        ),
-        r(
-            "GET",
-            "/api/v1/campaigns/{campaign}/protocol",
-            STAFF,
-            Api,
-            get(api::protocol),
-        ),
-        r(
-            "GET",
-            "/api/v1/campaigns/{campaign}/sampling",
-            ADMIN,
-            Api,
-            get(api::sampling_status),
-        ),
-        r(
-            "POST",
-            "/api/v1/campaigns/{campaign}/sampling/run",
-            ADMIN,
-            Api,
-            post(api::sampling_run),
-        ),
-        r(
-            "GET",
-            "/api/v1/campaigns/{campaign}/tasks",
-            ADMIN,
-            Api,
-            get(api::tasks),
-        ),
-        r(
-            "PUT",
-            "/api/v1/campaigns/{campaign}/tasks/{task}/pair",
-            ADMIN,
-            Api,
-            put(api::set_pair),
-        ),
-        r(
-            "DELETE",
-            "/api/v1/campaigns/{campaign}/tasks/{task}/pair",
-            ADMIN,
-            Api,
-            delete(api::clear_pair),
-        ),
-        r(
-            "GET",
-            "/api/v1/campaigns/{campaign}/progress",
-            ADMIN,
-            Api,
-            get(api::progress),
-        ),
-        r(
-            "GET",
-            "/api/v1/campaigns/{campaign}/export/decisions",
-            ADMIN,
-            Api,
-            get(api::export_decisions),
-        ),
-        r(
-            "GET",
-            "/api/v1/campaigns/{campaign}/export/resolutions",
-            ADMIN,
-            Api,
-            get(api::export_resolutions),
-        ),
-        r(
-            "GET",
-            "/api/v1/campaigns/{campaign}/stats",
-            AUTHOR_OR_ADMIN,
-            Api,
-            get(api::stats),
-        ),
-        r(
-            "GET",
-            "/api/v1/campaigns/{campaign}/calibration",
-            VALIDATOR,
-            Api,
-            get(api::calibration_status),
-        ),
-        r(
-            "GET",
-            "/api/v1/campaigns/{campaign}/calibration/{stage}/{item}",
-            VALIDATOR,
-            Api,
-            get(api::calibration_item),
-        ),
-        r(
-            "POST",
-            "/api/v1/campaigns/{campaign}/calibration/{stage}/{item}/verdict",
-            VALIDATOR,
-            Api,
-            post(api::calibration_verdict),
-        ),
-        r(
-            "GET",
-            "/api/v1/campaigns/{campaign}/calibration-scores",
-            ADMIN,
-            Api,
-            get(api::calibration_scores),
-        ),
-        r(
-            "GET",
-            "/api/v1/campaigns/{campaign}/regeneration",
-            ADMIN,
-            Api,
-            get(api::regeneration),
-        ),
-        r(
-            "GET",
-            "/api/v1/campaigns/{campaign}/audit",
-            ADMIN,
-            Api,
-            get(api::audit),
-        ),
-        r(
-            "GET",
-            "/api/v1/campaigns/{campaign}/study",
-            ADMIN,
-            Api,
-            get(api::study::status),
-        ),
-        r(
-            "GET",
-            "/api/v1/studies",
-            PARTICIPANT,
-            Api,
-            get(api::study::studies),
-        ),
-        r(
-            "GET",
-            "/api/v1/studies/{study}/sets/{position}",
-            PARTICIPANT,
-            Api,
-            get(api::study::set),
-        ),
-        r(
-            "POST",
-            "/api/v1/studies/{study}/sets/{position}",
-            PARTICIPANT,
-            Api,
-            post(api::study::answer),
-        ),
+        a(STAFF, utoipa_axum::routes!(api::campaigns)),
+        a(VALIDATOR, utoipa_axum::routes!(api::queue)),
+        a(VALIDATOR, utoipa_axum::routes!(api::queue_items)),
+        a(VALIDATOR, utoipa_axum::routes!(api::item)),
+        a(VALIDATOR, utoipa_axum::routes!(api::verdict)),
+        a(AUTHOR_OR_ADMIN, utoipa_axum::routes!(api::splits)),
+        a(AUTHOR_OR_ADMIN, utoipa_axum::routes!(api::split)),
+        a(AUTHOR, utoipa_axum::routes!(api::resolution)),
+        a(STAFF, utoipa_axum::routes!(api::protocol)),
+        a(ADMIN, utoipa_axum::routes!(api::sampling_status)),
+        a(ADMIN, utoipa_axum::routes!(api::sampling_run)),
+        a(ADMIN, utoipa_axum::routes!(api::tasks)),
+        a(ADMIN, utoipa_axum::routes!(api::set_pair)),
+        a(ADMIN, utoipa_axum::routes!(api::clear_pair)),
+        a(ADMIN, utoipa_axum::routes!(api::progress)),
+        a(ADMIN, utoipa_axum::routes!(api::export_decisions)),
+        a(ADMIN, utoipa_axum::routes!(api::export_resolutions)),
+        a(AUTHOR_OR_ADMIN, utoipa_axum::routes!(api::stats)),
+        a(VALIDATOR, utoipa_axum::routes!(api::calibration_status)),
+        a(VALIDATOR, utoipa_axum::routes!(api::calibration_item)),
+        a(VALIDATOR, utoipa_axum::routes!(api::calibration_verdict)),
+        a(ADMIN, utoipa_axum::routes!(api::calibration_scores)),
+        a(ADMIN, utoipa_axum::routes!(api::regeneration)),
+        a(ADMIN, utoipa_axum::routes!(api::audit)),
+        a(ADMIN, utoipa_axum::routes!(api::study::status)),
+        a(PARTICIPANT, utoipa_axum::routes!(api::study::studies)),
+        a(PARTICIPANT, utoipa_axum::routes!(api::study::set)),
+        a(PARTICIPANT, utoipa_axum::routes!(api::study::answer)),
         // Signing in and out.
         r("GET", "/login", Public, Page, get(session::login_page)),
         r("POST", "/login", Public, Page, post(session::login)),
@@ -774,7 +635,7 @@ pub fn routes() -> Vec<(RouteSpec, MethodRouter<AppState>)> {
 
 /// The route list without the handlers.
 pub fn route_table() -> Vec<RouteSpec> {
-    routes().into_iter().map(|(s, _)| s).collect()
+    routes().into_iter().map(|r| r.spec).collect()
 }
 
 /// The Content-Security-Policy of every response: nothing but this origin, no inline
@@ -784,8 +645,8 @@ pub const CSP: &str = "default-src 'self'; script-src 'self'; style-src 'self'; 
 /// The whole application.
 pub fn app(state: AppState) -> Router {
     let mut router = Router::new();
-    for (spec, method_router) in routes() {
-        let guarded = method_router
+    for Route { spec, handler, .. } in routes() {
+        let guarded = handler
             .route_layer(middleware::from_fn_with_state((state.clone(), spec), guard))
             .layer(TimeoutLayer::with_status_code(
                 StatusCode::REQUEST_TIMEOUT,
@@ -848,34 +709,41 @@ async fn api_errors_as_json(req: Request, next: Next) -> Response {
             said.clone()
         }
     };
+    use crate::error::ErrorKind;
     let (kind, detail) = match status {
-        StatusCode::BAD_REQUEST => ("bad_request", or("the request could not be read")),
+        StatusCode::BAD_REQUEST => (ErrorKind::BadRequest, or("the request could not be read")),
         // (axum adds the `Allow` header after this layer has run.)
         StatusCode::METHOD_NOT_ALLOWED => (
-            "method_not_allowed",
+            ErrorKind::MethodNotAllowed,
             format!("this route does not take {method}; its `Allow` header lists what it takes"),
         ),
         StatusCode::REQUEST_TIMEOUT => (
-            "timeout",
+            ErrorKind::Timeout,
             "the request took too long and was not carried out; send it again".to_string(),
         ),
-        StatusCode::PAYLOAD_TOO_LARGE => ("too_large", or("the request body is too large")),
+        StatusCode::PAYLOAD_TOO_LARGE => (ErrorKind::TooLarge, or("the request body is too large")),
         StatusCode::UNSUPPORTED_MEDIA_TYPE => (
-            "unsupported_media_type",
+            ErrorKind::UnsupportedMediaType,
             or("send the body as JSON with `Content-Type: application/json`"),
         ),
         s if s.is_server_error() => (
-            "internal",
+            ErrorKind::Internal,
             "internal error; the server log has the details".to_string(),
         ),
-        _ => ("invalid", or("the request was refused")),
+        _ => (ErrorKind::Invalid, or("the request was refused")),
     };
     parts.headers.remove(header::CONTENT_LENGTH);
     parts.headers.insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static("application/json"),
     );
-    let body = serde_json::json!({ "error": kind, "detail": detail }).to_string();
+    let body = crate::error::ErrorBody {
+        error: kind,
+        detail,
+        field: None,
+        problems: None,
+    };
+    let body = serde_json::to_string(&body).unwrap_or_default();
     Response::from_parts(parts, axum::body::Body::from(body))
 }
 

@@ -6,10 +6,15 @@ use crate::error::Error;
 use serde::Deserialize;
 
 /// The scope as the dashboard's query string gives it.
-#[derive(Debug, Deserialize, Default)]
+#[derive(Debug, Deserialize, Default, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct ScopeQuery {
+    /// Only this task
     pub task: Option<String>,
+    /// Only this pair: RATER1,RATER2
     pub pair: Option<String>,
+    /// Stage 1 over the first version of every clip (`first`, the default) or over
+    /// every version (`all`)
     pub versions: Option<String>,
 }
 

@@ -14,6 +14,8 @@ const MATRIX: &[(&str, &str, &str)] = &[
     ("GET", "/readyz", "public"),
     ("GET", "/metrics", "admin"),
     ("GET", "/api/v1/openapi.json", "public"),
+    ("GET", "/api/v1/docs", "public"),
+    ("GET", "/api/v1/docs/{*file}", "public"),
     ("GET", "/static/{hash}/{file}", "public"),
     ("GET", "/api/v1/me", "signed_in"),
     ("GET", "/admin/campaigns", "admin"),
@@ -295,6 +297,8 @@ async fn every_route_refuses_the_roles_it_does_not_name() {
                 .replace("{item}", clip)
                 .replace("{task}", "MC_F_EGO_STA")
                 .replace("{name}", "val01")
+                .replace("{validator}", "val01")
+                .replace("{*file}", "index.html")
                 .replace("{action}", "enable")
                 .replace("{study}", "1")
                 .replace("{position}", "1")

@@ -278,11 +278,20 @@ impl TestApp {
         Self::reply(req).await
     }
 
+    /// Sends a request; a reply of a documented API route is checked against the
+    /// OpenAPI document (`contract`).
     pub async fn reply(req: reqwest::RequestBuilder) -> Reply {
-        let resp = req.send().await.expect("request");
+        let (client, req) = req.build_split();
+        let req = req.expect("request");
+        let (method, path) = (req.method().to_string(), req.url().path().to_string());
+        let resp = client.execute(req).await.expect("request");
         let status = resp.status();
         let headers = resp.headers().clone();
         let text = resp.text().await.expect("body");
+        let content_type = headers
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok());
+        crate::contract::check(&method, &path, status.as_u16(), content_type, &text);
         let body = serde_json::from_str(&text).unwrap_or(Value::Null);
         Reply {
             status,

@@ -10,6 +10,7 @@ mod browser;
 mod cli;
 mod concurrency;
 mod conformance;
+mod contract;
 mod demo;
 mod hardening;
 mod imports;

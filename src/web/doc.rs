@@ -1,0 +1,383 @@
+//! The OpenAPI document, made from the route table: each API route's handler carries
+//! its `#[utoipa::path]` (path, parameters, body, replies and their types), the table
+//! says who may use it, and this adds what every route shares (the bearer scheme, who
+//! may call it, the one error reply under each status the route can answer). Served at
+//! `/api/v1/openapi.json` and rendered for people by Swagger UI at `/api/v1/docs/`.
+
+use super::{Access, RouteSpec};
+use crate::domain::Role;
+use crate::error::{ErrorBody, ErrorKind};
+use axum::extract::Path;
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Redirect, Response};
+use std::collections::BTreeSet;
+use std::sync::{Arc, LazyLock, Mutex};
+use utoipa::openapi::path::{Operation, PathItem, Paths};
+use utoipa::openapi::response::ResponseBuilder;
+use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityRequirement, SecurityScheme};
+use utoipa::openapi::tag::TagBuilder;
+use utoipa::openapi::{
+    ComponentsBuilder, ContentBuilder, InfoBuilder, OpenApi, OpenApiBuilder, Ref, RefOr,
+};
+use utoipa::{PartialSchema, ToSchema};
+
+/// The path and method of the one operation an API handler documents, as the route
+/// table keeps them. A handler documents exactly one (a test builds every route).
+pub fn only_operation(paths: &Paths) -> (&'static str, &'static str) {
+    let mut found = paths.paths.iter().flat_map(|(path, item)| {
+        methods(item)
+            .into_iter()
+            .map(move |(method, _)| (path.as_str(), method))
+    });
+    match (found.next(), found.next()) {
+        (Some((path, method)), None) => (intern(path), method),
+        _ => panic!("an API handler must document exactly one operation"),
+    }
+}
+
+/// A route's path as a `&'static str`, kept once however often the table is built.
+fn intern(path: &str) -> &'static str {
+    static PATHS: LazyLock<Mutex<BTreeSet<&'static str>>> = LazyLock::new(Default::default);
+    let mut paths = PATHS.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(p) = paths.get(path) {
+        return p;
+    }
+    let p: &'static str = Box::leak(path.to_string().into_boxed_str());
+    paths.insert(p);
+    p
+}
+
+fn methods(item: &PathItem) -> Vec<(&'static str, &Operation)> {
+    [
+        ("GET", &item.get),
+        ("POST", &item.post),
+        ("PUT", &item.put),
+        ("DELETE", &item.delete),
+        ("PATCH", &item.patch),
+        ("HEAD", &item.head),
+        ("OPTIONS", &item.options),
+        ("TRACE", &item.trace),
+    ]
+    .into_iter()
+    .filter_map(|(m, op)| op.as_ref().map(|op| (m, op)))
+    .collect()
+}
+
+fn operation_mut<'a>(item: &'a mut PathItem, method: &str) -> Option<&'a mut Operation> {
+    match method {
+        "GET" => item.get.as_mut(),
+        "POST" => item.post.as_mut(),
+        "PUT" => item.put.as_mut(),
+        "DELETE" => item.delete.as_mut(),
+        "PATCH" => item.patch.as_mut(),
+        _ => None,
+    }
+}
+
+/// Who may use a route, in words.
+pub fn who(access: Access) -> String {
+    let role = |r: &Role| match r {
+        Role::Admin => "admins",
+        Role::Validator => "validators of the campaign",
+        Role::Author => "authors of the campaign",
+        Role::Participant => "participants",
+    };
+    match access {
+        Access::Public => "anyone".into(),
+        Access::SignedIn => "any signed-in account".into(),
+        Access::Roles(rs) => {
+            let words: Vec<&str> = rs.iter().map(role).collect();
+            match words.as_slice() {
+                [] => "no one".into(),
+                [one] => (*one).into(),
+                [init @ .., last] => format!("{} and {last}", init.join(", ")),
+            }
+        }
+    }
+}
+
+/// The error kinds a status carries, in words for the document.
+fn error_reply(status: u16) -> Option<(&'static str, ErrorKind)> {
+    Some(match status {
+        400 => (
+            "The path, query or body could not be read (`bad_request`)",
+            ErrorKind::BadRequest,
+        ),
+        401 => (
+            "No valid API token (`unauthorized`)",
+            ErrorKind::Unauthorized,
+        ),
+        403 => (
+            "The caller's role may not use this here (`forbidden`)",
+            ErrorKind::Forbidden,
+        ),
+        404 => (
+            "No such thing, or not the caller's (`not_found`)",
+            ErrorKind::NotFound,
+        ),
+        405 => (
+            "The route does not take this method (`method_not_allowed`; `Allow` lists what it takes)",
+            ErrorKind::MethodNotAllowed,
+        ),
+        408 => (
+            "The request took too long and was not carried out (`timeout`)",
+            ErrorKind::Timeout,
+        ),
+        409 => (
+            "It conflicts with the record (`conflict`)",
+            ErrorKind::Conflict,
+        ),
+        413 => ("The body is too large (`too_large`)", ErrorKind::TooLarge),
+        415 => (
+            "The body is not sent as JSON (`unsupported_media_type`)",
+            ErrorKind::UnsupportedMediaType,
+        ),
+        422 => (
+            "A value breaks a rule (`invalid`, with the `field`) or a file has problems (`rejected`, with the `problems`); nothing was stored",
+            ErrorKind::Invalid,
+        ),
+        429 => (
+            "Too many attempts (`too_many_requests`; `Retry-After` says when to try again)",
+            ErrorKind::TooManyRequests,
+        ),
+        500 => (
+            "A fault of the server, in its log (`internal`)",
+            ErrorKind::Internal,
+        ),
+        503 => (
+            "The database or the disk cannot serve now (`unavailable`; `Retry-After` says when to try again)",
+            ErrorKind::Unavailable,
+        ),
+        _ => return None,
+    })
+}
+
+/// The error statuses a route can answer, from its rule and what it takes: 401 and 403
+/// from the guard, 404 for a path that names something, 400 and 422 for anything it
+/// reads, 413 and 415 for a body, 409 for a write (a write that meets another storing
+/// the same thing at once is refused whole), and for every route 405 (another method),
+/// 408 (its time limit), 500 and 503 (the database cannot serve). A handler declares
+/// the 409s of its own rules, with their words.
+fn error_statuses(spec: &RouteSpec, op: &Operation) -> Vec<u16> {
+    let params = op.parameters.as_ref().is_some_and(|p| !p.is_empty());
+    let body = op.request_body.is_some();
+    let mut out = vec![405, 408, 500, 503];
+    if params || body {
+        out.extend([400, 422]);
+    }
+    if body {
+        out.extend([413, 415]);
+    }
+    if spec.method != "GET" {
+        out.push(409);
+    }
+    if spec.path.contains('{') {
+        out.push(404);
+    }
+    match spec.access {
+        Access::Public => {}
+        Access::SignedIn => out.push(401),
+        Access::Roles(_) => out.extend([401, 403]),
+    }
+    out
+}
+
+/// Adds the route's rule and its shared replies to its operation.
+fn decorate(spec: &RouteSpec, op: &mut Operation) {
+    let rule = format!("Who may call this: {}.", who(spec.access));
+    op.description = Some(match op.description.take() {
+        Some(d) if !d.is_empty() => format!("{rule}\n\n{d}"),
+        _ => rule,
+    });
+    if spec.access != Access::Public {
+        op.security = Some(vec![SecurityRequirement::new(
+            "bearer",
+            Vec::<String>::new(),
+        )]);
+    }
+    for status in error_statuses(spec, op) {
+        op.responses
+            .responses
+            .entry(status.to_string())
+            .or_insert_with(|| RefOr::T(ResponseBuilder::new().build()));
+    }
+    let error = ContentBuilder::new()
+        .schema(Some(Ref::from_schema_name(ErrorBody::name())))
+        .build();
+    for (status, reply) in op.responses.responses.iter_mut() {
+        let Some((words, _)) = status.parse().ok().and_then(error_reply) else {
+            continue;
+        };
+        if let RefOr::T(r) = reply {
+            if r.description.is_empty() {
+                r.description = words.to_string();
+            }
+            if r.content.is_empty() {
+                r.content
+                    .insert("application/json".into(), RefOr::T(error.clone()));
+            }
+        }
+    }
+}
+
+/// The whole document.
+pub fn document() -> OpenApi {
+    let mut paths = Paths::new();
+    let mut components = ComponentsBuilder::new()
+        .security_scheme(
+            "bearer",
+            SecurityScheme::Http(
+                HttpBuilder::new()
+                    .scheme(HttpAuthScheme::Bearer)
+                    .description(Some(
+                        "An API token: `tandem token create NAME`, or the accounts page",
+                    ))
+                    .build(),
+            ),
+        )
+        .schema(ErrorBody::name(), ErrorBody::schema())
+        .build();
+    let mut error_schemas = Vec::new();
+    ErrorBody::schemas(&mut error_schemas);
+    components.schemas.extend(error_schemas);
+    for route in super::routes() {
+        let Some(api) = route.doc else { continue };
+        components.schemas.extend(api.schemas);
+        for (path, mut item) in api.paths.paths {
+            if let Some(op) = operation_mut(&mut item, route.spec.method) {
+                decorate(&route.spec, op);
+            }
+            match paths.paths.get_mut(&path) {
+                Some(existing) => existing.merge_operations(item),
+                None => {
+                    paths.paths.insert(path, item);
+                }
+            }
+        }
+    }
+    let tags = [
+        (
+            "review",
+            "Validators: the queue, items and verdicts (both stages)",
+        ),
+        ("authors", "Authors: splits and their resolutions"),
+        ("calibration", "Calibration before review, and its scores"),
+        ("campaigns", "Campaigns, their protocol and progress"),
+        ("pairs", "Who reviews which task"),
+        (
+            "sampling",
+            "Sampled review (a protocol's `[[sampling]]` rules)",
+        ),
+        ("statistics", "The QC tables and the study's tables"),
+        (
+            "exports",
+            "Records, the regeneration work list and the audit trail",
+        ),
+        (
+            "study",
+            "The blind study: participants' sets and answers, its set-up",
+        ),
+        ("accounts", "Accounts"),
+        ("operations", "Health, readiness and metrics"),
+        ("documentation", "This document"),
+    ]
+    .into_iter()
+    .map(|(name, d)| TagBuilder::new().name(name).description(Some(d)).build())
+    .collect::<Vec<_>>();
+    OpenApiBuilder::new()
+        .info(
+            InfoBuilder::new()
+                .title("Tandem API")
+                .version(env!("CARGO_PKG_VERSION"))
+                .description(Some(DESCRIPTION))
+                .build(),
+        )
+        .paths(paths)
+        .components(Some(components))
+        .tags(Some(tags))
+        .build()
+}
+
+const DESCRIPTION: &str = "Paired human quality control for generated-video benchmarks. \
+Authenticate with `Authorization: Bearer TOKEN` (tokens from `tandem token create NAME`). \
+Every error is the one JSON `ErrorBody` (`error`, `detail`, and `field` or `problems` where \
+they apply). A validator's replies never carry the partner's verdict or an item's outcome. \
+Roles are held per campaign: a route under a campaign (or one of its studies) answers a \
+person in the role they hold in that campaign, and 403 to anyone who holds none there; \
+admins are server-wide. The reasons, levels, tasks and QA types a campaign takes are its \
+protocol's: `GET /api/v1/campaigns/{campaign}/protocol`.";
+
+/// The document as served, made once.
+pub fn document_json() -> &'static str {
+    static JSON: LazyLock<String> = LazyLock::new(|| {
+        document()
+            .to_pretty_json()
+            .unwrap_or_else(|e| format!("{{\"error\": \"internal\", \"detail\": \"{e}\"}}"))
+    });
+    &JSON
+}
+
+/// Swagger UI, set to show this document.
+fn swagger_config() -> Arc<utoipa_swagger_ui::Config<'static>> {
+    static CONFIG: LazyLock<Arc<utoipa_swagger_ui::Config<'static>>> = LazyLock::new(|| {
+        Arc::new(utoipa_swagger_ui::Config::new(["/api/v1/openapi.json"]).try_it_out_enabled(true))
+    });
+    CONFIG.clone()
+}
+
+/// `GET /api/v1/docs`: to the page (whose files are named relative to it).
+pub async fn docs_root() -> Redirect {
+    Redirect::to("/api/v1/docs/index.html")
+}
+
+/// `GET /api/v1/docs/{file}`: Swagger UI's files, from the binary.
+pub async fn docs_file(Path(file): Path<String>) -> Response {
+    match utoipa_swagger_ui::serve(&file, swagger_config()) {
+        Ok(Some(f)) => (
+            [
+                (header::CONTENT_TYPE, f.content_type),
+                (header::CACHE_CONTROL, "no-cache".to_string()),
+            ],
+            f.bytes.into_owned(),
+        )
+            .into_response(),
+        Ok(None) => StatusCode::NOT_FOUND.into_response(),
+        Err(e) => {
+            tracing::error!(error = %e, "Swagger UI could not serve {file}");
+            StatusCode::INTERNAL_SERVER_ERROR.into_response()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::Kind;
+    use super::*;
+
+    #[test]
+    fn every_api_route_is_documented_with_its_rule_and_errors() {
+        let doc = serde_json::to_value(document()).unwrap();
+        for spec in super::super::route_table() {
+            if spec.kind != Kind::Api {
+                continue;
+            }
+            let op = &doc["paths"][spec.path][spec.method.to_lowercase()];
+            assert!(op.is_object(), "{} {}", spec.method, spec.path);
+            assert!(
+                op["operationId"].is_string(),
+                "{} {}",
+                spec.method,
+                spec.path
+            );
+            let d = op["description"].as_str().unwrap_or_default();
+            assert!(d.starts_with("Who may call this: "), "{d}");
+            for status in ["405", "500", "503"] {
+                assert!(
+                    op["responses"][status].is_object(),
+                    "{} {status}",
+                    spec.path
+                );
+            }
+        }
+    }
+}
