@@ -896,3 +896,55 @@ async fn the_audit_trail_is_searched_by_clip_person_and_day_on_the_page_the_api_
     assert_eq!(rows.len(), 1, "{}", csv.text);
     assert!(rows[0].contains(&ids[1]) && rows[0].contains(",val00,"));
 }
+
+/// An admin runs calibration through the API as through the pages: another round for a
+/// validator who failed, and the campaign's rules.
+#[tokio::test]
+async fn an_admin_starts_a_round_and_sets_the_rules_through_the_api() {
+    let app = spawn_app().await;
+    let c = cast(&app).await;
+    campaign_with_calibration(&app).await;
+    let rounds = format!("/api/v1/campaigns/{CAMPAIGN}/calibration-scores/val00/rounds");
+    // Not while the round is open.
+    let r = app.call(Method::POST, &rounds, Some(&c.admin), None).await;
+    assert_eq!(r.status, StatusCode::CONFLICT, "{}", r.text);
+    let last = calibrate(&app, &c.v0, 5).await;
+    assert_eq!(last["status"]["state"], "failed", "{last}");
+    let r = app.call(Method::POST, &rounds, Some(&c.admin), None).await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    assert_eq!(r.body, json!({"validator": "val00", "round": 2}));
+    let r = app
+        .get(&format!("/api/v1/campaigns/{CAMPAIGN}/calibration"), &c.v0)
+        .await;
+    assert_eq!(
+        (r.body["state"].as_str(), r.body["round"].as_i64()),
+        (Some("in_progress"), Some(2))
+    );
+    // The rules: refused whole with the field at fault, then set.
+    let settings = format!("/api/v1/campaigns/{CAMPAIGN}/settings");
+    let bad =
+        json!({"target_per_task": 50, "calibration_threshold": 1.5, "calibration_min_items": 4});
+    let r = app
+        .call(Method::PUT, &settings, Some(&c.admin), Some(bad))
+        .await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.text);
+    assert_eq!(r.body["field"], "calibration_threshold", "{}", r.text);
+    let good =
+        json!({"target_per_task": 50, "calibration_threshold": 0.9, "calibration_min_items": 4});
+    let r = app
+        .call(Method::PUT, &settings, Some(&c.admin), Some(good.clone()))
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    let r = app
+        .get(
+            &format!("/api/v1/campaigns/{CAMPAIGN}/calibration-scores"),
+            &c.admin,
+        )
+        .await;
+    assert_eq!(r.body["settings"], good, "{}", r.text);
+    // Only admins.
+    let r = app
+        .call(Method::PUT, &settings, Some(&c.author), Some(good))
+        .await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN, "{}", r.text);
+}

@@ -316,3 +316,143 @@ async fn the_accounts_page_shows_and_sets_each_campaigns_roles() {
     let gval0 = app.store.user_by_name("gval0").await.unwrap().unwrap();
     assert_eq!(gval0.describe(), "validator in glimpse");
 }
+
+/// An admin manages accounts through the API as through the accounts page: creates
+/// them (a password made and given once), gives and takes roles, issues and revokes
+/// tokens; a placement that moves work waits for a confirmation.
+#[tokio::test]
+async fn an_admin_manages_accounts_and_tokens_through_the_api() {
+    use serde_json::json;
+    let app = spawn_app().await;
+    let c = cast(&app).await;
+    // Task 1 (QC) is reviewed by val01 + val00; a third validator changes its pair.
+    app.import_clips(&["MC_F_EGO_STA", "QC_F_EGO_DYN"], 1, &[])
+        .await;
+    let r = app
+        .call(
+            Method::POST,
+            "/api/v1/users",
+            Some(&c.admin),
+            Some(json!({"name": "writer", "role": "author", "campaign": CAMPAIGN})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    assert_eq!(r.body["user"]["name"], "writer");
+    assert!(
+        r.body["password"].as_str().is_some_and(|p| p.len() >= 12),
+        "{}",
+        r.text
+    );
+    // The same name again: refused.
+    let again = app
+        .call(
+            Method::POST,
+            "/api/v1/users",
+            Some(&c.admin),
+            Some(json!({"name": "writer", "role": "author", "campaign": CAMPAIGN})),
+        )
+        .await;
+    assert_eq!(again.status, StatusCode::CONFLICT, "{}", again.text);
+    // A validator placed where the pool's default pairs change: asked, then done.
+    let placing = json!({"name": "val02", "role": "validator", "campaign": CAMPAIGN, "index": 2, "password": PASSWORD});
+    let r = app
+        .call(
+            Method::POST,
+            "/api/v1/users",
+            Some(&c.admin),
+            Some(placing.clone()),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CONFLICT, "{}", r.text);
+    assert!(
+        r.body["detail"].as_str().unwrap().contains("confirm"),
+        "{}",
+        r.text
+    );
+    assert!(app.store.user_by_name("val02").await.unwrap().is_none());
+    let mut confirmed = placing;
+    confirmed["confirm"] = json!(true);
+    let r = app
+        .call(
+            Method::POST,
+            "/api/v1/users",
+            Some(&c.admin),
+            Some(confirmed),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    assert!(
+        r.body.get("password").is_none(),
+        "a typed password is not sent back"
+    );
+    // A token for the new author works at once; revoked, it does not.
+    let r = app
+        .call(
+            Method::POST,
+            "/api/v1/users/writer/tokens",
+            Some(&c.admin),
+            Some(json!({"label": "notebook"})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    let token = r.body["token"].as_str().unwrap().to_string();
+    let me = app.get("/api/v1/me", &token).await;
+    assert_eq!(
+        me.body["roles"],
+        json!([{"campaign": CAMPAIGN, "role": "author"}])
+    );
+    // Its role taken away, then given as participant.
+    let role = format!("/api/v1/users/writer/roles/{CAMPAIGN}");
+    let r = app
+        .call(
+            Method::PUT,
+            &role,
+            Some(&c.admin),
+            Some(json!({"role": null})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    assert_eq!(r.body["roles"], json!([]));
+    let splits = format!("/api/v1/campaigns/{CAMPAIGN}/splits/1");
+    assert_eq!(app.get(&splits, &token).await.status, StatusCode::FORBIDDEN);
+    let r = app
+        .call(
+            Method::PUT,
+            &role,
+            Some(&c.admin),
+            Some(json!({"role": "participant"})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    assert_eq!(r.body["roles"][0]["role"], "participant");
+    let r = app
+        .call(
+            Method::DELETE,
+            "/api/v1/users/writer/tokens",
+            Some(&c.admin),
+            None,
+        )
+        .await;
+    assert_eq!(
+        r.body,
+        json!({"user": "writer", "revoked": 1}),
+        "{}",
+        r.text
+    );
+    assert_eq!(
+        app.get("/api/v1/me", &token).await.status,
+        StatusCode::UNAUTHORIZED
+    );
+    // None of it for anyone else.
+    for t in [&c.author, &c.v0] {
+        let r = app
+            .call(
+                Method::POST,
+                "/api/v1/users",
+                Some(t),
+                Some(json!({"name": "x", "role": "admin"})),
+            )
+            .await;
+        assert_eq!(r.status, StatusCode::FORBIDDEN);
+    }
+}

@@ -767,3 +767,46 @@ async fn the_api_answers_a_set_and_refuses_ties_and_changes() {
     assert_eq!(n, 4, "{}", stats.text);
     assert_eq!(stats.body["t15"]["complete"], false);
 }
+
+/// An admin sets the study's display through the API; a refused value names its field
+/// and changes nothing.
+#[tokio::test]
+async fn an_admin_sets_the_display_through_the_api() {
+    use reqwest::{Method, StatusCode};
+    let app = spawn_app().await;
+    let c = cast(&app).await;
+    import_sets(&app, &write_sets(&app.source(), 2))
+        .await
+        .unwrap();
+    let url = format!("/api/v1/campaigns/{CAMPAIGN}/study/display");
+    for (body, field) in [
+        (json!({"display": "strip", "frames": 1}), "frames"),
+        (json!({"display": "sideways"}), "display"),
+    ] {
+        let r = app
+            .call(Method::PUT, &url, Some(&c.admin), Some(body))
+            .await;
+        assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.text);
+        assert_eq!(r.body["field"], field, "{}", r.text);
+    }
+    let r = app
+        .call(
+            Method::PUT,
+            &url,
+            Some(&c.admin),
+            Some(json!({"display": "video"})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    assert_eq!(r.body["display"], "video");
+    assert_eq!(r.body["sets"], 2);
+    let r = app
+        .call(
+            Method::PUT,
+            &url,
+            Some(&c.participant),
+            Some(json!({"display": "video"})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN);
+}

@@ -1,6 +1,7 @@
 //! The JSON API under `/api/v1`. Handlers parse the request into domain types and
 //! call the store; they hold no rules of their own.
 
+pub mod admin;
 pub mod study;
 
 use crate::AppState;
