@@ -36,8 +36,15 @@ pub struct CalibrationStatus {
     /// Items to decide before the agreement can pass.
     pub required: i64,
     pub threshold: f64,
-    /// The next item to decide: (stage, item id).
-    pub next: Option<(Stage, String)>,
+    /// The next item to decide.
+    pub next: Option<NextItem>,
+}
+
+/// An item to decide: its stage and id (a clip_id in Stage 1, a question_id in Stage 2).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+pub struct NextItem {
+    pub stage: Stage,
+    pub item: String,
 }
 
 impl CalibrationStatus {
@@ -196,7 +203,10 @@ pub fn status(
     if status.state == CalibrationState::InProgress
         && let Some(it) = undecided
     {
-        status.next = Some((it.stage, it.key.clone()));
+        status.next = Some(NextItem {
+            stage: it.stage,
+            item: it.key.clone(),
+        });
     }
     status
 }
@@ -340,7 +350,7 @@ pub fn decide_calibration(
             input.key,
             before.round,
             match &before.next {
-                Some((_, next)) => format!("the next one is `{next}`"),
+                Some(next) => format!("the next one is `{}`", next.item),
                 None => "your round is complete".into(),
             }
         )));

@@ -140,7 +140,7 @@ async fn a_validator_below_the_threshold_cannot_reach_the_main_queue_by_any_rout
         (r.body["state"].as_str(), r.body["total"].as_i64()),
         (Some("in_progress"), Some(10))
     );
-    assert_eq!(r.body["next"], json!([1, "CAL_0"]));
+    assert_eq!(r.body["next"], json!({"stage": 1, "item": "CAL_0"}));
     let r = app
         .get(
             &format!("/api/v1/campaigns/{CAMPAIGN}/calibration/1/MAIN_0"),
@@ -319,7 +319,7 @@ async fn decide_round_wrongly(app: &TestApp, token: &str) -> Vec<String> {
         let r = app
             .get(&format!("/api/v1/campaigns/{CAMPAIGN}/calibration"), token)
             .await;
-        let Some(next) = r.body["next"][1].as_str().map(str::to_string) else {
+        let Some(next) = r.body["next"]["item"].as_str().map(str::to_string) else {
             return decided;
         };
         let i: usize = next.trim_start_matches("CAL_").parse().unwrap();

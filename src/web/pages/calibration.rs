@@ -144,7 +144,7 @@ pub async fn status(
         next: s
             .next
             .as_ref()
-            .map(|(st, key)| format!("/c/{c}/calibration/{}/{key}", st.number())),
+            .map(|n| format!("/c/{c}/calibration/{}/{}", n.stage.number(), n.item)),
         campaign: c,
     }))
 }
@@ -187,7 +187,7 @@ fn feedback_view(tax: &Taxonomy, stage: Stage, c: &str, f: &CalibrationFeedback)
             .status
             .next
             .as_ref()
-            .map(|(st, key)| format!("/c/{c}/calibration/{}/{key}", st.number())),
+            .map(|n| format!("/c/{c}/calibration/{}/{}", n.stage.number(), n.item)),
         state: state_word(f.status.state),
         agreed: f.status.agreed,
         decided: f.status.decided,
