@@ -2,11 +2,11 @@
 
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::fmt;
 
 /// A problem at one place of an input file: its line and, where known, its field.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct LineError {
     pub line: usize,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -77,6 +77,12 @@ pub enum Error {
     /// message says what to do.
     #[error("{0}")]
     Unavailable(String),
+    /// A body of a type the route does not read; the message names the types it reads.
+    #[error("{0}")]
+    Unsupported(String),
+    /// A body larger than its limit (an upload); the message names the limit.
+    #[error("{0}")]
+    TooLarge(String),
     /// Too many attempts: wait `retry_after` seconds.
     #[error("{message}")]
     TooMany { message: String, retry_after: u64 },
@@ -121,6 +127,8 @@ impl Error {
             Error::Conflict(_) => StatusCode::CONFLICT,
             Error::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
             Error::TooMany { .. } => StatusCode::TOO_MANY_REQUESTS,
+            Error::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
+            Error::Unsupported(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             Error::Db(_) | Error::Migrate(_) | Error::Io { .. } | Error::Internal(_) => {
                 StatusCode::INTERNAL_SERVER_ERROR
             }
@@ -137,6 +145,8 @@ impl Error {
             Error::Conflict(_) => ErrorKind::Conflict,
             Error::Unavailable(_) => ErrorKind::Unavailable,
             Error::TooMany { .. } => ErrorKind::TooManyRequests,
+            Error::TooLarge(_) => ErrorKind::TooLarge,
+            Error::Unsupported(_) => ErrorKind::UnsupportedMediaType,
             _ => ErrorKind::Internal,
         }
     }
@@ -145,7 +155,7 @@ impl Error {
 /// What kind of error an API reply is: the `error` of [`ErrorBody`]. Those of
 /// [`Error`], and those that the router answers before a handler runs
 /// (`web::api_errors_as_json`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 #[schema(
     description = "What kind of error: not_found (404), forbidden (403), unauthorized (401), bad_request (400: a path, query or body that could not be read), invalid (422: a value breaks a rule; `field` names it), rejected (422: a file with problems, each with its line; nothing stored), conflict (409), method_not_allowed (405), timeout (408), too_large (413), unsupported_media_type (415), too_many_requests (429), unavailable (503: try again after `Retry-After`), internal (500)"
@@ -260,7 +270,7 @@ impl From<crate::domain::rules::FieldError> for Error {
 
 /// Every error of the API: what kind, in words, and where (a field, or the lines of a
 /// file).
-#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct ErrorBody {
     pub error: ErrorKind,
     /// What went wrong, in words a person can act on.
@@ -277,35 +287,41 @@ pub struct ErrorBody {
 /// unavailable (a full disk, a database that cannot write).
 pub const UNAVAILABLE_RETRY_AFTER: u64 = 5;
 
-impl IntoResponse for Error {
-    fn into_response(self) -> Response {
-        let status = self.status();
-        let detail = match &self {
+impl Error {
+    /// The error as the API tells it: a server error's cause is logged (inside the
+    /// current span) and the client learns nothing of it.
+    pub fn body(&self) -> ErrorBody {
+        let detail = match self {
             // Written by Tandem for the client: what cannot be done now and why (the
             // database cannot write, the disk is full), never the database's own words.
             Error::Unavailable(message) => {
                 tracing::warn!(error = %message, "request refused: unavailable");
                 message.clone()
             }
-            _ if status.is_server_error() => {
-                // The cause is logged inside the request's span; the client learns
-                // nothing of it.
+            _ if self.status().is_server_error() => {
                 tracing::error!(error = %self, "request failed");
                 "internal error; the server log has the details".to_string()
             }
             _ => self.to_string(),
         };
-        let (field, problems) = match &self {
+        let (field, problems) = match self {
             Error::Field { field, .. } => (Some(field.clone()), None),
             Error::Rejected(r) => (None, Some(r.problems.clone())),
             _ => (None, None),
         };
-        let body = ErrorBody {
+        ErrorBody {
             error: self.kind(),
             detail,
             field,
             problems,
-        };
+        }
+    }
+}
+
+impl IntoResponse for Error {
+    fn into_response(self) -> Response {
+        let status = self.status();
+        let body = self.body();
         let mut resp = (status, axum::Json(body)).into_response();
         let retry_after = match &self {
             Error::TooMany { retry_after, .. } => Some(*retry_after),

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 const CSV: &str = "text/csv; charset=utf-8";
 const JSONL: &str = "application/jsonl; charset=utf-8";
-const ZIP: &str = "application/zip";
+pub const ZIP: &str = "application/zip";
 
 /// One export: its file name, type and content.
 #[derive(Debug)]
@@ -101,20 +101,53 @@ pub async fn study_responses(store: &Store, campaign: &Campaign) -> Result<Downl
 
 /// The retained benchmark (as `tandem export retained` writes it to a folder) in one zip.
 pub async fn retained_zip(store: &Store, config: &Config, campaign: &Campaign) -> Result<Download> {
+    let fill = retained_fill(store, config, campaign).await?;
+    zip_of(
+        config,
+        "export",
+        format!("{}-retained", campaign.name),
+        fill,
+    )
+    .await
+    .map(|z| z.named(retained_name(campaign)))
+}
+
+/// The retained benchmark's zip written to `out`; returns the name a download gives it.
+pub async fn retained_to(
+    store: &Store,
+    config: &Config,
+    campaign: &Campaign,
+    out: PathBuf,
+) -> Result<String> {
+    let fill = retained_fill(store, config, campaign).await?;
+    zip_to(
+        config,
+        "export",
+        format!("{}-retained", campaign.name),
+        fill,
+        out,
+    )
+    .await?;
+    Ok(retained_name(campaign))
+}
+
+fn retained_name(campaign: &Campaign) -> String {
+    format!("{}-retained.zip", campaign.name)
+}
+
+/// What fills the retained benchmark's folder (read from the store now).
+async fn retained_fill(
+    store: &Store,
+    config: &Config,
+    campaign: &Campaign,
+) -> Result<impl FnOnce(&Path) -> Result<()> + Send + 'static> {
     let (clips, counts) = store.retained(campaign).await?;
     let media = config.media_dir.clone();
     let name = campaign.name.clone();
     let variants = campaign.taxonomy.variants;
-    zip_of(
-        config,
-        "export",
-        format!("{name}-retained"),
-        move |folder| {
-            io::export::write_retained(folder, &name, &clips, &counts, &media, variants).map(drop)
-        },
-    )
-    .await
-    .map(|z| z.named(format!("{}-retained.zip", campaign.name)))
+    Ok(move |folder: &Path| {
+        io::export::write_retained(folder, &name, &clips, &counts, &media, variants).map(drop)
+    })
 }
 
 /// Everything a paper needs (as `tandem export paper` writes it to a folder) in one zip.
@@ -130,7 +163,32 @@ pub async fn paper_zip(
         crate::report::bundle::write(folder, &files)
     })
     .await
-    .map(|z| z.named(format!("{}-paper.zip", campaign.name)))
+    .map(|z| z.named(paper_name(campaign)))
+}
+
+/// The paper bundle's zip written to `out`; returns the name a download gives it.
+pub async fn paper_to(
+    store: &Store,
+    config: &Config,
+    campaign: &Campaign,
+    computed: i64,
+    out: PathBuf,
+) -> Result<String> {
+    let files = super::paper_bundle(store, campaign, computed).await?;
+    let prefix = format!("{}-paper", campaign.name);
+    zip_to(
+        config,
+        "paper",
+        prefix,
+        move |folder| crate::report::bundle::write(folder, &files),
+        out,
+    )
+    .await?;
+    Ok(paper_name(campaign))
+}
+
+fn paper_name(campaign: &Campaign) -> String {
+    format!("{}-paper.zip", campaign.name)
 }
 
 impl Download {
@@ -151,10 +209,8 @@ async fn zip_of(
     let scratch = Scratch::new(config, what)?;
     let dir = scratch.path().to_path_buf();
     let made = tokio::task::spawn_blocking(move || -> Result<(std::fs::File, u64)> {
-        let folder = dir.join("content");
         let zip_path = dir.join("archive.zip");
-        fill(&folder)?;
-        io::archive::pack(&folder, &prefix, &zip_path)?;
+        fill_and_pack(&dir, fill, &prefix, &zip_path)?;
         let file =
             std::fs::File::open(&zip_path).map_err(|e| Error::io("cannot open the archive", e))?;
         let len = file
@@ -173,6 +229,77 @@ async fn zip_of(
         content_type: ZIP,
         body: DownloadBody::File { file, len },
     })
+}
+
+/// As [`zip_of`], the zip written to `out` (whose folder exists) instead of opened.
+async fn zip_to(
+    config: &Config,
+    what: &str,
+    prefix: String,
+    fill: impl FnOnce(&Path) -> Result<()> + Send + 'static,
+    out: PathBuf,
+) -> Result<()> {
+    let scratch = Scratch::new(config, what)?;
+    let dir = scratch.path().to_path_buf();
+    let made = tokio::task::spawn_blocking(move || fill_and_pack(&dir, fill, &prefix, &out))
+        .await
+        .map_err(|e| Error::Internal(format!("the export failed: {e}")));
+    scratch.remove().await;
+    made?
+}
+
+/// Fills `dir/content` and packs it into `zip_path`.
+fn fill_and_pack(
+    dir: &Path,
+    fill: impl FnOnce(&Path) -> Result<()>,
+    prefix: &str,
+    zip_path: &Path,
+) -> Result<()> {
+    let folder = dir.join("content");
+    fill(&folder)?;
+    io::archive::pack(&folder, prefix, zip_path)
+}
+
+/// Streams an upload's chunks into the file at `path`: refused once it passes the
+/// upload limit, and stopped (checked every 32 MiB) before it eats the room the database
+/// needs. Returns its length.
+pub async fn save_upload<S, B, E>(config: &Config, chunks: S, path: &Path) -> Result<u64>
+where
+    S: futures_util::Stream<Item = std::result::Result<B, E>>,
+    B: AsRef<[u8]>,
+    E: std::fmt::Display,
+{
+    use futures_util::StreamExt;
+    use tokio::io::AsyncWriteExt;
+    let limits = &config.limits;
+    io::limits::require_space(&config.data_dir, 0, limits, "an upload")?;
+    let mut out = tokio::fs::File::create(path)
+        .await
+        .map_err(|e| Error::io("cannot store the upload", e))?;
+    let mut chunks = std::pin::pin!(chunks);
+    let (mut written, mut checked_at) = (0u64, 0u64);
+    while let Some(chunk) = chunks.next().await {
+        let chunk = chunk.map_err(|e| Error::Invalid(format!("the upload broke off: {e}")))?;
+        let chunk = chunk.as_ref();
+        written += chunk.len() as u64;
+        if written > limits.upload_bytes {
+            return Err(Error::TooLarge(format!(
+                "the upload is larger than the limit of {} (set TANDEM_MAX_UPLOAD_BYTES to raise it)",
+                io::limits::human_bytes(limits.upload_bytes)
+            )));
+        }
+        if written - checked_at > 32 * 1024 * 1024 {
+            checked_at = written;
+            io::limits::require_space(&config.data_dir, 0, limits, "the upload")?;
+        }
+        out.write_all(chunk)
+            .await
+            .map_err(|e| Error::io("cannot store the upload", e))?;
+    }
+    out.flush()
+        .await
+        .map_err(|e| Error::io("cannot store the upload", e))?;
+    Ok(written)
 }
 
 /// A folder of the moment under `DATA_DIR/tmp`, removed by [`Scratch::remove`] on the

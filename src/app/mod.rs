@@ -6,6 +6,7 @@
 
 pub mod accounts;
 pub mod exports;
+pub mod jobs;
 pub mod media;
 pub mod sampling;
 

@@ -78,7 +78,7 @@ impl TaskInfo {
 }
 
 /// What an import stored.
-#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, Serialize, serde::Deserialize, PartialEq, Eq, utoipa::ToSchema)]
 pub struct ImportSummary {
     pub campaign: String,
     pub clips_new: usize,

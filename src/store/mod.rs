@@ -19,6 +19,7 @@ pub mod accounts;
 pub mod calibration;
 pub mod catalog;
 pub mod count;
+pub mod jobs;
 pub mod records;
 pub mod review;
 pub mod sampling;
@@ -663,4 +664,23 @@ forward! {
     fn import_responses(&self, campaign: &Campaign, rows: &[crate::domain::import::ResponseRow], problems: Vec<LineError>, what: &str) -> Result<ResponsesSummary>;
     /// Every study's id, oldest first: participants take part in all of them.
     fn study_ids(&self) -> Result<Vec<i64>>;
+
+    // Jobs (long operations started through the API).
+    /// Stores a new job, queued.
+    fn create_job(&self, id: &str, campaign: i64, kind: jobs::JobKind, requested_by: &str) -> Result<()>;
+    /// A job starts (`starting`) or, running, is alive: false when it has ended already
+    /// (marked failed as stale).
+    fn job_beat(&self, id: &str, starting: bool) -> Result<bool>;
+    /// How a job ended: false when it had ended already.
+    fn finish_job(&self, id: &str, end: &jobs::JobEnd) -> Result<bool>;
+    /// Marks failed every unfinished job whose heartbeat is older than `cutoff`.
+    fn fail_stale_jobs(&self, cutoff: i64, error: &str) -> Result<u64>;
+    /// Forgets one finished job of a campaign; false when there is none.
+    fn delete_job(&self, campaign: i64, id: &str) -> Result<bool>;
+    /// Forgets every job finished before `cutoff`; returns their ids.
+    fn forget_jobs_before(&self, cutoff: i64) -> Result<Vec<String>>;
+    /// One job of a campaign.
+    fn job(&self, campaign: i64, id: &str) -> Result<Option<jobs::JobRecord>>;
+    /// A campaign's newest jobs, at most `limit`.
+    fn jobs(&self, campaign: i64, limit: i64) -> Result<Vec<jobs::JobRecord>>;
 }

@@ -347,5 +347,6 @@ shared!(
     sessions,
     stats,
     study,
-    sampling
+    sampling,
+    jobs
 );

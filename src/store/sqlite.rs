@@ -663,5 +663,6 @@ shared!(
     sessions,
     stats,
     study,
-    sampling
+    sampling,
+    jobs
 );

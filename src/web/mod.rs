@@ -262,6 +262,18 @@ pub fn routes() -> Vec<Route> {
         a(ADMIN, utoipa_axum::routes!(api::progress)),
         a(ADMIN, utoipa_axum::routes!(api::export_decisions)),
         a(ADMIN, utoipa_axum::routes!(api::export_resolutions)),
+        a(ADMIN, utoipa_axum::routes!(api::export_audit)),
+        a(ADMIN, utoipa_axum::routes!(api::export_regeneration)),
+        a(ADMIN, utoipa_axum::routes!(api::export_study_responses)),
+        // A pipeline's long operations: jobs that any server answers for.
+        a(ADMIN, utoipa_axum::routes!(api::jobs::import_upload)),
+        a(ADMIN, utoipa_axum::routes!(api::jobs::import_folder)),
+        a(ADMIN, utoipa_axum::routes!(api::jobs::export_retained)),
+        a(ADMIN, utoipa_axum::routes!(api::jobs::export_paper)),
+        a(ADMIN, utoipa_axum::routes!(api::jobs::list)),
+        a(ADMIN, utoipa_axum::routes!(api::jobs::get)),
+        a(ADMIN, utoipa_axum::routes!(api::jobs::result)),
+        a(ADMIN, utoipa_axum::routes!(api::jobs::delete)),
         a(AUTHOR_OR_ADMIN, utoipa_axum::routes!(api::stats)),
         a(VALIDATOR, utoipa_axum::routes!(api::calibration_status)),
         a(VALIDATOR, utoipa_axum::routes!(api::calibration_item)),
@@ -778,7 +790,7 @@ async fn measure(
 /// export handle gigabytes; everything else answers in far less than two minutes.
 /// (A response's body, such as a video, streams after this and is not limited.)
 fn time_limit(path: &str) -> Duration {
-    if path.ends_with("/import/upload") {
+    if path.ends_with("/import/upload") || path.ends_with("/imports") {
         Duration::from_secs(2 * 3600)
     } else if path.ends_with("/import/folder")
         || path.ends_with("/retained.zip")

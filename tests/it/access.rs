@@ -100,6 +100,41 @@ const MATRIX: &[(&str, &str, &str)] = &[
         "/api/v1/campaigns/{campaign}/export/resolutions",
         "admin",
     ),
+    ("GET", "/api/v1/campaigns/{campaign}/export/audit", "admin"),
+    (
+        "GET",
+        "/api/v1/campaigns/{campaign}/export/regeneration",
+        "admin",
+    ),
+    (
+        "GET",
+        "/api/v1/campaigns/{campaign}/export/study-responses",
+        "admin",
+    ),
+    ("POST", "/api/v1/campaigns/{campaign}/imports", "admin"),
+    (
+        "POST",
+        "/api/v1/campaigns/{campaign}/imports/folder",
+        "admin",
+    ),
+    (
+        "POST",
+        "/api/v1/campaigns/{campaign}/exports/retained",
+        "admin",
+    ),
+    (
+        "POST",
+        "/api/v1/campaigns/{campaign}/exports/paper",
+        "admin",
+    ),
+    ("GET", "/api/v1/campaigns/{campaign}/jobs", "admin"),
+    ("GET", "/api/v1/campaigns/{campaign}/jobs/{job}", "admin"),
+    ("DELETE", "/api/v1/campaigns/{campaign}/jobs/{job}", "admin"),
+    (
+        "GET",
+        "/api/v1/campaigns/{campaign}/jobs/{job}/result",
+        "admin",
+    ),
     ("GET", "/api/v1/campaigns/{campaign}/stats", "author admin"),
     (
         "GET",
@@ -309,6 +344,7 @@ async fn every_route_refuses_the_roles_it_does_not_name() {
                 .replace("{task}", "MC_F_EGO_STA")
                 .replace("{name}", "val01")
                 .replace("{validator}", "val01")
+                .replace("{job}", "0")
                 .replace("{*file}", "index.html")
                 .replace("{action}", "enable")
                 .replace("{study}", "1")

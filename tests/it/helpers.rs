@@ -183,6 +183,20 @@ pub fn clip_line(dir: &Path, clip_id: &str, task: &str, qa_types: &[&str]) -> Va
     })
 }
 
+/// A zip in memory holding `files` (name, content).
+pub fn zip_of(files: &[(String, Vec<u8>)]) -> Vec<u8> {
+    use std::io::Write;
+    let mut buf = std::io::Cursor::new(Vec::new());
+    let mut w = zip::ZipWriter::new(&mut buf);
+    for (name, data) in files {
+        w.start_file(name.as_str(), zip::write::SimpleFileOptions::default())
+            .unwrap();
+        w.write_all(data).unwrap();
+    }
+    w.finish().unwrap();
+    buf.into_inner()
+}
+
 pub fn write_manifest(dir: &Path, name: &str, lines: &[Value]) -> PathBuf {
     let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
     let path = dir.join(name);

@@ -23,6 +23,7 @@ mod outputs;
 mod pages;
 mod pairing;
 mod paper;
+mod pipeline;
 mod process;
 mod review;
 mod sampling;

@@ -485,19 +485,6 @@ async fn an_author_resolves_a_split_through_the_page() {
     assert_eq!(r.status, StatusCode::FORBIDDEN);
 }
 
-fn zip_of(files: &[(String, Vec<u8>)]) -> Vec<u8> {
-    use std::io::Write;
-    let mut buf = std::io::Cursor::new(Vec::new());
-    let mut w = zip::ZipWriter::new(&mut buf);
-    for (name, data) in files {
-        w.start_file(name.as_str(), zip::write::SimpleFileOptions::default())
-            .unwrap();
-        w.write_all(data).unwrap();
-    }
-    w.finish().unwrap();
-    buf.into_inner()
-}
-
 /// Uploads a zip as the import page's form does: the CSRF token is the form's first
 /// field.
 async fn upload(app: &TestApp, web: &Web, zip: Vec<u8>) -> Reply {

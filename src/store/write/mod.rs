@@ -12,6 +12,7 @@ pub(crate) mod base;
 pub(crate) mod calibration;
 pub(crate) mod catalog;
 pub(crate) mod gates;
+pub(crate) mod jobs;
 pub(crate) mod misc;
 pub(crate) mod records;
 pub(crate) mod review;

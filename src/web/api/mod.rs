@@ -2,6 +2,7 @@
 //! call the store; they hold no rules of their own.
 
 pub mod admin;
+pub mod jobs;
 pub mod study;
 
 use crate::AppState;
@@ -828,6 +829,68 @@ pub async fn export_resolutions(
     ))
 }
 
+/// The audit trail as CSV, with the same filters as `list_audit_events`.
+#[utoipa::path(
+    get,
+    path = "/api/v1/campaigns/{campaign}/export/audit",
+    tag = "exports",
+    operation_id = "export_audit",
+    params(CampaignPath, AuditQuery),
+    responses((status = 200, description = "audit.csv", content_type = "text/csv", body = String))
+)]
+pub async fn export_audit(
+    State(state): State<AppState>,
+    Path(p): Path<CampaignPath>,
+    Query(q): Query<AuditQuery>,
+) -> Result<Response> {
+    let campaign = campaign(&state, &p.campaign).await?;
+    let filter = q.filter()?;
+    Ok(download(
+        exports::audit(&state.store, &campaign, &filter).await?,
+    ))
+}
+
+/// The clips to generate again as JSON lines (one clip per line, as `list_regeneration`
+/// gives them): the generation pipeline's input.
+#[utoipa::path(
+    get,
+    path = "/api/v1/campaigns/{campaign}/export/regeneration",
+    tag = "exports",
+    operation_id = "export_regeneration",
+    params(CampaignPath),
+    responses((status = 200, description = "regeneration.jsonl", content_type = "application/jsonl", body = String))
+)]
+pub async fn export_regeneration(
+    State(state): State<AppState>,
+    Path(p): Path<CampaignPath>,
+) -> Result<Response> {
+    let campaign = campaign(&state, &p.campaign).await?;
+    Ok(download(
+        exports::regeneration(&state.store, &campaign).await?,
+    ))
+}
+
+/// The blind study's answers as CSV (participants by pseudonym).
+#[utoipa::path(
+    get,
+    path = "/api/v1/campaigns/{campaign}/export/study-responses",
+    tag = "exports",
+    operation_id = "export_study_responses",
+    params(CampaignPath),
+    responses(
+        (status = 200, description = "study-responses.csv", content_type = "text/csv", body = String),
+    )
+)]
+pub async fn export_study_responses(
+    State(state): State<AppState>,
+    Path(p): Path<CampaignPath>,
+) -> Result<Response> {
+    let campaign = campaign(&state, &p.campaign).await?;
+    Ok(download(
+        exports::study_responses(&state.store, &campaign).await?,
+    ))
+}
+
 /// The validator's calibration: state (not_required, in_progress, passed, failed),
 /// round, decided, agreed, required, threshold, next item.
 #[utoipa::path(
@@ -1019,6 +1082,19 @@ pub struct AuditQuery {
     latest: Option<usize>,
 }
 
+impl AuditQuery {
+    fn filter(&self) -> Result<crate::domain::records::AuditFilter> {
+        let mut filter = crate::domain::records::AuditFilter::parse(
+            self.clip.as_deref(),
+            self.validator.as_deref(),
+            self.from.as_deref(),
+            self.to.as_deref(),
+        )?;
+        filter.limit = self.latest;
+        Ok(filter)
+    }
+}
+
 /// Events of the audit trail.
 #[derive(Serialize, ToSchema)]
 pub struct Audit {
@@ -1041,13 +1117,7 @@ pub async fn audit(
     Query(q): Query<AuditQuery>,
 ) -> Result<Json<Audit>> {
     let campaign = campaign(&state, &p.campaign).await?;
-    let mut filter = crate::domain::records::AuditFilter::parse(
-        q.clip.as_deref(),
-        q.validator.as_deref(),
-        q.from.as_deref(),
-        q.to.as_deref(),
-    )?;
-    filter.limit = q.latest;
+    let filter = q.filter()?;
     let events = state.store.audit(&campaign, &filter).await?;
     Ok(Json(Audit { events }))
 }

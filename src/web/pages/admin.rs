@@ -897,7 +897,6 @@ pub async fn import_folder(
     finish_import(&state, &session, &c, &manifest, path.clone()).await
 }
 
-/// A folder under the data folder for one upload or export, removed when dropped.
 /// Imports an uploaded zip holding a manifest and its videos.
 pub async fn import_upload(
     State(state): State<AppState>,
@@ -927,15 +926,12 @@ async fn upload_into(
     mut multipart: Multipart,
     dir: &std::path::Path,
 ) -> PageResult {
-    use tokio::io::AsyncWriteExt;
     let (state, session, c) = (state.clone(), session.clone(), c.to_string());
     let limits = state.config.limits.clone();
     let data_dir = state.config.data_dir.clone();
     let zip_path = dir.join("upload.zip");
     let mut got = false;
-    let mut written = 0u64;
-    let mut checked_at = 0u64;
-    while let Some(mut f) = multipart
+    while let Some(f) = multipart
         .next_field()
         .await
         .map_err(|e| Error::Invalid(format!("the upload broke off: {e}")))?
@@ -943,37 +939,13 @@ async fn upload_into(
         if f.name() != Some("archive") {
             continue;
         }
-        let mut out = tokio::fs::File::create(&zip_path)
-            .await
-            .map_err(|e| Error::io("cannot store the upload", e))?;
-        while let Some(chunk) = f
-            .chunk()
-            .await
-            .map_err(|e| Error::Invalid(format!("the upload broke off: {e}")))?
-        {
-            written += chunk.len() as u64;
-            if written > limits.upload_bytes {
-                let e = Error::Invalid(format!(
-                    "the upload is larger than the limit of {} (set TANDEM_MAX_UPLOAD_BYTES to raise it)",
-                    io::limits::human_bytes(limits.upload_bytes)
-                ));
+        match exports::save_upload(&state.config, f, &zip_path).await {
+            Ok(_) => got = true,
+            Err(e @ (Error::TooLarge(_) | Error::Unavailable(_))) => {
                 return import_page_with(&state, &session, &c, String::new(), Some(e)).await;
             }
-            // Every 32 MiB: stop before the upload eats the room the database needs.
-            if written - checked_at > 32 * 1024 * 1024 {
-                checked_at = written;
-                if let Err(e) = io::limits::require_space(&data_dir, 0, &limits, "the upload") {
-                    return import_page_with(&state, &session, &c, String::new(), Some(e)).await;
-                }
-            }
-            out.write_all(&chunk)
-                .await
-                .map_err(|e| Error::io("cannot store the upload", e))?;
+            Err(e) => return Err(e.into()),
         }
-        out.flush()
-            .await
-            .map_err(|e| Error::io("cannot store the upload", e))?;
-        got = true;
     }
     if !got {
         return import_page_with(

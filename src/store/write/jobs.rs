@@ -1,0 +1,131 @@
+//! Jobs: their rows, from queued to done or failed.
+
+use crate::clock::now_micros;
+use crate::error::Result;
+use crate::store::db::{Tx, named, sql};
+use crate::store::jobs::{JobEnd, JobKind};
+
+/// A new job, queued.
+pub(crate) async fn create(
+    tx: &mut impl Tx,
+    id: &str,
+    campaign: i64,
+    kind: JobKind,
+    requested_by: &str,
+) -> Result<()> {
+    let now = now_micros();
+    tx.exec(
+        sql!(
+            "INSERT INTO jobs (id, campaign_id, kind, state, requested_by, created_at, heartbeat_at)
+             VALUES (:id, :campaign, :kind, 'queued', :requested_by, :now, :now)"
+        ),
+        named! { id, campaign, kind: kind.as_str(), requested_by, now },
+    )
+    .await?;
+    Ok(())
+}
+
+/// The job has started (or, still running, is alive): its heartbeat now. False when it
+/// is no longer unfinished (marked failed as stale meanwhile).
+pub(crate) async fn beat(tx: &mut impl Tx, id: &str, starting: bool) -> Result<bool> {
+    let now = now_micros();
+    let changed = if starting {
+        tx.exec(
+            sql!(
+                "UPDATE jobs SET state = 'running', started_at = :now, heartbeat_at = :now
+                 WHERE id = :id AND state = 'queued'"
+            ),
+            named! { id, now },
+        )
+        .await?
+    } else {
+        tx.exec(
+            sql!(
+                "UPDATE jobs SET heartbeat_at = :now
+                 WHERE id = :id AND state IN ('queued', 'running')"
+            ),
+            named! { id, now },
+        )
+        .await?
+    };
+    Ok(changed == 1)
+}
+
+/// How the job ended; false when it had ended already (marked failed as stale).
+pub(crate) async fn finish(tx: &mut impl Tx, id: &str, end: &JobEnd) -> Result<bool> {
+    let now = now_micros();
+    let changed = match end {
+        JobEnd::Done { summary, file } => {
+            tx.exec(
+                sql!(
+                    "UPDATE jobs SET state = 'done', finished_at = :now, heartbeat_at = :now,
+                         summary = :summary, file_name = :file_name, file_bytes = :file_bytes,
+                         file_sha256 = :file_sha256
+                     WHERE id = :id AND state IN ('queued', 'running')"
+                ),
+                named! {
+                    id, now,
+                    summary: summary.as_deref(),
+                    file_name: file.as_ref().map(|f| f.name.as_str()),
+                    file_bytes: file.as_ref().map(|f| f.bytes),
+                    file_sha256: file.as_ref().map(|f| f.sha256.as_str()),
+                },
+            )
+            .await?
+        }
+        JobEnd::Failed { error } => {
+            tx.exec(
+                sql!(
+                    "UPDATE jobs SET state = 'failed', finished_at = :now, heartbeat_at = :now,
+                         error = :error
+                     WHERE id = :id AND state IN ('queued', 'running')"
+                ),
+                named! { id, now, error: error.as_str() },
+            )
+            .await?
+        }
+    };
+    Ok(changed == 1)
+}
+
+/// Marks failed every unfinished job whose heartbeat is older than `cutoff` (its server
+/// stopped); returns how many.
+pub(crate) async fn fail_stale(tx: &mut impl Tx, cutoff: i64, error: &str) -> Result<u64> {
+    let now = now_micros();
+    tx.exec(
+        sql!(
+            "UPDATE jobs SET state = 'failed', finished_at = :now, error = :error
+             WHERE state IN ('queued', 'running') AND heartbeat_at < :cutoff"
+        ),
+        named! { now, error, cutoff },
+    )
+    .await
+}
+
+/// Forgets a finished job; returns whether there was one.
+pub(crate) async fn delete(tx: &mut impl Tx, campaign: i64, id: &str) -> Result<bool> {
+    let n = tx
+        .exec(
+            sql!(
+                "DELETE FROM jobs WHERE id = :id AND campaign_id = :campaign
+                 AND state IN ('done', 'failed')"
+            ),
+            named! { id, campaign },
+        )
+        .await?;
+    Ok(n == 1)
+}
+
+/// Forgets every job that finished before `cutoff`; returns their ids (their files go).
+pub(crate) async fn forget_before(tx: &mut impl Tx, cutoff: i64) -> Result<Vec<String>> {
+    let rows: Vec<(String,)> = tx
+        .fetch(
+            sql!(
+                "DELETE FROM jobs WHERE state IN ('done', 'failed') AND finished_at < :cutoff
+                 RETURNING id"
+            ),
+            named! { cutoff },
+        )
+        .await?;
+    Ok(rows.into_iter().map(|r| r.0).collect())
+}
