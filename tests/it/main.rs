@@ -25,6 +25,7 @@ mod pairing;
 mod paper;
 mod pipeline;
 mod process;
+mod python;
 mod review;
 mod sampling;
 mod servers;
