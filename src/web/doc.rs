@@ -270,8 +270,16 @@ pub fn document() -> OpenApi {
         ),
         ("statistics", "The QC tables and the study's tables"),
         (
+            "imports",
+            "A manifest and its videos (new clips, new versions), by upload or from an import root: jobs",
+        ),
+        (
             "exports",
-            "Records, the regeneration work list and the audit trail",
+            "Records, the regeneration work list, the audit trail, the retained benchmark and the paper bundle",
+        ),
+        (
+            "jobs",
+            "Long operations (imports, archives): poll one until it ends, download what it made",
         ),
         (
             "study",
@@ -371,6 +379,21 @@ mod tests {
             );
             let d = op["description"].as_str().unwrap_or_default();
             assert!(d.starts_with("Who may call this: "), "{d}");
+            // Its tag is one the document declares (with its description).
+            let declared: Vec<&str> = doc["tags"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter_map(|t| t["name"].as_str())
+                .collect();
+            for tag in op["tags"].as_array().unwrap() {
+                let tag = tag.as_str().unwrap();
+                assert!(
+                    declared.contains(&tag),
+                    "{}: tag `{tag}` undeclared",
+                    spec.path
+                );
+            }
             for status in ["405", "500", "503"] {
                 assert!(
                     op["responses"][status].is_object(),
