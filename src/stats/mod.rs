@@ -29,6 +29,8 @@
 //!   Light, Krippendorff's alpha (nominal, ordinal, interval).
 //! * [`ranks`]: mean rank and SD per source, Friedman, Kendall's W and the F form.
 //! * [`binomial`]: exact binomial test, Clopper-Pearson and Wilson intervals.
+//! * [`circular`]: the human baseline under circular evaluation: vanilla and circular
+//!   accuracy with their intervals, the position bias, agreement over the content chosen.
 //! * [`signal`]: d' from signal detection theory.
 //! * [`bootstrap`]: a seeded percentile bootstrap over clusters and its PRNG.
 //! * [`sampling`]: sampled review: the single sampling plan, the exact upper bound on
@@ -37,6 +39,7 @@
 pub mod agreement;
 pub mod binomial;
 pub mod bootstrap;
+pub mod circular;
 pub mod multi;
 pub mod pairs;
 pub mod ranks;
