@@ -2,6 +2,7 @@
 //! the taxonomy, the pairing of validators and the intersection rule. No I/O here:
 //! every value is parsed once from input and then travels as a type.
 
+pub mod baseline;
 pub mod calibration;
 pub mod facts;
 pub mod import;

@@ -2,6 +2,7 @@
 //! CSV files, and the retained-benchmark export. Used by the CLI and the admin pages.
 
 pub mod archive;
+pub mod baseline;
 pub mod export;
 pub mod limits;
 pub mod manifest;

@@ -2,6 +2,7 @@
 //! from the counts the store aggregates, and written as JSON, CSV, LaTeX (booktabs)
 //! and SVG plots. Pure: no database, no HTTP.
 
+pub mod baseline;
 pub mod bundle;
 pub mod format;
 pub mod render;
