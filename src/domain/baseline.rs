@@ -28,6 +28,8 @@ pub struct BaselineQuestion {
     pub options: usize,
     /// The keyed option, an index in the manifest's order.
     pub key: usize,
+    /// The key of its linked pair (one question asked in both directions), if any.
+    pub pair: Option<String>,
 }
 
 /// Answers checked whole: participants and questions as indexes for the statistics.

@@ -282,6 +282,7 @@ mod tests {
             level: "L1".into(),
             options,
             key,
+            pair: None,
         }
     }
 

@@ -31,9 +31,21 @@ pub struct BaselineReport {
     pub per_qa_type: BTreeMap<String, Accuracy>,
     pub per_level: BTreeMap<String, Accuracy>,
     pub per_participant: BTreeMap<String, Accuracy>,
+    /// Linked pairs scored jointly (a pair counts only when both its questions do);
+    /// `None` when no question answered is in a linked pair.
+    pub linked_pairs: Option<LinkedPairs>,
     pub position_bias: PositionBias,
     pub position_bias_per_participant: BTreeMap<String, PositionBias>,
     pub agreement: ContentAgreement,
+}
+
+/// Linked pairs scored jointly.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LinkedPairs {
+    /// Pairs with both questions among the questions asked.
+    pub pairs: usize,
+    pub overall: Accuracy,
+    pub per_participant: BTreeMap<String, Accuracy>,
 }
 
 /// The tables over `answers` to `questions` (the same list the answers were checked
@@ -71,6 +83,25 @@ pub fn baseline(
             position_bias(all.iter().filter(|a| a.participant == p)),
         );
     }
+    let mut by_pair: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    for (i, q) in questions.iter().enumerate() {
+        if let Some(p) = &q.pair {
+            by_pair.entry(p.as_str()).or_default().push(i);
+        }
+    }
+    let links: Vec<(usize, usize)> = by_pair
+        .values()
+        .filter_map(|qs| match qs.as_slice() {
+            &[a, b] => Some((a, b)),
+            _ => None,
+        })
+        .collect();
+    let joint = scored.joint(&links);
+    let linked_pairs = (!joint.cells.is_empty()).then(|| LinkedPairs {
+        pairs: links.len(),
+        overall: joint.overall(method),
+        per_participant: joint.by(method, |c| name(c.participant)),
+    });
     let mut answered: Vec<usize> = scored.cells.iter().map(|c| c.question).collect();
     answered.sort_unstable();
     answered.dedup();
@@ -84,6 +115,7 @@ pub fn baseline(
         per_qa_type: scored.by(method, |c| of(c).map(|q| q.qa_type.clone())),
         per_level: scored.by(method, |c| of(c).map(|q| q.level.clone())),
         per_participant: scored.by(method, |c| name(c.participant)),
+        linked_pairs,
         position_bias: position_bias(all.iter()),
         position_bias_per_participant: per_participant_bias,
         agreement: content_agreement(&stats_qs, &all),
@@ -105,6 +137,7 @@ mod tests {
             level: level.into(),
             options: 2,
             key,
+            pair: (task == "T2").then(|| "P".to_string()),
         }
     }
 
@@ -154,6 +187,12 @@ mod tests {
         assert_eq!(r.position_bias.counts, [3, 6]);
         assert_eq!(r.position_bias_per_participant["ben"].counts, [1, 3]);
         assert_eq!(r.agreement.items, 4);
+        // q2 and q3 are one linked pair: ann's is incomplete (q3 asked once), ben's
+        // has q2 alone (q3 never asked): incomplete as well, and no vanilla.
+        let pairs = r.linked_pairs.as_ref().unwrap();
+        assert_eq!(pairs.pairs, 1);
+        assert_eq!(counts(&pairs.overall), (0, 0, 0, 0, 2));
+        assert_eq!(counts(&pairs.per_participant["ann"]), (0, 0, 0, 0, 1));
 
         let json = serde_json::to_value(&r).unwrap();
         assert_eq!(json["interval_method"], "clopper-pearson");

@@ -168,6 +168,57 @@ impl Scored {
     }
 }
 
+impl Scored {
+    /// Linked pairs (one question asked in both directions) scored jointly: each
+    /// participant's pair is one cell, its `question` the index of the pair in `links`.
+    /// Vanilla: both questions' presentation 0 answered correctly (`None` unless both
+    /// were answered); circular: both correct under circular evaluation, wrong when both
+    /// are complete and one is wrong, incomplete when either is incomplete or was not
+    /// answered at all while the other was. A pair neither of whose questions the
+    /// participant answered is no cell.
+    pub fn joint(&self, links: &[(usize, usize)]) -> Scored {
+        let at: BTreeMap<(usize, usize), &Cell> = self
+            .cells
+            .iter()
+            .map(|c| ((c.participant, c.question), c))
+            .collect();
+        let mut participants: Vec<usize> = self.cells.iter().map(|c| c.participant).collect();
+        participants.dedup();
+        let mut cells = Vec::new();
+        for &participant in &participants {
+            for (pair, &(a, b)) in links.iter().enumerate() {
+                let (a, b) = (at.get(&(participant, a)), at.get(&(participant, b)));
+                if a.is_none() && b.is_none() {
+                    continue;
+                }
+                let vanilla = match (a.and_then(|c| c.vanilla), b.and_then(|c| c.vanilla)) {
+                    (Some(x), Some(y)) => Some(x && y),
+                    _ => None,
+                };
+                let circular = match (a.map(|c| c.circular), b.map(|c| c.circular)) {
+                    (Some(Circular::Correct), Some(Circular::Correct)) => Circular::Correct,
+                    (Some(x), Some(y))
+                        if x != Circular::Incomplete && y != Circular::Incomplete =>
+                    {
+                        Circular::Wrong
+                    }
+                    _ => Circular::Incomplete,
+                };
+                let sum = |f: fn(&Cell) -> usize| a.map_or(0, |c| f(c)) + b.map_or(0, |c| f(c));
+                cells.push(Cell {
+                    participant,
+                    question: pair,
+                    answered: sum(|c| c.answered),
+                    correct: sum(|c| c.correct),
+                    vanilla,
+                    circular,
+                });
+            }
+        }
+        Scored { cells }
+    }
+}
+
 /// Vanilla and circular accuracy over `cells`.
 pub fn accuracy<'a>(cells: impl Iterator<Item = &'a Cell>, method: IntervalMethod) -> Accuracy {
     let (mut v_ok, mut v_n, mut c_ok, mut c_n, mut incomplete) = (0u64, 0u64, 0u64, 0u64, 0u64);
@@ -461,6 +512,53 @@ mod tests {
         assert_eq!(by[&1].vanilla.interval, wilson(1, 1, 0.95));
         assert_eq!(by[&3].vanilla.accuracy, None);
         assert_eq!(by[&3].vanilla.interval, None);
+    }
+
+    #[test]
+    fn linked_pairs_count_only_when_both_questions_hold() {
+        let qs = [
+            Question { options: 2, key: 0 },
+            Question { options: 2, key: 1 },
+            Question { options: 2, key: 0 },
+            Question { options: 2, key: 0 },
+        ];
+        let right = |p, q: usize, r| pick(p, q, 2, r, qs[q].key);
+        let wrong = |p, q: usize, r| pick(p, q, 2, r, 1 - qs[q].key);
+        let answers = vec![
+            // Participant 0: pair (0, 1) all right; pair (2, 3): 2 right, 3 wrong at 1.
+            right(0, 0, 0),
+            right(0, 0, 1),
+            right(0, 1, 0),
+            right(0, 1, 1),
+            right(0, 2, 0),
+            right(0, 2, 1),
+            right(0, 3, 0),
+            wrong(0, 3, 1),
+            // Participant 1: pair (0, 1): 0 complete, 1 only at presentation 0;
+            // pair (2, 3): only question 3, wrong at 0.
+            right(1, 0, 0),
+            right(1, 0, 1),
+            right(1, 1, 0),
+            wrong(1, 3, 0),
+        ];
+        let joint = score(&qs, &answers).unwrap().joint(&[(0, 1), (2, 3)]);
+        let got: Vec<_> = joint
+            .cells
+            .iter()
+            .map(|c| (c.participant, c.question, c.vanilla, c.circular))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (0, 0, Some(true), Circular::Correct),
+                (0, 1, Some(true), Circular::Wrong),
+                (1, 0, Some(true), Circular::Incomplete),
+                (1, 1, None, Circular::Incomplete),
+            ]
+        );
+        let a = joint.overall(IntervalMethod::ClopperPearson);
+        assert_eq!((a.vanilla.correct, a.vanilla.n), (3, 3));
+        assert_eq!((a.circular.correct, a.circular.n, a.incomplete), (1, 2, 2));
     }
 
     #[test]
