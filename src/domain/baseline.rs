@@ -60,3 +60,190 @@ impl BaselineAnswer {
         self.shown.get(self.chosen).copied()
     }
 }
+
+/// Which videos of each task each participant answers: `k` per task (all of a task's
+/// videos when it has fewer), drawn reproducibly from `seed`, balanced so that every
+/// video (and so every question) of a task goes to the same number of participants,
+/// or to one more or one fewer where `participants x k` does not divide evenly.
+///
+/// `videos[t]` lists task `t`'s videos (any ids, in a stable order: the draw depends on
+/// it); the result gives, per participant, per task, the videos in the order drawn.
+/// Each task's videos are shuffled once and dealt in turn: participant `p` gets the
+/// `k` videos from position `p k` on, wrapping around, so no one gets a video twice.
+pub fn assign<T: Clone>(
+    videos: &[Vec<T>],
+    participants: usize,
+    k: usize,
+    seed: u64,
+) -> Vec<Vec<Vec<T>>> {
+    let mut rng = crate::rng::Xoshiro256::seed_from_u64(seed);
+    let mut out = vec![vec![Vec::new(); videos.len()]; participants];
+    for (t, task) in videos.iter().enumerate() {
+        let mut order: Vec<&T> = task.iter().collect();
+        shuffle(&mut order, &mut rng);
+        let n = order.len();
+        let take = k.min(n);
+        for (p, mine) in out.iter_mut().enumerate() {
+            mine[t] = (0..take)
+                .map(|j| order[(p * take + j) % n].clone())
+                .collect();
+        }
+    }
+    out
+}
+
+fn shuffle<T>(items: &mut [T], rng: &mut crate::rng::Xoshiro256) {
+    for i in (1..items.len()).rev() {
+        let j = rng.below(i as u64 + 1).map_or(0, |j| j as usize);
+        items.swap(i, j);
+    }
+}
+
+/// The order in which one participant is shown their presentations: every rotation of
+/// every question once (`options[q]` rotations of question `q`), shuffled from `seed`
+/// so that two rotations of one question are never next to each other wherever the
+/// numbers allow it (no question holds more than half the presentations, rounded up).
+/// Returns `(question, rotation)` pairs; rotation 0 is the manifest's order.
+///
+/// Each step draws a question at random, weighted by its presentations left, among
+/// those that differ from the one just shown and leave an order without neighbours
+/// possible; then one of its rotations left, at random.
+pub fn presentation_order(options: &[usize], seed: u64) -> Vec<(usize, usize)> {
+    let mut rng = crate::rng::Xoshiro256::seed_from_u64(seed);
+    let mut left: Vec<Vec<usize>> = options.iter().map(|&n| (0..n).collect()).collect();
+    let total: usize = options.iter().sum();
+    let mut out = Vec::with_capacity(total);
+    let mut last: Option<usize> = None;
+    for placed in 0..total {
+        let remaining = total - placed;
+        // Still possible after showing `q` next: of the R-1 left, no question holds
+        // more than half rounded up, and `q` itself no more than half rounded down.
+        let possible = |q: usize| {
+            let after = remaining - 1;
+            left.iter().enumerate().all(|(i, rots)| {
+                let c = rots.len() - usize::from(i == q);
+                if i == q {
+                    c <= after / 2
+                } else {
+                    c <= after.div_ceil(2)
+                }
+            })
+        };
+        let open: Vec<usize> = (0..left.len())
+            .filter(|&q| !left[q].is_empty() && Some(q) != last)
+            .collect();
+        let good: Vec<usize> = open.iter().copied().filter(|&q| possible(q)).collect();
+        let from = if !good.is_empty() {
+            good
+        } else if !open.is_empty() {
+            open
+        } else {
+            (0..left.len()).filter(|&q| !left[q].is_empty()).collect()
+        };
+        let weight: usize = from.iter().map(|&q| left[q].len()).sum();
+        let mut pick = rng.below(weight as u64).map_or(0, |w| w as usize);
+        let mut q = from[0];
+        for &c in &from {
+            if pick < left[c].len() {
+                q = c;
+                break;
+            }
+            pick -= left[c].len();
+        }
+        let r = rng.below(left[q].len() as u64).map_or(0, |r| r as usize);
+        out.push((q, left[q].swap_remove(r)));
+        last = Some(q);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn the_paper_design_is_balanced() {
+        // 12 tasks of 25 videos, 10 participants, 10 videos per task each: 100 slots
+        // over 25 videos, 4 participants per video.
+        let videos: Vec<Vec<(usize, usize)>> =
+            (0..12).map(|t| (0..25).map(|v| (t, v)).collect()).collect();
+        let a = assign(&videos, 10, 10, 16);
+        assert_eq!(a, assign(&videos, 10, 10, 16));
+        assert_ne!(a, assign(&videos, 10, 10, 17));
+        let mut count = std::collections::HashMap::new();
+        for mine in &a {
+            for (t, vs) in mine.iter().enumerate() {
+                assert_eq!(vs.len(), 10);
+                let distinct: std::collections::HashSet<_> = vs.iter().collect();
+                assert_eq!(distinct.len(), 10);
+                assert!(vs.iter().all(|v| v.0 == t));
+                for v in vs {
+                    *count.entry(*v).or_insert(0) += 1;
+                }
+            }
+        }
+        assert_eq!(count.len(), 300);
+        assert!(count.values().all(|&c| c == 4));
+    }
+
+    proptest! {
+        #[test]
+        fn every_video_gets_its_share(
+            sizes in proptest::collection::vec(0usize..12, 1..5),
+            participants in 0usize..9,
+            k in 0usize..14,
+            seed in any::<u64>(),
+        ) {
+            let videos: Vec<Vec<usize>> = sizes.iter().map(|&n| (0..n).collect()).collect();
+            let a = assign(&videos, participants, k, seed);
+            prop_assert_eq!(a.len(), participants);
+            for (t, &n) in sizes.iter().enumerate() {
+                let mut count = vec![0usize; n];
+                for mine in &a {
+                    let vs = &mine[t];
+                    prop_assert_eq!(vs.len(), k.min(n));
+                    let distinct: std::collections::HashSet<_> = vs.iter().collect();
+                    prop_assert_eq!(distinct.len(), vs.len());
+                    for &v in vs {
+                        count[v] += 1;
+                    }
+                }
+                if let (Some(lo), Some(hi)) = (count.iter().min(), count.iter().max()) {
+                    prop_assert!(hi - lo <= 1, "{:?}", count);
+                }
+            }
+        }
+
+        #[test]
+        fn rotations_of_a_question_are_never_neighbours_when_they_need_not_be(
+            options in proptest::collection::vec(2usize..6, 1..12),
+            seed in any::<u64>(),
+        ) {
+            let order = presentation_order(&options, seed);
+            prop_assert_eq!(order.clone(), presentation_order(&options, seed));
+            let mut seen = std::collections::HashSet::new();
+            for &(q, r) in &order {
+                prop_assert!(r < options[q]);
+                prop_assert!(seen.insert((q, r)));
+            }
+            let total: usize = options.iter().sum();
+            prop_assert_eq!(order.len(), total);
+            let max = options.iter().copied().max().unwrap_or(0);
+            if max <= total.div_ceil(2) {
+                for w in order.windows(2) {
+                    prop_assert_ne!(w[0].0, w[1].0, "{:?}", order);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn one_question_alone_is_shown_in_all_its_rotations() {
+        let order = presentation_order(&[4], 1);
+        let mut rots: Vec<usize> = order.iter().map(|&(_, r)| r).collect();
+        rots.sort_unstable();
+        assert_eq!(rots, [0, 1, 2, 3]);
+    }
+}
