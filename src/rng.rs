@@ -66,6 +66,16 @@ impl Xoshiro256 {
         Some((m >> 64) as u64)
     }
 
+    /// Shuffles `items` in place (Fisher-Yates, from the last place down, each place
+    /// swapped with a uniform one at or before it): the one shuffle behind the study's
+    /// orders and the baseline's draws, so a seed gives the same order everywhere.
+    pub fn shuffle<T>(&mut self, items: &mut [T]) {
+        for i in (1..items.len()).rev() {
+            let j = self.below(i as u64 + 1).unwrap_or(0) as usize;
+            items.swap(i, j);
+        }
+    }
+
     /// A uniform float in [0, 1) with 53 random bits.
     pub fn next_f64(&mut self) -> f64 {
         (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)

@@ -80,7 +80,7 @@ pub fn assign<T: Clone>(
     let mut out = vec![vec![Vec::new(); videos.len()]; participants];
     for (t, task) in videos.iter().enumerate() {
         let mut order: Vec<&T> = task.iter().collect();
-        shuffle(&mut order, &mut rng);
+        rng.shuffle(&mut order);
         let n = order.len();
         let take = k.min(n);
         for (p, mine) in out.iter_mut().enumerate() {
@@ -90,13 +90,6 @@ pub fn assign<T: Clone>(
         }
     }
     out
-}
-
-fn shuffle<T>(items: &mut [T], rng: &mut crate::rng::Xoshiro256) {
-    for i in (1..items.len()).rev() {
-        let j = rng.below(i as u64 + 1).map_or(0, |j| j as usize);
-        items.swap(i, j);
-    }
 }
 
 /// The order in which one participant is shown their presentations: every rotation of

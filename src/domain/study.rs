@@ -236,20 +236,13 @@ pub fn participant_order(
 ) -> Vec<(usize, Vec<usize>)> {
     let mixed = seed ^ (participant_id as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
     let mut rng = Xoshiro256::seed_from_u64(mixed);
-    let mut shuffle = |v: &mut Vec<usize>| {
-        // Fisher-Yates.
-        for i in (1..v.len()).rev() {
-            let j = rng.below(i as u64 + 1).unwrap_or(0) as usize;
-            v.swap(i, j);
-        }
-    };
     let mut order: Vec<usize> = (0..sets).collect();
-    shuffle(&mut order);
+    rng.shuffle(&mut order);
     order
         .into_iter()
         .map(|s| {
             let mut clips: Vec<usize> = (0..clips_per_set).collect();
-            shuffle(&mut clips);
+            rng.shuffle(&mut clips);
             (s, clips)
         })
         .collect()

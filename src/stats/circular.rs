@@ -755,11 +755,7 @@ mod tests {
                     order.extend((0..n).map(|r| (q, r)));
                 }
             }
-            // Fisher-Yates with the seeded generator.
-            for i in (1..order.len()).rev() {
-                let j = rng.below(i as u64 + 1).unwrap() as usize;
-                order.swap(i, j);
-            }
+            rng.shuffle(&mut order);
             for (q, r) in order {
                 let shown = rotation(n, r);
                 let key_at = shown.iter().position(|&o| o == questions[q].key).unwrap();
@@ -931,11 +927,7 @@ mod tests {
                 let all = s.overall(IntervalMethod::ClopperPearson);
                 prop_assert_eq!(all.circular.n + all.incomplete, s.cells.len() as u64);
                 let mut shuffled = answers.clone();
-                let mut rng = crate::rng::Xoshiro256::seed_from_u64(seed);
-                for i in (1..shuffled.len()).rev() {
-                    let j = rng.below(i as u64 + 1).unwrap() as usize;
-                    shuffled.swap(i, j);
-                }
+                crate::rng::Xoshiro256::seed_from_u64(seed).shuffle(&mut shuffled);
                 prop_assert_eq!(score(&qs, &shuffled).unwrap(), s);
                 let b = position_bias(answers.iter());
                 prop_assert_eq!(b.counts.iter().sum::<u64>(), answers.len() as u64);
