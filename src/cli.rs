@@ -235,6 +235,10 @@ pub enum Command {
     /// The blind video-quality study: comparison sets, display, responses
     #[command(subcommand)]
     Study(StudyCommand),
+    /// The human baseline under circular evaluation: answers gathered elsewhere in and
+    /// out (CSV: participant,question_id,presentation,shown,chosen), its tables
+    #[command(subcommand)]
+    Baseline(BaselineCommand),
     /// Sampled review: plan one and say what a reviewed sample shows of the whole (exact
     /// binomial figures; `plan`, `bound` and `zero` need no data folder), and run a
     /// campaign's (`run`, `status`)
@@ -365,6 +369,46 @@ pub enum StudyCommand {
 }
 
 #[derive(Subcommand, Debug)]
+pub enum BaselineCommand {
+    /// Import answers (CSV: participant,question_id,presentation,shown,chosen; one row
+    /// per presentation), checked whole against the retained questions and the
+    /// baseline's participants; all or nothing, and final
+    Import {
+        file: PathBuf,
+        #[command(flatten)]
+        campaign: CampaignArg,
+    },
+    /// Export every answer in the import's format
+    Export {
+        /// File to write [default: standard output]
+        #[arg(long)]
+        out: Option<PathBuf>,
+        #[command(flatten)]
+        campaign: CampaignArg,
+    },
+    /// Each baseline participant and the presentations they answered
+    Status {
+        #[command(flatten)]
+        campaign: CampaignArg,
+    },
+    /// The baseline's tables: accuracy (Table 16: vanilla and circular, overall, per
+    /// level, task, QA type and participant, linked pairs) or the position bias
+    Stats {
+        /// accuracy or positions
+        #[arg(long, default_value = "accuracy")]
+        table: String,
+        /// csv, latex or json (json holds every table)
+        #[arg(long, default_value = "csv")]
+        format: String,
+        /// The accuracies' 95% interval: clopper-pearson (exact binomial) or wilson
+        #[arg(long, default_value = "clopper-pearson")]
+        interval: String,
+        #[command(flatten)]
+        campaign: CampaignArg,
+    },
+}
+
+#[derive(Subcommand, Debug)]
 pub enum CalibrationCommand {
     /// Each validator's calibration round, agreement and state
     Status {
@@ -417,10 +461,11 @@ pub enum CampaignCommand {
 #[derive(Args, Debug)]
 pub struct StatsArgs {
     /// Print every table as one JSON object (keys t11, t12, t13, reasons, validators,
-    /// and t14, t14_tests, t15 when the campaign has a study)
+    /// t14, t14_tests and t15 when the campaign has a study, baseline when it has
+    /// baseline answers)
     #[arg(long, conflicts_with = "table")]
     pub json: bool,
-    /// Print one table: T11, T12, T13, or the study's T14 or T15
+    /// Print one table: T11, T12, T13, the study's T14 or T15, or the human baseline's T16
     #[arg(long)]
     pub table: Option<String>,
     /// Format of --table: csv, latex or json
@@ -449,7 +494,7 @@ pub enum UserCommand {
         /// Pool index of a validator (task t is reviewed by t mod n and (t+1) mod n)
         #[arg(long)]
         index: Option<i64>,
-        /// The campaign a validator, author or participant works in (a validator joins
+        /// The campaign a validator, author or participant (study or baseline) works in (a validator joins
         /// its pool); made if new, as an import makes it; admins are server-wide and
         /// take none [default: default]
         #[arg(long)]
@@ -464,14 +509,16 @@ pub enum UserCommand {
     },
     /// List accounts, each with its role in each campaign
     List,
-    /// Give an account an author's or participant's role in a campaign (a person holds
-    /// one role per campaign), or take its role there away (`--role none`); validators
-    /// join a campaign through its pool (`tandem pool add`) and keep their place
+    /// Give an account an author's, study participant's or baseline participant's role
+    /// in a campaign (a person holds one role per campaign, so the groups stay apart), or
+    /// take its role there away (`--role none`); validators join a campaign through its
+    /// pool (`tandem pool add`) and keep their place; a participant with answers keeps
+    /// their role
     Role {
         name: String,
         #[command(flatten)]
         campaign: CampaignArg,
-        /// author, participant, or none
+        /// author, participant (the blind study), baseline (the human baseline), or none
         #[arg(long)]
         role: String,
     },
@@ -1146,6 +1193,7 @@ async fn command(command: Command, config: &Config, store: &Store) -> Result<()>
             Ok(())
         }
         Command::Study(cmd) => study(store, config, cmd).await,
+        Command::Baseline(cmd) => baseline(store, config, cmd).await,
         Command::Decisions(ImportCommand::Import { file, campaign }) => {
             let campaign = store.campaign(&campaign.campaign).await?;
             let f = open_csv(config, &file, "the decisions file")?;
@@ -1409,7 +1457,18 @@ async fn stats(store: &Store, args: StatsArgs) -> Result<()> {
     } else if let Some(t) = args.table {
         let table = TableId::parse(&t).map_err(|m| Error::field("table", m))?;
         let format = Format::parse(&args.format).map_err(|m| Error::field("format", m))?;
-        if table.is_study() {
+        if table.is_baseline() {
+            let method = crate::stats::circular::IntervalMethod::ClopperPearson;
+            let report = crate::app::baseline::report(store, &campaign, method)
+                .await?
+                .ok_or_else(|| {
+                    Error::NotFound(format!(
+                        "campaign `{}` has no baseline answers, so there is no T16",
+                        campaign.name
+                    ))
+                })?;
+            crate::report::baseline::render(&report, format)?
+        } else if table.is_study() {
             let report = crate::app::study_report(store, &campaign)
                 .await?
                 .ok_or_else(|| {
@@ -1514,6 +1573,101 @@ async fn study(store: &Store, config: &Config, cmd: StudyCommand) -> Result<()> 
                 .import_responses(&campaign, &rows, problems, &what)
                 .await?;
             println!("imported {}: {summary}", file.display());
+            Ok(())
+        }
+    }
+}
+
+async fn baseline(store: &Store, config: &Config, cmd: BaselineCommand) -> Result<()> {
+    use crate::stats::circular::IntervalMethod;
+    match cmd {
+        BaselineCommand::Import { file, campaign } => {
+            let campaign = store.campaign(&campaign.campaign).await?;
+            let f = open_csv(config, &file, "the answers file")?;
+            let (rows, problems) = io::baseline::read_answers(f);
+            let what = format!("answers file {}", file.display());
+            let summary =
+                crate::app::baseline::import_answers(store, &campaign, &rows, problems, &what)
+                    .await?;
+            println!("imported {}: {summary}", file.display());
+            Ok(())
+        }
+        BaselineCommand::Export { out, campaign } => {
+            let campaign = store.campaign(&campaign.campaign).await?;
+            let rows = crate::app::baseline::answer_rows(store, &campaign).await?;
+            write_out(out.as_deref(), |w| io::baseline::write_answers(w, &rows))
+        }
+        BaselineCommand::Status { campaign } => {
+            let campaign = store.campaign(&campaign.campaign).await?;
+            let answers = store.baseline_answers(&campaign).await?;
+            let participants = store.baseline_participants(&campaign).await?;
+            println!(
+                "{} baseline participant(s), {} presentation(s) answered",
+                participants.len(),
+                answers.len()
+            );
+            for p in participants {
+                let mine: Vec<_> = answers.iter().filter(|a| a.participant == p).collect();
+                let questions: std::collections::HashSet<&str> =
+                    mine.iter().map(|a| a.question_key.as_str()).collect();
+                println!(
+                    "{p}\t{} presentation(s) of {} question(s)",
+                    mine.len(),
+                    questions.len()
+                );
+            }
+            Ok(())
+        }
+        BaselineCommand::Stats {
+            table,
+            format,
+            interval,
+            campaign,
+        } => {
+            let campaign = store.campaign(&campaign.campaign).await?;
+            let method = match interval.as_str() {
+                "clopper-pearson" => IntervalMethod::ClopperPearson,
+                "wilson" => IntervalMethod::Wilson,
+                other => {
+                    return Err(Error::field(
+                        "interval",
+                        format!("must be clopper-pearson or wilson, not `{other}`"),
+                    ));
+                }
+            };
+            let format = Format::parse(&format).map_err(|m| Error::field("format", m))?;
+            let report = crate::app::baseline::report(store, &campaign, method)
+                .await?
+                .ok_or_else(|| {
+                    Error::NotFound(format!(
+                        "campaign `{}` has no baseline answers yet (tandem baseline import FILE)",
+                        campaign.name
+                    ))
+                })?;
+            use crate::report::baseline as b;
+            let text = match (table.as_str(), format) {
+                (_, Format::Json) => {
+                    serde_json::to_string_pretty(&report)
+                        .map_err(|e| Error::Internal(format!("cannot write JSON: {e}")))?
+                        + "\n"
+                }
+                ("accuracy", Format::Csv) => b::accuracy_table(&report).to_csv()?,
+                ("accuracy", Format::Latex) => b::latex(&report),
+                ("positions", Format::Csv) => b::position_table(&report).to_csv()?,
+                ("positions", Format::Latex) => {
+                    return Err(Error::field(
+                        "format",
+                        "the position bias is a CSV table (or JSON); its LaTeX is Table 16's caption",
+                    ));
+                }
+                (other, _) => {
+                    return Err(Error::field(
+                        "table",
+                        format!("must be accuracy or positions, not `{other}`"),
+                    ));
+                }
+            };
+            print!("{text}");
             Ok(())
         }
     }

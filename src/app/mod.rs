@@ -5,6 +5,7 @@
 //! these.
 
 pub mod accounts;
+pub mod baseline;
 pub mod exports;
 pub mod jobs;
 pub mod media;
@@ -304,10 +305,12 @@ pub async fn stats_reply(
     scope: &Scope,
 ) -> Result<crate::report::StatsReply> {
     let reply = qc_report(store, campaign, scope).await?.reply();
-    Ok(match study_report(store, campaign).await? {
+    let reply = match study_report(store, campaign).await? {
         Some(r) => reply.with_study(&r),
         None => reply,
-    })
+    };
+    let method = crate::stats::circular::IntervalMethod::ClopperPearson;
+    Ok(reply.with_baseline(baseline::report(store, campaign, method).await?))
 }
 
 /// [`stats_reply`] as JSON, as `tandem stats --json` prints it.
@@ -340,6 +343,16 @@ pub async fn paper_bundle(
         }
         None => None,
     };
+    let method = crate::stats::circular::IntervalMethod::ClopperPearson;
+    let baseline_report = baseline::report(store, campaign, method).await?;
+    let baseline_csv = match &baseline_report {
+        Some(_) => {
+            let mut out = Vec::new();
+            io::baseline::write_answers(&mut out, &baseline::answer_rows(store, campaign).await?)?;
+            Some(out)
+        }
+        None => None,
+    };
     let mut decisions_csv = Vec::new();
     io::records::write_decisions(&mut decisions_csv, &store.decision_records(campaign).await?)?;
     let mut resolutions_csv = Vec::new();
@@ -359,6 +372,8 @@ pub async fn paper_bundle(
             decisions_csv,
             resolutions_csv,
             responses_csv,
+            baseline: baseline_report.as_ref(),
+            baseline_csv,
             computed,
         })
     })

@@ -5,6 +5,24 @@
 /// The most options a question may have (`A` to `Z`).
 pub const MAX_OPTIONS: usize = 26;
 
+/// The index of an option's letter (`A` = 0), if it is one.
+pub fn letter_index(c: char) -> Option<usize> {
+    c.is_ascii_uppercase().then(|| (c as u8 - b'A') as usize)
+}
+
+/// The letter of an option's index (`?` past `Z`).
+pub fn letter(i: usize) -> char {
+    u8::try_from(i)
+        .ok()
+        .filter(|&i| (i as usize) < MAX_OPTIONS)
+        .map_or('?', |i| char::from(b'A' + i))
+}
+
+/// Options as their letters, in order: `[2, 3, 0, 1]` is `CDAB`.
+pub fn letters(options: &[usize]) -> String {
+    options.iter().map(|&o| letter(o)).collect()
+}
+
 /// One row of an answers file, read and checked on its own.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AnswerRow {

@@ -27,15 +27,19 @@ pub enum Role {
     Admin,
     Validator,
     Author,
+    /// A participant of the blind study.
     Participant,
+    /// A participant of the human baseline (SPEC section 2).
+    Baseline,
 }
 
 impl Role {
-    pub const ALL: [Role; 4] = [
+    pub const ALL: [Role; 5] = [
         Role::Admin,
         Role::Validator,
         Role::Author,
         Role::Participant,
+        Role::Baseline,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -44,7 +48,14 @@ impl Role {
             Role::Validator => "validator",
             Role::Author => "author",
             Role::Participant => "participant",
+            Role::Baseline => "baseline",
         }
+    }
+
+    /// Whether the role works on the campaign (and may know its name): not a participant
+    /// of the study or the baseline.
+    pub fn is_staff(self) -> bool {
+        matches!(self, Role::Admin | Role::Validator | Role::Author)
     }
 
     /// The role with its article: `a validator`, `an author`.
@@ -52,6 +63,7 @@ impl Role {
         match self {
             Role::Admin | Role::Author => format!("an {self}"),
             Role::Validator | Role::Participant => format!("a {self}"),
+            Role::Baseline => "a baseline participant".to_string(),
         }
     }
 
@@ -60,7 +72,7 @@ impl Role {
             .into_iter()
             .find(|r| r.as_str() == s)
             .ok_or_else(|| {
-                format!("unknown role `{s}` (expected admin, validator, author or participant)")
+                format!("unknown role `{s}` (expected admin, validator, author, participant or baseline)")
             })
     }
 }

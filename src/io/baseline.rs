@@ -14,7 +14,9 @@
 use std::collections::{HashMap, HashSet};
 use std::io::{Read, Write};
 
-use crate::domain::baseline::{AnswerRow, BaselineAnswer, BaselineQuestion, CheckedAnswers};
+use crate::domain::baseline::{
+    AnswerRow, BaselineAnswer, BaselineQuestion, CheckedAnswers, letter, letter_index,
+};
 use crate::error::{Error, LineError, Result};
 
 pub use crate::domain::baseline::MAX_OPTIONS;
@@ -26,17 +28,6 @@ pub const ANSWER_COLUMNS: [&str; 5] = [
     "shown",
     "chosen",
 ];
-
-fn letter_index(c: char) -> Option<usize> {
-    c.is_ascii_uppercase().then(|| (c as u8 - b'A') as usize)
-}
-
-fn letter(i: usize) -> char {
-    u8::try_from(i)
-        .ok()
-        .filter(|&i| (i as usize) < MAX_OPTIONS)
-        .map_or('?', |i| char::from(b'A' + i))
-}
 
 /// Reads an answers file. Rows that parse are returned with the problems of the rest.
 pub fn read_answers(input: impl Read) -> (Vec<AnswerRow>, Vec<LineError>) {

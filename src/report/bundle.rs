@@ -33,6 +33,10 @@ pub struct Input<'a> {
     pub decisions_csv: Vec<u8>,
     pub resolutions_csv: Vec<u8>,
     pub responses_csv: Option<Vec<u8>>,
+    /// The human baseline's tables, once it has answers.
+    pub baseline: Option<&'a super::baseline::BaselineReport>,
+    /// Every baseline answer, as `tandem baseline export` writes them.
+    pub baseline_csv: Option<Vec<u8>>,
     /// When it was computed, µs since the epoch.
     pub computed: i64,
 }
@@ -52,6 +56,7 @@ fn table_title(t: TableId) -> &'static str {
         TableId::T13 => "Table 13, agreement of the validator pairs in both stages",
         TableId::T14 => "Table 14, blind study: mean rank per source and axis",
         TableId::T15 => "Table 15, blind study: real-vs-fake judgments per source",
+        TableId::T16 => "Table 16, human baseline: vanilla and circular accuracy",
     }
 }
 
@@ -72,6 +77,12 @@ fn figure_caption(name: &str) -> &'static str {
             "Blind study: mean rank per source and axis, $\\pm 1$ SD; lower is better (Table 14)."
         }
         "t15-judged-fake" => "Blind study: share of judgments fake per source (Table 15).",
+        "t16-accuracy" => {
+            "Human baseline: vanilla and circular accuracy overall, per level and per task, with 95\\% intervals (Table 16)."
+        }
+        "t16-positions" => {
+            "Human baseline: share of all answers at each displayed position against equal shares."
+        }
         _ => "",
     }
 }
@@ -88,10 +99,14 @@ pub fn files(input: &Input) -> Result<Vec<BundleFile>> {
     if input.study.is_some() {
         tables.extend([TableId::T14, TableId::T15]);
     }
+    if input.baseline.is_some() {
+        tables.push(TableId::T16);
+    }
     for t in &tables {
         for f in [Format::Latex, Format::Csv, Format::Json] {
-            let text = match input.study {
-                Some(r) if t.is_study() => super::study::render(r, *t, f)?,
+            let text = match (input.study, input.baseline) {
+                (Some(r), _) if t.is_study() => super::study::render(r, *t, f)?,
+                (_, Some(b)) if t.is_baseline() => super::baseline::render(b, f)?,
                 _ => format::render(input.qc, input.taxonomy, *t, f)?,
             };
             let kind = match f {
@@ -106,6 +121,13 @@ pub fn files(input: &Input) -> Result<Vec<BundleFile>> {
             ));
         }
     }
+    if let Some(b) = input.baseline {
+        out.push(file(
+            "tables/t16-positions.csv",
+            super::baseline::position_table(b).to_csv()?,
+            "Table 16, human baseline: answers per displayed position, overall and per participant, with the chi-square test against equal shares (CSV)",
+        ));
+    }
     out.push(file(
         "stats.json",
         pretty(input.stats_json)?,
@@ -119,6 +141,17 @@ pub fn files(input: &Input) -> Result<Vec<BundleFile>> {
             r,
             &r.caption(input.campaign, input.computed),
         ));
+    }
+    if let Some(b) = input.baseline {
+        let caption = svg::Caption {
+            campaign: input.campaign.to_string(),
+            scope: format!(
+                "human baseline: every answer ({} participant(s), {} question(s))",
+                b.participants, b.questions
+            ),
+            computed: crate::clock::to_rfc3339(input.computed),
+        };
+        figures.extend(super::baseline::figures(b, &caption));
     }
     for f in &figures {
         out.push(file(
@@ -157,6 +190,13 @@ pub fn files(input: &Input) -> Result<Vec<BundleFile>> {
             "records/study-responses.csv",
             r.clone(),
             "every answer of the blind study, as `tandem export study-responses`: set_id, participant, clip_id, axis, value (the import format: `tandem study responses import` reads it back), then source and truth",
+        ));
+    }
+    if let Some(b) = &input.baseline_csv {
+        out.push(file(
+            "records/baseline-answers.csv",
+            b.clone(),
+            "every answer of the human baseline, as `tandem baseline export`: participant, question_id, presentation, shown, chosen (the import format: `tandem baseline import` reads it back)",
         ));
     }
     let readme = readme(input, &out);
@@ -225,6 +265,28 @@ fn readme(input: &Input, files: &[BundleFile]) -> String {
         }
         None => {
             let _ = writeln!(s, "Study: none in this campaign (no Tables 14 and 15).");
+        }
+    }
+    match input.baseline {
+        Some(b) => {
+            let _ = writeln!(
+                s,
+                "Human baseline: {} participant(s), {} question(s), {} presentation(s); intervals {}; {} answer(s) to questions no longer retained left out.",
+                b.participants,
+                b.questions,
+                b.presentations,
+                match b.interval_method {
+                    crate::stats::circular::IntervalMethod::ClopperPearson => "Clopper-Pearson",
+                    crate::stats::circular::IntervalMethod::Wilson => "Wilson",
+                },
+                b.left_out
+            );
+        }
+        None => {
+            let _ = writeln!(
+                s,
+                "Human baseline: no answers in this campaign (no Table 16)."
+            );
         }
     }
     s.push_str(

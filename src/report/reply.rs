@@ -34,6 +34,10 @@ pub struct StatsReply {
     pub t14_tests: Option<BTreeMap<String, T14Test>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub t15: Option<T15Reply>,
+    /// The human baseline under circular evaluation (Table 16), over every answer
+    /// whatever the scope; only once it has answers. Intervals are Clopper-Pearson.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<super::baseline::BaselineReport>,
 }
 
 /// What the figures count.
@@ -391,12 +395,18 @@ impl QcReport {
             t14: None,
             t14_tests: None,
             t15: None,
+            baseline: None,
         }
     }
 }
 
 impl StatsReply {
     /// The figures with the study's Tables 14 and 15.
+    pub fn with_baseline(mut self, r: Option<super::baseline::BaselineReport>) -> StatsReply {
+        self.baseline = r;
+        self
+    }
+
     pub fn with_study(mut self, r: &StudyReport) -> StatsReply {
         self.t14 = Some(r.t14_reply());
         self.t14_tests = Some(r.t14_tests_reply());

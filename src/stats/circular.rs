@@ -87,7 +87,7 @@ pub struct Cell {
 }
 
 /// The interval a [`Proportion`] carries.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum IntervalMethod {
     /// The exact binomial interval (`binomtest(...).proportion_ci(method="exact")`).
@@ -97,13 +97,14 @@ pub enum IntervalMethod {
 }
 
 /// A share of correct answers with its 95% interval and the interval's method.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
 pub struct Proportion {
     pub correct: u64,
     pub n: u64,
     /// `correct / n`; `None` over nothing.
     pub accuracy: Option<f64>,
     /// Two-sided 95%; `None` over nothing.
+    #[schema(value_type = Option<[f64; 2]>)]
     pub interval: Option<(f64, f64)>,
     pub method: IntervalMethod,
 }
@@ -125,7 +126,7 @@ impl Proportion {
 }
 
 /// Vanilla and circular accuracy over a set of participants' questions.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
 pub struct Accuracy {
     pub vanilla: Proportion,
     pub circular: Proportion,
@@ -345,7 +346,7 @@ fn is_permutation(shown: &[usize], n: usize) -> bool {
 }
 
 /// The shown positions picked, against a position-blind answerer's.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
 pub struct PositionBias {
     /// Answers at each shown position (A, B, C, ...).
     pub counts: Vec<u64>,
@@ -409,7 +410,7 @@ pub fn position_bias<'a>(answers: impl Iterator<Item = &'a Answer>) -> PositionB
 }
 
 /// Agreement between participants over the content of the option they chose.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
 pub struct ContentAgreement {
     /// Presentations (a question in one rotation) answered by at least two participants.
     pub items: usize,

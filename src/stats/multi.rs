@@ -290,7 +290,7 @@ pub fn randolph_kappa(r: &Ratings) -> Option<f64> {
 }
 
 /// An irrCAC-style coefficient with Gwet's linearised standard error.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
 pub struct CacEstimate {
     pub value: f64,
     pub p_a: f64,

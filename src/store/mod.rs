@@ -16,6 +16,7 @@
 //! The public types live in the area modules (`accounts`, `catalog`, `review`, ...).
 
 pub mod accounts;
+pub mod baseline;
 pub mod calibration;
 pub mod catalog;
 pub mod count;
@@ -664,6 +665,17 @@ forward! {
     fn import_responses(&self, campaign: &Campaign, rows: &[crate::domain::import::ResponseRow], problems: Vec<LineError>, what: &str) -> Result<ResponsesSummary>;
     /// Every study's id, oldest first: participants take part in all of them.
     fn study_ids(&self) -> Result<Vec<i64>>;
+
+    // The human baseline.
+    /// The baseline's participants of a campaign, by name.
+    fn baseline_participants(&self, campaign: &Campaign) -> Result<Vec<String>>;
+    /// Every question id of a campaign, any version and outcome.
+    fn question_keys(&self, campaign: &Campaign) -> Result<Vec<String>>;
+    /// Every answer of a campaign's baseline, by participant, question and presentation.
+    fn baseline_answers(&self, campaign: &Campaign) -> Result<Vec<baseline::StoredAnswer>>;
+    /// Brings in answers gathered elsewhere (checked against the retained questions
+    /// first): all or nothing, final.
+    fn import_baseline_answers(&self, campaign: &Campaign, rows: &[baseline::NewAnswer], what: &str) -> Result<baseline::AnswersSummary>;
 
     // Jobs (long operations started through the API).
     /// Stores a new job, queued.

@@ -348,5 +348,6 @@ shared!(
     stats,
     study,
     sampling,
-    jobs
+    jobs,
+    baseline
 );

@@ -664,5 +664,6 @@ shared!(
     stats,
     study,
     sampling,
-    jobs
+    jobs,
+    baseline
 );

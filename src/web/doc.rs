@@ -81,6 +81,7 @@ pub fn who(access: Access) -> String {
         Role::Validator => "validators of the campaign",
         Role::Author => "authors of the campaign",
         Role::Participant => "participants",
+        Role::Baseline => "baseline participants",
     };
     match access {
         Access::Public => "anyone".into(),

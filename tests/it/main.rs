@@ -6,6 +6,7 @@ mod helpers;
 
 mod access;
 mod backup;
+mod baseline;
 mod browser;
 mod cli;
 mod concurrency;

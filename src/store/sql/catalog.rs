@@ -3,7 +3,6 @@
 
 use crate::domain::import::CheckedManifest;
 use crate::domain::taxonomy::Taxonomy;
-use crate::domain::Role;
 use crate::error::{Error, Result};
 use crate::store::Lock;
 use crate::store::write;
@@ -230,7 +229,7 @@ impl Backend {
         let mut names: Vec<String> = user
             .roles
             .iter()
-            .filter(|r| r.role != Role::Participant)
+            .filter(|r| r.role.is_staff())
             .map(|r| r.campaign.clone())
             .collect();
         names.sort();

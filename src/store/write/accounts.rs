@@ -174,6 +174,39 @@ pub(crate) async fn set_role(
             campaign.name
         )));
     }
+    if let Some(group @ (Role::Participant | Role::Baseline)) = held
+        && role != held
+    {
+        let answers: i64 = match group {
+            Role::Participant => {
+                tx.scalar(
+                    sql!(
+                        "SELECT COUNT(*) FROM study_responses r JOIN studies s ON s.id = r.study_id
+                         WHERE s.campaign_id = :campaign AND r.participant_id = :user"
+                    ),
+                    named! { campaign: campaign.id, user: user.id },
+                )
+                .await?
+            }
+            _ => {
+                tx.scalar(
+                    sql!(
+                        "SELECT COUNT(*) FROM baseline_answers
+                         WHERE campaign_id = :campaign AND participant_id = :user"
+                    ),
+                    named! { campaign: campaign.id, user: user.id },
+                )
+                .await?
+            }
+        };
+        if answers > 0 {
+            return Err(Error::Conflict(format!(
+                "{name} is {} of campaign `{}` with {answers} answer(s) there: the role stays, so that their answers stay in the group they were given in",
+                group.with_article(),
+                campaign.name
+            )));
+        }
+    }
     match role {
         Some(Role::Validator) if held != Some(Role::Validator) => Err(Error::field(
             "role",

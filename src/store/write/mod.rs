@@ -9,6 +9,7 @@
 
 pub(crate) mod accounts;
 pub(crate) mod base;
+pub(crate) mod baseline;
 pub(crate) mod calibration;
 pub(crate) mod catalog;
 pub(crate) mod gates;

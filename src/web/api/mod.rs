@@ -187,7 +187,7 @@ pub async fn me(Extension(user): Extension<User>) -> Json<Me> {
         .roles
         .iter()
         .map(|r| MyRole {
-            campaign: (r.role != crate::domain::Role::Participant).then(|| r.campaign.clone()),
+            campaign: r.role.is_staff().then(|| r.campaign.clone()),
             role: r.role,
         })
         .collect();

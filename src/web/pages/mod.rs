@@ -82,7 +82,7 @@ impl Chrome {
                     (format!("/c/{c}/admin/import"), "Import".into()),
                     (format!("/c/{c}/admin/exports"), "Exports".into()),
                 ],
-                Some(Role::Participant) | None => vec![],
+                Some(Role::Participant | Role::Baseline) | None => vec![],
             };
             if !clips {
                 links.retain(|(href, _)| {
@@ -142,7 +142,7 @@ fn start_of(role: Role, campaign: &str, first: u8) -> Option<String> {
         Role::Validator => Some(format!("/c/{campaign}/review/{first}")),
         Role::Author => Some(format!("/c/{campaign}/splits/{first}")),
         Role::Admin => Some(format!("/c/{campaign}/admin")),
-        Role::Participant => None,
+        Role::Participant | Role::Baseline => None,
     }
 }
 

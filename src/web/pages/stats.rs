@@ -267,7 +267,20 @@ async fn figure(
 ) -> Result<(Vec<u8>, &'static str), Error> {
     let computed = now_seconds();
     let mut figures = Vec::new();
-    if name.starts_with("t14") || name.starts_with("t15") {
+    if name.starts_with("t16") {
+        let method = crate::stats::circular::IntervalMethod::ClopperPearson;
+        if let Some(r) = crate::app::baseline::report(&state.store, campaign, method).await? {
+            let caption = svg::Caption {
+                campaign: campaign.name.clone(),
+                scope: format!(
+                    "human baseline: every answer ({} participant(s), {} question(s))",
+                    r.participants, r.questions
+                ),
+                computed: crate::clock::to_rfc3339(computed),
+            };
+            figures = crate::report::baseline::figures(&r, &caption);
+        }
+    } else if name.starts_with("t14") || name.starts_with("t15") {
         if let Some(r) = crate::app::study_report(&state.store, campaign).await? {
             figures = crate::report::study::figures(&r, &r.caption(&campaign.name, computed));
         }
@@ -328,14 +341,28 @@ pub async fn download(
             .into_response());
     }
     let format = Format::parse(ext).map_err(Error::NotFound)?;
-    let body = if name == "all" && format == Format::Json {
+    let body = if name == "t16-positions" && format == Format::Csv {
+        let method = crate::stats::circular::IntervalMethod::ClopperPearson;
+        let report = crate::app::baseline::report(&state.store, &campaign, method)
+            .await?
+            .ok_or_else(|| Error::NotFound(format!("campaign `{c}` has no baseline answers")))?;
+        crate::report::baseline::position_table(&report).to_csv()?
+    } else if name == "all" && format == Format::Json {
         serde_json::to_string_pretty(
             &crate::app::stats_json(&state.store, &campaign, &scope).await?,
         )
         .map_err(|e| Error::Internal(format!("cannot write JSON: {e}")))?
     } else {
         let table = TableId::parse(name).map_err(Error::NotFound)?;
-        if table.is_study() {
+        if table.is_baseline() {
+            let method = crate::stats::circular::IntervalMethod::ClopperPearson;
+            let report = crate::app::baseline::report(&state.store, &campaign, method)
+                .await?
+                .ok_or_else(|| {
+                    Error::NotFound(format!("campaign `{c}` has no baseline answers"))
+                })?;
+            crate::report::baseline::render(&report, format)?
+        } else if table.is_study() {
             let report = crate::app::study_report(&state.store, &campaign)
                 .await?
                 .ok_or_else(|| Error::NotFound(format!("campaign `{c}` has no study")))?;
