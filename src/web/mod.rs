@@ -489,6 +489,13 @@ pub fn routes() -> Vec<Route> {
             Page,
             get(pages::study::results),
         ),
+        r(
+            "GET",
+            "/c/{campaign}/baseline/results",
+            AUTHOR_OR_ADMIN,
+            Page,
+            get(pages::baseline::results),
+        ),
         // Admins.
         r(
             "GET",

@@ -237,6 +237,7 @@ const MATRIX: &[(&str, &str, &str)] = &[
     ("GET", "/c/{campaign}/admin/study", "admin"),
     ("POST", "/c/{campaign}/admin/study/display", "admin"),
     ("GET", "/c/{campaign}/study/results", "author admin"),
+    ("GET", "/c/{campaign}/baseline/results", "author admin"),
     ("GET", "/study/m/{token}", "participant"),
     ("GET", "/study/m/{token}/frames", "participant"),
     ("GET", "/media/{token}", "signed_in"),

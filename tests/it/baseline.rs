@@ -238,6 +238,50 @@ async fn answers_brought_in_give_table_16_and_go_out_in_the_same_format() {
         pdflatex(&out.path().join("b"), "paper.tex");
     }
 
+    // The results page and its downloads, for admins and authors.
+    let admin = app.login("admin1").await;
+    let page = app
+        .page(
+            Some(&admin),
+            reqwest::Method::GET,
+            &format!("/c/{CAMPAIGN}/baseline/results"),
+            None,
+        )
+        .await;
+    assert_eq!(page.status, reqwest::StatusCode::OK);
+    for want in [
+        "Table 16: accuracy under circular evaluation",
+        "87.5% [",
+        "71.4% [",
+        "exact binomial (Clopper-Pearson)",
+        "<svg",
+        "b2",
+    ] {
+        assert!(page.text.contains(want), "{want}: {}", page.text);
+    }
+    for (path, want) in [
+        ("t16.csv", "group,key,"),
+        ("t16-positions.csv", "scope,participant,answers_A"),
+        ("t16.tex", "\\begin{tabular}"),
+        ("fig-t16-accuracy.svg", "<svg"),
+        ("fig-t16-positions.svg", "<svg"),
+    ] {
+        let r = app
+            .page(
+                Some(&admin),
+                reqwest::Method::GET,
+                &format!("/c/{CAMPAIGN}/stats/{path}"),
+                None,
+            )
+            .await;
+        assert_eq!(r.status, reqwest::StatusCode::OK, "{path}");
+        assert!(
+            r.text.starts_with(want) || r.text.contains(want),
+            "{path}: {}",
+            r.text
+        );
+    }
+
     let status = tandem_ok(&data(&app), url(&app), &["baseline", "status"]);
     assert!(
         status.contains("b2\t15 presentation(s) of 4 question(s)"),

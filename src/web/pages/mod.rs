@@ -2,6 +2,7 @@
 //! frame, forms that POST and then redirect (303) with a one-shot message.
 
 pub mod admin;
+pub mod baseline;
 pub mod calibration;
 pub mod resolve;
 pub mod review;
@@ -68,6 +69,7 @@ impl Chrome {
                     (format!("/c/{c}/splits/2"), "Splits, Stage 2".into()),
                     (format!("/c/{c}/stats"), "Statistics".into()),
                     (format!("/c/{c}/study/results"), "Study".into()),
+                    (format!("/c/{c}/baseline/results"), "Baseline".into()),
                 ],
                 Some(Role::Admin) => vec![
                     (format!("/c/{c}/admin"), "Overview".into()),
@@ -77,6 +79,7 @@ impl Chrome {
                     (format!("/c/{c}/admin/calibration"), "Calibration".into()),
                     (format!("/c/{c}/admin/audit"), "Audit".into()),
                     (format!("/c/{c}/admin/study"), "Study".into()),
+                    (format!("/c/{c}/baseline/results"), "Baseline".into()),
                     ("/admin/users".into(), "Accounts".into()),
                     ("/admin/campaigns".into(), "Campaigns".into()),
                     (format!("/c/{c}/admin/import"), "Import".into()),
