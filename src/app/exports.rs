@@ -99,6 +99,14 @@ pub async fn study_responses(store: &Store, campaign: &Campaign) -> Result<Downl
     Ok(Download::bytes(campaign, "study-responses.csv", CSV, body))
 }
 
+/// The human baseline's answers as CSV, in the format `tandem baseline import` reads.
+pub async fn baseline_answers(store: &Store, campaign: &Campaign) -> Result<Download> {
+    let rows = crate::app::baseline::answer_rows(store, campaign).await?;
+    let mut body = Vec::new();
+    io::baseline::write_answers(&mut body, &rows)?;
+    Ok(Download::bytes(campaign, "baseline-answers.csv", CSV, body))
+}
+
 /// The retained benchmark (as `tandem export retained` writes it to a folder) in one zip.
 pub async fn retained_zip(store: &Store, config: &Config, campaign: &Campaign) -> Result<Download> {
     let fill = retained_fill(store, config, campaign).await?;

@@ -265,6 +265,7 @@ pub fn routes() -> Vec<Route> {
         a(ADMIN, utoipa_axum::routes!(api::export_audit)),
         a(ADMIN, utoipa_axum::routes!(api::export_regeneration)),
         a(ADMIN, utoipa_axum::routes!(api::export_study_responses)),
+        a(ADMIN, utoipa_axum::routes!(api::export_baseline_answers)),
         // A pipeline's long operations: jobs that any server answers for.
         a(ADMIN, utoipa_axum::routes!(api::jobs::import_upload)),
         a(ADMIN, utoipa_axum::routes!(api::jobs::import_folder)),
@@ -632,6 +633,13 @@ pub fn routes() -> Vec<Route> {
             ADMIN,
             Page,
             get(pages::admin::export_study_responses),
+        ),
+        r(
+            "GET",
+            "/c/{campaign}/admin/exports/baseline-answers.csv",
+            ADMIN,
+            Page,
+            get(pages::admin::export_baseline_answers),
         ),
         // Clip files, under opaque per-person URLs.
         r("GET", "/media/{token}", SignedIn, Media, get(media::clip)),

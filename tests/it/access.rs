@@ -111,6 +111,11 @@ const MATRIX: &[(&str, &str, &str)] = &[
         "/api/v1/campaigns/{campaign}/export/study-responses",
         "admin",
     ),
+    (
+        "GET",
+        "/api/v1/campaigns/{campaign}/export/baseline-answers",
+        "admin",
+    ),
     ("POST", "/api/v1/campaigns/{campaign}/imports", "admin"),
     (
         "POST",
@@ -217,6 +222,11 @@ const MATRIX: &[(&str, &str, &str)] = &[
     (
         "GET",
         "/c/{campaign}/admin/exports/study-responses.csv",
+        "admin",
+    ),
+    (
+        "GET",
+        "/c/{campaign}/admin/exports/baseline-answers.csv",
         "admin",
     ),
     ("GET", "/api/v1/campaigns/{campaign}/study", "admin"),

@@ -282,6 +282,42 @@ async fn answers_brought_in_give_table_16_and_go_out_in_the_same_format() {
         );
     }
 
+    // The answers from the exports page and the API are the CLI's export.
+    let cli_export = tandem_ok(&data(&app), url(&app), &["baseline", "export"]);
+    let exports = app
+        .page(
+            Some(&admin),
+            reqwest::Method::GET,
+            &format!("/c/{CAMPAIGN}/admin/exports"),
+            None,
+        )
+        .await;
+    assert!(
+        exports
+            .text
+            .contains("Every answer of the human baseline</a> (31 presentation(s)"),
+        "{}",
+        exports.text
+    );
+    let page_csv = app
+        .page(
+            Some(&admin),
+            reqwest::Method::GET,
+            &format!("/c/{CAMPAIGN}/admin/exports/baseline-answers.csv"),
+            None,
+        )
+        .await;
+    assert_eq!(page_csv.text.trim(), cli_export);
+    let token = app.store.create_token("admin1", "baseline").await.unwrap();
+    let api_csv = app
+        .get(
+            &format!("/api/v1/campaigns/{CAMPAIGN}/export/baseline-answers"),
+            &token,
+        )
+        .await;
+    assert_eq!(api_csv.status, reqwest::StatusCode::OK);
+    assert_eq!(api_csv.text.trim(), cli_export);
+
     let status = tandem_ok(&data(&app), url(&app), &["baseline", "status"]);
     assert!(
         status.contains("b2\t15 presentation(s) of 4 question(s)"),

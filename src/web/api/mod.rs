@@ -891,6 +891,28 @@ pub async fn export_study_responses(
     ))
 }
 
+/// The human baseline's answers as CSV, in the format `tandem baseline import` reads:
+/// participant, question_id, presentation, shown, chosen.
+#[utoipa::path(
+    get,
+    path = "/api/v1/campaigns/{campaign}/export/baseline-answers",
+    tag = "exports",
+    operation_id = "export_baseline_answers",
+    params(CampaignPath),
+    responses(
+        (status = 200, description = "baseline-answers.csv", content_type = "text/csv", body = String),
+    )
+)]
+pub async fn export_baseline_answers(
+    State(state): State<AppState>,
+    Path(p): Path<CampaignPath>,
+) -> Result<Response> {
+    let campaign = campaign(&state, &p.campaign).await?;
+    Ok(download(
+        exports::baseline_answers(&state.store, &campaign).await?,
+    ))
+}
+
 /// The validator's calibration: state (not_required, in_progress, passed, failed),
 /// round, decided, agreed, required, threshold, next item.
 #[utoipa::path(

@@ -981,6 +981,8 @@ struct ExportsPage {
     resolutions: usize,
     retained: usize,
     has_study: bool,
+    /// Presentations the human baseline's participants answered.
+    baseline_answers: usize,
 }
 
 pub async fn exports(
@@ -1000,7 +1002,18 @@ pub async fn exports(
         resolutions,
         retained: counts.clips_retained,
         has_study: state.store.study(&campaign).await?.is_some(),
+        baseline_answers: state.store.baseline_answers(&campaign).await?.len(),
     }))
+}
+
+pub async fn export_baseline_answers(
+    State(state): State<AppState>,
+    Path(c): Path<String>,
+) -> PageResult {
+    let campaign = state.store.campaign(&c).await?;
+    Ok(download(
+        exports::baseline_answers(&state.store, &campaign).await?,
+    ))
 }
 
 pub async fn export_decisions(State(state): State<AppState>, Path(c): Path<String>) -> PageResult {
