@@ -391,7 +391,7 @@ pub enum BaselineCommand {
         #[command(flatten)]
         campaign: CampaignArg,
     },
-    /// The baseline's tables: accuracy (Table 16: vanilla and circular, overall, per
+    /// The baseline's tables: accuracy (vanilla and circular, overall, per
     /// level, task, QA type and participant, linked pairs) or the position bias
     Stats {
         /// accuracy or positions
@@ -465,7 +465,7 @@ pub struct StatsArgs {
     /// baseline answers)
     #[arg(long, conflicts_with = "table")]
     pub json: bool,
-    /// Print one table: T11, T12, T13, the study's T14 or T15, or the human baseline's T16
+    /// Print one table: T11, T12, T13, the study's T14 or T15, or the human baseline's (`baseline`)
     #[arg(long)]
     pub table: Option<String>,
     /// Format of --table: csv, latex or json
@@ -1463,7 +1463,7 @@ async fn stats(store: &Store, args: StatsArgs) -> Result<()> {
                 .await?
                 .ok_or_else(|| {
                     Error::NotFound(format!(
-                        "campaign `{}` has no baseline answers, so there is no T16",
+                        "campaign `{}` has no baseline answers, so there is no baseline table",
                         campaign.name
                     ))
                 })?;
@@ -1657,7 +1657,7 @@ async fn baseline(store: &Store, config: &Config, cmd: BaselineCommand) -> Resul
                 ("positions", Format::Latex) => {
                     return Err(Error::field(
                         "format",
-                        "the position bias is a CSV table (or JSON); its LaTeX is Table 16's caption",
+                        "the position bias is a CSV table (or JSON); its test is in the accuracy table's LaTeX caption",
                     ));
                 }
                 (other, _) => {

@@ -56,7 +56,7 @@ fn table_title(t: TableId) -> &'static str {
         TableId::T13 => "Table 13, agreement of the validator pairs in both stages",
         TableId::T14 => "Table 14, blind study: mean rank per source and axis",
         TableId::T15 => "Table 15, blind study: real-vs-fake judgments per source",
-        TableId::T16 => "Table 16, human baseline: vanilla and circular accuracy",
+        TableId::Baseline => "Human baseline: vanilla and circular accuracy",
     }
 }
 
@@ -77,10 +77,10 @@ fn figure_caption(name: &str) -> &'static str {
             "Blind study: mean rank per source and axis, $\\pm 1$ SD; lower is better (Table 14)."
         }
         "t15-judged-fake" => "Blind study: share of judgments fake per source (Table 15).",
-        "t16-accuracy" => {
-            "Human baseline: vanilla and circular accuracy overall, per level and per task, with 95\\% intervals (Table 16)."
+        "baseline-accuracy" => {
+            "Human baseline: vanilla and circular accuracy overall, per level and per task, with 95\\% intervals."
         }
-        "t16-positions" => {
+        "baseline-positions" => {
             "Human baseline: share of all answers at each displayed position against equal shares."
         }
         _ => "",
@@ -100,7 +100,7 @@ pub fn files(input: &Input) -> Result<Vec<BundleFile>> {
         tables.extend([TableId::T14, TableId::T15]);
     }
     if input.baseline.is_some() {
-        tables.push(TableId::T16);
+        tables.push(TableId::Baseline);
     }
     for t in &tables {
         for f in [Format::Latex, Format::Csv, Format::Json] {
@@ -123,9 +123,9 @@ pub fn files(input: &Input) -> Result<Vec<BundleFile>> {
     }
     if let Some(b) = input.baseline {
         out.push(file(
-            "tables/t16-positions.csv",
+            "tables/baseline-positions.csv",
             super::baseline::position_table(b).to_csv()?,
-            "Table 16, human baseline: answers per displayed position, overall and per participant, with the chi-square test against equal shares (CSV)",
+            "Human baseline: answers per displayed position, overall and per participant, with the chi-square test against equal shares (CSV)",
         ));
     }
     out.push(file(
@@ -285,7 +285,7 @@ fn readme(input: &Input, files: &[BundleFile]) -> String {
         None => {
             let _ = writeln!(
                 s,
-                "Human baseline: no answers in this campaign (no Table 16)."
+                "Human baseline: no answers in this campaign (no baseline table)."
             );
         }
     }

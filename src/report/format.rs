@@ -17,7 +17,7 @@ pub enum TableId {
     T14,
     T15,
     /// The human baseline under circular evaluation.
-    T16,
+    Baseline,
 }
 
 impl TableId {
@@ -28,9 +28,9 @@ impl TableId {
             "T13" => Ok(TableId::T13),
             "T14" => Ok(TableId::T14),
             "T15" => Ok(TableId::T15),
-            "T16" => Ok(TableId::T16),
+            "BASELINE" => Ok(TableId::Baseline),
             other => Err(format!(
-                "table must be T11, T12, T13, T14, T15 or T16, not `{other}`"
+                "table must be T11, T12, T13, T14, T15 or baseline, not `{other}`"
             )),
         }
     }
@@ -42,13 +42,13 @@ impl TableId {
             TableId::T13 => "t13",
             TableId::T14 => "t14",
             TableId::T15 => "t15",
-            TableId::T16 => "t16",
+            TableId::Baseline => "baseline",
         }
     }
 
-    /// Table 16 comes from the human baseline's answers.
+    /// The human baseline's table comes from its answers.
     pub fn is_baseline(self) -> bool {
-        self == TableId::T16
+        self == TableId::Baseline
     }
 
     /// Tables 14 and 15 come from the blind study, the others from the QC.
@@ -116,8 +116,8 @@ pub fn render(
         (TableId::T14 | TableId::T15, _) => Err(Error::Internal(
             "Tables 14 and 15 are drawn from the study report".into(),
         )),
-        (TableId::T16, _) => Err(Error::Internal(
-            "Table 16 is drawn from the baseline report".into(),
+        (TableId::Baseline, _) => Err(Error::Internal(
+            "the human baseline's table is drawn from its report".into(),
         )),
     }
 }
@@ -228,9 +228,9 @@ pub fn csv_table(report: &QcReport, tax: &Taxonomy, table: TableId) -> Result<Cs
                 .collect();
             (t, cells)
         }
-        TableId::T14 | TableId::T15 | TableId::T16 => {
+        TableId::T14 | TableId::T15 | TableId::Baseline => {
             return Err(Error::Internal(
-                "Tables 14 to 16 are drawn from the study's and the baseline's reports".into(),
+                "Tables 14 and 15 and the baseline's are drawn from the study's and the baseline's reports".into(),
             ));
         }
     };

@@ -34,7 +34,7 @@ pub struct StatsReply {
     pub t14_tests: Option<BTreeMap<String, T14Test>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub t15: Option<T15Reply>,
-    /// The human baseline under circular evaluation (Table 16), over every answer
+    /// The human baseline under circular evaluation, over every answer
     /// whatever the scope; only once it has answers. Intervals are Clopper-Pearson.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub baseline: Option<super::baseline::BaselineReport>,

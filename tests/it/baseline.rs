@@ -1,5 +1,5 @@
 //! The human baseline: answers gathered elsewhere brought in whole (or not at all),
-//! written out again in the same format, and Table 16 from them, in `tandem stats
+//! written out again in the same format, and the baseline's table from them, in `tandem stats
 //! --json` and in each format through the CLI; the groups kept apart.
 
 use crate::helpers::*;
@@ -113,7 +113,7 @@ async fn answers_brought_in_give_table_16_and_go_out_in_the_same_format() {
         (31, 2, 0)
     );
 
-    // Table 16 in the figures: vanilla 7 of 8, circular 5 of 7 (b2's q2 incomplete).
+    // The figures: vanilla 7 of 8, circular 5 of 7 (b2's q2 incomplete).
     let campaign = app.store.campaign(CAMPAIGN).await.unwrap();
     let json = tandem::app::stats_json(&app.store, &campaign, &Default::default())
         .await
@@ -203,26 +203,26 @@ async fn answers_brought_in_give_table_16_and_go_out_in_the_same_format() {
     if pdflatex_available() {
         latex_compiles(&tex);
     }
-    let t16 = tandem_ok(
+    let by_stats = tandem_ok(
         &data(&app),
         url(&app),
-        &["stats", "--table", "T16", "--format", "csv"],
+        &["stats", "--table", "baseline", "--format", "csv"],
     );
-    assert_eq!(t16, table);
+    assert_eq!(by_stats, table);
 
-    // The paper bundle holds Table 16, its figures and the answers; paper.tex compiles.
+    // The paper bundle holds the baseline's table, its figures and the answers; paper.tex compiles.
     let bundle = tandem::app::paper_bundle(&app.store, &campaign, 0)
         .await
         .unwrap();
     let names: Vec<&str> = bundle.iter().map(|f| f.path.as_str()).collect();
     for want in [
-        "tables/t16.tex",
-        "tables/t16.csv",
-        "tables/t16.json",
-        "tables/t16-positions.csv",
-        "figures/t16-accuracy.svg",
-        "figures/t16-accuracy.pdf",
-        "figures/t16-positions.png",
+        "tables/baseline.tex",
+        "tables/baseline.csv",
+        "tables/baseline.json",
+        "tables/baseline-positions.csv",
+        "figures/baseline-accuracy.svg",
+        "figures/baseline-accuracy.pdf",
+        "figures/baseline-positions.png",
         "records/baseline-answers.csv",
     ] {
         assert!(names.contains(&want), "{want} in {names:?}");
@@ -250,7 +250,7 @@ async fn answers_brought_in_give_table_16_and_go_out_in_the_same_format() {
         .await;
     assert_eq!(page.status, reqwest::StatusCode::OK);
     for want in [
-        "Table 16: accuracy under circular evaluation",
+        "Accuracy under circular evaluation",
         "87.5% [",
         "71.4% [",
         "exact binomial (Clopper-Pearson)",
@@ -260,11 +260,11 @@ async fn answers_brought_in_give_table_16_and_go_out_in_the_same_format() {
         assert!(page.text.contains(want), "{want}: {}", page.text);
     }
     for (path, want) in [
-        ("t16.csv", "group,key,"),
-        ("t16-positions.csv", "scope,participant,answers_A"),
-        ("t16.tex", "\\begin{tabular}"),
-        ("fig-t16-accuracy.svg", "<svg"),
-        ("fig-t16-positions.svg", "<svg"),
+        ("baseline.csv", "group,key,"),
+        ("baseline-positions.csv", "scope,participant,answers_A"),
+        ("baseline.tex", "\\begin{tabular}"),
+        ("fig-baseline-accuracy.svg", "<svg"),
+        ("fig-baseline-positions.svg", "<svg"),
     ] {
         let r = app
             .page(

@@ -1,4 +1,4 @@
-//! The human baseline's results (Table 16) for admins and authors: accuracy under
+//! The human baseline's results for admins and authors: accuracy under
 //! circular evaluation with its intervals, the position bias, the agreement, each
 //! participant's figures, and the downloads.
 
@@ -13,7 +13,7 @@ use askama::Template;
 use axum::Extension;
 use axum::extract::{Path, State};
 
-/// One row of Table 16 on the page.
+/// One row of the accuracy table on the page.
 pub struct AccuracyRow {
     pub group: &'static str,
     pub key: String,

@@ -267,7 +267,7 @@ async fn figure(
 ) -> Result<(Vec<u8>, &'static str), Error> {
     let computed = now_seconds();
     let mut figures = Vec::new();
-    if name.starts_with("t16") {
+    if name.starts_with("baseline") {
         let method = crate::stats::circular::IntervalMethod::ClopperPearson;
         if let Some(r) = crate::app::baseline::report(&state.store, campaign, method).await? {
             let caption = svg::Caption {
@@ -341,7 +341,7 @@ pub async fn download(
             .into_response());
     }
     let format = Format::parse(ext).map_err(Error::NotFound)?;
-    let body = if name == "t16-positions" && format == Format::Csv {
+    let body = if name == "baseline-positions" && format == Format::Csv {
         let method = crate::stats::circular::IntervalMethod::ClopperPearson;
         let report = crate::app::baseline::report(&state.store, &campaign, method)
             .await?
