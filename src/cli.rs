@@ -465,7 +465,7 @@ pub struct StatsArgs {
     /// baseline answers)
     #[arg(long, conflicts_with = "table")]
     pub json: bool,
-    /// Print one table: T11, T12, T13, the study's T14 or T15, or the human baseline's (`baseline`)
+    /// Print one table: T11, T12, T13, the study's T14 or T15, Table 16 (the annotator pool: the campaign's groups), or the human baseline's (`baseline`)
     #[arg(long)]
     pub table: Option<String>,
     /// Format of --table: csv, latex or json
@@ -1457,7 +1457,11 @@ async fn stats(store: &Store, args: StatsArgs) -> Result<()> {
     } else if let Some(t) = args.table {
         let table = TableId::parse(&t).map_err(|m| Error::field("table", m))?;
         let format = Format::parse(&args.format).map_err(|m| Error::field("format", m))?;
-        if table.is_baseline() {
+        if table.is_groups() {
+            crate::app::baseline::groups(store, &campaign)
+                .await?
+                .render(format)?
+        } else if table.is_baseline() {
             let method = crate::stats::circular::IntervalMethod::ClopperPearson;
             let report = crate::app::baseline::report(store, &campaign, method)
                 .await?

@@ -93,6 +93,13 @@ pub async fn import_answers(
     store.import_baseline_answers(campaign, &new, what).await
 }
 
+/// Table 16, the annotator pool: the campaign's groups and their sizes.
+pub async fn groups(store: &Store, campaign: &Campaign) -> Result<crate::report::baseline::Groups> {
+    Ok(crate::report::baseline::Groups::from_roles(
+        &store.group_sizes(campaign).await?,
+    ))
+}
+
 /// A stored answer as a row of the answers file (`line`: its place in the export).
 fn as_row(line: usize, a: &StoredAnswer) -> Result<AnswerRow> {
     let bad = || {

@@ -310,7 +310,9 @@ pub async fn stats_reply(
         None => reply,
     };
     let method = crate::stats::circular::IntervalMethod::ClopperPearson;
-    Ok(reply.with_baseline(baseline::report(store, campaign, method).await?))
+    Ok(reply
+        .with_baseline(baseline::report(store, campaign, method).await?)
+        .with_groups(baseline::groups(store, campaign).await?))
 }
 
 /// [`stats_reply`] as JSON, as `tandem stats --json` prints it.
@@ -345,6 +347,7 @@ pub async fn paper_bundle(
     };
     let method = crate::stats::circular::IntervalMethod::ClopperPearson;
     let baseline_report = baseline::report(store, campaign, method).await?;
+    let groups = baseline::groups(store, campaign).await?;
     let baseline_csv = match &baseline_report {
         Some(_) => {
             let mut out = Vec::new();
@@ -373,6 +376,7 @@ pub async fn paper_bundle(
             resolutions_csv,
             responses_csv,
             baseline: baseline_report.as_ref(),
+            groups: &groups,
             baseline_csv,
             computed,
         })

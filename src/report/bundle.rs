@@ -35,6 +35,8 @@ pub struct Input<'a> {
     pub responses_csv: Option<Vec<u8>>,
     /// The human baseline's tables, once it has answers.
     pub baseline: Option<&'a super::baseline::BaselineReport>,
+    /// Table 16: the campaign's groups.
+    pub groups: &'a super::baseline::Groups,
     /// Every baseline answer, as `tandem baseline export` writes them.
     pub baseline_csv: Option<Vec<u8>>,
     /// When it was computed, µs since the epoch.
@@ -56,6 +58,7 @@ fn table_title(t: TableId) -> &'static str {
         TableId::T13 => "Table 13, agreement of the validator pairs in both stages",
         TableId::T14 => "Table 14, blind study: mean rank per source and axis",
         TableId::T15 => "Table 15, blind study: real-vs-fake judgments per source",
+        TableId::T16 => "Table 16, the annotator pool: the campaign's disjoint groups",
         TableId::Baseline => "Human baseline: vanilla and circular accuracy",
     }
 }
@@ -99,6 +102,7 @@ pub fn files(input: &Input) -> Result<Vec<BundleFile>> {
     if input.study.is_some() {
         tables.extend([TableId::T14, TableId::T15]);
     }
+    tables.push(TableId::T16);
     if input.baseline.is_some() {
         tables.push(TableId::Baseline);
     }
@@ -107,6 +111,7 @@ pub fn files(input: &Input) -> Result<Vec<BundleFile>> {
             let text = match (input.study, input.baseline) {
                 (Some(r), _) if t.is_study() => super::study::render(r, *t, f)?,
                 (_, Some(b)) if t.is_baseline() => super::baseline::render(b, f)?,
+                _ if t.is_groups() => input.groups.render(f)?,
                 _ => format::render(input.qc, input.taxonomy, *t, f)?,
             };
             let kind = match f {

@@ -16,6 +16,8 @@ pub enum TableId {
     T13,
     T14,
     T15,
+    /// The annotator pool: the campaign's disjoint groups.
+    T16,
     /// The human baseline under circular evaluation.
     Baseline,
 }
@@ -28,9 +30,10 @@ impl TableId {
             "T13" => Ok(TableId::T13),
             "T14" => Ok(TableId::T14),
             "T15" => Ok(TableId::T15),
+            "T16" => Ok(TableId::T16),
             "BASELINE" => Ok(TableId::Baseline),
             other => Err(format!(
-                "table must be T11, T12, T13, T14, T15 or baseline, not `{other}`"
+                "table must be T11, T12, T13, T14, T15, T16 or baseline, not `{other}`"
             )),
         }
     }
@@ -42,8 +45,14 @@ impl TableId {
             TableId::T13 => "t13",
             TableId::T14 => "t14",
             TableId::T15 => "t15",
+            TableId::T16 => "t16",
             TableId::Baseline => "baseline",
         }
+    }
+
+    /// Table 16 comes from the campaign's roles.
+    pub fn is_groups(self) -> bool {
+        self == TableId::T16
     }
 
     /// The human baseline's table comes from its answers.
@@ -115,6 +124,9 @@ pub fn render(
         (TableId::T13, Format::Latex) => Ok(t13_latex(report)),
         (TableId::T14 | TableId::T15, _) => Err(Error::Internal(
             "Tables 14 and 15 are drawn from the study report".into(),
+        )),
+        (TableId::T16, _) => Err(Error::Internal(
+            "Table 16 is drawn from the campaign's roles".into(),
         )),
         (TableId::Baseline, _) => Err(Error::Internal(
             "the human baseline's table is drawn from its report".into(),
@@ -228,7 +240,7 @@ pub fn csv_table(report: &QcReport, tax: &Taxonomy, table: TableId) -> Result<Cs
                 .collect();
             (t, cells)
         }
-        TableId::T14 | TableId::T15 | TableId::Baseline => {
+        TableId::T14 | TableId::T15 | TableId::T16 | TableId::Baseline => {
             return Err(Error::Internal(
                 "Tables 14 and 15 and the baseline's are drawn from the study's and the baseline's reports".into(),
             ));

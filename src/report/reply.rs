@@ -38,6 +38,8 @@ pub struct StatsReply {
     /// whatever the scope; only once it has answers. Intervals are Clopper-Pearson.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub baseline: Option<super::baseline::BaselineReport>,
+    /// Table 16, the annotator pool: the campaign's groups and their sizes.
+    pub t16: super::baseline::Groups,
 }
 
 /// What the figures count.
@@ -396,6 +398,7 @@ impl QcReport {
             t14_tests: None,
             t15: None,
             baseline: None,
+            t16: Default::default(),
         }
     }
 }
@@ -404,6 +407,11 @@ impl StatsReply {
     /// The figures with the study's Tables 14 and 15.
     pub fn with_baseline(mut self, r: Option<super::baseline::BaselineReport>) -> StatsReply {
         self.baseline = r;
+        self
+    }
+
+    pub fn with_groups(mut self, g: super::baseline::Groups) -> StatsReply {
+        self.t16 = g;
         self
     }
 

@@ -669,6 +669,8 @@ forward! {
     // The human baseline.
     /// The baseline's participants of a campaign, by name.
     fn baseline_participants(&self, campaign: &Campaign) -> Result<Vec<String>>;
+    /// How many people hold each role in a campaign, `(role, n)` by role.
+    fn group_sizes(&self, campaign: &Campaign) -> Result<Vec<(String, i64)>>;
     /// Every question id of a campaign, any version and outcome.
     fn question_keys(&self, campaign: &Campaign) -> Result<Vec<String>>;
     /// Every answer of a campaign's baseline, by participant, question and presentation.

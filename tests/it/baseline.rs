@@ -144,6 +144,11 @@ async fn answers_brought_in_give_table_16_and_go_out_in_the_same_format() {
     assert_eq!(b["questions"].as_u64(), Some(4));
     assert_eq!(b["presentations"].as_u64(), Some(31));
     assert_eq!(b["left_out"].as_u64(), Some(0));
+    // Table 16, the annotator pool: val00 and val01, part1, b1 and b2; author1 apart.
+    assert_eq!(
+        json["t16"],
+        serde_json::json!({"quality_control": 2, "study": 1, "baseline": 2, "total": 5, "authors": 1, "disjoint": true})
+    );
     // 31 answers over four positions: each shown position chosen as the key's or the
     // one after it; the test of equal shares is there.
     let counts: u64 = b["position_bias"]["counts"]
@@ -209,6 +214,21 @@ async fn answers_brought_in_give_table_16_and_go_out_in_the_same_format() {
         &["stats", "--table", "baseline", "--format", "csv"],
     );
     assert_eq!(by_stats, table);
+    let t16 = tandem_ok(
+        &data(&app),
+        url(&app),
+        &["stats", "--table", "T16", "--format", "csv"],
+    );
+    assert_eq!(
+        t16,
+        "group,n,task\nQuality control,2,Two-stage video and QA review (intersection rule)\nVideo quality study,1,Ordinal ranking and real-vs-fake judgment\nHuman baseline,2,Base MCQs under circular evaluation\nTotal,5,All groups mutually disjoint"
+    );
+    let t16_tex = tandem_ok(
+        &data(&app),
+        url(&app),
+        &["stats", "--table", "T16", "--format", "latex"],
+    );
+    latex_compiles(&t16_tex);
 
     // The paper bundle holds the baseline's table, its figures and the answers; paper.tex compiles.
     let bundle = tandem::app::paper_bundle(&app.store, &campaign, 0)
@@ -224,6 +244,7 @@ async fn answers_brought_in_give_table_16_and_go_out_in_the_same_format() {
         "figures/baseline-accuracy.pdf",
         "figures/baseline-positions.png",
         "records/baseline-answers.csv",
+        "tables/t16.tex",
     ] {
         assert!(names.contains(&want), "{want} in {names:?}");
     }
@@ -251,6 +272,7 @@ async fn answers_brought_in_give_table_16_and_go_out_in_the_same_format() {
     assert_eq!(page.status, reqwest::StatusCode::OK);
     for want in [
         "Accuracy under circular evaluation",
+        "Table 16: the annotator pool",
         "87.5% [",
         "71.4% [",
         "exact binomial (Clopper-Pearson)",

@@ -17,6 +17,10 @@ impl Backend {
             .collect())
     }
 
+    pub(crate) async fn group_sizes(&self, campaign: &Campaign) -> Result<Vec<(String, i64)>> {
+        write::baseline::group_sizes(&mut *self.read().await?, campaign.id).await
+    }
+
     pub(crate) async fn question_keys(&self, campaign: &Campaign) -> Result<Vec<String>> {
         write::baseline::question_keys(&mut *self.read().await?, campaign.id).await
     }

@@ -32,6 +32,18 @@ pub(crate) async fn participants(tx: &mut impl Tx, campaign: i64) -> Result<Vec<
     .await
 }
 
+/// How many people hold each role in a campaign: `(role, n)` by role.
+pub(crate) async fn group_sizes(tx: &mut impl Tx, campaign: i64) -> Result<Vec<(String, i64)>> {
+    tx.fetch(
+        sql!(
+            "SELECT role, COUNT(*) AS n FROM campaign_members
+             WHERE campaign_id = :campaign GROUP BY role ORDER BY role"
+        ),
+        named! { campaign },
+    )
+    .await
+}
+
 /// Every question id of a campaign (any version, any outcome), for errors that say
 /// whether a question exists but is not retained.
 pub(crate) async fn question_keys(tx: &mut impl Tx, campaign: i64) -> Result<Vec<String>> {

@@ -5,7 +5,7 @@
 use super::{Chrome, PageResult, render};
 use crate::AppState;
 use crate::domain::baseline::letter;
-use crate::report::baseline::{self as report, BaselineReport};
+use crate::report::baseline::{self as report, BaselineReport, Groups};
 use crate::report::svg::Caption;
 use crate::stats::circular::{Accuracy, IntervalMethod, Proportion};
 use crate::store::sessions::Session;
@@ -51,6 +51,8 @@ struct ResultsPage {
     agreement_items: usize,
     accuracy_svg: String,
     positions_svg: String,
+    /// Table 16: the campaign's groups.
+    groups: Groups,
 }
 
 fn pct(p: &Proportion) -> String {
@@ -96,12 +98,14 @@ fn bias_row(who: &str, b: &crate::stats::circular::PositionBias) -> BiasRow {
 fn page(
     chrome: Chrome,
     campaign: String,
+    groups: Groups,
     r: Option<&BaselineReport>,
     computed: i64,
 ) -> ResultsPage {
     let Some(r) = r else {
         return ResultsPage {
             chrome,
+            groups,
             campaign,
             has_answers: false,
             participants: 0,
@@ -147,6 +151,7 @@ fn page(
     };
     ResultsPage {
         chrome,
+        groups,
         participants: r.participants,
         questions: r.questions,
         presentations: r.presentations,
@@ -183,11 +188,13 @@ pub async fn results(
     let campaign = state.store.campaign(&c).await?;
     let r = crate::app::baseline::report(&state.store, &campaign, IntervalMethod::ClopperPearson)
         .await?;
+    let groups = crate::app::baseline::groups(&state.store, &campaign).await?;
     let here = format!("/c/{c}/baseline/results");
     let chrome = Chrome::new(&state, &session, Some(&c), "Human baseline", &here).await?;
     Ok(render(&page(
         chrome,
         c,
+        groups,
         r.as_ref(),
         super::stats::now_seconds(),
     )))

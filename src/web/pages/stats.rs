@@ -354,7 +354,11 @@ pub async fn download(
         .map_err(|e| Error::Internal(format!("cannot write JSON: {e}")))?
     } else {
         let table = TableId::parse(name).map_err(Error::NotFound)?;
-        if table.is_baseline() {
+        if table.is_groups() {
+            crate::app::baseline::groups(&state.store, &campaign)
+                .await?
+                .render(format)?
+        } else if table.is_baseline() {
             let method = crate::stats::circular::IntervalMethod::ClopperPearson;
             let report = crate::app::baseline::report(&state.store, &campaign, method)
                 .await?
