@@ -143,6 +143,20 @@ pub fn render(r: &BaselineReport, format: Format) -> crate::error::Result<String
     }
 }
 
+impl BaselineReport {
+    /// What the baseline's figures say about themselves (`computed`: µs since the epoch).
+    pub fn caption(&self, campaign: &str, computed: i64) -> Caption {
+        Caption {
+            campaign: campaign.to_string(),
+            scope: format!(
+                "human baseline: every answer ({} participant(s), {} question(s))",
+                self.participants, self.questions
+            ),
+            computed: crate::clock::to_rfc3339(computed),
+        }
+    }
+}
+
 /// The baseline's figures: accuracy with intervals, and answers per position.
 pub fn figures(r: &BaselineReport, caption: &Caption) -> Vec<Figure> {
     vec![

@@ -148,14 +148,7 @@ pub fn files(input: &Input) -> Result<Vec<BundleFile>> {
         ));
     }
     if let Some(b) = input.baseline {
-        let caption = svg::Caption {
-            campaign: input.campaign.to_string(),
-            scope: format!(
-                "human baseline: every answer ({} participant(s), {} question(s))",
-                b.participants, b.questions
-            ),
-            computed: crate::clock::to_rfc3339(input.computed),
-        };
+        let caption = b.caption(input.campaign, input.computed);
         figures.extend(super::baseline::figures(b, &caption));
     }
     for f in &figures {

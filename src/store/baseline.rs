@@ -18,17 +18,18 @@ pub struct NewAnswer {
     pub chosen: String,
 }
 
-/// One stored presentation, as read back.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StoredAnswer {
-    pub participant: String,
-    pub question_key: String,
-    pub presentation: i64,
-    pub shown: String,
-    pub chosen: String,
-    /// `web` or `import`.
-    pub origin: String,
-    pub answered_at: i64,
+crate::store::db::row! {
+    /// One stored presentation, as read back (`origin`: `web` or `import`).
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    pub struct StoredAnswer {
+        pub participant: String,
+        pub question_key: String,
+        pub presentation: i64,
+        pub shown: String,
+        pub chosen: String,
+        pub origin: String,
+        pub answered_at: i64,
+    }
 }
 
 /// What an import of answers stored.

@@ -4,20 +4,8 @@
 use crate::clock::now_micros;
 use crate::error::{Error, LineError, Rejected, Result};
 use crate::store::baseline::{AnswersSummary, NewAnswer, StoredAnswer};
-use crate::store::db::{Tx, Value, named, row, sql};
+use crate::store::db::{Tx, Value, named, sql};
 use std::collections::{HashMap, HashSet};
-
-row! {
-    pub(crate) struct AnswerRow {
-        pub participant: String,
-        pub question_key: String,
-        pub presentation: i64,
-        pub shown: String,
-        pub chosen: String,
-        pub origin: String,
-        pub answered_at: i64,
-    }
-}
 
 /// The baseline's participants of a campaign, `(id, name)` by name.
 pub(crate) async fn participants(tx: &mut impl Tx, campaign: i64) -> Result<Vec<(i64, String)>> {
@@ -63,30 +51,17 @@ pub(crate) async fn question_keys(tx: &mut impl Tx, campaign: i64) -> Result<Vec
 /// Every answer stored for a campaign's baseline, by participant, question and
 /// presentation.
 pub(crate) async fn answers(tx: &mut impl Tx, campaign: i64) -> Result<Vec<StoredAnswer>> {
-    let rows: Vec<AnswerRow> = tx
-        .fetch(
-            sql!(
-                "SELECT u.name AS participant, a.question_key, a.presentation, a.shown,
-                        a.chosen, a.origin, a.answered_at
-                 FROM baseline_answers a JOIN users u ON u.id = a.participant_id
-                 WHERE a.campaign_id = :campaign
-                 ORDER BY u.name, a.question_key, a.presentation"
-            ),
-            named! { campaign },
-        )
-        .await?;
-    Ok(rows
-        .into_iter()
-        .map(|r| StoredAnswer {
-            participant: r.participant,
-            question_key: r.question_key,
-            presentation: r.presentation,
-            shown: r.shown,
-            chosen: r.chosen,
-            origin: r.origin,
-            answered_at: r.answered_at,
-        })
-        .collect())
+    tx.fetch(
+        sql!(
+            "SELECT u.name AS participant, a.question_key, a.presentation, a.shown,
+                    a.chosen, a.origin, a.answered_at
+             FROM baseline_answers a JOIN users u ON u.id = a.participant_id
+             WHERE a.campaign_id = :campaign
+             ORDER BY u.name, a.question_key, a.presentation"
+        ),
+        named! { campaign },
+    )
+    .await
 }
 
 /// Brings in answers gathered elsewhere (checked whole against the retained questions

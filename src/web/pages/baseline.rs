@@ -6,7 +6,6 @@ use super::{Chrome, PageResult, render};
 use crate::AppState;
 use crate::domain::baseline::letter;
 use crate::report::baseline::{self as report, BaselineReport, Groups};
-use crate::report::svg::Caption;
 use crate::stats::circular::{Accuracy, IntervalMethod, Proportion};
 use crate::store::sessions::Session;
 use askama::Template;
@@ -141,14 +140,7 @@ fn page(
             .iter()
             .map(|(p, b)| bias_row(p, b)),
     );
-    let caption = Caption {
-        campaign: campaign.clone(),
-        scope: format!(
-            "human baseline: every answer ({} participant(s), {} question(s))",
-            r.participants, r.questions
-        ),
-        computed: crate::clock::to_rfc3339(computed),
-    };
+    let caption = r.caption(&campaign, computed);
     ResultsPage {
         chrome,
         groups,

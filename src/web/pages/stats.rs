@@ -270,14 +270,7 @@ async fn figure(
     if name.starts_with("baseline") {
         let method = crate::stats::circular::IntervalMethod::ClopperPearson;
         if let Some(r) = crate::app::baseline::report(&state.store, campaign, method).await? {
-            let caption = svg::Caption {
-                campaign: campaign.name.clone(),
-                scope: format!(
-                    "human baseline: every answer ({} participant(s), {} question(s))",
-                    r.participants, r.questions
-                ),
-                computed: crate::clock::to_rfc3339(computed),
-            };
+            let caption = r.caption(&campaign.name, computed);
             figures = crate::report::baseline::figures(&r, &caption);
         }
     } else if name.starts_with("t14") || name.starts_with("t15") {
