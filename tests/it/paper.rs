@@ -321,7 +321,10 @@ fn the_paper_bundle_compiles_and_agrees_with_stats(data: &std::path::Path, cli_j
     let read = |p: &str| std::fs::read_to_string(out.join(p)).unwrap();
     let stats: Value = serde_json::from_str(&read("stats.json")).unwrap();
     assert_eq!(&stats, cli_json, "stats.json is `tandem stats --json`");
-    for t in ["t11", "t12", "t13"] {
+    // Table 16: the paper-scale campaign's twelve validators and its author.
+    assert_eq!(cli_json["t16"]["quality_control"], 12);
+    assert_eq!(cli_json["t16"]["authors"], 1);
+    for t in ["t11", "t12", "t13", "t16"] {
         let table: Value = serde_json::from_str(&read(&format!("tables/{t}.json"))).unwrap();
         assert_eq!(table, cli_json[t], "{t}");
         assert_eq!(
@@ -362,9 +365,10 @@ fn the_paper_bundle_compiles_and_agrees_with_stats(data: &std::path::Path, cli_j
         assert!(readme.contains(&rel), "README.txt does not name {rel}");
         n += 1;
     }
-    // 3 tables x 3 formats, stats.json, 6 figures x 3 formats, paper.tex, 2 records,
-    // README.txt (no study in this campaign).
-    assert_eq!(n, 3 * 3 + 1 + 6 * 3 + 1 + 2 + 1, "files in the bundle");
+    // 4 tables (T11-T13 and T16, the annotator pool) x 3 formats, stats.json, 6 figures
+    // x 3 formats, paper.tex, 2 records, README.txt (no study and no baseline answers in
+    // this campaign).
+    assert_eq!(n, 4 * 3 + 1 + 6 * 3 + 1 + 2 + 1, "files in the bundle");
     if crate::helpers::pdflatex_available() {
         let pdf = crate::helpers::pdflatex(&out, "paper.tex");
         let bytes = std::fs::read(pdf).unwrap();
