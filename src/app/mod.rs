@@ -334,7 +334,10 @@ pub async fn paper_bundle(
 ) -> Result<Vec<crate::report::bundle::BundleFile>> {
     let scope = Scope::default();
     let qc = qc_report(store, campaign, &scope).await?;
-    let stats_json = stats_json(store, campaign, &scope).await?;
+    // The figures once: stats.json, and the baseline's tables and Table 16 from them.
+    let reply = stats_reply(store, campaign, &scope).await?;
+    let stats_json = serde_json::to_value(&reply)
+        .map_err(|e| Error::Internal(format!("the figures as JSON: {e}")))?;
     let study_report = study_report(store, campaign).await?;
     let responses_csv = match store.study(campaign).await? {
         Some(st) => {
@@ -345,9 +348,7 @@ pub async fn paper_bundle(
         }
         None => None,
     };
-    let method = crate::stats::circular::IntervalMethod::ClopperPearson;
-    let baseline_report = baseline::report(store, campaign, method).await?;
-    let groups = baseline::groups(store, campaign).await?;
+    let (baseline_report, groups) = (reply.baseline, reply.t16);
     let baseline_csv = match &baseline_report {
         Some(_) => {
             let mut out = Vec::new();
