@@ -391,6 +391,59 @@ pub enum BaselineCommand {
         #[command(flatten)]
         campaign: CampaignArg,
     },
+    /// Set the baseline up for the browser: the retained questions now, k videos of each
+    /// task per participant drawn from a seed (again only while nobody has begun)
+    Setup {
+        /// k, the videos of each task each participant answers about
+        #[arg(long, default_value_t = 10)]
+        per_task: i64,
+        /// The seed of the draw [default: a random one, printed]
+        #[arg(long)]
+        seed: Option<i64>,
+        #[command(flatten)]
+        campaign: CampaignArg,
+    },
+    /// Make participants of the study or the baseline, each with an invitation link
+    /// (printed once as `participant,link`: only the token's digest is kept)
+    Invite {
+        /// How many
+        #[arg(long, default_value_t = 1)]
+        count: usize,
+        /// baseline or study
+        #[arg(long, default_value = "baseline")]
+        part: String,
+        /// The server's address, put before each link's path (e.g. https://qc.example.org)
+        #[arg(long, default_value = "")]
+        base_url: String,
+        #[command(flatten)]
+        campaign: CampaignArg,
+    },
+    /// Every link of the campaign: participant, part, first use, revoked, completion code
+    Links {
+        #[command(flatten)]
+        campaign: CampaignArg,
+    },
+    /// Revoke a participant's link: it opens nothing, their sessions end, answers stay
+    Revoke {
+        participant: String,
+        #[command(flatten)]
+        campaign: CampaignArg,
+    },
+    /// What a part's participants read before they begin, and whether links keep an
+    /// external participant id
+    Consent {
+        /// baseline or study
+        #[arg(long, default_value = "baseline")]
+        part: String,
+        /// A text file with the consent text (at most 4000 characters)
+        #[arg(long)]
+        file: Option<PathBuf>,
+        /// Keep an external participant id given with a link (`?pid=`)
+        #[arg(long)]
+        keep_external_id: bool,
+        #[command(flatten)]
+        campaign: CampaignArg,
+    },
     /// The baseline's tables: accuracy (vanilla and circular, overall, per
     /// level, task, QA type and participant, linked pairs) or the position bias
     Stats {
@@ -1620,6 +1673,97 @@ async fn baseline(store: &Store, config: &Config, cmd: BaselineCommand) -> Resul
                     questions.len()
                 );
             }
+            Ok(())
+        }
+        BaselineCommand::Setup {
+            per_task,
+            seed,
+            campaign,
+        } => {
+            let campaign = store.campaign(&campaign.campaign).await?;
+            let s = crate::app::baseline::setup(store, config, &campaign, per_task, seed).await?;
+            println!("{s}");
+            if !s.metadata_removed {
+                println!(
+                    "ffmpeg is not installed: the clips are served as they are, metadata included"
+                );
+            }
+            Ok(())
+        }
+        BaselineCommand::Invite {
+            count,
+            part,
+            base_url,
+            campaign,
+        } => {
+            let campaign = store.campaign(&campaign.campaign).await?;
+            let part = crate::domain::Part::parse(&part).map_err(|m| Error::field("part", m))?;
+            let links = crate::app::baseline::invite(store, &campaign, part, count).await?;
+            println!("participant,link");
+            for l in links {
+                println!(
+                    "{},{}{}",
+                    l.participant,
+                    base_url.trim_end_matches('/'),
+                    l.path
+                );
+            }
+            Ok(())
+        }
+        BaselineCommand::Links { campaign } => {
+            let campaign = store.campaign(&campaign.campaign).await?;
+            println!("participant\tpart\tfirst used\tstate\tcompletion code");
+            for l in store.links(&campaign).await? {
+                println!(
+                    "{}\t{}\t{}\t{}\t{}",
+                    l.participant,
+                    l.part,
+                    l.first_used_at
+                        .map_or_else(|| "never".into(), crate::clock::to_rfc3339),
+                    if l.revoked_at.is_some() {
+                        "revoked"
+                    } else {
+                        "open"
+                    },
+                    l.completion_code
+                );
+            }
+            Ok(())
+        }
+        BaselineCommand::Revoke {
+            participant,
+            campaign,
+        } => {
+            let campaign = store.campaign(&campaign.campaign).await?;
+            if store.revoke_link(&campaign, &participant).await? {
+                println!("revoked {participant}'s link; their answers stay");
+            } else {
+                println!("{participant}'s link was revoked already");
+            }
+            Ok(())
+        }
+        BaselineCommand::Consent {
+            part,
+            file,
+            keep_external_id,
+            campaign,
+        } => {
+            let campaign = store.campaign(&campaign.campaign).await?;
+            let part = crate::domain::Part::parse(&part).map_err(|m| Error::field("part", m))?;
+            let consent = match file {
+                Some(f) => io::baseline::read_consent(&f)?,
+                None => String::new(),
+            };
+            let s = crate::store::invitations::PartSettings {
+                consent,
+                keep_external_id,
+            };
+            store.set_part_settings(&campaign, part, &s).await?;
+            println!(
+                "the {part}'s participants read {} character(s) first; external ids are {}",
+                s.consent.chars().count(),
+                if keep_external_id { "kept" } else { "not kept" }
+            );
             Ok(())
         }
         BaselineCommand::Stats {

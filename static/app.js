@@ -607,6 +607,31 @@
         (tag === "INPUT" && ["checkbox", "radio", "submit", "button"].includes(t.type)))) {
       if (e.key === " " || tag !== "INPUT") return;
     }
+    // The baseline's question: a letter (or its number) picks an answer, Enter saves,
+    // Space plays or pauses.
+    var bform = document.getElementById("baseline-form");
+    if (bform) {
+      var radios = bform.querySelectorAll('input[name="chosen"]');
+      var pick = null;
+      if (single && /^[a-zA-Z]$/.test(e.key)) pick = bform.querySelector('input[name="chosen"][value="' + e.key.toUpperCase() + '"]');
+      else if (/^[1-9]$/.test(e.key)) pick = radios[Number(e.key) - 1] || null;
+      if (pick) { pick.checked = true; pick.focus(); e.preventDefault(); return; }
+      if (e.key === "Enter") {
+        if (bform.querySelector('input[name="chosen"]:checked')) {
+          if (typeof bform.requestSubmit === "function") bform.requestSubmit(); else bform.submit();
+        } else {
+          var say = document.getElementById("choose-first");
+          if (say) say.hidden = false;
+        }
+        e.preventDefault();
+        return;
+      }
+      if (e.key === " ") {
+        var v = document.querySelector(".baseline-clip video");
+        if (v) { if (v.paused) v.play(); else v.pause(); e.preventDefault(); }
+        return;
+      }
+    }
     var p = window.tandemPlayer;
     var handled = true;
     switch (e.key) {

@@ -173,3 +173,205 @@ pub async fn report(
     report.left_out = left_out.len();
     Ok(Some(report))
 }
+
+/// Sets the baseline up for the browser: the retained questions as they are now (linked
+/// pairs only whole), k videos of each task per participant, the seed (a random one when
+/// none is given), and a served copy of each clip without its metadata (when ffmpeg is
+/// there: a file's tags could name the model that made it). Refused once a participant
+/// has begun.
+pub async fn setup(
+    store: &Store,
+    config: &crate::config::Config,
+    campaign: &Campaign,
+    per_task: i64,
+    seed: Option<i64>,
+) -> Result<crate::store::baseline::SetupSummary> {
+    if per_task < 1 {
+        return Err(Error::field("per_task", "give at least 1 video per task"));
+    }
+    if let Some(b) = store.baseline(campaign).await?
+        && !store.baseline_places(&b).await?.is_empty()
+    {
+        return Err(Error::Conflict(
+            "the baseline has begun: it cannot be set up again".into(),
+        ));
+    }
+    let seed = match seed {
+        Some(s) => s,
+        None => {
+            let mut b = [0u8; 8];
+            crate::auth::random_bytes(&mut b)?;
+            // Positive, so that it reads the same in every tool.
+            (u64::from_le_bytes(b) >> 1) as i64
+        }
+    };
+    let (clips, _) = store.retained(campaign).await?;
+    let strip = io::video::ffmpeg_available();
+    let dir = config.media_dir.clone();
+    let sources: Vec<(String, String, String)> = clips
+        .iter()
+        .map(|c| {
+            (
+                c.clip_id.clone(),
+                c.media_sha256.clone(),
+                c.media_type.clone(),
+            )
+        })
+        .collect();
+    let (copies, added) = tokio::task::spawn_blocking(move || {
+        let mut copies = std::collections::HashMap::new();
+        let mut added = Vec::new();
+        for (clip, sha, media_type) in &sources {
+            let src = io::media::media_path(&dir, sha);
+            match io::media::served_copy(&src, &dir, io::manifest::extension_for(media_type), strip)
+            {
+                Ok((copy, _, new)) => {
+                    added.extend(new);
+                    copies.insert(clip.clone(), copy);
+                }
+                Err(e) => {
+                    for f in added {
+                        let _ = std::fs::remove_file(f);
+                    }
+                    return Err(Error::Invalid(format!("clip `{clip}`: {e}")));
+                }
+            }
+        }
+        Ok((copies, added))
+    })
+    .await
+    .map_err(|e| Error::Internal(format!("preparing the videos failed: {e}")))??;
+    let mut setup = Vec::new();
+    let mut tasks = HashSet::new();
+    let mut used = HashSet::new();
+    for clip in clips {
+        let pairs = pair_keys(&clip.fields);
+        let (kept, _) = keep_whole_pairs(clip.questions, &pairs);
+        let Some(copy) = copies.get(&clip.clip_id) else {
+            continue;
+        };
+        for q in kept {
+            tasks.insert(clip.task.clone());
+            used.insert(clip.clip_id.clone());
+            setup.push(crate::store::baseline::SetupQuestion {
+                question_key: q.question_id,
+                clip_key: clip.clip_id.clone(),
+                task: clip.task.clone(),
+                text: q.question,
+                options: q.options,
+                media_sha256: copy.clone(),
+                media_type: clip.media_type.clone(),
+            });
+        }
+    }
+    let summary = crate::store::baseline::SetupSummary {
+        questions: setup.len(),
+        clips: used.len(),
+        tasks: tasks.len(),
+        per_task,
+        seed,
+        metadata_removed: strip,
+    };
+    match store.setup_baseline(campaign, per_task, seed, &setup).await {
+        Ok(_) => Ok(summary),
+        Err(e) => {
+            for f in added {
+                let _ = std::fs::remove_file(f);
+            }
+            Err(e)
+        }
+    }
+}
+
+/// Makes `count` participants of a part, each with an invitation link (a random token
+/// shown only now) and a completion code.
+pub async fn invite(
+    store: &Store,
+    campaign: &Campaign,
+    part: crate::domain::Part,
+    count: usize,
+) -> Result<Vec<crate::store::invitations::NewLink>> {
+    if !(1..=1000).contains(&count) {
+        return Err(Error::field("count", "make 1 to 1000 links at a time"));
+    }
+    let mut tokens = Vec::with_capacity(count);
+    let mut links = Vec::with_capacity(count);
+    for _ in 0..count {
+        let token = crate::auth::random_id(24)?;
+        links.push((
+            crate::auth::sha256_hex(token.as_bytes()),
+            completion_code()?,
+        ));
+        tokens.push(token);
+    }
+    let names = store.invite(campaign, part, &links).await?;
+    Ok(names
+        .into_iter()
+        .zip(tokens)
+        .map(|(participant, token)| crate::store::invitations::NewLink {
+            participant,
+            path: format!("/join/{token}"),
+        })
+        .collect())
+}
+
+/// A completion code: 8 characters from an alphabet without look-alikes, in two groups.
+fn completion_code() -> Result<String> {
+    const ALPHABET: &[u8] = b"ABCDEFGHJKLMNPQRSTUVWXYZ23456789";
+    let mut b = [0u8; 8];
+    crate::auth::random_bytes(&mut b)?;
+    let c: String = b
+        .iter()
+        .map(|x| char::from(ALPHABET[usize::from(*x) % ALPHABET.len()]))
+        .collect();
+    Ok(format!("{}-{}", &c[..4], &c[4..]))
+}
+
+/// An external participant id as a link may carry it: up to 64 letters, digits, `-`,
+/// `_` or `.`; anything else is not kept.
+pub fn external_id(raw: Option<&str>) -> Option<&str> {
+    raw.filter(|s| {
+        !s.is_empty()
+            && s.len() <= 64
+            && s.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b))
+    })
+}
+
+/// A link exchanged for a browser session (`api`: false) or an API token: `None` when
+/// it opens nothing (unknown or revoked). The link's earlier sessions and tokens end.
+pub async fn join(
+    store: &Store,
+    token: &str,
+    external: Option<&str>,
+    api: bool,
+) -> Result<Option<crate::store::invitations::Joined>> {
+    use crate::store::invitations::Credential;
+    if token.is_empty() || token.len() > 100 || !token.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Ok(None);
+    }
+    let (secret, credential) = if api {
+        let (token, digest) = crate::auth::generate_token()?;
+        (token, Credential::Token { digest })
+    } else {
+        let id = crate::auth::random_id(32)?;
+        let hash = crate::auth::sha256_hex(id.as_bytes());
+        let csrf = crate::auth::random_id(32)?;
+        (id, Credential::Session { hash, csrf })
+    };
+    let Some((_user, part, target)) = store
+        .join(
+            &crate::auth::sha256_hex(token.as_bytes()),
+            external_id(external),
+            &credential,
+        )
+        .await?
+    else {
+        return Ok(None);
+    };
+    Ok(Some(crate::store::invitations::Joined {
+        session: secret,
+        part,
+        target,
+    }))
+}

@@ -168,6 +168,55 @@ pub fn presentation_order(options: &[usize], seed: u64) -> Vec<(usize, usize)> {
     out
 }
 
+/// The options of a question with `n` options in rotation `r`: the shown position `i`
+/// holds option `(i + r) mod n`, so that over the `n` rotations the key stands once at
+/// every position.
+pub fn rotation(n: usize, r: usize) -> Vec<usize> {
+    (0..n).map(|i| (i + r) % n).collect()
+}
+
+/// The seed of one participant's presentation order, from the baseline's seed and the
+/// participant's place.
+pub fn participant_seed(seed: u64, place: usize) -> u64 {
+    seed ^ (place as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+}
+
+/// One presentation drawn for a participant.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Drawn<Q> {
+    pub question: Q,
+    /// The rotation (0 = the manifest's order).
+    pub presentation: usize,
+    /// The options shown, as indexes in the manifest's order.
+    pub shown: Vec<usize>,
+}
+
+/// Everything the participant at `place` (0 for the first to begin) is shown, in order:
+/// their `k` videos of each task by [`assign`] (so the draw depends only on the seed and
+/// the place, and places dealt in turn keep the videos balanced), every question of
+/// those videos in each of its rotations, ordered by [`presentation_order`].
+///
+/// `tasks[t][v]` lists video `v` of task `t`'s questions, each with its number of
+/// options.
+pub fn draw<Q: Clone>(
+    tasks: &[Vec<Vec<(Q, usize)>>],
+    place: usize,
+    k: usize,
+    seed: u64,
+) -> Vec<Drawn<Q>> {
+    let mine = assign(tasks, place + 1, k, seed).pop().unwrap_or_default();
+    let questions: Vec<(Q, usize)> = mine.into_iter().flatten().flatten().collect();
+    let options: Vec<usize> = questions.iter().map(|q| q.1).collect();
+    presentation_order(&options, participant_seed(seed, place))
+        .into_iter()
+        .map(|(q, r)| Drawn {
+            question: questions[q].0.clone(),
+            presentation: r,
+            shown: rotation(questions[q].1, r),
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
@@ -256,5 +305,36 @@ mod tests {
         let mut rots: Vec<usize> = order.iter().map(|&(_, r)| r).collect();
         rots.sort_unstable();
         assert_eq!(rots, [0, 1, 2, 3]);
+    }
+
+    #[test]
+    fn a_participant_sees_every_rotation_of_their_videos_questions_once() {
+        // Two tasks of three videos; video v of task t has questions (t, v, 0..2) of 4
+        // options each.
+        type Video = Vec<((usize, usize, usize), usize)>;
+        let tasks: Vec<Vec<Video>> = (0..2)
+            .map(|t| {
+                (0..3)
+                    .map(|v| (0..2).map(|q| ((t, v, q), 4)).collect())
+                    .collect()
+            })
+            .collect();
+        let shown = draw(&tasks, 1, 2, 7);
+        // 2 tasks x 2 videos x 2 questions x 4 rotations.
+        assert_eq!(shown.len(), 32);
+        let mut seen = std::collections::HashSet::new();
+        for d in &shown {
+            assert_eq!(d.shown, rotation(4, d.presentation));
+            assert!(seen.insert((d.question, d.presentation)));
+        }
+        // The same place and seed draw the same; the place's videos are assign's.
+        assert_eq!(shown, draw(&tasks, 1, 2, 7));
+        let videos = &assign(&tasks, 2, 2, 7)[1];
+        for d in &shown {
+            let (t, v, _) = d.question;
+            assert!(videos[t].iter().any(|qs| qs.iter().any(|q| q.0.1 == v)));
+        }
+        // Two rotations of one question are never next to each other here.
+        assert!(shown.windows(2).all(|w| w[0].question != w[1].question));
     }
 }

@@ -83,6 +83,47 @@ impl fmt::Display for Role {
     }
 }
 
+/// A part of a campaign that participants take: the blind study or the human baseline.
+/// Each has its own role, and its invitation links open only it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Part {
+    Study,
+    Baseline,
+}
+
+impl Part {
+    pub const ALL: [Part; 2] = [Part::Study, Part::Baseline];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Part::Study => "study",
+            Part::Baseline => "baseline",
+        }
+    }
+
+    /// The role its participants hold.
+    pub fn role(self) -> Role {
+        match self {
+            Part::Study => Role::Participant,
+            Part::Baseline => Role::Baseline,
+        }
+    }
+
+    pub fn parse(s: &str) -> Result<Part, String> {
+        Part::ALL
+            .into_iter()
+            .find(|p| p.as_str() == s)
+            .ok_or_else(|| format!("unknown part `{s}` (expected study or baseline)"))
+    }
+}
+
+impl fmt::Display for Part {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// Stage 1 reviews clips, Stage 2 reviews the questions of retained clips.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Stage {

@@ -253,6 +253,29 @@ pub fn write_answers(out: impl Write, rows: &[AnswerRow]) -> Result<()> {
     w.flush().map_err(|e| Error::io("cannot write CSV", e))
 }
 
+/// The longest consent text, in characters.
+pub const MAX_CONSENT_CHARS: usize = 4000;
+
+/// Reads a consent text file: UTF-8, at most [`MAX_CONSENT_CHARS`] characters (and four
+/// bytes each, read no further), line ends made `\n`.
+pub fn read_consent(path: &std::path::Path) -> Result<String> {
+    let max = (MAX_CONSENT_CHARS * 4) as u64;
+    let file = crate::io::limits::open_regular(path, "the consent text", max, "a shorter text")?;
+    let mut bytes = Vec::new();
+    file.take(max + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| Error::io(format!("cannot read {}", path.display()), e))?;
+    let text = String::from_utf8(bytes)
+        .map_err(|_| Error::Invalid(format!("{} is not UTF-8 text", path.display())))?;
+    if text.chars().count() > MAX_CONSENT_CHARS {
+        return Err(Error::Invalid(format!(
+            "{}: a consent text is limited to {MAX_CONSENT_CHARS} characters",
+            path.display()
+        )));
+    }
+    Ok(text.replace("\r\n", "\n").trim().to_string())
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]

@@ -315,6 +315,46 @@ fn sha256_file(path: &Path) -> std::io::Result<(String, u64)> {
     Ok((crate::auth::hex(&h.finalize()), size))
 }
 
+/// Stores the copy of one video that participants are served (without metadata when
+/// `strip_metadata`, else as it is) under its SHA-256: its hash, its size, and its path
+/// when this call added the file (none when the same copy was there).
+pub fn served_copy(
+    src: &Path,
+    media_dir: &Path,
+    ext: &str,
+    strip_metadata: bool,
+) -> Result<(String, u64, Option<PathBuf>)> {
+    let name = src
+        .file_name()
+        .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+    let tmp = media_dir.join(format!(".served-{}.{ext}", crate::auth::random_id(8)?));
+    let made = if strip_metadata {
+        video::copy_without_metadata(src, &tmp, ext).map_err(|e| Error::Invalid(e.to_string()))
+    } else {
+        std::fs::copy(src, &tmp)
+            .map(|_| ())
+            .map_err(|e| Error::io(format!("cannot copy video {name}"), e))
+    };
+    if let Err(e) = made {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(e);
+    }
+    let (sha, size) = match sha256_file(&tmp) {
+        Ok(x) => x,
+        Err(e) => {
+            let _ = std::fs::remove_file(&tmp);
+            return Err(Error::io(format!("cannot read the copy of {name}"), e));
+        }
+    };
+    let dest = media_path(media_dir, &sha);
+    if dest.exists() {
+        let _ = std::fs::remove_file(&tmp);
+        return Ok((sha, size, None));
+    }
+    std::fs::rename(&tmp, &dest).map_err(|e| Error::io(format!("cannot store video {name}"), e))?;
+    Ok((sha, size, Some(dest)))
+}
+
 /// Stores the served copy of every clip (without metadata when ffmpeg is there, else
 /// as it is) under its SHA-256; returns them with the files this call added.
 pub fn prepare_study_media(
@@ -340,29 +380,20 @@ pub fn prepare_study_media(
                     });
                     continue;
                 }
-                let ext = extension_for(clip.media.media_type);
-                let tmp = media_dir.join(format!(".study-{}.{ext}", crate::auth::random_id(8)?));
-                if strip_metadata {
-                    video::copy_without_metadata(&clip.path, &tmp, ext).map_err(|e| {
-                        Error::Invalid(format!(
-                            "set `{}`, clip `{}`: {e}",
-                            set.set_id, clip.clip_id
-                        ))
-                    })?;
-                } else {
-                    std::fs::copy(&clip.path, &tmp)
-                        .map_err(|e| Error::io(format!("cannot copy video {}", clip.file), e))?;
-                }
-                let (sha, size) = sha256_file(&tmp)
-                    .map_err(|e| Error::io(format!("cannot read the copy of {}", clip.file), e))?;
-                let dest = media_path(media_dir, &sha);
-                if dest.exists() {
-                    let _ = std::fs::remove_file(&tmp);
-                } else {
-                    std::fs::rename(&tmp, &dest)
-                        .map_err(|e| Error::io(format!("cannot store video {}", clip.file), e))?;
-                    added.push(dest);
-                }
+                let (sha, size, new) = served_copy(
+                    &clip.path,
+                    media_dir,
+                    extension_for(clip.media.media_type),
+                    strip_metadata,
+                )
+                .map_err(|e| match e {
+                    Error::Invalid(m) => Error::Invalid(format!(
+                        "set `{}`, clip `{}`: {m}",
+                        set.set_id, clip.clip_id
+                    )),
+                    e => e,
+                })?;
+                added.extend(new);
                 done.insert(clip.media.sha256.clone(), (sha.clone(), size));
                 out.push(ServedCopy {
                     clip_key: clip.clip_id.clone(),

@@ -50,3 +50,94 @@ impl std::fmt::Display for AnswersSummary {
         )
     }
 }
+
+/// A campaign's baseline as participants take it in the browser.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct Baseline {
+    pub id: i64,
+    pub campaign_id: i64,
+    /// k, the videos of each task a participant answers about.
+    pub per_task: i64,
+    pub seed: i64,
+}
+
+/// A question the baseline asks, as fixed when it was set up: what participants see,
+/// and the served copy of its clip. Its key is not here.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SetupQuestion {
+    pub question_key: String,
+    pub clip_key: String,
+    pub task: String,
+    pub text: String,
+    pub options: Vec<String>,
+    pub media_sha256: String,
+    pub media_type: String,
+}
+
+/// What setting a baseline up did.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq, utoipa::ToSchema)]
+pub struct SetupSummary {
+    pub questions: usize,
+    pub clips: usize,
+    pub tasks: usize,
+    /// Presentations each participant is shown (all of a task's videos when it has
+    /// fewer than k), the most over tasks' question counts.
+    pub per_task: i64,
+    pub seed: i64,
+    /// Whether the served copies had their metadata removed (ffmpeg was there).
+    pub metadata_removed: bool,
+}
+
+impl std::fmt::Display for SetupSummary {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "the baseline asks {} question(s) of {} clip(s) in {} task(s); each participant answers about {} clip(s) of each task (seed {})",
+            self.questions, self.clips, self.tasks, self.per_task, self.seed
+        )
+    }
+}
+
+/// A participant's place in the baseline.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq, utoipa::ToSchema)]
+pub struct BaselineProgress {
+    /// Presentations drawn for them (0 before they begin).
+    pub total: i64,
+    pub answered: i64,
+    /// The first presentation (1-based) not answered yet.
+    pub next: Option<i64>,
+    /// Whether their presentations have been drawn.
+    pub begun: bool,
+}
+
+/// One presentation as a participant sees it: the question, its options in the order
+/// shown (by letter), a random clip token, and their answer once given.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct ShownPresentation {
+    pub seq: i64,
+    pub progress: BaselineProgress,
+    pub text: String,
+    pub options: Vec<String>,
+    pub token: String,
+    /// The shown position they chose, once answered.
+    pub chosen: Option<usize>,
+}
+
+/// A clip behind a participant's baseline token.
+#[derive(Debug, Clone)]
+pub struct BaselineMedia {
+    pub participant_id: i64,
+    pub sha256: String,
+    pub media_type: String,
+}
+
+crate::store::db::row! {
+    /// Where a participant of the baseline stands, for the admin.
+    #[derive(Debug, Clone, Serialize, PartialEq, Eq, utoipa::ToSchema)]
+    pub struct PlaceProgress {
+        pub name: String,
+        pub place: i64,
+        pub answered: i64,
+        pub total: i64,
+    }
+}

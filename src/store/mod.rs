@@ -20,6 +20,7 @@ pub mod baseline;
 pub mod calibration;
 pub mod catalog;
 pub mod count;
+pub mod invitations;
 pub mod jobs;
 pub mod records;
 pub mod review;
@@ -55,7 +56,7 @@ use crate::domain::records::{
 };
 use crate::domain::rules::CheckedVerdict;
 use crate::domain::study::{Display, SetAnswer};
-use crate::domain::{Origin, Role, Stage};
+use crate::domain::{Origin, Part, Role, Stage};
 use crate::error::{Error, LineError, Result};
 use accounts::{Account, PoolEntry, PoolPlacement, User};
 use calibration::{
@@ -678,6 +679,42 @@ forward! {
     /// Brings in answers gathered elsewhere (checked against the retained questions
     /// first): all or nothing, final.
     fn import_baseline_answers(&self, campaign: &Campaign, rows: &[baseline::NewAnswer], what: &str) -> Result<baseline::AnswersSummary>;
+    /// The campaign's baseline as taken in the browser, if it was set up.
+    fn baseline(&self, campaign: &Campaign) -> Result<Option<baseline::Baseline>>;
+    /// A baseline by its id (participants' URLs name it so).
+    fn baseline_by_id(&self, id: i64) -> Result<baseline::Baseline>;
+    /// Sets the baseline up (again, while nobody has begun): k, the seed, its questions.
+    fn setup_baseline(&self, campaign: &Campaign, per_task: i64, seed: i64, questions: &[baseline::SetupQuestion]) -> Result<baseline::Baseline>;
+    /// Draws a participant's presentations on their first visit; their progress.
+    fn begin_baseline(&self, baseline: &baseline::Baseline, user: &User) -> Result<baseline::BaselineProgress>;
+    /// A participant's progress, without drawing anything.
+    fn baseline_progress(&self, baseline: &baseline::Baseline, user: &User) -> Result<baseline::BaselineProgress>;
+    /// One presentation as its participant sees it.
+    fn baseline_presentation(&self, baseline: &baseline::Baseline, user: &User, seq: i64) -> Result<baseline::ShownPresentation>;
+    /// Records a participant's answer (final); their progress after it.
+    fn answer_baseline(&self, baseline: &baseline::Baseline, user: &User, seq: i64, chosen: usize) -> Result<baseline::BaselineProgress>;
+    /// The clip behind a participant's baseline token.
+    fn baseline_media(&self, token: &str) -> Result<Option<baseline::BaselineMedia>>;
+    /// Every participant who began, in the order they began.
+    fn baseline_places(&self, baseline: &baseline::Baseline) -> Result<Vec<baseline::PlaceProgress>>;
+    /// The served copies the baseline shows (their SHA-256).
+    fn baseline_media_hashes(&self, baseline: &baseline::Baseline) -> Result<Vec<String>>;
+
+    // Invitation links.
+    /// What a part's participants read first, and whether links keep external ids.
+    fn part_settings(&self, campaign_id: i64, part: Part) -> Result<invitations::PartSettings>;
+    fn set_part_settings(&self, campaign: &Campaign, part: Part, settings: &invitations::PartSettings) -> Result<()>;
+    /// Makes participants with links (token digests and completion codes given); their names.
+    fn invite(&self, campaign: &Campaign, part: Part, links: &[(String, String)]) -> Result<Vec<String>>;
+    /// A campaign's links, without their tokens.
+    fn links(&self, campaign: &Campaign) -> Result<Vec<invitations::LinkLine>>;
+    /// Exchanges a link for a new session or API token (its earlier ones end); none for
+    /// a link unknown or revoked.
+    fn join(&self, digest: &str, external_id: Option<&str>, credential: &invitations::Credential) -> Result<Option<(User, Part, Option<i64>)>>;
+    /// Revokes a participant's link (their account is disabled; answers stay).
+    fn revoke_link(&self, campaign: &Campaign, participant: &str) -> Result<bool>;
+    /// A participant's completion code in a part, when they came by a link.
+    fn completion_code(&self, user: &User, part: Part) -> Result<Option<String>>;
 
     // Jobs (long operations started through the API).
     /// Stores a new job, queued.

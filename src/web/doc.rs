@@ -286,6 +286,14 @@ pub fn document() -> OpenApi {
             "study",
             "The blind study: participants' sets and answers, its set-up",
         ),
+        (
+            "baseline",
+            "The human baseline: participants' questions and answers, its set-up",
+        ),
+        (
+            "invitations",
+            "Invitation links for participants: made, exchanged, revoked; what participants read first",
+        ),
         ("accounts", "Accounts"),
         ("operations", "Health, readiness and metrics"),
         ("documentation", "This document"),

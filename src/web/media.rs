@@ -757,6 +757,35 @@ pub async fn study_frames(
     }
 }
 
+/// A baseline clip behind a participant's token: only its participant may fetch it, and
+/// nothing of the answer names where it came from.
+pub async fn baseline_clip(
+    State(state): State<AppState>,
+    Extension(user): Extension<User>,
+    Path(token): Path<String>,
+    method: Method,
+    headers: HeaderMap,
+) -> Response {
+    let not_found = || (StatusCode::NOT_FOUND, "no such clip").into_response();
+    if token.len() > 100 || !token.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return not_found();
+    }
+    match state.store.baseline_media(&token).await {
+        Ok(Some(m)) if m.participant_id == user.id => {
+            serve_file(
+                media_path(&state.config.media_dir, &m.sha256),
+                &m.media_type,
+                &method,
+                &headers,
+                Identity::Blind,
+            )
+            .await
+        }
+        Ok(_) => not_found(),
+        Err(e) => super::reply::PageError(e).into_response(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -95,7 +95,7 @@ fn capitalized(s: &str) -> String {
 }
 
 /// Where a request acts, read from its path: `{campaign}` names the campaign and
-/// `{study}` is one of its studies (both read from the store's copies, no statement).
+/// `{study}` or `{baseline}` is one of its studies or its baseline (read from the store's copies, no statement).
 /// A campaign or study that does not exist is `Campaign(None)`, which only admins pass
 /// (to the handler's 404), so that a member cannot tell an unknown campaign from one
 /// that is not theirs. (Admins act as admins everywhere: their requests are not looked
@@ -106,7 +106,11 @@ async fn scope_of(
     user: &User,
     req: Request,
 ) -> (Request, Scope) {
-    if user.admin || (!spec.path.contains("{campaign}") && !spec.path.contains("{study}")) {
+    if user.admin
+        || (!spec.path.contains("{campaign}")
+            && !spec.path.contains("{study}")
+            && !spec.path.contains("{baseline}"))
+    {
         return (req, Scope::Server);
     }
     let (mut parts, body) = req.into_parts();
@@ -125,6 +129,15 @@ async fn scope_of(
                     .await
                     .ok()
                     .map(|s| s.campaign_id),
+                Err(_) => None,
+            },
+            "baseline" => match value.parse::<i64>() {
+                Ok(id) => state
+                    .store
+                    .baseline_by_id(id)
+                    .await
+                    .ok()
+                    .map(|b| b.campaign_id),
                 Err(_) => None,
             },
             _ => continue,
@@ -153,6 +166,7 @@ pub const VALIDATOR: Access = Access::Roles(&[Role::Validator]);
 pub const AUTHOR: Access = Access::Roles(&[Role::Author]);
 pub const AUTHOR_OR_ADMIN: Access = Access::Roles(&[Role::Author, Role::Admin]);
 pub const PARTICIPANT: Access = Access::Roles(&[Role::Participant]);
+pub const BASELINE: Access = Access::Roles(&[Role::Baseline]);
 /// Everyone who works on campaigns: not study participants.
 pub const STAFF: Access = Access::Roles(&[Role::Admin, Role::Validator, Role::Author]);
 
@@ -289,6 +303,19 @@ pub fn routes() -> Vec<Route> {
         a(PARTICIPANT, utoipa_axum::routes!(api::study::studies)),
         a(PARTICIPANT, utoipa_axum::routes!(api::study::set)),
         a(PARTICIPANT, utoipa_axum::routes!(api::study::answer)),
+        a(BASELINE, utoipa_axum::routes!(api::baseline::baselines)),
+        a(BASELINE, utoipa_axum::routes!(api::baseline::baseline)),
+        a(BASELINE, utoipa_axum::routes!(api::baseline::begin)),
+        a(BASELINE, utoipa_axum::routes!(api::baseline::question)),
+        a(BASELINE, utoipa_axum::routes!(api::baseline::answer)),
+        a(ADMIN, utoipa_axum::routes!(api::baseline::setup)),
+        a(ADMIN, utoipa_axum::routes!(api::baseline::status)),
+        // Invitation links: the token is the credential.
+        a(Public, utoipa_axum::routes!(api::baseline::join)),
+        a(ADMIN, utoipa_axum::routes!(api::baseline::invite)),
+        a(ADMIN, utoipa_axum::routes!(api::baseline::links)),
+        a(ADMIN, utoipa_axum::routes!(api::baseline::revoke)),
+        a(ADMIN, utoipa_axum::routes!(api::baseline::set_part)),
         // Signing in and out.
         r("GET", "/login", Public, Page, get(session::login_page)),
         r("POST", "/login", Public, Page, post(session::login)),
@@ -468,6 +495,72 @@ pub fn routes() -> Vec<Route> {
             PARTICIPANT,
             Page,
             post(pages::study::answer),
+        ),
+        // The human baseline, taken question by question.
+        r(
+            "GET",
+            "/baseline/{baseline}",
+            BASELINE,
+            Page,
+            get(pages::participate::start),
+        ),
+        r(
+            "POST",
+            "/baseline/{baseline}/begin",
+            BASELINE,
+            Page,
+            post(pages::participate::begin),
+        ),
+        r(
+            "GET",
+            "/baseline/{baseline}/{seq}",
+            BASELINE,
+            Page,
+            get(pages::participate::item),
+        ),
+        r(
+            "POST",
+            "/baseline/{baseline}/{seq}",
+            BASELINE,
+            Page,
+            post(pages::participate::answer),
+        ),
+        // Invitation links: the token is the credential.
+        r("GET", "/join/{token}", Public, Page, get(session::join)),
+        r(
+            "GET",
+            "/c/{campaign}/admin/participants",
+            ADMIN,
+            Page,
+            get(pages::participants::page),
+        ),
+        r(
+            "POST",
+            "/c/{campaign}/admin/participants/baseline",
+            ADMIN,
+            Page,
+            post(pages::participants::setup),
+        ),
+        r(
+            "POST",
+            "/c/{campaign}/admin/participants/settings",
+            ADMIN,
+            Page,
+            post(pages::participants::settings),
+        ),
+        r(
+            "POST",
+            "/c/{campaign}/admin/participants/links",
+            ADMIN,
+            Page,
+            post(pages::participants::invite),
+        ),
+        r(
+            "POST",
+            "/c/{campaign}/admin/participants/revoke",
+            ADMIN,
+            Page,
+            post(pages::participants::revoke),
         ),
         r(
             "GET",
@@ -663,6 +756,13 @@ pub fn routes() -> Vec<Route> {
             PARTICIPANT,
             Media,
             get(media::study_frames),
+        ),
+        r(
+            "GET",
+            "/baseline/m/{token}",
+            BASELINE,
+            Media,
+            get(media::baseline_clip),
         ),
     ]
 }

@@ -7,7 +7,7 @@ use crate::error::Error;
 use crate::store::sessions::{Admission, Session};
 use askama::Template;
 use axum::body::Body;
-use axum::extract::{ConnectInfo, FromRequestParts, Query, RawForm, Request, State};
+use axum::extract::{ConnectInfo, FromRequestParts, Path, Query, RawForm, Request, State};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
@@ -233,6 +233,18 @@ fn secure_suffix(state: &AppState) -> &'static str {
     } else {
         ""
     }
+}
+
+/// Gives the browser a session's cookie.
+pub(crate) fn set_session_cookie(state: &AppState, resp: &mut Response, id: &str) {
+    set_cookie(
+        resp,
+        format!(
+            "{SESSION_COOKIE}={id}; HttpOnly; SameSite=Lax; Path=/; Max-Age={}{}",
+            crate::store::sessions::ABSOLUTE_MICROS / 1_000_000,
+            secure_suffix(state)
+        ),
+    );
 }
 
 fn set_cookie(resp: &mut Response, value: String) {
@@ -506,14 +518,7 @@ pub async fn login(
     let id = state.store.create_session(&user).await?;
     tracing::info!(user = %user.name, roles = %user.describe(), "signed in");
     let mut resp = super::see_other(&next);
-    set_cookie(
-        &mut resp,
-        format!(
-            "{SESSION_COOKIE}={id}; HttpOnly; SameSite=Lax; Path=/; Max-Age={}{}",
-            crate::store::sessions::ABSOLUTE_MICROS / 1_000_000,
-            secure_suffix(&state)
-        ),
-    );
+    set_session_cookie(&state, &mut resp, &id);
     set_cookie(
         &mut resp,
         format!("{PRELOGIN_COOKIE}=; HttpOnly; SameSite=Strict; Path=/login; Max-Age=0"),
@@ -628,4 +633,44 @@ mod tests {
         assert_eq!(cookie(&h, SESSION_COOKIE).as_deref(), Some("xyz"));
         assert_eq!(cookie(&h, "missing"), None);
     }
+}
+
+/// What a link may carry besides its token.
+#[derive(Debug, serde::Deserialize)]
+pub struct JoinQuery {
+    /// An external participant id (a recruitment platform's), kept only when the admin
+    /// turned that on.
+    pub pid: Option<String>,
+}
+
+/// `/join/{token}`: the link's token is exchanged for a session (the link's earlier
+/// session ends) and the browser goes to a clean URL, so the token stays out of its
+/// history beyond this one step. A link unknown or revoked opens nothing.
+pub async fn join(
+    State(state): State<AppState>,
+    Path(token): Path<String>,
+    Query(q): Query<JoinQuery>,
+    headers: HeaderMap,
+) -> Result<Response, PageError> {
+    let Some(joined) =
+        crate::app::baseline::join(&state.store, &token, q.pid.as_deref(), false).await?
+    else {
+        return Err(Error::NotFound(
+            "This link opens nothing: it is not known, or it was withdrawn. Ask whoever sent it for a new one."
+                .into(),
+        )
+        .into());
+    };
+    // This browser's earlier session (someone else's) ends: one browser, one person.
+    if let Some(earlier) = from_cookie(&state, &headers).await? {
+        state.store.end_session(&earlier).await?;
+    }
+    let to = match (joined.part, joined.target) {
+        (crate::domain::Part::Study, Some(id)) => format!("/study/{id}"),
+        (crate::domain::Part::Baseline, Some(id)) => format!("/baseline/{id}"),
+        (_, None) => "/".to_string(),
+    };
+    let mut resp = super::see_other(&to);
+    set_session_cookie(&state, &mut resp, &joined.session);
+    Ok(resp)
 }

@@ -249,6 +249,42 @@ const MATRIX: &[(&str, &str, &str)] = &[
     ("GET", "/c/{campaign}/study/results", "author admin"),
     ("GET", "/c/{campaign}/baseline/results", "author admin"),
     ("GET", "/study/m/{token}", "participant"),
+    ("GET", "/baseline/m/{token}", "baseline"),
+    ("GET", "/baseline/{baseline}", "baseline"),
+    ("POST", "/baseline/{baseline}/begin", "baseline"),
+    ("GET", "/baseline/{baseline}/{seq}", "baseline"),
+    ("POST", "/baseline/{baseline}/{seq}", "baseline"),
+    ("GET", "/api/v1/baselines", "baseline"),
+    ("GET", "/api/v1/baselines/{baseline}", "baseline"),
+    ("POST", "/api/v1/baselines/{baseline}/begin", "baseline"),
+    (
+        "GET",
+        "/api/v1/baselines/{baseline}/questions/{seq}",
+        "baseline",
+    ),
+    (
+        "POST",
+        "/api/v1/baselines/{baseline}/questions/{seq}",
+        "baseline",
+    ),
+    ("PUT", "/api/v1/campaigns/{campaign}/baseline", "admin"),
+    ("GET", "/api/v1/campaigns/{campaign}/baseline", "admin"),
+    // Invitation links: the token is the credential.
+    ("GET", "/join/{token}", "public"),
+    ("POST", "/api/v1/join", "public"),
+    ("POST", "/api/v1/campaigns/{campaign}/invitations", "admin"),
+    ("GET", "/api/v1/campaigns/{campaign}/invitations", "admin"),
+    (
+        "POST",
+        "/api/v1/campaigns/{campaign}/invitations/{participant}/revoke",
+        "admin",
+    ),
+    ("PUT", "/api/v1/campaigns/{campaign}/parts/{part}", "admin"),
+    ("GET", "/c/{campaign}/admin/participants", "admin"),
+    ("POST", "/c/{campaign}/admin/participants/baseline", "admin"),
+    ("POST", "/c/{campaign}/admin/participants/settings", "admin"),
+    ("POST", "/c/{campaign}/admin/participants/links", "admin"),
+    ("POST", "/c/{campaign}/admin/participants/revoke", "admin"),
     ("GET", "/study/m/{token}/frames", "participant"),
     ("GET", "/media/{token}", "signed_in"),
     ("GET", "/media/{token}/strip", "signed_in"),
@@ -285,11 +321,17 @@ fn allowed(rule: &str, role: Option<&str>) -> bool {
 
 /// Whether `who` may use a route: a role in the campaign the routes act in, or
 /// `ROLE@other`, that role held in another campaign only, which reaches no route of this
-/// campaign (`{campaign}`, `{study}`) and the routes outside campaigns as its role does.
+/// campaign (`{campaign}`, `{study}`, `{baseline}`) and the routes outside campaigns as its role does.
 fn allowed_for(rule: &str, path: &str, who: Option<&str>) -> bool {
     match who.and_then(|w| w.strip_suffix("@other")) {
         Some(_) if rule == "public" || rule == "signed_in" => true,
-        Some(_) if path.contains("{campaign}") || path.contains("{study}") => false,
+        Some(_)
+            if path.contains("{campaign}")
+                || path.contains("{study}")
+                || path.contains("{baseline}") =>
+        {
+            false
+        }
         Some(role) => allowed(rule, Some(role)),
         None => allowed(rule, who),
     }
@@ -308,19 +350,43 @@ async fn every_route_refuses_the_roles_it_does_not_name() {
     let ov = app.member("oval0", Role::Validator, "other", Some(0)).await;
     let oa = app.member("oauthor", Role::Author, "other", None).await;
     let op = app.member("opart", Role::Participant, "other", None).await;
+    let base = app.member("base1", Role::Baseline, CAMPAIGN, None).await;
+    let ob = app.member("obase", Role::Baseline, "other", None).await;
+    // This campaign's baseline is number 1 (set up empty: the routes' rules are what is
+    // tried here; taking it is tried in tests/it/baseline.rs).
+    sqlx::query(
+        "INSERT INTO baselines (id, campaign_id, per_task, seed, created_at)
+         SELECT 1, id, 1, 1, 0 FROM campaigns WHERE name = $1",
+    )
+    .bind(CAMPAIGN)
+    .execute(&app.db)
+    .await
+    .unwrap();
     let roles = [
         "admin",
         "validator",
         "author",
         "participant",
+        "baseline",
         "validator@other",
         "author@other",
         "participant@other",
+        "baseline@other",
     ];
     let names = [
-        "admin1", "val00", "author1", "part1", "oval0", "oauthor", "opart",
+        "admin1", "val00", "author1", "part1", "base1", "oval0", "oauthor", "opart", "obase",
     ];
-    let tokens = [&c.admin, &c.v0, &c.author, &c.participant, &ov, &oa, &op];
+    let tokens = [
+        &c.admin,
+        &c.v0,
+        &c.author,
+        &c.participant,
+        &base,
+        &ov,
+        &oa,
+        &op,
+        &ob,
+    ];
     let mut webs = Vec::new();
     for n in names {
         webs.push(app.login(n).await);
@@ -360,6 +426,10 @@ async fn every_route_refuses_the_roles_it_does_not_name() {
                 .replace("{action}", "enable")
                 .replace("{study}", "1")
                 .replace("{position}", "1")
+                .replace("{baseline}", "1")
+                .replace("{seq}", "1")
+                .replace("{participant}", "base1")
+                .replace("{part}", "baseline")
                 .replace("{file}", "t13.csv")
                 .replace("{file}", "t13.csv")
                 .replace("{token}", &media[who.min(roles.len() - 1)])

@@ -421,3 +421,530 @@ async fn broken_answers_are_refused_whole_with_line_and_field() {
         assert_eq!(before, app.dump().await);
     }
 }
+
+// ---- The baseline taken in the browser, through invitation links ----------------------
+
+/// What must never reach a participant: the generator named in a clip's metadata.
+pub const GENERATOR: &str = "SECRET-GENERATOR-9";
+
+/// A clip ffmpeg can read, its id and a generator's name in its metadata.
+fn tagged_clip(dir: &Path, id: &str) -> String {
+    std::fs::create_dir_all(dir.join("videos")).unwrap();
+    let file = format!("videos/{id}.webm");
+    let status = std::process::Command::new("ffmpeg")
+        .args([
+            "-v",
+            "error",
+            "-y",
+            "-f",
+            "lavfi",
+            "-i",
+            "testsrc=s=96x64:r=8:d=1",
+        ])
+        .arg("-metadata")
+        .arg(format!("title={id}"))
+        .arg("-metadata")
+        .arg(format!("comment=made by {GENERATOR}"))
+        .args(["-c:v", "libvpx-vp9", "-b:v", "100k"])
+        .arg(dir.join(&file))
+        .status()
+        .expect("run ffmpeg");
+    assert!(status.success(), "ffmpeg made no {file}");
+    let bytes = std::fs::read(dir.join(&file)).unwrap();
+    assert!(
+        contains(&bytes, GENERATOR.as_bytes()),
+        "the tag is in the file"
+    );
+    file
+}
+
+pub fn contains(hay: &[u8], needle: &[u8]) -> bool {
+    hay.windows(needle.len()).any(|w| w == needle)
+}
+
+/// Two tasks of three real clips, an OE and a CR question each (key: option C, texts
+/// that name no id), every clip and question kept by both validators. Returns the clip
+/// ids.
+pub async fn campaign_with_real_clips(app: &TestApp) -> Vec<String> {
+    let c = cast(app).await;
+    let src = app.source();
+    let mut lines = Vec::new();
+    let mut ids = Vec::new();
+    for (t, task) in [MC, "QC_F_EGO_DYN"].iter().enumerate() {
+        for i in 0..3 {
+            let id = format!("{task}_{i:04}");
+            let file = tagged_clip(&src, &id);
+            let questions: Vec<Value> = ["OE", "CR"]
+                .iter()
+                .enumerate()
+                .map(|(k, qa)| {
+                    serde_json::json!({
+                        "question_id": format!("{id}_{qa}"), "qa_type": qa,
+                        "question": format!("Which thing is in clip number {}?", t * 6 + i * 2 + k + 1),
+                        "options": ["a brass key", "a red candle", "a glass orb", "a feather quill"],
+                        "answer": KEY
+                    })
+                })
+                .collect();
+            lines.push(serde_json::json!({
+                "clip_id": id, "task": task, "file": file, "generator": GENERATOR,
+                "theme": "an altar", "scene_graph": {}, "scenario": {}, "questions": questions
+            }));
+            ids.push(id);
+        }
+    }
+    let m = write_manifest(&src, "real.jsonl", &lines);
+    app.import(&m).await.unwrap();
+    for id in &ids {
+        for v in [&c.v0, &c.v1] {
+            app.pass(v, 1, id).await;
+        }
+    }
+    for id in &ids {
+        for qa in ["OE", "CR"] {
+            for v in [&c.v0, &c.v1] {
+                app.pass(v, 2, &format!("{id}_{qa}")).await;
+            }
+        }
+    }
+    ids
+}
+
+/// The admin sets the baseline up (2 videos per task, seed 7), writes a consent text,
+/// keeps external ids, and makes `n` links; returns the baseline's number and the links'
+/// paths.
+pub async fn baseline_with_links(app: &TestApp, admin: &str, n: usize) -> (i64, Vec<String>) {
+    let r = app
+        .call(
+            reqwest::Method::PUT,
+            &format!("/api/v1/campaigns/{CAMPAIGN}/baseline"),
+            Some(admin),
+            Some(serde_json::json!({"per_task": 2, "seed": 7})),
+        )
+        .await;
+    assert_eq!(r.status, reqwest::StatusCode::OK, "{}", r.text);
+    assert_eq!(
+        (&r.body["questions"], &r.body["clips"], &r.body["tasks"]),
+        (
+            &serde_json::json!(12),
+            &serde_json::json!(6),
+            &serde_json::json!(2)
+        )
+    );
+    assert_eq!(r.body["metadata_removed"], true);
+    let r = app
+        .call(
+            reqwest::Method::PUT,
+            &format!("/api/v1/campaigns/{CAMPAIGN}/parts/baseline"),
+            Some(admin),
+            Some(serde_json::json!({
+                "consent": "We study how people answer questions about videos.\r\n\r\nYou may stop at any time.",
+                "keep_external_id": true
+            })),
+        )
+        .await;
+    assert_eq!(r.status, reqwest::StatusCode::OK, "{}", r.text);
+    let r = app
+        .call(
+            reqwest::Method::POST,
+            &format!("/api/v1/campaigns/{CAMPAIGN}/invitations"),
+            Some(admin),
+            Some(serde_json::json!({"part": "baseline", "count": n})),
+        )
+        .await;
+    assert_eq!(r.status, reqwest::StatusCode::CREATED, "{}", r.text);
+    let links: Vec<String> = r
+        .body
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["path"].as_str().unwrap().to_string())
+        .collect();
+    let b = app
+        .get(&format!("/api/v1/campaigns/{CAMPAIGN}/baseline"), admin)
+        .await;
+    (b.body["baseline"].as_i64().unwrap(), links)
+}
+
+/// A browser that came by a link: its session cookie, from the 303 to the clean URL.
+async fn join(app: &TestApp, link: &str) -> (Web, String) {
+    let r = app.page(None, reqwest::Method::GET, link, None).await;
+    assert_eq!(r.status, reqwest::StatusCode::SEE_OTHER, "{}", r.text);
+    let to = r.location().unwrap();
+    let token = link.trim_start_matches("/join/").split('?').next().unwrap();
+    assert!(!to.contains(token), "the clean URL holds no token: {to}");
+    assert_eq!(r.headers.get("referrer-policy").unwrap(), "no-referrer");
+    let cookie = r
+        .headers
+        .get_all("set-cookie")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .find(|c| c.starts_with("tandem_session="))
+        .and_then(|c| c.split(';').next())
+        .unwrap()
+        .to_string();
+    let mut web = Web {
+        cookie,
+        csrf: String::new(),
+        flash: Default::default(),
+    };
+    let page = app.page(Some(&web), reqwest::Method::GET, &to, None).await;
+    assert_eq!(page.status, reqwest::StatusCode::OK, "{}", page.text);
+    web.csrf = csrf_of(&page.text).unwrap();
+    (web, to)
+}
+
+/// The clip URL a question page shows.
+fn video_of(html: &str) -> String {
+    let at = html.find("src=\"/baseline/m/").expect("a clip") + 5;
+    html[at..].split('"').next().unwrap().to_string()
+}
+
+#[tokio::test]
+async fn a_participant_takes_the_baseline_by_link_and_sees_nothing_that_would_tell() {
+    if !has_ffmpeg() {
+        return;
+    }
+    let app = spawn_app().await;
+    let ids = campaign_with_real_clips(&app).await;
+    let admin = app.store.create_token("admin1", "t").await.unwrap();
+    let (id, links) = baseline_with_links(&app, &admin, 3).await;
+
+    // Participant 1 comes by link, carrying a recruitment platform's id.
+    let (web, start) = join(&app, &format!("{}?pid=PLATFORM-4711", links[0])).await;
+    assert_eq!(start, format!("/baseline/{id}"));
+    let page = app
+        .page(Some(&web), reqwest::Method::GET, &start, None)
+        .await;
+    assert!(
+        page.text
+            .contains("We study how people answer questions about videos.")
+    );
+    assert!(page.text.contains("I agree: begin"));
+    let r = app
+        .page(
+            Some(&web),
+            reqwest::Method::POST,
+            &format!("{start}/begin"),
+            Some(&[]),
+        )
+        .await;
+    assert_eq!(
+        r.location().as_deref(),
+        Some(format!("/baseline/{id}/1").as_str())
+    );
+
+    // Their presentations, as stored: every question of 2 videos of each task, each in
+    // its 4 rotations, never two rotations of one question in a row.
+    let slots: Vec<(i64, String, i64, String, String)> = sqlx::query_as(
+        "SELECT s.seq, s.question_key, s.presentation, s.shown, s.token FROM baseline_slots s
+         JOIN users u ON u.id = s.participant_id WHERE u.name = 'baseline-001' ORDER BY s.seq",
+    )
+    .fetch_all(&app.db)
+    .await
+    .unwrap();
+    assert_eq!(slots.len(), 2 * 2 * 2 * 4);
+    assert!(slots.windows(2).all(|w| w[0].1 != w[1].1));
+    let clips: std::collections::HashSet<&str> = slots
+        .iter()
+        .map(|s| s.1.rsplit_once('_').unwrap().0)
+        .collect();
+    assert_eq!(clips.len(), 4);
+
+    // Nothing a participant receives names a clip, a question, the campaign, the
+    // generator, a stored file, another participant or another presentation's clip.
+    let hashes: Vec<String> = sqlx::query_scalar("SELECT media_sha256 FROM clip_versions")
+        .fetch_all(&app.db)
+        .await
+        .unwrap();
+    let served: Vec<String> =
+        sqlx::query_scalar("SELECT DISTINCT media_sha256 FROM baseline_questions")
+            .fetch_all(&app.db)
+            .await
+            .unwrap();
+    let mut forbidden: Vec<String> = ids.clone();
+    forbidden.extend([
+        "baseline-002".into(),
+        "baseline-003".into(),
+        GENERATOR.into(),
+    ]);
+    forbidden.extend(hashes);
+    forbidden.extend(served);
+    forbidden.push("videos/".into());
+    forbidden.push(format!("c/{CAMPAIGN}"));
+    let check = |what: &str, body: &[u8], own_token: Option<&str>| {
+        for f in &forbidden {
+            assert!(!contains(body, f.as_bytes()), "{what} holds `{f}`");
+        }
+        for s in &slots {
+            if Some(s.4.as_str()) != own_token {
+                assert!(
+                    !contains(body, s.4.as_bytes()),
+                    "{what} holds another presentation's clip"
+                );
+            }
+        }
+    };
+    check("the start page", page.text.as_bytes(), None);
+
+    // Answers by the pages: the key's shown position, but presentation 0 of the first
+    // question wrong (position A, which is not the key's there).
+    let mut seq = 1;
+    let mut wrong = None;
+    loop {
+        let p = app
+            .page(
+                Some(&web),
+                reqwest::Method::GET,
+                &format!("/baseline/{id}/{seq}"),
+                None,
+            )
+            .await;
+        assert_eq!(p.status, reqwest::StatusCode::OK, "{}", p.text);
+        let slot = &slots[seq as usize - 1];
+        check(&format!("question {seq}"), p.text.as_bytes(), Some(&slot.4));
+        assert!(!p.text.contains("data-key") && !p.text.contains("correct"));
+        let video = video_of(&p.text);
+        assert_eq!(video, format!("/baseline/m/{}", slot.4));
+        let clip = app
+            .page(Some(&web), reqwest::Method::GET, &video, None)
+            .await;
+        assert_eq!(clip.status, reqwest::StatusCode::OK);
+        assert!(clip.headers.get("etag").is_none() && clip.headers.get("last-modified").is_none());
+        let bytes = reqwest::Client::new()
+            .get(format!("{}{video}", app.base))
+            .header("Cookie", web.cookies())
+            .send()
+            .await
+            .unwrap()
+            .bytes()
+            .await
+            .unwrap();
+        check(&format!("clip {seq}"), &bytes, Some(&slot.4));
+        assert!(!contains(&bytes, b"title"), "the clip keeps no title tag");
+        // The options in the order shown.
+        let shown: Vec<usize> = slot.3.bytes().map(|b| usize::from(b - b'A')).collect();
+        let at = shown.iter().position(|&o| o == KEY).unwrap();
+        let chosen = if wrong.is_none() && slot.2 == 0 {
+            wrong = Some(slot.1.clone());
+            (at + 1) % 4
+        } else {
+            at
+        };
+        let letter = char::from(b'A' + chosen as u8).to_string();
+        let r = app
+            .page(
+                Some(&web),
+                reqwest::Method::POST,
+                &format!("/baseline/{id}/{seq}"),
+                Some(&[("chosen", letter.as_str())]),
+            )
+            .await;
+        assert_eq!(r.status, reqwest::StatusCode::SEE_OTHER, "{}", r.text);
+        // Final: another answer is refused and says so.
+        let again = app
+            .page(
+                Some(&web),
+                reqwest::Method::POST,
+                &format!("/baseline/{id}/{seq}"),
+                Some(&[("chosen", if letter == "A" { "B" } else { "A" })]),
+            )
+            .await;
+        assert_eq!(again.status, reqwest::StatusCode::UNPROCESSABLE_ENTITY);
+        assert!(again.text.contains("answers are final"), "{}", again.text);
+        match r.location().unwrap().rsplit_once('/') {
+            Some((_, n)) if n != id.to_string() => seq = n.parse().unwrap(),
+            _ => break,
+        }
+    }
+    assert_eq!(seq as usize, slots.len());
+    let end = app
+        .page(Some(&web), reqwest::Method::GET, &start, None)
+        .await;
+    let code: String = sqlx::query_scalar(
+        "SELECT i.completion_code FROM invitations i JOIN users u ON u.id = i.participant_id
+         WHERE u.name = 'baseline-001'",
+    )
+    .fetch_one(&app.db)
+    .await
+    .unwrap();
+    assert!(
+        end.text
+            .contains(&format!("<output id=\"completion-code\">{code}</output>")),
+        "{}",
+        end.text
+    );
+    check("the last page", end.text.as_bytes(), None);
+
+    // The answers count: vanilla misses one question of the 8, circular the same one.
+    let campaign = app.store.campaign(CAMPAIGN).await.unwrap();
+    let report = tandem::app::baseline::report(
+        &app.store,
+        &campaign,
+        tandem::stats::circular::IntervalMethod::Wilson,
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    let json = serde_json::to_value(&report).unwrap();
+    assert_eq!(json["overall"]["vanilla"]["correct"], 7, "{json}");
+    assert_eq!(json["overall"]["vanilla"]["n"], 8);
+    assert_eq!(json["overall"]["circular"]["correct"], 7);
+    // The external id is kept (the setting is on) but never exported.
+    let ext: Option<String> = sqlx::query_scalar(
+        "SELECT i.external_id FROM invitations i JOIN users u ON u.id = i.participant_id
+         WHERE u.name = 'baseline-001'",
+    )
+    .fetch_one(&app.db)
+    .await
+    .unwrap();
+    assert_eq!(ext.as_deref(), Some("PLATFORM-4711"));
+    let export = app
+        .get(
+            &format!("/api/v1/campaigns/{CAMPAIGN}/export/baseline-answers"),
+            &admin,
+        )
+        .await;
+    assert!(export.text.contains("baseline-001,") && !export.text.contains("PLATFORM"));
+
+    // Participant 2 through the API: a token for the link, the same rules.
+    let r = app
+        .call(
+            reqwest::Method::POST,
+            "/api/v1/join",
+            None,
+            Some(serde_json::json!({"token": links[1].trim_start_matches("/join/")})),
+        )
+        .await;
+    assert_eq!(r.status, reqwest::StatusCode::OK, "{}", r.text);
+    assert_eq!(
+        (r.body["part"].as_str(), r.body["baseline"].as_i64()),
+        (Some("baseline"), Some(id))
+    );
+    let t2 = r.body["token"].as_str().unwrap().to_string();
+    let list = app.get("/api/v1/baselines", &t2).await;
+    assert_eq!(list.body["baselines"][0]["progress"]["begun"], false);
+    let r = app
+        .call(
+            reqwest::Method::POST,
+            &format!("/api/v1/baselines/{id}/begin"),
+            Some(&t2),
+            None,
+        )
+        .await;
+    assert_eq!(r.body["total"], 32, "{}", r.text);
+    let q = app
+        .get(&format!("/api/v1/baselines/{id}/questions/1"), &t2)
+        .await;
+    let mut keys: Vec<&str> = q
+        .body
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    keys.sort_unstable();
+    assert_eq!(
+        keys,
+        ["chosen", "options", "progress", "question", "seq", "video"],
+        "{}",
+        q.text
+    );
+    check("a question by the API", q.text.as_bytes(), None);
+    // The second participant's place gives other videos where it can (3 per task, 2 each).
+    let theirs: Vec<String> = sqlx::query_scalar(
+        "SELECT DISTINCT s.question_key FROM baseline_slots s JOIN users u ON u.id = s.participant_id
+         WHERE u.name = 'baseline-002'",
+    )
+    .fetch_all(&app.db)
+    .await
+    .unwrap();
+    let first: std::collections::HashSet<&str> = slots.iter().map(|s| s.1.as_str()).collect();
+    assert!(theirs.iter().any(|q| !first.contains(q.as_str())));
+    let r = app
+        .call(
+            reqwest::Method::POST,
+            &format!("/api/v1/baselines/{id}/questions/1"),
+            Some(&t2),
+            Some(serde_json::json!({"chosen": "B"})),
+        )
+        .await;
+    assert_eq!(
+        (r.status, &r.body["progress"]["answered"]),
+        (reqwest::StatusCode::OK, &serde_json::json!(1))
+    );
+
+    // One link's work is not another's: participant 1's clip is not participant 2's.
+    let not_theirs = app.get(&format!("/baseline/m/{}", slots[0].4), &t2).await;
+    assert_eq!(not_theirs.status, reqwest::StatusCode::NOT_FOUND);
+
+    // A link used again ends its earlier session: one browser at a time.
+    let (web_again, _) = join(&app, &links[0]).await;
+    let old = app
+        .page(Some(&web), reqwest::Method::GET, &start, None)
+        .await;
+    assert!(
+        old.location().is_some_and(|l| l.starts_with("/login")),
+        "{}",
+        old.status
+    );
+    let new = app
+        .page(Some(&web_again), reqwest::Method::GET, &start, None)
+        .await;
+    assert_eq!(new.status, reqwest::StatusCode::OK);
+
+    // Revoked, a link opens nothing and its token no longer works.
+    let r = app
+        .call(
+            reqwest::Method::POST,
+            &format!("/api/v1/campaigns/{CAMPAIGN}/invitations/baseline-002/revoke"),
+            Some(&admin),
+            None,
+        )
+        .await;
+    assert_eq!(r.body["revoked"], true, "{}", r.text);
+    let r = app.page(None, reqwest::Method::GET, &links[1], None).await;
+    assert_eq!(r.status, reqwest::StatusCode::NOT_FOUND);
+    assert_eq!(
+        app.get("/api/v1/baselines", &t2).await.status,
+        reqwest::StatusCode::UNAUTHORIZED
+    );
+    let r = app
+        .call(
+            reqwest::Method::POST,
+            "/api/v1/join",
+            None,
+            Some(serde_json::json!({"token": links[1].trim_start_matches("/join/")})),
+        )
+        .await;
+    assert_eq!(r.status, reqwest::StatusCode::NOT_FOUND);
+    // A token that is not a link's opens nothing either.
+    let r = app
+        .page(
+            None,
+            reqwest::Method::GET,
+            "/join/00112233445566778899aabbccddeeff0011223344556677",
+            None,
+        )
+        .await;
+    assert_eq!(r.status, reqwest::StatusCode::NOT_FOUND);
+    // A baseline participant is not a study participant, nor staff.
+    let r = app
+        .page(
+            Some(&web_again),
+            reqwest::Method::GET,
+            "/api/v1/campaigns",
+            None,
+        )
+        .await;
+    assert_ne!(r.status, reqwest::StatusCode::OK);
+    let links_now = app
+        .get(&format!("/api/v1/campaigns/{CAMPAIGN}/invitations"), &admin)
+        .await;
+    assert_eq!(links_now.body.as_array().unwrap().len(), 3);
+    assert!(
+        !links_now
+            .text
+            .contains(links[0].trim_start_matches("/join/"))
+    );
+}

@@ -1,11 +1,17 @@
 //! The human baseline's writes: answers brought in from a file, all or nothing and
-//! final; the lookups its reads share (its participants, its stored answers).
+//! final; the baseline set up for the browser, a participant's presentations drawn when
+//! they begin, an answer (final); the lookups its reads share.
 
 use crate::clock::now_micros;
+use crate::domain::baseline::{draw, letter, letters};
 use crate::error::{Error, LineError, Rejected, Result};
-use crate::store::baseline::{AnswersSummary, NewAnswer, StoredAnswer};
-use crate::store::db::{Tx, Value, named, sql};
-use std::collections::{HashMap, HashSet};
+use crate::store::accounts::User;
+use crate::store::baseline::{
+    AnswersSummary, Baseline, BaselineMedia, BaselineProgress, NewAnswer, PlaceProgress,
+    SetupQuestion, ShownPresentation, StoredAnswer,
+};
+use crate::store::db::{Tx, Value, named, row, sql};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// The baseline's participants of a campaign, `(id, name)` by name.
 pub(crate) async fn participants(tx: &mut impl Tx, campaign: i64) -> Result<Vec<(i64, String)>> {
@@ -159,4 +165,433 @@ pub(crate) async fn import_answers(
     summary.added = new.len();
     summary.participants = who.len();
     Ok(summary)
+}
+
+row! {
+    struct BaselineRow {
+        id: i64,
+        campaign_id: i64,
+        per_task: i64,
+        seed: i64,
+    }
+}
+
+fn baseline_of_row(r: BaselineRow) -> Baseline {
+    Baseline {
+        id: r.id,
+        campaign_id: r.campaign_id,
+        per_task: r.per_task,
+        seed: r.seed,
+    }
+}
+
+/// The campaign's baseline, if it was set up.
+pub(crate) async fn baseline_of(tx: &mut impl Tx, campaign: i64) -> Result<Option<Baseline>> {
+    Ok(tx
+        .fetch_opt::<BaselineRow>(
+            sql!("SELECT id, campaign_id, per_task, seed FROM baselines WHERE campaign_id = :campaign"),
+            named! { campaign },
+        )
+        .await?
+        .map(baseline_of_row))
+}
+
+/// A baseline by its id.
+pub(crate) async fn baseline_by_id(tx: &mut impl Tx, id: i64) -> Result<Baseline> {
+    tx.fetch_opt::<BaselineRow>(
+        sql!("SELECT id, campaign_id, per_task, seed FROM baselines WHERE id = :id"),
+        named! { id },
+    )
+    .await?
+    .map(baseline_of_row)
+    .ok_or_else(|| Error::NotFound(format!("there is no baseline {id}")))
+}
+
+/// How many participants have begun.
+async fn begun(tx: &mut impl Tx, baseline: i64) -> Result<i64> {
+    tx.scalar(
+        sql!("SELECT COUNT(*) FROM baseline_places WHERE baseline_id = :baseline"),
+        named! { baseline },
+    )
+    .await
+}
+
+/// Sets the campaign's baseline up (or again, while nobody has begun): k videos of each
+/// task per participant, the seed, and the questions as they are now, in the given
+/// order. Refused once someone has begun: their draw would no longer be the seed's.
+pub(crate) async fn setup(
+    tx: &mut impl Tx,
+    campaign: i64,
+    per_task: i64,
+    seed: i64,
+    questions: &[SetupQuestion],
+) -> Result<Baseline> {
+    if per_task < 1 {
+        return Err(Error::field("per_task", "give at least 1 video per task"));
+    }
+    if questions.is_empty() {
+        return Err(Error::Invalid(
+            "the campaign has no retained question yet: the baseline asks retained questions only"
+                .into(),
+        ));
+    }
+    let id = match baseline_of(tx, campaign).await? {
+        Some(b) => {
+            let n = begun(tx, b.id).await?;
+            if n > 0 {
+                return Err(Error::Conflict(format!(
+                    "the baseline has begun ({n} participant(s) have their questions): it cannot be set up again"
+                )));
+            }
+            tx.exec(
+                sql!("UPDATE baselines SET per_task = :per_task, seed = :seed WHERE id = :id"),
+                named! { per_task, seed, id: b.id },
+            )
+            .await?;
+            tx.exec(
+                sql!("DELETE FROM baseline_questions WHERE baseline_id = :id"),
+                named! { id: b.id },
+            )
+            .await?;
+            b.id
+        }
+        None => {
+            tx.scalar(
+                sql!(
+                    "INSERT INTO baselines (campaign_id, per_task, seed, created_at)
+                     VALUES (:campaign, :per_task, :seed, :now) RETURNING id"
+                ),
+                named! { campaign, per_task, seed, now: now_micros() },
+            )
+            .await?
+        }
+    };
+    let options: Vec<String> = questions
+        .iter()
+        .map(|q| serde_json::to_string(&q.options).map_err(|e| Error::Internal(e.to_string())))
+        .collect::<Result<_>>()?;
+    let values: Vec<Vec<Value<'_>>> = questions
+        .iter()
+        .zip(&options)
+        .enumerate()
+        .map(|(i, (q, o))| {
+            vec![
+                id.into(),
+                q.question_key.as_str().into(),
+                q.clip_key.as_str().into(),
+                q.task.as_str().into(),
+                (i as i64).into(),
+                q.text.as_str().into(),
+                o.as_str().into(),
+                q.media_sha256.as_str().into(),
+                q.media_type.as_str().into(),
+            ]
+        })
+        .collect();
+    tx.insert_rows::<(i64,)>(
+        "INSERT INTO baseline_questions (baseline_id, question_key, clip_key, task, position, text, options, media_sha256, media_type)",
+        "position",
+        &values,
+    )
+    .await?;
+    baseline_by_id(tx, id).await
+}
+
+/// The place a participant began at, if they have.
+async fn place_of(tx: &mut impl Tx, baseline: i64, user: i64) -> Result<Option<i64>> {
+    tx.scalar_opt(
+        sql!(
+            "SELECT place FROM baseline_places
+             WHERE baseline_id = :baseline AND participant_id = :user"
+        ),
+        named! { baseline, user },
+    )
+    .await
+}
+
+row! {
+    struct DrawQuestion {
+        question_key: String,
+        clip_key: String,
+        task: String,
+        options: String,
+    }
+}
+
+/// Draws a participant's presentations on their first visit (nothing when they have):
+/// their place is the number who began before them; the draw depends on it and the
+/// seed alone (`domain::baseline::draw`). Each presentation gets a random clip token.
+pub(crate) async fn begin(tx: &mut impl Tx, baseline: &Baseline, user: &User) -> Result<()> {
+    if place_of(tx, baseline.id, user.id).await?.is_some() {
+        return Ok(());
+    }
+    let place = begun(tx, baseline.id).await?;
+    let rows: Vec<DrawQuestion> = tx
+        .fetch(
+            sql!(
+                "SELECT question_key, clip_key, task, options FROM baseline_questions
+                 WHERE baseline_id = :baseline ORDER BY position"
+            ),
+            named! { baseline: baseline.id },
+        )
+        .await?;
+    // Tasks by name, videos in the export's order, questions in order within them.
+    // Per task, its videos: (clip, its questions as (row, options)).
+    type Videos<'a> = Vec<(&'a str, Vec<(usize, usize)>)>;
+    let mut tasks: BTreeMap<&str, Videos<'_>> = BTreeMap::new();
+    for (i, r) in rows.iter().enumerate() {
+        let n = serde_json::from_str::<Vec<String>>(&r.options)
+            .map_err(|e| Error::Internal(format!("stored options are not JSON: {e}")))?
+            .len();
+        let videos = tasks.entry(r.task.as_str()).or_default();
+        match videos.last_mut() {
+            Some((clip, qs)) if *clip == r.clip_key.as_str() => qs.push((i, n)),
+            _ => videos.push((r.clip_key.as_str(), vec![(i, n)])),
+        }
+    }
+    let by_task: Vec<Vec<Vec<(usize, usize)>>> = tasks
+        .into_values()
+        .map(|videos| videos.into_iter().map(|(_, qs)| qs).collect())
+        .collect();
+    let drawn = draw(
+        &by_task,
+        usize::try_from(place).unwrap_or(0),
+        usize::try_from(baseline.per_task).unwrap_or(1),
+        baseline.seed as u64,
+    );
+    tx.exec(
+        sql!(
+            "INSERT INTO baseline_places (baseline_id, participant_id, place, started_at)
+             VALUES (:baseline, :user, :place, :now)"
+        ),
+        named! { baseline: baseline.id, user: user.id, place, now: now_micros() },
+    )
+    .await?;
+    let shown: Vec<(String, String)> = drawn
+        .iter()
+        .map(|d| Ok((letters(&d.shown), crate::auth::random_id(16)?)))
+        .collect::<Result<_>>()?;
+    let values: Vec<Vec<Value<'_>>> = drawn
+        .iter()
+        .zip(&shown)
+        .enumerate()
+        .map(|(i, (d, (letters, token)))| {
+            vec![
+                baseline.id.into(),
+                user.id.into(),
+                (i as i64 + 1).into(),
+                rows[d.question].question_key.as_str().into(),
+                (d.presentation as i64).into(),
+                letters.as_str().into(),
+                token.as_str().into(),
+            ]
+        })
+        .collect();
+    if !values.is_empty() {
+        tx.insert_rows::<(i64,)>(
+            "INSERT INTO baseline_slots (baseline_id, participant_id, seq, question_key, presentation, shown, token)",
+            "seq",
+            &values,
+        )
+        .await?;
+    }
+    Ok(())
+}
+
+/// A participant's progress: their presentations and which are answered.
+pub(crate) async fn progress(
+    tx: &mut impl Tx,
+    baseline: &Baseline,
+    user: &User,
+) -> Result<BaselineProgress> {
+    let rows: Vec<(i64, i64)> = tx
+        .fetch(
+            sql!(
+                "SELECT s.seq, CASE WHEN a.answered_at IS NULL THEN 0 ELSE 1 END AS done
+                 FROM baseline_slots s
+                 JOIN baselines b ON b.id = s.baseline_id
+                 LEFT JOIN baseline_answers a
+                   ON a.campaign_id = b.campaign_id AND a.participant_id = s.participant_id
+                  AND a.question_key = s.question_key AND a.presentation = s.presentation
+                 WHERE s.baseline_id = :baseline AND s.participant_id = :user
+                 ORDER BY s.seq"
+            ),
+            named! { baseline: baseline.id, user: user.id },
+        )
+        .await?;
+    let begun = !rows.is_empty() || place_of(tx, baseline.id, user.id).await?.is_some();
+    Ok(BaselineProgress {
+        total: rows.len() as i64,
+        answered: rows.iter().filter(|r| r.1 == 1).count() as i64,
+        next: rows.iter().find(|r| r.1 == 0).map(|r| r.0),
+        begun,
+    })
+}
+
+row! {
+    struct SlotRow {
+        question_key: String,
+        presentation: i64,
+        shown: String,
+        token: String,
+        text: String,
+        options: String,
+        chosen: Option<String>,
+    }
+}
+
+async fn slot(tx: &mut impl Tx, baseline: &Baseline, user: &User, seq: i64) -> Result<SlotRow> {
+    tx.fetch_opt(
+        sql!(
+            "SELECT s.question_key, s.presentation, s.shown, s.token, q.text, q.options, a.chosen
+             FROM baseline_slots s
+             JOIN baselines b ON b.id = s.baseline_id
+             JOIN baseline_questions q
+               ON q.baseline_id = s.baseline_id AND q.question_key = s.question_key
+             LEFT JOIN baseline_answers a
+               ON a.campaign_id = b.campaign_id AND a.participant_id = s.participant_id
+              AND a.question_key = s.question_key AND a.presentation = s.presentation
+             WHERE s.baseline_id = :baseline AND s.participant_id = :user AND s.seq = :seq"
+        ),
+        named! { baseline: baseline.id, user: user.id, seq },
+    )
+    .await?
+    .ok_or_else(|| Error::NotFound(format!("there is no question {seq} for you")))
+}
+
+/// One presentation as its participant sees it: the options in the order shown.
+pub(crate) async fn presentation(
+    tx: &mut impl Tx,
+    baseline: &Baseline,
+    user: &User,
+    seq: i64,
+) -> Result<ShownPresentation> {
+    let s = slot(tx, baseline, user, seq).await?;
+    let options: Vec<String> = serde_json::from_str(&s.options)
+        .map_err(|e| Error::Internal(format!("stored options are not JSON: {e}")))?;
+    let shown: Vec<String> = s
+        .shown
+        .chars()
+        .map(|c| {
+            crate::domain::baseline::letter_index(c)
+                .and_then(|i| options.get(i).cloned())
+                .ok_or_else(|| Error::Internal(format!("a stored presentation shows `{c}`")))
+        })
+        .collect::<Result<_>>()?;
+    let chosen = s
+        .chosen
+        .as_deref()
+        .and_then(|c| c.chars().next())
+        .and_then(crate::domain::baseline::letter_index);
+    Ok(ShownPresentation {
+        seq,
+        progress: progress(tx, baseline, user).await?,
+        text: s.text,
+        options: shown,
+        token: s.token,
+        chosen,
+    })
+}
+
+/// Records a participant's answer to presentation `seq` (the shown position chosen,
+/// 0 = the first shown): final, so the same answer again changes nothing and another is
+/// refused. Returns their progress after it.
+pub(crate) async fn answer(
+    tx: &mut impl Tx,
+    baseline: &Baseline,
+    user: &User,
+    seq: i64,
+    chosen: usize,
+) -> Result<BaselineProgress> {
+    let s = slot(tx, baseline, user, seq).await?;
+    if chosen >= s.shown.chars().count() {
+        return Err(Error::field(
+            "chosen",
+            format!(
+                "choose one of the {} options shown (A to {})",
+                s.shown.chars().count(),
+                letter(s.shown.chars().count().saturating_sub(1))
+            ),
+        ));
+    }
+    let chosen = letter(chosen).to_string();
+    match s.chosen {
+        Some(before) if before == chosen => {}
+        Some(before) => {
+            return Err(Error::Conflict(format!(
+                "question {seq} was answered already ({before}); answers are final"
+            )));
+        }
+        None => {
+            tx.exec(
+                sql!(
+                    "INSERT INTO baseline_answers (campaign_id, participant_id, question_key, presentation, shown, chosen, origin, answered_at)
+                     VALUES (:campaign, :user, :question, :presentation, :shown, :chosen, 'web', :now)"
+                ),
+                named! {
+                    campaign: baseline.campaign_id, user: user.id, question: s.question_key.as_str(),
+                    presentation: s.presentation, shown: s.shown.as_str(), chosen: chosen.as_str(),
+                    now: now_micros()
+                },
+            )
+            .await?;
+        }
+    }
+    progress(tx, baseline, user).await
+}
+
+/// The clip behind a participant's token.
+pub(crate) async fn media(tx: &mut impl Tx, token: &str) -> Result<Option<BaselineMedia>> {
+    let row: Option<(i64, String, String)> = tx
+        .fetch_opt(
+            sql!(
+                "SELECT s.participant_id, q.media_sha256, q.media_type FROM baseline_slots s
+                 JOIN baseline_questions q
+                   ON q.baseline_id = s.baseline_id AND q.question_key = s.question_key
+                 WHERE s.token = :token"
+            ),
+            named! { token },
+        )
+        .await?;
+    Ok(
+        row.map(|(participant_id, sha256, media_type)| BaselineMedia {
+            participant_id,
+            sha256,
+            media_type,
+        }),
+    )
+}
+
+/// Every participant who began, in the order they began, with how far they are.
+pub(crate) async fn places(tx: &mut impl Tx, baseline: &Baseline) -> Result<Vec<PlaceProgress>> {
+    tx.fetch(
+        sql!(
+            "SELECT u.name, p.place,
+                    (SELECT COUNT(*) FROM baseline_slots s
+                     WHERE s.baseline_id = p.baseline_id AND s.participant_id = p.participant_id) AS total,
+                    (SELECT COUNT(*) FROM baseline_slots s
+                     JOIN baseline_answers a
+                       ON a.campaign_id = :campaign AND a.participant_id = s.participant_id
+                      AND a.question_key = s.question_key AND a.presentation = s.presentation
+                     WHERE s.baseline_id = p.baseline_id AND s.participant_id = p.participant_id) AS answered
+             FROM baseline_places p JOIN users u ON u.id = p.participant_id
+             WHERE p.baseline_id = :baseline ORDER BY p.place"
+        ),
+        named! { baseline: baseline.id, campaign: baseline.campaign_id },
+    )
+    .await
+}
+
+/// The media of a baseline's questions (their SHA-256), distinct.
+pub(crate) async fn media_hashes(tx: &mut impl Tx, baseline: &Baseline) -> Result<Vec<String>> {
+    let rows: Vec<(String,)> = tx
+        .fetch(
+            sql!(
+                "SELECT DISTINCT media_sha256 FROM baseline_questions
+                 WHERE baseline_id = :baseline ORDER BY 1"
+            ),
+            named! { baseline: baseline.id },
+        )
+        .await?;
+    Ok(rows.into_iter().map(|r| r.0).collect())
 }

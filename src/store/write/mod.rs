@@ -13,6 +13,7 @@ pub(crate) mod baseline;
 pub(crate) mod calibration;
 pub(crate) mod catalog;
 pub(crate) mod gates;
+pub(crate) mod invitations;
 pub(crate) mod jobs;
 pub(crate) mod misc;
 pub(crate) mod records;

@@ -2,6 +2,7 @@
 //! call the store; they hold no rules of their own.
 
 pub mod admin;
+pub mod baseline;
 pub mod jobs;
 pub mod study;
 

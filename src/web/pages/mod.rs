@@ -4,6 +4,8 @@
 pub mod admin;
 pub mod baseline;
 pub mod calibration;
+pub mod participants;
+pub mod participate;
 pub mod resolve;
 pub mod review;
 pub mod stats;
@@ -80,6 +82,7 @@ impl Chrome {
                     (format!("/c/{c}/admin/audit"), "Audit".into()),
                     (format!("/c/{c}/admin/study"), "Study".into()),
                     (format!("/c/{c}/baseline/results"), "Baseline".into()),
+                    (format!("/c/{c}/admin/participants"), "Participants".into()),
                     ("/admin/users".into(), "Accounts".into()),
                     ("/admin/campaigns".into(), "Campaigns".into()),
                     (format!("/c/{c}/admin/import"), "Import".into()),
@@ -186,6 +189,13 @@ pub async fn home(
     // clips.
     for id in state.store.study_ids_for(user).await? {
         links.push((format!("/study/{id}"), format!("Study {id}")));
+    }
+    for r in user.roles.iter().filter(|r| r.role == Role::Baseline) {
+        if let Ok(c) = state.store.campaign(&r.campaign).await
+            && let Some(b) = state.store.baseline(&c).await?
+        {
+            links.push((format!("/baseline/{}", b.id), format!("Questions {}", b.id)));
+        }
     }
     if let [(start, _)] = links.as_slice() {
         return Ok(super::see_other(start));

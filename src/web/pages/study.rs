@@ -59,6 +59,8 @@ struct SetPage {
 #[template(path = "study/start.html")]
 struct StartPage {
     chrome: Chrome,
+    consent: Vec<String>,
+    code: Option<String>,
     study: i64,
     total: i64,
     answered: i64,
@@ -165,9 +167,24 @@ pub async fn start(
 ) -> PageResult {
     let study = state.store.study_by_id(id).await?;
     let p = state.store.study_progress(&study, &session.user).await?;
+    let consent = state
+        .store
+        .part_settings(study.campaign_id, crate::domain::Part::Study)
+        .await?
+        .consent;
+    let code = if p.next.is_none() && p.total > 0 {
+        state
+            .store
+            .completion_code(&session.user, crate::domain::Part::Study)
+            .await?
+    } else {
+        None
+    };
     let chrome = Chrome::new(&state, &session, None, "Study", &format!("/study/{id}")).await?;
     Ok(render(&StartPage {
         chrome,
+        consent: super::participate::paragraphs(&consent),
+        code,
         study: id,
         total: p.total,
         answered: p.answered,
