@@ -1616,3 +1616,88 @@ async fn adding_a_validator_in_the_browser_shows_the_new_pairs_and_waits_for_a_c
     let moved = app.queued_second_to("val02", "QC_F_EGO_DYN").await;
     assert_eq!(moved, 2, "the 2 unstarted QC clips moved, as announced");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_baseline_participant_comes_by_link_and_answers_every_question_by_keyboard() {
+    if !ffmpeg_or_skip() {
+        return;
+    }
+    let Some(d) = driver().await else { return };
+    let app = spawn_app().await;
+    crate::baseline::campaign_with_real_clips(&app).await;
+    let admin = app.store.create_token("admin1", "t").await.unwrap();
+    let (id, links) = crate::baseline::baseline_with_links(&app, &admin, 1).await;
+
+    // The link opens the consent page at a clean URL; Enter on the focused button begins.
+    d.go(&format!("{}{}?pid=P-1", app.base, links[0])).await;
+    d.wait_ready().await;
+    let start = d.url().await;
+    assert_eq!(start, format!("{}/baseline/{id}", app.base));
+    assert!(d.source().await.contains("You may stop at any time."));
+    d.keys(ENTER).await;
+    let mut at = d.moved_from(&start).await;
+    assert_eq!(at, format!("{}/baseline/{id}/1", app.base));
+    d.until(
+        "the clip to load",
+        "const v = document.querySelector('.baseline-clip video'); return v && v.readyState >= 2;",
+    )
+    .await;
+    // Enter before a choice saves nothing and says why.
+    d.keys(ENTER).await;
+    d.until(
+        "the hint to choose first",
+        "return !document.getElementById('choose-first').hidden;",
+    )
+    .await;
+    assert_eq!(d.url().await, at);
+
+    // Every presentation: the letter of the option that is the key (the glass orb), then
+    // Enter; the options stand in another order each time.
+    let mut letters = std::collections::HashSet::new();
+    let mut n = 0;
+    while at != start {
+        let letter = d
+            .exec(
+                "return [...document.querySelectorAll('label.choice')].find(l => l.textContent.includes('a glass orb')).querySelector('input').value;",
+                vec![],
+            )
+            .await;
+        let letter = letter.as_str().unwrap().to_string();
+        letters.insert(letter.clone());
+        d.keys(&letter.to_lowercase()).await;
+        let checked = d
+            .exec(
+                "const c = document.querySelector('input[name=chosen]:checked'); return c && c.value;",
+                vec![],
+            )
+            .await;
+        assert_eq!(checked, json!(letter));
+        d.keys(ENTER).await;
+        at = d.moved_from(&at).await;
+        n += 1;
+    }
+    assert_eq!(n, 32);
+    assert_eq!(letters.len(), 4, "the key stood at every position");
+    let code: String = sqlx::query_scalar("SELECT completion_code FROM invitations")
+        .fetch_one(&app.db)
+        .await
+        .unwrap();
+    let shown = d
+        .until(
+            "the completion code",
+            "const c = document.getElementById('completion-code'); return c && c.textContent;",
+        )
+        .await;
+    assert_eq!(shown, json!(code));
+    // Every answer stored, each the key: the chosen position shows option C.
+    let answers: Vec<(String, String)> =
+        sqlx::query_as("SELECT shown, chosen FROM baseline_answers WHERE origin = 'web'")
+            .fetch_all(&app.db)
+            .await
+            .unwrap();
+    assert_eq!(answers.len(), 32);
+    for (shown, chosen) in answers {
+        let at = usize::from(chosen.as_bytes()[0] - b'A');
+        assert_eq!(shown.as_bytes()[at], b'C', "{shown} {chosen}");
+    }
+}
