@@ -948,3 +948,113 @@ async fn a_participant_takes_the_baseline_by_link_and_sees_nothing_that_would_te
             .contains(links[0].trim_start_matches("/join/"))
     );
 }
+
+#[tokio::test]
+async fn a_study_link_opens_the_study_only_and_ends_with_its_completion_code() {
+    if !has_ffmpeg() {
+        return;
+    }
+    let app = spawn_app().await;
+    let c = cast(&app).await;
+    crate::study::import_sets(&app, &crate::study::write_sets(&app.source(), 1))
+        .await
+        .unwrap();
+    let r = app
+        .call(
+            reqwest::Method::PUT,
+            &format!("/api/v1/campaigns/{CAMPAIGN}/parts/study"),
+            Some(&c.admin),
+            Some(serde_json::json!({"consent": "Rank the clips as you see them."})),
+        )
+        .await;
+    assert_eq!(r.status, reqwest::StatusCode::OK, "{}", r.text);
+    let r = app
+        .call(
+            reqwest::Method::POST,
+            &format!("/api/v1/campaigns/{CAMPAIGN}/invitations"),
+            Some(&c.admin),
+            Some(serde_json::json!({"part": "study", "count": 1})),
+        )
+        .await;
+    assert_eq!(r.status, reqwest::StatusCode::CREATED, "{}", r.text);
+    let link = r.body[0]["path"].as_str().unwrap().to_string();
+    assert_eq!(r.body[0]["participant"], "study-001");
+
+    // By the API: the link's token for an API token; the one set answered.
+    let r = app
+        .call(
+            reqwest::Method::POST,
+            "/api/v1/join",
+            None,
+            Some(serde_json::json!({"token": link.trim_start_matches("/join/"), "external_id": "P-9"})),
+        )
+        .await;
+    assert_eq!(
+        (
+            r.body["part"].as_str(),
+            r.body["study"].as_i64(),
+            r.body["baseline"].as_i64()
+        ),
+        (Some("study"), Some(1), None),
+        "{}",
+        r.text
+    );
+    let token = r.body["token"].as_str().unwrap().to_string();
+    let r = app
+        .call(
+            reqwest::Method::POST,
+            "/api/v1/studies/1/sets/1",
+            Some(&token),
+            Some(serde_json::json!({
+                "photorealism": {"A": 1, "B": 2, "C": 3, "D": 4},
+                "temporal_coherence": {"A": 1, "B": 2, "C": 3, "D": 4},
+                "comprehensibility": {"A": 1, "B": 2, "C": 3, "D": 4},
+                "real_fake": {"A": "real", "B": "fake", "C": "real", "D": "real"},
+            })),
+        )
+        .await;
+    assert_eq!(r.status, reqwest::StatusCode::OK, "{}", r.text);
+    // Not kept: the setting is off.
+    let ext: Option<String> = sqlx::query_scalar("SELECT external_id FROM invitations")
+        .fetch_one(&app.db)
+        .await
+        .unwrap();
+    assert_eq!(ext, None);
+
+    // In a browser: the link opens the study, which shows the consent and the code; the
+    // baseline's pages are not the study participant's, nor are other links' tokens.
+    let (web, start) = join(&app, &link).await;
+    assert_eq!(start, "/study/1");
+    let page = app
+        .page(Some(&web), reqwest::Method::GET, &start, None)
+        .await;
+    let code: String = sqlx::query_scalar("SELECT completion_code FROM invitations")
+        .fetch_one(&app.db)
+        .await
+        .unwrap();
+    assert!(page.text.contains("Rank the clips as you see them."));
+    assert!(
+        page.text
+            .contains(&format!("<output id=\"completion-code\">{code}</output>")),
+        "{}",
+        page.text
+    );
+    // The API token the link gave first has ended: one client at a time.
+    assert_eq!(
+        app.get("/api/v1/studies", &token).await.status,
+        reqwest::StatusCode::UNAUTHORIZED
+    );
+    let r = app
+        .page(Some(&web), reqwest::Method::GET, "/api/v1/baselines", None)
+        .await;
+    assert_ne!(r.status, reqwest::StatusCode::OK);
+    let r = app
+        .page(
+            Some(&web),
+            reqwest::Method::GET,
+            &format!("/c/{CAMPAIGN}/admin/participants"),
+            None,
+        )
+        .await;
+    assert_eq!(r.status, reqwest::StatusCode::FORBIDDEN);
+}
