@@ -698,22 +698,57 @@ pub async fn strip(
     .await
 }
 
-/// A study clip behind a participant's token: only its participant may fetch it, and
-/// nothing of the answer (no file name, date or hash) names where it came from.
+/// A clip behind a participant's token (the study's or the baseline's): a token of the
+/// right form whose clip the store finds and that belongs to this participant, else the
+/// same 404 as for no clip at all.
+async fn participant_grant<M>(
+    user: &User,
+    token: &str,
+    owner: impl Fn(&M) -> i64,
+    find: impl std::future::Future<Output = crate::error::Result<Option<M>>>,
+) -> Result<M, Response> {
+    let not_found = || (StatusCode::NOT_FOUND, "no such clip").into_response();
+    if token.len() > 100 || !token.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(not_found());
+    }
+    match find.await {
+        Ok(Some(m)) if owner(&m) == user.id => Ok(m),
+        Ok(_) => Err(not_found()),
+        Err(e) => Err(super::reply::PageError(e).into_response()),
+    }
+}
+
+/// A participant's video: nothing of the answer (no file name, date or hash) names
+/// where it came from.
+async fn serve_blind(
+    state: &AppState,
+    sha256: &str,
+    media_type: &str,
+    method: &Method,
+    headers: &HeaderMap,
+) -> Response {
+    serve_file(
+        media_path(&state.config.media_dir, sha256),
+        media_type,
+        method,
+        headers,
+        Identity::Blind,
+    )
+    .await
+}
+
 async fn study_grant(
     state: &AppState,
     user: &User,
     token: &str,
 ) -> Result<crate::store::study::StudyMedia, Response> {
-    let not_found = || (StatusCode::NOT_FOUND, "no such clip").into_response();
-    if token.len() > 100 || !token.bytes().all(|b| b.is_ascii_hexdigit()) {
-        return Err(not_found());
-    }
-    match state.store.study_media(token).await {
-        Ok(Some(m)) if m.participant_id == user.id => Ok(m),
-        Ok(_) => Err(not_found()),
-        Err(e) => Err(super::reply::PageError(e).into_response()),
-    }
+    participant_grant(
+        user,
+        token,
+        |m: &crate::store::study::StudyMedia| m.participant_id,
+        state.store.study_media(token),
+    )
+    .await
 }
 
 pub async fn study_clip(
@@ -724,16 +759,7 @@ pub async fn study_clip(
     headers: HeaderMap,
 ) -> Response {
     match study_grant(&state, &user, &token).await {
-        Ok(m) => {
-            serve_file(
-                media_path(&state.config.media_dir, &m.sha256),
-                &m.media_type,
-                &method,
-                &headers,
-                Identity::Blind,
-            )
-            .await
-        }
+        Ok(m) => serve_blind(&state, &m.sha256, &m.media_type, &method, &headers).await,
         Err(resp) => resp,
     }
 }
@@ -757,8 +783,7 @@ pub async fn study_frames(
     }
 }
 
-/// A baseline clip behind a participant's token: only its participant may fetch it, and
-/// nothing of the answer names where it came from.
+/// A baseline clip behind a participant's token.
 pub async fn baseline_clip(
     State(state): State<AppState>,
     Extension(user): Extension<User>,
@@ -766,23 +791,16 @@ pub async fn baseline_clip(
     method: Method,
     headers: HeaderMap,
 ) -> Response {
-    let not_found = || (StatusCode::NOT_FOUND, "no such clip").into_response();
-    if token.len() > 100 || !token.bytes().all(|b| b.is_ascii_hexdigit()) {
-        return not_found();
-    }
-    match state.store.baseline_media(&token).await {
-        Ok(Some(m)) if m.participant_id == user.id => {
-            serve_file(
-                media_path(&state.config.media_dir, &m.sha256),
-                &m.media_type,
-                &method,
-                &headers,
-                Identity::Blind,
-            )
-            .await
-        }
-        Ok(_) => not_found(),
-        Err(e) => super::reply::PageError(e).into_response(),
+    let found = participant_grant(
+        &user,
+        &token,
+        |m: &crate::store::baseline::BaselineMedia| m.participant_id,
+        state.store.baseline_media(&token),
+    )
+    .await;
+    match found {
+        Ok(m) => serve_blind(&state, &m.sha256, &m.media_type, &method, &headers).await,
+        Err(resp) => resp,
     }
 }
 

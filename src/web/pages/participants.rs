@@ -134,6 +134,16 @@ async fn show(
     Ok(resp)
 }
 
+/// The page again with what was wrong, for an error the admin can mend; else the error.
+async fn refused(state: &AppState, session: &Session, c: &str, e: Error) -> PageResult {
+    match e {
+        Error::Field { .. } | Error::Invalid(_) | Error::Conflict(_) => {
+            show(state, session, c, Vec::new(), vec![super::for_people(&e)]).await
+        }
+        e => Err(e.into()),
+    }
+}
+
 /// `/c/{campaign}/admin/participants`.
 pub async fn page(
     State(state): State<AppState>,
@@ -175,17 +185,7 @@ pub async fn setup(
             &format!("/c/{c}/admin/participants"),
             &format!("Set up: {s}."),
         )),
-        Err(e @ (Error::Field { .. } | Error::Invalid(_) | Error::Conflict(_))) => {
-            show(
-                &state,
-                &session,
-                &c,
-                Vec::new(),
-                vec![super::for_people(&e)],
-            )
-            .await
-        }
-        Err(e) => Err(e.into()),
+        Err(e) => refused(&state, &session, &c, e).await,
     }
 }
 
@@ -254,17 +254,7 @@ pub async fn invite(
                 .collect();
             show(&state, &session, &c, lines, Vec::new()).await
         }
-        Err(e @ (Error::Field { .. } | Error::Invalid(_) | Error::Conflict(_))) => {
-            show(
-                &state,
-                &session,
-                &c,
-                Vec::new(),
-                vec![super::for_people(&e)],
-            )
-            .await
-        }
-        Err(e) => Err(e.into()),
+        Err(e) => refused(&state, &session, &c, e).await,
     }
 }
 
