@@ -205,12 +205,27 @@ pub async fn setup(
             (u64::from_le_bytes(b) >> 1) as i64
         }
     };
+    // The clips with a question to ask (a linked pair only whole), with those questions.
     let (clips, _) = store.retained(campaign).await?;
+    let asked: Vec<_> = clips
+        .into_iter()
+        .filter_map(|clip| {
+            let pairs = pair_keys(&clip.fields);
+            let (kept, _) = keep_whole_pairs(clip.questions.clone(), &pairs);
+            (!kept.is_empty()).then_some((clip, kept))
+        })
+        .collect();
+    if asked.is_empty() {
+        return Err(Error::Invalid(
+            "the campaign has no retained question yet: the baseline asks retained questions only"
+                .into(),
+        ));
+    }
     let strip = io::video::ffmpeg_available();
     let dir = config.media_dir.clone();
-    let sources: Vec<(String, String, String)> = clips
+    let sources: Vec<(String, String, String)> = asked
         .iter()
-        .map(|c| {
+        .map(|(c, _)| {
             (
                 c.clip_id.clone(),
                 c.media_sha256.clone(),
@@ -223,8 +238,8 @@ pub async fn setup(
         let mut added = Vec::new();
         for (clip, sha, media_type) in &sources {
             let src = io::media::media_path(&dir, sha);
-            match io::media::served_copy(&src, &dir, io::manifest::extension_for(media_type), strip)
-            {
+            let ext = io::manifest::extension_for(media_type);
+            match io::media::served_copy(&src, &dir, ext, strip) {
                 Ok((copy, _, new)) => {
                     added.extend(new);
                     copies.insert(clip.clone(), copy);
@@ -243,22 +258,19 @@ pub async fn setup(
     .map_err(|e| Error::Internal(format!("preparing the videos failed: {e}")))??;
     let mut setup = Vec::new();
     let mut tasks = HashSet::new();
-    let mut used = HashSet::new();
-    for clip in clips {
-        let pairs = pair_keys(&clip.fields);
-        let (kept, _) = keep_whole_pairs(clip.questions, &pairs);
-        let Some(copy) = copies.get(&clip.clip_id) else {
-            continue;
-        };
+    for (clip, kept) in &asked {
+        let copy = copies
+            .get(&clip.clip_id)
+            .cloned()
+            .ok_or_else(|| Error::Internal(format!("no served copy of clip `{}`", clip.clip_id)))?;
+        tasks.insert(clip.task.clone());
         for q in kept {
-            tasks.insert(clip.task.clone());
-            used.insert(clip.clip_id.clone());
             setup.push(crate::store::baseline::SetupQuestion {
-                question_key: q.question_id,
+                question_key: q.question_id.clone(),
                 clip_key: clip.clip_id.clone(),
                 task: clip.task.clone(),
-                text: q.question,
-                options: q.options,
+                text: q.question.clone(),
+                options: q.options.clone(),
                 media_sha256: copy.clone(),
                 media_type: clip.media_type.clone(),
             });
@@ -266,7 +278,7 @@ pub async fn setup(
     }
     let summary = crate::store::baseline::SetupSummary {
         questions: setup.len(),
-        clips: used.len(),
+        clips: asked.len(),
         tasks: tasks.len(),
         per_task,
         seed,
@@ -350,6 +362,11 @@ pub async fn join(
     if token.is_empty() || token.len() > 100 || !token.bytes().all(|b| b.is_ascii_hexdigit()) {
         return Ok(None);
     }
+    let digest = crate::auth::sha256_hex(token.as_bytes());
+    // Made-up tokens are turned away by a read; the write checks again.
+    if !store.link_opens(&digest).await? {
+        return Ok(None);
+    }
     let (secret, credential) = if api {
         let (token, digest) = crate::auth::generate_token()?;
         (token, Credential::Token { digest })
@@ -360,11 +377,7 @@ pub async fn join(
         (id, Credential::Session { hash, csrf })
     };
     let Some((_user, part, target)) = store
-        .join(
-            &crate::auth::sha256_hex(token.as_bytes()),
-            external_id(external),
-            &credential,
-        )
+        .join(&digest, external_id(external), &credential)
         .await?
     else {
         return Ok(None);

@@ -574,6 +574,73 @@ pub async fn build_with(
     store
         .import_decisions(&campaign, &rows, Vec::new(), "demo decisions")
         .await?;
+    // The questions of one passed clip kept too, so that the human baseline has
+    // something to ask: set up for the browser, with a consent text.
+    if stage == Stage::Clip
+        && let Ok(task) = task_of(&taxonomy, 8)
+    {
+        let clip = format!("{}_D08", task.code);
+        let (open, _) = store
+            .items_in_group(
+                &campaign,
+                Stage::Question,
+                None,
+                ItemGroup::Open,
+                usize::MAX,
+            )
+            .await?;
+        let mut kept = Vec::new();
+        let pair = tasks
+            .iter()
+            .find(|t| t.code == task.code)
+            .and_then(|t| t.rater1.clone().zip(t.rater2.clone()));
+        for item in open.iter().filter(|i| i.clip_id == clip) {
+            // Its fixed pair, else its task's pair in force.
+            let Some((r1, r2)) = item
+                .rater1
+                .clone()
+                .zip(item.rater2.clone())
+                .or(pair.clone())
+            else {
+                continue;
+            };
+            for who in [&r1, &r2] {
+                kept.push(DecisionRow {
+                    time_measure: None,
+                    line: kept.len() + 2,
+                    stage: Stage::Question,
+                    item_id: item.item_id.clone(),
+                    validator: who.clone(),
+                    verdict: Verdict::Valid,
+                    reasons: vec![],
+                    note: String::new(),
+                    decided_at: now,
+                    time_spent_ms: Some(8000),
+                    clip_version: None,
+                });
+            }
+        }
+        store
+            .import_decisions(&campaign, &kept, Vec::new(), "demo decisions, Stage 2")
+            .await?;
+    }
+    if !crate::app::baseline::questions(&store, &campaign)
+        .await?
+        .0
+        .is_empty()
+    {
+        crate::app::baseline::setup(&store, &config, &campaign, 10, Some(2026)).await?;
+        store
+            .set_part_settings(
+                &campaign,
+                crate::domain::Part::Baseline,
+                &crate::store::invitations::PartSettings {
+                    consent: "This demo asks a few questions about short videos. Nothing you answer leaves this machine.".into(),
+                    keep_external_id: false,
+                },
+            )
+            .await?;
+    }
     Ok((config, store, accounts))
 }
 
@@ -687,7 +754,26 @@ pub async fn run(
     println!(
         "  as admin: the overview per task and stage, statistics, pairs, calibration, the audit"
     );
-    println!("    trail, the study and its results (Tables 14, 15), accounts, import and exports.");
+    println!(
+        "    trail, the study and its results (Tables 14, 15), the participants and their links,"
+    );
+    println!("    the baseline's results, accounts, import and exports.");
+    let campaign = store.campaign(CAMPAIGN).await?;
+    if store.baseline(&campaign).await?.is_some() {
+        let links =
+            crate::app::baseline::invite(&store, &campaign, crate::domain::Part::Baseline, 1)
+                .await?;
+        for l in links {
+            println!(
+                "  as a baseline participant: open {base}{} (no password: the link is",
+                l.path
+            );
+            println!(
+                "    the credential), read the consent, Enter begins; a letter picks an answer,"
+            );
+            println!("    Enter saves; each question comes once per rotation of its options.");
+        }
+    }
     if let Some((_, _, _, token)) = accounts.iter().find(|a| a.0 == "val00") {
         println!();
         println!("The same through the API, as val00:");

@@ -708,6 +708,8 @@ forward! {
     fn invite(&self, campaign: &Campaign, part: Part, links: &[(String, String)]) -> Result<Vec<String>>;
     /// A campaign's links, without their tokens.
     fn links(&self, campaign: &Campaign) -> Result<Vec<invitations::LinkLine>>;
+    /// Whether a link (by its token's digest) would open, read without a write.
+    fn link_opens(&self, digest: &str) -> Result<bool>;
     /// Exchanges a link for a new session or API token (its earlier ones end); none for
     /// a link unknown or revoked.
     fn join(&self, digest: &str, external_id: Option<&str>, credential: &invitations::Credential) -> Result<Option<(User, Part, Option<i64>)>>;

@@ -38,6 +38,17 @@ async fn the_demo_campaign_holds_what_the_readme_says() {
     let p = store.study_progress(&study, &part1).await.unwrap();
     assert_eq!((p.total, p.answered, p.next), (3, 0, Some(1)));
 
+    // The human baseline, set up on the one clip whose questions are kept.
+    assert!(store.baseline(&campaign).await.unwrap().is_some());
+    let (asked, _) = tandem::app::baseline::questions(&store, &campaign)
+        .await
+        .unwrap();
+    assert!(!asked.is_empty());
+    assert!(
+        asked.iter().all(|q| q.question_id.contains("_D08")),
+        "{asked:?}"
+    );
+
     // A second run over the same folder starts afresh instead of failing.
     drop(store);
     let (_c, store, _) = tandem::demo::build(&data, None).await.unwrap();

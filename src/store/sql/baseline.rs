@@ -171,6 +171,10 @@ impl Backend {
         write::invitations::links(&mut *self.read().await?, campaign.id).await
     }
 
+    pub(crate) async fn link_opens(&self, digest: &str) -> Result<bool> {
+        write::invitations::opens(&mut *self.read().await?, digest).await
+    }
+
     pub(crate) async fn join(
         &self,
         digest: &str,

@@ -133,6 +133,21 @@ pub(crate) async fn links(tx: &mut impl Tx, campaign: i64) -> Result<Vec<LinkLin
         .collect()
 }
 
+/// Whether a link (by its token's digest) would open: it exists, is not revoked, and its
+/// account is not disabled. A read, so that made-up tokens never reach the writer.
+pub(crate) async fn opens(tx: &mut impl Tx, digest: &str) -> Result<bool> {
+    let n: i64 = tx
+        .scalar(
+            sql!(
+                "SELECT COUNT(*) FROM invitations i JOIN users u ON u.id = i.participant_id
+                 WHERE i.token_hash = :digest AND i.revoked_at IS NULL AND u.disabled_at IS NULL"
+            ),
+            named! { digest },
+        )
+        .await?;
+    Ok(n > 0)
+}
+
 row! {
     struct JoinRow {
         id: i64,
