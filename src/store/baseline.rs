@@ -77,11 +77,14 @@ pub struct SetupQuestion {
 /// What setting a baseline up did.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq, utoipa::ToSchema)]
 pub struct SetupSummary {
+    /// Questions it asks (the retained ones when it was set up).
     pub questions: usize,
+    /// Clips with a question to ask.
     pub clips: usize,
+    /// The tasks those clips belong to.
     pub tasks: usize,
-    /// Presentations each participant is shown (all of a task's videos when it has
-    /// fewer than k), the most over tasks' question counts.
+    /// k: the videos of each task each participant answers about (all of a task's
+    /// videos when it has fewer).
     pub per_task: i64,
     pub seed: i64,
     /// Whether the served copies had their metadata removed (ffmpeg was there).
