@@ -295,6 +295,22 @@ pub async fn setup(
     }
 }
 
+/// A baseline participant's completion code: once every question is answered, and only
+/// for one who came by a link.
+pub async fn completion_code(
+    store: &Store,
+    user: &crate::store::accounts::User,
+    progress: &crate::store::baseline::BaselineProgress,
+) -> Result<Option<String>> {
+    if progress.begun && progress.next.is_none() {
+        store
+            .completion_code(user, crate::domain::Part::Baseline)
+            .await
+    } else {
+        Ok(None)
+    }
+}
+
 /// Makes `count` participants of a part, each with an invitation link (a random token
 /// shown only now) and a completion code.
 pub async fn invite(
@@ -312,7 +328,7 @@ pub async fn invite(
         let token = crate::auth::random_id(24)?;
         links.push((
             crate::auth::sha256_hex(token.as_bytes()),
-            completion_code()?,
+            new_completion_code()?,
         ));
         tokens.push(token);
     }
@@ -328,7 +344,7 @@ pub async fn invite(
 }
 
 /// A completion code: 8 characters from an alphabet without look-alikes, in two groups.
-fn completion_code() -> Result<String> {
+fn new_completion_code() -> Result<String> {
     const ALPHABET: &[u8] = b"ABCDEFGHJKLMNPQRSTUVWXYZ23456789";
     let mut b = [0u8; 8];
     crate::auth::random_bytes(&mut b)?;

@@ -23,6 +23,21 @@ pub fn letters(options: &[usize]) -> String {
     options.iter().map(|&o| letter(o)).collect()
 }
 
+/// The longest consent text participants read first, in characters.
+pub const MAX_CONSENT_CHARS: usize = 4000;
+
+/// A consent text as stored: line ends made `\n`, trimmed, at most
+/// [`MAX_CONSENT_CHARS`] characters (else the reason, in words).
+pub fn consent_text(raw: &str) -> Result<String, String> {
+    let text = raw.replace("\r\n", "\n").trim().to_string();
+    if text.chars().count() > MAX_CONSENT_CHARS {
+        return Err(format!(
+            "a consent text is limited to {MAX_CONSENT_CHARS} characters"
+        ));
+    }
+    Ok(text)
+}
+
 /// One row of an answers file, read and checked on its own.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AnswerRow {

@@ -253,13 +253,10 @@ pub fn write_answers(out: impl Write, rows: &[AnswerRow]) -> Result<()> {
     w.flush().map_err(|e| Error::io("cannot write CSV", e))
 }
 
-/// The longest consent text, in characters.
-pub const MAX_CONSENT_CHARS: usize = 4000;
-
-/// Reads a consent text file: UTF-8, at most [`MAX_CONSENT_CHARS`] characters (and four
-/// bytes each, read no further), line ends made `\n`.
+/// Reads a consent text file: UTF-8 (four bytes a character at most, read no further),
+/// as `domain::baseline::consent_text` takes it.
 pub fn read_consent(path: &std::path::Path) -> Result<String> {
-    let max = (MAX_CONSENT_CHARS * 4) as u64;
+    let max = (crate::domain::baseline::MAX_CONSENT_CHARS * 4) as u64;
     let file = crate::io::limits::open_regular(path, "the consent text", max, "a shorter text")?;
     let mut bytes = Vec::new();
     file.take(max + 1)
@@ -267,13 +264,8 @@ pub fn read_consent(path: &std::path::Path) -> Result<String> {
         .map_err(|e| Error::io(format!("cannot read {}", path.display()), e))?;
     let text = String::from_utf8(bytes)
         .map_err(|_| Error::Invalid(format!("{} is not UTF-8 text", path.display())))?;
-    if text.chars().count() > MAX_CONSENT_CHARS {
-        return Err(Error::Invalid(format!(
-            "{}: a consent text is limited to {MAX_CONSENT_CHARS} characters",
-            path.display()
-        )));
-    }
-    Ok(text.replace("\r\n", "\n").trim().to_string())
+    crate::domain::baseline::consent_text(&text)
+        .map_err(|m| Error::Invalid(format!("{}: {m}", path.display())))
 }
 
 #[cfg(test)]

@@ -78,7 +78,6 @@ pub struct BaselineReply {
 
 async fn reply(state: &AppState, b: &Baseline, user: &User) -> Result<BaselineReply, Error> {
     let progress = state.store.baseline_progress(b, user).await?;
-    let done = progress.begun && progress.next.is_none();
     Ok(BaselineReply {
         baseline: b.id,
         consent: state
@@ -86,11 +85,8 @@ async fn reply(state: &AppState, b: &Baseline, user: &User) -> Result<BaselineRe
             .part_settings(b.campaign_id, Part::Baseline)
             .await?
             .consent,
-        completion_code: if done {
-            state.store.completion_code(user, Part::Baseline).await?
-        } else {
-            None
-        },
+        completion_code: crate::app::baseline::completion_code(&state.store, user, &progress)
+            .await?,
         progress,
     })
 }
@@ -272,11 +268,8 @@ pub async fn answer(
         .store
         .answer_baseline(&b, &user, p.seq, chosen)
         .await?;
-    let completion_code = if progress.next.is_none() {
-        state.store.completion_code(&user, Part::Baseline).await?
-    } else {
-        None
-    };
+    let completion_code =
+        crate::app::baseline::completion_code(&state.store, &user, &progress).await?;
     Ok(Json(ChosenReply {
         recorded: true,
         progress,
@@ -516,16 +509,8 @@ pub async fn set_part(
 ) -> Result<Json<PartSettings>, Error> {
     let campaign = state.store.campaign(&p.campaign).await?;
     let part = Part::parse(&p.part).map_err(|m| Error::field("part", m))?;
-    let consent = body.consent.replace("\r\n", "\n").trim().to_string();
-    if consent.chars().count() > crate::io::baseline::MAX_CONSENT_CHARS {
-        return Err(Error::field(
-            "consent",
-            format!(
-                "a consent text is limited to {} characters",
-                crate::io::baseline::MAX_CONSENT_CHARS
-            ),
-        ));
-    }
+    let consent = crate::domain::baseline::consent_text(&body.consent)
+        .map_err(|m| Error::field("consent", m))?;
     let s = PartSettings {
         consent,
         keep_external_id: body.keep_external_id,

@@ -202,19 +202,12 @@ pub async fn settings(
         Ok(p) => p,
         Err(m) => return show(&state, &session, &c, Vec::new(), vec![m]).await,
     };
-    let consent = form.get("consent").replace("\r\n", "\n");
-    if consent.chars().count() > crate::io::baseline::MAX_CONSENT_CHARS {
-        return show(
-            &state,
-            &session,
-            &c,
-            Vec::new(),
-            vec!["The consent text is limited to 4000 characters.".into()],
-        )
-        .await;
-    }
+    let consent = match crate::domain::baseline::consent_text(&form.get("consent")) {
+        Ok(text) => text,
+        Err(m) => return show(&state, &session, &c, Vec::new(), vec![m]).await,
+    };
     let s = PartSettings {
-        consent: consent.trim().to_string(),
+        consent,
         keep_external_id: form.get("keep_external_id") == "on",
     };
     state.store.set_part_settings(&campaign, part, &s).await?;

@@ -53,15 +53,8 @@ pub async fn start(
         .part_settings(baseline.campaign_id, Part::Baseline)
         .await?
         .consent;
-    let done = progress.begun && progress.next.is_none();
-    let code = if done {
-        state
-            .store
-            .completion_code(&session.user, Part::Baseline)
-            .await?
-    } else {
-        None
-    };
+    let code =
+        crate::app::baseline::completion_code(&state.store, &session.user, &progress).await?;
     let chrome = Chrome::new(
         &state,
         &session,
