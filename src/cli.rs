@@ -208,6 +208,10 @@ pub enum Command {
     /// Manage a campaign's validator pool
     #[command(subcommand)]
     Pool(PoolCommand),
+    /// Where the videos, strips and served copies live: the data folder or an
+    /// S3-compatible bucket
+    #[command(subcommand)]
+    Media(MediaCommand),
     /// Issue API tokens
     #[command(subcommand)]
     Token(TokenCommand),
@@ -583,6 +587,21 @@ pub enum UserCommand {
 }
 
 #[derive(Subcommand, Debug)]
+pub enum MediaCommand {
+    /// Say where the media live, how many files there are, and whether the store
+    /// answers
+    Show,
+    /// Move every stored file to another media store (`s3://BUCKET/PREFIX`, with the
+    /// endpoint and credentials in this process's AWS_* variables, or `local`), each
+    /// checked, then switch every server to it; stopped midway, it resumes where it
+    /// stopped. The old place's files are left for you to remove.
+    Migrate {
+        #[arg(long)]
+        to: String,
+    },
+}
+
+#[derive(Subcommand, Debug)]
 pub enum PoolCommand {
     /// Put an existing account in a campaign's validator pool: its role there
     Add {
@@ -884,6 +903,36 @@ async fn command(command: Command, config: &Config, store: &Store) -> Result<()>
             eprintln!(
                 "note: the videos are the files under {}; copy that folder too (files there are written once and never changed)",
                 config.media_dir.display()
+            );
+            Ok(())
+        }
+        Command::Media(MediaCommand::Show) => {
+            let media = crate::app::media::media_store(store, config).await?;
+            println!("media: {}", media.location().as_text());
+            media.check().await?;
+            let files = media.list().await?;
+            let bytes: u64 = files.iter().map(|(_, n)| n).sum();
+            println!(
+                "{} stored file(s), {bytes} bytes; the store answers",
+                files.len()
+            );
+            Ok(())
+        }
+        Command::Media(MediaCommand::Migrate { to }) => {
+            let target = crate::io::objects::Location::parse(&to)?;
+            let progress = |done: usize, total: usize| {
+                if done.is_multiple_of(500) || done == total {
+                    eprintln!("{done} of {total} file(s) checked");
+                }
+            };
+            let m = crate::app::media::migrate(store, config, &target, &progress).await?;
+            println!(
+                "media moved from {} to {}: {} file(s) copied ({} bytes, {} of them added during the move), {} already there; every server uses {} now",
+                m.from, m.to, m.copied, m.bytes, m.late, m.present, m.to
+            );
+            eprintln!(
+                "note: the files in {} are left as they were; remove them when you no longer need them",
+                m.from
             );
             Ok(())
         }
@@ -1271,15 +1320,8 @@ async fn command(command: Command, config: &Config, store: &Store) -> Result<()>
         }
         Command::Export(ExportCommand::Retained { out, campaign }) => {
             let campaign = store.campaign(&campaign.campaign).await?;
-            let (clips, counts) = store.retained(&campaign).await?;
-            let summary = io::export::write_retained(
-                &out,
-                &campaign.name,
-                &clips,
-                &counts,
-                &config.media_dir,
-                campaign.taxonomy.variants,
-            )?;
+            let (summary, counts) =
+                crate::app::exports::retained_to_folder(store, config, &campaign, &out).await?;
             println!(
                 "exported {} clip(s) and {} question(s) (V1 {}, V2 {}, V3 {}) to {}",
                 summary.clips,

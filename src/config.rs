@@ -24,6 +24,9 @@ pub struct Config {
     /// The folders (canonical) under which the admin's "import from a folder" may read
     /// a manifest (`serve --import-root`); none: that import is off (uploads work).
     pub import_roots: Vec<PathBuf>,
+    /// This process's `AWS_*` variables (endpoint, region, credentials of an S3-compatible
+    /// media store), read once at start; never printed, never stored.
+    pub aws: Vec<(String, String)>,
 }
 
 impl std::fmt::Debug for Config {
@@ -141,6 +144,9 @@ impl Config {
             trusted_proxies: Vec::new(),
             limits: Limits::from_env()?,
             import_roots: Vec::new(),
+            aws: std::env::vars()
+                .filter(|(k, _)| k.starts_with("AWS_"))
+                .collect(),
         })
     }
 

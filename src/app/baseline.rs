@@ -222,24 +222,22 @@ pub async fn setup(
         ));
     }
     let strip = io::video::ffmpeg_available();
+    let media = super::media::media_store(store, config).await?;
     let dir = config.media_dir.clone();
-    let sources: Vec<(String, String, String)> = asked
-        .iter()
-        .map(|(c, _)| {
-            (
-                c.clip_id.clone(),
-                c.media_sha256.clone(),
-                c.media_type.clone(),
-            )
-        })
-        .collect();
+    let mut sources: Vec<(String, std::path::PathBuf, String)> = Vec::with_capacity(asked.len());
+    for (c, _) in &asked {
+        // The stored video as a file here (fetched once from a bucket).
+        let src = media.local_copy(&c.media_sha256).await?;
+        sources.push((c.clip_id.clone(), src, c.media_type.clone()));
+    }
     let (copies, added) = tokio::task::spawn_blocking(move || {
         let mut copies = std::collections::HashMap::new();
         let mut added = Vec::new();
-        for (clip, sha, media_type) in &sources {
-            let src = io::media::media_path(&dir, sha);
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| Error::io(format!("cannot create {}", dir.display()), e))?;
+        for (clip, src, media_type) in &sources {
             let ext = io::manifest::extension_for(media_type);
-            match io::media::served_copy(&src, &dir, ext, strip) {
+            match io::media::served_copy(src, &dir, ext, strip) {
                 Ok((copy, _, new)) => {
                     added.extend(new);
                     copies.insert(clip.clone(), copy);
@@ -284,12 +282,11 @@ pub async fn setup(
         seed,
         metadata_removed: strip,
     };
+    let added = super::media::publish(&media, added).await?;
     match store.setup_baseline(campaign, per_task, seed, &setup).await {
         Ok(_) => Ok(summary),
         Err(e) => {
-            for f in added {
-                let _ = std::fs::remove_file(f);
-            }
+            super::media::unpublish(&media, &added).await;
             Err(e)
         }
     }

@@ -143,6 +143,70 @@ fn retained_name(campaign: &Campaign) -> String {
     format!("{}-retained.zip", campaign.name)
 }
 
+/// A folder holding the videos of `clips` under their SHA-256: the media folder itself,
+/// or, when the media live in a bucket, a folder of fetched copies (returned a second
+/// time: the caller removes it when done).
+async fn videos_here(
+    store: &Store,
+    config: &Config,
+    clips: &[crate::domain::records::RetainedClip],
+) -> Result<(std::path::PathBuf, Option<std::path::PathBuf>)> {
+    let store_media = super::media::media_store(store, config).await?;
+    match &store_media {
+        io::objects::MediaStore::Local(dir) => Ok((dir.clone(), None)),
+        io::objects::MediaStore::Bucket(_) => {
+            let folder = config
+                .media_dir
+                .join(format!(".export-{}", crate::auth::random_id(8)?));
+            tokio::fs::create_dir_all(&folder)
+                .await
+                .map_err(|e| Error::io(format!("cannot create {}", folder.display()), e))?;
+            let mut seen = std::collections::HashSet::new();
+            for c in clips {
+                if seen.insert(c.media_sha256.as_str())
+                    && let Err(e) = store_media
+                        .fetch_to(&c.media_sha256, &folder.join(&c.media_sha256))
+                        .await
+                {
+                    let _ = tokio::fs::remove_dir_all(&folder).await;
+                    return Err(e);
+                }
+            }
+            Ok((folder.clone(), Some(folder)))
+        }
+    }
+}
+
+/// Writes the retained benchmark into the folder `out` (the CLI's export), its videos
+/// from wherever the media live.
+pub async fn retained_to_folder(
+    store: &Store,
+    config: &Config,
+    campaign: &Campaign,
+    out: &Path,
+) -> Result<(
+    io::export::ExportSummary,
+    crate::domain::records::RetainedCounts,
+)> {
+    let (clips, counts) = store.retained(campaign).await?;
+    let (media, fetched) = videos_here(store, config, &clips).await?;
+    let (out, name, variants) = (
+        out.to_path_buf(),
+        campaign.name.clone(),
+        campaign.taxonomy.variants,
+    );
+    let counts_c = counts.clone();
+    let written = tokio::task::spawn_blocking(move || {
+        io::export::write_retained(&out, &name, &clips, &counts_c, &media, variants)
+    })
+    .await
+    .map_err(|e| Error::Internal(format!("the export task failed: {e}")));
+    if let Some(f) = fetched {
+        let _ = tokio::fs::remove_dir_all(f).await;
+    }
+    Ok((written??, counts))
+}
+
 /// What fills the retained benchmark's folder (read from the store now).
 async fn retained_fill(
     store: &Store,
@@ -150,11 +214,16 @@ async fn retained_fill(
     campaign: &Campaign,
 ) -> Result<impl FnOnce(&Path) -> Result<()> + Send + 'static> {
     let (clips, counts) = store.retained(campaign).await?;
-    let media = config.media_dir.clone();
     let name = campaign.name.clone();
     let variants = campaign.taxonomy.variants;
+    let (media, fetched) = videos_here(store, config, &clips).await?;
     Ok(move |folder: &Path| {
-        io::export::write_retained(folder, &name, &clips, &counts, &media, variants).map(drop)
+        let written =
+            io::export::write_retained(folder, &name, &clips, &counts, &media, variants).map(drop);
+        if let Some(f) = fetched {
+            let _ = std::fs::remove_dir_all(f);
+        }
+        written
     })
 }
 

@@ -43,12 +43,14 @@ pub async fn import_manifest(
     manifest: &Path,
 ) -> Result<ImportSummary> {
     let taxonomy = store.taxonomy_for(campaign).await?;
+    let media = media::media_store(store, config).await?;
+    let local = matches!(media, io::objects::MediaStore::Local(_));
     let path = manifest.to_path_buf();
     let limits = config.limits.clone();
     let media_dir = config.media_dir.clone();
     let data_dir = config.data_dir.clone();
     let taking = std::time::Instant::now();
-    let (checked, added) = tokio::task::spawn_blocking(move || -> Result<_> {
+    let (checked, mut taken, added) = tokio::task::spawn_blocking(move || -> Result<_> {
         std::fs::create_dir_all(&media_dir)
             .map_err(|e| Error::io(format!("cannot create {}", media_dir.display()), e))?;
         let swept = io::media::sweep_incoming(&media_dir, STALE_INCOMING);
@@ -81,13 +83,15 @@ pub async fn import_manifest(
             .into_inner()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         match checked {
-            Ok(checked) => match io::media::settle(&media_dir, &mut taken) {
-                Ok(added) => Ok((checked, added)),
+            // A local store: the new videos made durable and named here, in one batch.
+            Ok(checked) if local => match io::media::settle(&media_dir, &mut taken) {
+                Ok(added) => Ok((checked, Vec::new(), added)),
                 Err(e) => {
                     io::media::discard(&mut taken);
                     Err(e)
                 }
             },
+            Ok(checked) => Ok((checked, taken, Vec::new())),
             Err(e) => {
                 io::media::discard(&mut taken);
                 Err(e)
@@ -96,6 +100,12 @@ pub async fn import_manifest(
     })
     .await
     .map_err(|e| Error::Internal(format!("checking the manifest failed: {e}")))??;
+    // A bucket: the new videos go up before the database names any of them.
+    let added: Vec<String> = if local {
+        added.into_iter().map(|(sha, _)| sha).collect()
+    } else {
+        upload_new(&media, io::media::staged(&mut taken)).await?
+    };
     let taken_ms = taking.elapsed().as_millis();
     let writing = std::time::Instant::now();
     let result = store.import_manifest(campaign, &checked).await;
@@ -111,9 +121,11 @@ pub async fn import_manifest(
         Ok((_, stored)) => stored.clone(),
         Err(_) => HashSet::new(),
     };
-    for (sha, path) in added {
-        if !keep.contains(&sha) {
-            let _ = std::fs::remove_file(path);
+    for sha in added {
+        if !keep.contains(&sha)
+            && let Err(e) = media.remove(&sha).await
+        {
+            tracing::warn!(error = %e, %sha, "a video no record names could not be removed");
         }
     }
     result.map(|(mut summary, stored)| {
@@ -131,6 +143,49 @@ pub async fn import_manifest(
         }
         summary
     })
+}
+
+/// Uploads an import's new videos (SHA-256, staged file) to a bucket, a few at once,
+/// each skipped when the bucket holds it already; returns those it added. When one
+/// fails, the others are waited for, those added are removed, every staged file is
+/// removed, and the error says which video failed: nothing is half-imported, and the
+/// import can be run again.
+async fn upload_new(
+    media: &io::objects::MediaStore,
+    staged: Vec<(String, std::path::PathBuf)>,
+) -> Result<Vec<String>> {
+    use futures_util::stream::StreamExt;
+    let results: Vec<(String, Result<bool>)> = futures_util::stream::iter(staged)
+        .map(|(sha, temp)| async move {
+            let size = tokio::fs::metadata(&temp).await.map(|m| m.len()).ok();
+            let done = match media.size_of(&sha).await {
+                Ok(Some(held)) if Some(held) == size => Ok(false),
+                Ok(_) => media.put_file(&sha, &temp).await.map(|()| true),
+                Err(e) => Err(e),
+            };
+            let _ = tokio::fs::remove_file(&temp).await;
+            (sha, done)
+        })
+        .buffer_unordered(4)
+        .collect()
+        .await;
+    let added: Vec<String> = results
+        .iter()
+        .filter(|(_, r)| matches!(r, Ok(true)))
+        .map(|(sha, _)| sha.clone())
+        .collect();
+    if let Some((sha, Err(e))) = results.into_iter().find(|(_, r)| r.is_err()) {
+        for a in &added {
+            let _ = media.remove(a).await;
+        }
+        return Err(match e {
+            Error::Unavailable(m) => Error::Unavailable(format!(
+                "video {sha} could not be stored, so nothing was imported: {m}"
+            )),
+            e => e,
+        });
+    }
+    Ok(added)
 }
 
 /// Refuses a display the server cannot draw.
@@ -151,18 +206,16 @@ fn check_display(display: Display, frames: i64) -> Result<()> {
 }
 
 /// Draws the strips a study's display needs; returns how many it drew.
-async fn draw_study_strips(store: &Store, study: &Study, media_dir: &Path) -> Result<usize> {
+async fn draw_study_strips(store: &Store, study: &Study, config: &Config) -> Result<usize> {
     let hashes = store.study_media_hashes(study).await?;
+    let media = media::media_store(store, config).await?;
     // The participants' strip: K frames of 320 pixels, four to a row.
     let layout = io::video::StripLayout {
         k: u64::try_from(study.frames).unwrap_or(8),
         columns: 4,
         width: 320,
     };
-    let dir = media_dir.to_path_buf();
-    tokio::task::spawn_blocking(move || io::media::draw_strips(&hashes, &dir, layout))
-        .await
-        .map_err(|e| Error::Internal(format!("drawing the strips failed: {e}")))?
+    media::draw_strips(&media, &hashes, layout).await
 }
 
 /// Imports checked comparison sets, all or nothing: the copies participants receive
@@ -189,7 +242,24 @@ pub async fn probe_timings(store: &Store, config: &Config) -> Result<Probed> {
     if hashes.is_empty() {
         return Ok(Probed::default());
     }
-    let dir = config.media_dir.clone();
+    let store_media = media::media_store(store, config).await?;
+    // In a bucket, each video is read from a fetched copy (a video that cannot be
+    // fetched now is left for the next time, never marked unreadable).
+    let (dir, hashes) = match &store_media {
+        io::objects::MediaStore::Local(dir) => (dir.clone(), hashes),
+        io::objects::MediaStore::Bucket(_) => {
+            let mut fetched = Vec::with_capacity(hashes.len());
+            for sha in hashes {
+                match store_media.local_copy(&sha).await {
+                    Ok(_) => fetched.push(sha),
+                    Err(e) => {
+                        tracing::warn!(error = %e, %sha, "cannot fetch a video to read its timing")
+                    }
+                }
+            }
+            (store_media.scratch().join("cache"), fetched)
+        }
+    };
     let ffprobe = io::video::ffmpeg_available();
     let read = tokio::task::spawn_blocking(move || io::media::read_timings(&dir, &hashes, ffprobe))
         .await
@@ -228,20 +298,20 @@ pub async fn import_study(
     })
     .await
     .map_err(|e| Error::Internal(format!("preparing the videos failed: {e}")))??;
+    let store_media = media::media_store(store, config).await?;
+    let added = media::publish(&store_media, added).await?;
     let result = match store.import_study(campaign, sets, &prepared, display).await {
         Ok((mut summary, study)) => {
             summary.metadata_removed = strip_metadata;
             if study.display == Display::Strip {
-                draw_study_strips(store, &study, &config.media_dir).await?;
+                draw_study_strips(store, &study, config).await?;
             }
             Ok(summary)
         }
         Err(e) => Err(e),
     };
     if result.is_err() {
-        for f in added {
-            let _ = std::fs::remove_file(f);
-        }
+        media::unpublish(&store_media, &added).await;
     }
     result
 }
@@ -259,7 +329,7 @@ pub async fn set_study_display(
     let mut study = store.require_study(campaign).await?;
     study.frames = frames;
     let made = if display == Display::Strip {
-        draw_study_strips(store, &study, &config.media_dir).await?
+        draw_study_strips(store, &study, config).await?
     } else {
         0
     };

@@ -233,6 +233,23 @@ pub fn settle(media_dir: &Path, taken: &mut [Taken]) -> Result<Vec<(String, Path
     Ok(added)
 }
 
+/// The new videos of an import for a media store elsewhere (a bucket): each content once
+/// with the temporary file that holds it (the files of repeats are removed). The caller
+/// uploads them before the database names them.
+pub fn staged(taken: &mut [Taken]) -> Vec<(String, PathBuf)> {
+    let mut out: Vec<(String, PathBuf)> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for t in taken.iter_mut() {
+        let Some(temp) = t.temp.take() else { continue };
+        if seen.insert(t.media.sha256.clone()) {
+            out.push((t.media.sha256.clone(), temp));
+        } else {
+            let _ = std::fs::remove_file(&temp);
+        }
+    }
+    out
+}
+
 /// The timing of stored videos (by SHA-256), several at once: MP4 and QuickTime from
 /// their own tables, the others (and MP4 whose tables do not say) with ffprobe when
 /// `ffprobe`, else not tried.
@@ -294,12 +311,22 @@ pub fn discard(taken: &mut [Taken]) {
     }
 }
 
-/// Where the strip of `frames` frames of a stored video lives.
-pub fn strip_path(media_dir: &Path, sha256: &str, frames: i64) -> PathBuf {
-    media_dir.join(format!("{sha256}.k{frames}.jpg"))
+/// The stored name of the strip of `frames` frames of a stored video (the study's).
+pub fn strip_name(sha256: &str, frames: i64) -> String {
+    format!("{sha256}.k{frames}.jpg")
 }
 
-fn sha256_file(path: &Path) -> std::io::Result<(String, u64)> {
+/// The stored name of a video's reviewers' strip.
+pub fn review_strip_name(sha256: &str) -> String {
+    format!("{sha256}.strip.jpg")
+}
+
+/// Where the strip of `frames` frames of a stored video lives in the media folder.
+pub fn strip_path(media_dir: &Path, sha256: &str, frames: i64) -> PathBuf {
+    media_dir.join(strip_name(sha256, frames))
+}
+
+pub fn sha256_file(path: &Path) -> std::io::Result<(String, u64)> {
     let mut f = std::fs::File::open(path)?;
     let mut h = Sha256::new();
     let mut buf = vec![0u8; 64 * 1024];

@@ -7,6 +7,7 @@ pub mod export;
 pub mod limits;
 pub mod manifest;
 pub mod media;
+pub mod objects;
 pub mod protocol;
 pub mod records;
 pub mod study;

@@ -439,6 +439,17 @@ impl Store {
         on_backend!(self, backup(database_url, out))
     }
 
+    /// Where the installation's media live, as stored: `local` or `s3://BUCKET/PREFIX`.
+    pub async fn media_location(&self) -> Result<String> {
+        on_backend!(self, media_location())
+    }
+
+    /// Stores where the installation's media live (the caller has checked the text and
+    /// that every file is there).
+    pub async fn set_media_location(&self, location: &str) -> Result<()> {
+        on_backend!(self, set_media_location(location.to_string()))
+    }
+
     /// Every row of every table in a stable order, as text. Tests compare two dumps to
     /// prove that a refused import or request changed nothing.
     pub async fn dump(&self) -> Result<String> {

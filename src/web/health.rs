@@ -22,6 +22,7 @@ const PROBE_EVERY: Duration = Duration::from_secs(1);
 pub struct Life {
     draining: AtomicBool,
     last_probe: Mutex<Option<(Instant, Result<(), &'static str>)>>,
+    last_media: Mutex<Option<(Instant, &'static str)>>,
 }
 
 impl Life {
@@ -74,6 +75,41 @@ async fn check(state: &AppState) -> Result<(), &'static str> {
     result
 }
 
+/// Whether the media store answers (asked at most once a second, within [`PING_WAIT`]).
+/// Its failure does not make the server unready: every server shares the store, and
+/// everything that does not need it still answers; it is reported for the operator.
+async fn media_state(state: &AppState) -> &'static str {
+    let cached = state
+        .life
+        .last_media
+        .lock()
+        .ok()
+        .and_then(|g| *g)
+        .filter(|(at, _)| at.elapsed() < PROBE_EVERY);
+    if let Some((_, said)) = cached {
+        return said;
+    }
+    let asked = async {
+        let media = crate::app::media::media_store(&state.store, &state.config).await?;
+        media.check().await
+    };
+    let said = match tokio::time::timeout(PING_WAIT, asked).await {
+        Ok(Ok(())) => "answers",
+        Ok(Err(e)) => {
+            tracing::error!(error = %e, "readiness: the media store does not answer");
+            "does not answer"
+        }
+        Err(_) => {
+            tracing::error!("readiness: the media store did not answer within {PING_WAIT:?}");
+            "does not answer"
+        }
+    };
+    if let Ok(mut g) = state.life.last_media.lock() {
+        *g = Some((Instant::now(), said));
+    }
+    said
+}
+
 /// Whether the server can serve.
 #[derive(serde::Serialize, utoipa::ToSchema)]
 pub struct Health {
@@ -86,6 +122,11 @@ pub struct Health {
     /// With `failing`: what fails.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub problem: Option<&'static str>,
+    /// `/readyz` only: whether the media store (the media folder or the bucket) answers,
+    /// `answers` or `does not answer`. A media store that does not answer leaves the
+    /// server ready (clips answer 503, everything else as usual).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub media: Option<&'static str>,
 }
 
 /// A health answer; a 503 says when to ask again, as the API's do.
@@ -119,6 +160,7 @@ pub async fn healthz(State(state): State<AppState>) -> Response {
                 status: "ok",
                 database: Some("reads and writes"),
                 problem: None,
+                media: None,
             },
         ),
         Err(problem) => answer(
@@ -127,13 +169,14 @@ pub async fn healthz(State(state): State<AppState>) -> Response {
                 status: "failing",
                 database: None,
                 problem: Some(problem),
+                media: None,
             },
         ),
     }
 }
 
 /// Readiness for a load balancer: as `/healthz`, and 503 as soon as the server starts
-/// shutting down.
+/// shutting down; the body also says whether the media store answers.
 #[utoipa::path(
     get,
     path = "/readyz",
@@ -152,10 +195,30 @@ pub async fn readyz(State(state): State<AppState>) -> Response {
                 status: "shutting down",
                 database: None,
                 problem: None,
+                media: None,
             },
         );
     }
-    healthz(State(state)).await
+    match check(&state).await {
+        Ok(()) => answer(
+            StatusCode::OK,
+            Health {
+                status: "ok",
+                database: Some("reads and writes"),
+                problem: None,
+                media: Some(media_state(&state).await),
+            },
+        ),
+        Err(problem) => answer(
+            StatusCode::SERVICE_UNAVAILABLE,
+            Health {
+                status: "failing",
+                database: None,
+                problem: Some(problem),
+                media: None,
+            },
+        ),
+    }
 }
 
 /// The server's metrics in the OpenMetrics text format Prometheus reads: requests,

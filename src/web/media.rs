@@ -13,7 +13,7 @@
 
 use crate::AppState;
 use crate::app::exports::{Download, DownloadBody};
-use crate::io::media::media_path;
+use crate::io::objects::MediaStore;
 use crate::store::accounts::User;
 use crate::store::sessions::GrantedMedia;
 use axum::Extension;
@@ -307,9 +307,39 @@ async fn read_at(file: &Arc<std::fs::File>, mut buf: Vec<u8>, at: u64) -> std::i
     .map_err(|e| std::io::Error::other(e.to_string()))?
 }
 
+/// A media store's failure as an I/O error: `NetworkUnreachable` when the store cannot
+/// answer now (the reply is a 503), else what it was.
+fn store_io(e: crate::error::Error) -> std::io::Error {
+    match e {
+        crate::error::Error::Unavailable(m) => {
+            std::io::Error::new(std::io::ErrorKind::NetworkUnreachable, m)
+        }
+        crate::error::Error::NotFound(m) => std::io::Error::new(std::io::ErrorKind::NotFound, m),
+        e => std::io::Error::other(e.to_string()),
+    }
+}
+
 /// All the pieces in one buffer (a small reply: one allocation, the file's bytes read
-/// in place, one positioned read per range).
-async fn read_inline(file: &Arc<std::fs::File>, pieces: &[Piece]) -> std::io::Result<Bytes> {
+/// in place, one positioned read per range; from a bucket, one ranged GET per range).
+async fn read_inline(reader: &Reader, pieces: &[Piece]) -> std::io::Result<Bytes> {
+    let file = match reader {
+        Reader::File(f) => f,
+        Reader::Object(media, name) => {
+            let mut buf = Vec::with_capacity(usize::try_from(pieces_len(pieces)).unwrap_or(0));
+            for p in pieces {
+                match p {
+                    Piece::Text(t) => buf.extend_from_slice(t),
+                    Piece::File { at, len } => buf.extend_from_slice(
+                        &media
+                            .read_range(name, *at..at + len)
+                            .await
+                            .map_err(store_io)?,
+                    ),
+                }
+            }
+            return Ok(Bytes::from(buf));
+        }
+    };
     let total = usize::try_from(pieces_len(pieces))
         .map_err(|_| std::io::Error::other("reply too large"))?;
     let mut buf = vec![0u8; total];
@@ -351,9 +381,41 @@ async fn read_inline(file: &Arc<std::fs::File>, pieces: &[Piece]) -> std::io::Re
     Ok(Bytes::from(buf))
 }
 
-/// A body that streams `pieces`, reading the file's in positioned reads of at most
-/// [`CHUNK_BYTES`] (from the page cache when there, else on the blocking pool).
-fn stream_pieces(file: Arc<std::fs::File>, pieces: Vec<Piece>) -> Body {
+/// A body that streams `pieces`: a file's in positioned reads of at most
+/// [`CHUNK_BYTES`] (from the page cache when there, else on the blocking pool); an
+/// object's each by one ranged GET whose bytes pass through as they arrive.
+fn stream_pieces(reader: Reader, pieces: Vec<Piece>) -> Body {
+    match reader {
+        Reader::File(file) => stream_file(file, pieces),
+        Reader::Object(media, name) => {
+            use futures_util::stream::StreamExt;
+            let stream = futures_util::stream::iter(pieces)
+                .then(move |p| {
+                    let (media, name) = (media.clone(), name.clone());
+                    async move {
+                        match p {
+                            Piece::Text(t) => {
+                                futures_util::stream::once(async move { Ok(t) }).boxed()
+                            }
+                            Piece::File { at, len } => {
+                                match media.stream_range(&name, at..at + len).await {
+                                    Ok(s) => s,
+                                    Err(e) => {
+                                        let e = store_io(e);
+                                        futures_util::stream::once(async move { Err(e) }).boxed()
+                                    }
+                                }
+                            }
+                        }
+                    }
+                })
+                .flatten();
+            Body::from_stream(stream)
+        }
+    }
+}
+
+fn stream_file(file: Arc<std::fs::File>, pieces: Vec<Piece>) -> Body {
     let queue: VecDeque<Piece> = pieces.into();
     let stream = futures_util::stream::unfold((file, queue), |(file, mut queue)| async move {
         let piece = queue.pop_front()?;
@@ -383,7 +445,7 @@ fn stream_pieces(file: Arc<std::fs::File>, pieces: Vec<Piece>) -> Body {
 
 /// A body of `len` bytes of `file` from `start` (exports use it for their archives).
 pub fn file_body(file: std::fs::File, start: u64, len: u64) -> Body {
-    stream_pieces(Arc::new(file), vec![Piece::File { at: start, len }])
+    stream_file(Arc::new(file), vec![Piece::File { at: start, len }])
 }
 
 /// A download as an attachment, never cached (exports hold the campaign's records): every
@@ -429,10 +491,18 @@ fn multipart(ranges: &[(u64, u64)], size: u64, content_type: &str) -> (Vec<Piece
     (pieces, boundary)
 }
 
+/// Where a stored file's bytes are read from: an open file, or an object in the
+/// installation's bucket (each range one ranged GET, streamed).
+#[derive(Clone)]
+enum Reader {
+    File(Arc<std::fs::File>),
+    Object(MediaStore, String),
+}
+
 /// An open stored file with its size and date.
 #[derive(Clone)]
 struct OpenFile {
-    file: Arc<std::fs::File>,
+    reader: Reader,
     size: u64,
     modified: SystemTime,
 }
@@ -465,7 +535,7 @@ async fn open_file(path: &std::path::Path) -> std::io::Result<OpenFile> {
         let file = std::fs::File::open(&p)?;
         let meta = file.metadata()?;
         Ok(OpenFile {
-            file: Arc::new(file),
+            reader: Reader::File(Arc::new(file)),
             size: meta.len(),
             // HTTP dates are whole seconds: what is sent is what is compared.
             modified: UNIX_EPOCH
@@ -484,6 +554,69 @@ async fn open_file(path: &std::path::Path) -> std::io::Result<OpenFile> {
         );
     }
     Ok(opened)
+}
+
+/// A stored object's size and date, asked of the bucket (one HEAD) and reused as an
+/// open file is: objects are named by what they hold and never change.
+async fn open_object(media: &MediaStore, name: &str) -> crate::error::Result<OpenFile> {
+    let key = PathBuf::from(format!("{}/{name}", media.location().as_text()));
+    if let Ok(map) = open_files().lock()
+        && let Some((at, f)) = map.get(&key)
+        && at.elapsed() < OPEN_FILE_TTL
+    {
+        return Ok(f.clone());
+    }
+    let meta = media.meta(name).await?;
+    let opened = OpenFile {
+        reader: Reader::Object(media.clone(), name.to_string()),
+        size: meta.size,
+        modified: UNIX_EPOCH + Duration::from_secs(seconds(meta.modified)),
+    };
+    if let Ok(mut map) = open_files().lock() {
+        if map.len() >= OPEN_FILES_MAX {
+            map.clear();
+        }
+        map.insert(key, (std::time::Instant::now(), opened.clone()));
+    }
+    Ok(opened)
+}
+
+/// Serves the stored file `name` from the installation's media store: from the media
+/// folder as [`serve_file`] does, or from the bucket (a missing object is a 404; a
+/// bucket that cannot be reached a 503 with `Retry-After`, and the rest of the service
+/// answers as before).
+pub async fn serve_stored(
+    state: &AppState,
+    name: &str,
+    content_type: &str,
+    method: &Method,
+    headers: &HeaderMap,
+    identity: Identity,
+) -> Response {
+    let media = match crate::app::media::media_store(&state.store, &state.config).await {
+        Ok(m) => m,
+        Err(e) => return super::reply::PageError(e).into_response(),
+    };
+    match &media {
+        MediaStore::Local(dir) => {
+            serve_file(dir.join(name), content_type, method, headers, identity).await
+        }
+        MediaStore::Bucket(_) => match open_object(&media, name).await {
+            Ok(f) => answer(f, content_type, method, headers, identity).await,
+            Err(crate::error::Error::NotFound(_)) => {
+                tracing::error!(file = name, "a stored file is missing from the bucket");
+                (StatusCode::NOT_FOUND, "the video is missing on the server").into_response()
+            }
+            Err(e) => unavailable(e),
+        },
+    }
+}
+
+/// A 503 with `Retry-After` for a media store that cannot answer now.
+fn unavailable(e: crate::error::Error) -> Response {
+    let mut resp = (StatusCode::SERVICE_UNAVAILABLE, e.to_string()).into_response();
+    set(&mut resp, header::RETRY_AFTER, "5");
+    resp
 }
 
 fn set(resp: &mut Response, name: header::HeaderName, value: &str) {
@@ -513,6 +646,31 @@ pub async fn serve_file(
     let f = match open_file(&path).await {
         Ok(f) => f,
         Err(e) => return unreadable(e),
+    };
+    answer(f, content_type, method, headers, identity).await
+}
+
+/// The answer for an open stored file: whole, by ranges, or 304.
+async fn answer(
+    f: OpenFile,
+    content_type: &str,
+    method: &Method,
+    headers: &HeaderMap,
+    identity: Identity,
+) -> Response {
+    let unreadable = |e: std::io::Error| {
+        tracing::error!(error = %e, "a stored file cannot be read");
+        if e.kind() == std::io::ErrorKind::NetworkUnreachable {
+            let mut resp = (
+                StatusCode::SERVICE_UNAVAILABLE,
+                "the media store cannot be reached; try again later",
+            )
+                .into_response();
+            set(&mut resp, header::RETRY_AFTER, "5");
+            resp
+        } else {
+            (StatusCode::INTERNAL_SERVER_ERROR, "unreadable video").into_response()
+        }
     };
     let head = *method == Method::HEAD;
     let validators = match identity {
@@ -547,7 +705,7 @@ pub async fn serve_file(
         _ => (Vec::new(), None),
     };
     let inline = if !head && !pieces.is_empty() && pieces_len(&pieces) <= INLINE_BYTES {
-        match read_inline(&f.file, &pieces).await {
+        match read_inline(&f.reader, &pieces).await {
             Ok(b) => Some(b),
             Err(e) => return unreadable(e),
         }
@@ -558,7 +716,7 @@ pub async fn serve_file(
     let body = match (inline, head) {
         (_, true) => Body::empty(),
         (Some(bytes), false) => Body::from(bytes),
-        (None, false) => stream_pieces(f.file, pieces),
+        (None, false) => stream_pieces(f.reader, pieces),
     };
     let mut resp = match &plan {
         Plan::NotModified => StatusCode::NOT_MODIFIED.into_response(),
@@ -646,8 +804,9 @@ pub async fn clip(
 ) -> Response {
     match granted(&state, &user, &token).await {
         Ok(g) => {
-            serve_file(
-                media_path(&state.config.media_dir, &g.sha256),
+            serve_stored(
+                &state,
+                &g.sha256,
                 &g.media_type,
                 &method,
                 &headers,
@@ -677,19 +836,24 @@ pub async fn strip(
         )
             .into_response();
     }
-    let video = media_path(&state.config.media_dir, &g.sha256);
-    let out = state
-        .config
-        .media_dir
-        .join(format!("{}.strip.jpg", g.sha256));
-    if !out.exists()
-        && let Err(e) = crate::app::media::ensure_strip(video, out.clone()).await
-    {
-        tracing::warn!(error = %e, "no frame strip");
-        return (StatusCode::NOT_FOUND, "no frame strip for this clip").into_response();
+    let name = crate::io::media::review_strip_name(&g.sha256);
+    let drawn = match crate::app::media::media_store(&state.store, &state.config).await {
+        Ok(media) => {
+            crate::app::media::ensure_stored_strip(&media, &g.sha256, &name, REVIEW_STRIP).await
+        }
+        Err(e) => Err(e),
+    };
+    match drawn {
+        Ok(_) => {}
+        Err(e @ crate::error::Error::Unavailable(_)) => return unavailable(e),
+        Err(e) => {
+            tracing::warn!(error = %e, "no frame strip");
+            return (StatusCode::NOT_FOUND, "no frame strip for this clip").into_response();
+        }
     }
-    serve_file(
-        out,
+    serve_stored(
+        &state,
+        &name,
         "image/jpeg",
         &method,
         &headers,
@@ -727,14 +891,7 @@ async fn serve_blind(
     method: &Method,
     headers: &HeaderMap,
 ) -> Response {
-    serve_file(
-        media_path(&state.config.media_dir, sha256),
-        media_type,
-        method,
-        headers,
-        Identity::Blind,
-    )
-    .await
+    serve_stored(state, sha256, media_type, method, headers, Identity::Blind).await
 }
 
 async fn study_grant(
@@ -773,11 +930,16 @@ pub async fn study_frames(
 ) -> Response {
     match study_grant(&state, &user, &token).await {
         Ok(m) => {
-            let path = crate::io::media::strip_path(&state.config.media_dir, &m.sha256, m.frames);
-            if !path.exists() {
-                return (StatusCode::NOT_FOUND, "no frames for this clip").into_response();
-            }
-            serve_file(path, "image/jpeg", &method, &headers, Identity::Blind).await
+            let name = crate::io::media::strip_name(&m.sha256, m.frames);
+            serve_stored(
+                &state,
+                &name,
+                "image/jpeg",
+                &method,
+                &headers,
+                Identity::Blind,
+            )
+            .await
         }
         Err(resp) => resp,
     }
@@ -945,7 +1107,7 @@ mod tests {
         std::fs::write(&path, &data).unwrap();
         let file = Arc::new(std::fs::File::open(&path).unwrap());
         let (pieces, boundary) = multipart(&[(0, 9), (500, 509)], 1000, "video/mp4");
-        let body = read_inline(&file, &pieces).await.unwrap();
+        let body = read_inline(&Reader::File(file), &pieces).await.unwrap();
         assert_eq!(body.len() as u64, pieces_len(&pieces));
         let text = String::from_utf8_lossy(&body);
         assert!(text.starts_with(&format!("--{boundary}\r\n")));

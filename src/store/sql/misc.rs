@@ -32,6 +32,23 @@ impl Backend {
         Ok(key)
     }
 
+    /// Where the installation's media live, as stored (migration 0027).
+    pub(crate) async fn media_location(&self) -> Result<String> {
+        Ok(qs::<String>("SELECT location FROM media_store WHERE id = 1")
+            .fetch_one(&mut *self.read().await?)
+            .await?)
+    }
+
+    pub(crate) async fn set_media_location(&self, location: String) -> Result<()> {
+        self.write_tx(crate::store::Lock::Structure, move |tx| {
+            let location = location.clone();
+            Box::pin(async move {
+                crate::store::write::misc::set_media_location(tx, &location).await
+            })
+        })
+        .await
+    }
+
     pub(crate) async fn dump(&self) -> Result<String> {
         use sqlx::Row;
         let mut out = String::new();

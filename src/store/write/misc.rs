@@ -1,4 +1,4 @@
-//! The store's own upkeep: the write probe and the server's media key.
+//! The store's own upkeep: the write probe, the server's media key, where the media live.
 
 use crate::error::Result;
 use crate::store::db::{Tx, named, sql};
@@ -32,4 +32,15 @@ pub(crate) async fn media_key(tx: &mut impl Tx, fresh: &str) -> Result<String> {
         &[],
     )
     .await
+}
+
+/// Stores where the installation's media live (`local` or `s3://BUCKET/PREFIX`, checked
+/// by the caller).
+pub(crate) async fn set_media_location(tx: &mut impl Tx, location: &str) -> Result<()> {
+    tx.exec(
+        sql!("UPDATE media_store SET location = :location, changed_at = :now WHERE id = 1"),
+        named! { location, now: crate::clock::now_micros() },
+    )
+    .await?;
+    Ok(())
 }

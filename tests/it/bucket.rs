@@ -1,0 +1,538 @@
+//! Media in S3-compatible object storage: imports upload before the database names a
+//! video, clips are served from the bucket with the same ranges and validators as from
+//! the disk, a bucket that stops answering is a 503 that ends when it answers again,
+//! and `tandem media migrate` moves an installation's media both ways.
+
+use crate::helpers::*;
+use crate::s3::*;
+use reqwest::{Method, StatusCode};
+
+const MC: &str = "MC_F_EGO_STA";
+
+fn media_url(html: &str) -> String {
+    let at = html.find("src=\"/media/").expect("a clip URL") + "src=\"".len();
+    html[at..].split('"').next().expect("a URL").to_string()
+}
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+async fn get_with(
+    app: &TestApp,
+    web: &Web,
+    path: &str,
+    headers: &[(&str, &str)],
+) -> (StatusCode, reqwest::header::HeaderMap, Vec<u8>) {
+    let mut req = app
+        .client
+        .get(format!("{}{path}", app.base))
+        .header("Cookie", &web.cookie);
+    for (k, v) in headers {
+        req = req.header(*k, *v);
+    }
+    let resp = req.send().await.unwrap();
+    (
+        resp.status(),
+        resp.headers().clone(),
+        resp.bytes().await.unwrap().to_vec(),
+    )
+}
+
+/// A clip of `size` bytes (MP4 by its first bytes, the rest seeded noise) imported
+/// through the same path as `tandem import`.
+async fn import_big(app: &TestApp, id: &str, size: usize) -> tandem::Result<Vec<u8>> {
+    let src = app.source();
+    let line = clip_line(&src, id, MC, &[]);
+    let mut bytes = fake_mp4(id);
+    let mut x: u32 = 777;
+    while bytes.len() < size {
+        x = x.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+        bytes.push((x >> 16) as u8);
+    }
+    std::fs::write(src.join(format!("videos/{id}.mp4")), &bytes).unwrap();
+    let m = write_manifest(&src, &format!("{id}.jsonl"), &[line]);
+    app.import(&m).await.map(|_| bytes)
+}
+
+async fn clip_url(app: &TestApp, web: &Web, id: &str) -> String {
+    let page = app
+        .page(
+            Some(web),
+            Method::GET,
+            &format!("/c/{CAMPAIGN}/review/1/{id}"),
+            None,
+        )
+        .await;
+    media_url(&page.text)
+}
+
+/// Local files the media folder holds that Tandem names (videos, strips): none when
+/// the media live in a bucket.
+fn stored_locally(app: &TestApp) -> Vec<String> {
+    std::fs::read_dir(&app.config.media_dir)
+        .map(|entries| {
+            entries
+                .flatten()
+                .filter(|e| e.path().is_file())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| tandem::io::objects::is_stored_name(n))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn clips_in_a_bucket_are_uploaded_whole_and_served_by_range_with_their_hash() {
+    let (app, s3) = spawn_app_on_s3("lab/v1").await;
+    cast(&app).await;
+    // Larger than one part: it goes up in parts.
+    let size = tandem::io::objects::PART_BYTES + 1_500_000;
+    let id = format!("{MC}_0000");
+    let whole = import_big(&app, &id, size).await.expect("import");
+    let sha = sha256_hex(&whole);
+    assert_eq!(
+        s3.objects("lab/v1"),
+        vec![sha.clone()],
+        "the video, by its hash"
+    );
+    assert!(
+        stored_locally(&app).is_empty(),
+        "nothing stored in the local folder: {:?}",
+        stored_locally(&app)
+    );
+    let stored = std::fs::read(s3.root.join(BUCKET).join("lab/v1").join(&sha)).unwrap();
+    assert!(stored == whole, "the object holds the file, byte for byte");
+
+    let web = app.login("val00").await;
+    let url = clip_url(&app, &web, &id).await;
+    let (status, headers, body) = get_with(&app, &web, &url, &[]).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(body == whole, "the whole file from the bucket");
+    assert_eq!(headers["content-length"], size.to_string().as_str());
+    let etag = headers["etag"].to_str().unwrap().to_string();
+    assert_eq!(etag, format!("\"{sha}\""));
+    let date = headers["last-modified"].to_str().unwrap().to_string();
+
+    for (name, value) in [
+        ("If-None-Match", etag.as_str()),
+        ("If-Modified-Since", &date),
+    ] {
+        let (status, _, body) = get_with(&app, &web, &url, &[(name, value)]).await;
+        assert_eq!(status, StatusCode::NOT_MODIFIED, "{name}");
+        assert!(body.is_empty());
+    }
+    for current in [etag.as_str(), date.as_str()] {
+        let (status, headers, body) = get_with(
+            &app,
+            &web,
+            &url,
+            &[("Range", "bytes=100-199"), ("If-Range", current)],
+        )
+        .await;
+        assert_eq!(status, StatusCode::PARTIAL_CONTENT);
+        assert_eq!(
+            headers["content-range"],
+            format!("bytes 100-199/{size}").as_str()
+        );
+        assert_eq!(body, whole[100..200].to_vec());
+    }
+    let (status, _, body) = get_with(
+        &app,
+        &web,
+        &url,
+        &[("Range", "bytes=0-9"), ("If-Range", "\"stale\"")],
+    )
+    .await;
+    assert!(
+        status == StatusCode::OK && body == whole,
+        "a stale If-Range: the whole file"
+    );
+    // A large range streams; several ranges are one multipart reply.
+    let (status, _, body) = get_with(&app, &web, &url, &[("Range", "bytes=1000-8999999")]).await;
+    assert_eq!(status, StatusCode::PARTIAL_CONTENT);
+    assert!(body[..] == whole[1000..9_000_000]);
+    let (status, headers, body) = get_with(&app, &web, &url, &[("Range", "bytes=0-99,-100")]).await;
+    assert_eq!(status, StatusCode::PARTIAL_CONTENT);
+    let ct = headers["content-type"].to_str().unwrap();
+    assert!(ct.starts_with("multipart/byteranges; boundary="), "{ct}");
+    let text = String::from_utf8_lossy(&body);
+    assert!(text.contains(&format!(
+        "Content-Range: bytes {}-{}/{size}",
+        size - 100,
+        size - 1
+    )));
+    assert_eq!(headers["content-length"], body.len().to_string().as_str());
+    let (status, _, _) = get_with(&app, &web, &url, &[("Range", &format!("bytes={size}-"))]).await;
+    assert_eq!(status, StatusCode::RANGE_NOT_SATISFIABLE);
+
+    // The same video under another clip is not uploaded again.
+    let src = app.source();
+    let twin = format!("{MC}_0001");
+    let line = clip_line(&src, &twin, MC, &[]);
+    std::fs::write(src.join(format!("videos/{twin}.mp4")), &whole).unwrap();
+    app.import(&write_manifest(&src, "twin.jsonl", &[line]))
+        .await
+        .expect("import");
+    assert_eq!(s3.objects("lab/v1"), vec![sha.clone()]);
+
+    // An object gone from the bucket is a 404 (and the log says which).
+    std::fs::remove_file(s3.root.join(BUCKET).join("lab/v1").join(&sha)).unwrap();
+    tokio::time::sleep(std::time::Duration::from_secs(11)).await; // the open-file TTL
+    let (status, _, _) = get_with(&app, &web, &url, &[]).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bucket_that_stops_answering_is_a_503_and_nothing_is_half_imported() {
+    let (app, mut s3) = spawn_app_on_s3("m").await;
+    let c = cast(&app).await;
+    let ids = app.import_clips(&[MC], 1, &[]).await;
+    let web = app.login("val00").await;
+    let url = clip_url(&app, &web, &ids[0]).await;
+    let (status, _, _) = get_with(&app, &web, &url, &[]).await;
+    assert_eq!(status, StatusCode::OK);
+
+    assert_eq!(
+        app.client
+            .get(format!("{}/healthz", app.base))
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        StatusCode::OK
+    );
+    let ready = |app: &TestApp| {
+        let (client, base) = (app.client.clone(), app.base.clone());
+        async move {
+            let r = client.get(format!("{base}/readyz")).send().await.unwrap();
+            (r.status(), r.json::<serde_json::Value>().await.unwrap())
+        }
+    };
+    let (status, body) = ready(&app).await;
+    assert_eq!(
+        (status, body["media"].as_str()),
+        (StatusCode::OK, Some("answers"))
+    );
+    s3.stop();
+    // The store's state is asked at most once a second.
+    tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
+    let (status, body) = ready(&app).await;
+    assert_eq!(
+        (status, body["media"].as_str()),
+        (StatusCode::OK, Some("does not answer")),
+        "ready (everything else answers), and the store's state said"
+    );
+    let before = app.dump().await;
+    let asked = std::time::Instant::now();
+    let (status, headers, body) = get_with(&app, &web, &url, &[("Range", "bytes=0-9")]).await;
+    assert_eq!(
+        status,
+        StatusCode::SERVICE_UNAVAILABLE,
+        "{}",
+        String::from_utf8_lossy(&body)
+    );
+    assert!(headers.contains_key("retry-after"));
+    assert!(
+        String::from_utf8_lossy(&body).contains("media store"),
+        "{}",
+        String::from_utf8_lossy(&body)
+    );
+    assert!(
+        asked.elapsed() < std::time::Duration::from_secs(30),
+        "answered in time"
+    );
+    // What does not need the bucket answers as before.
+    let q = app
+        .get(&format!("/api/v1/campaigns/{CAMPAIGN}/queue/1"), &c.v0)
+        .await;
+    assert_eq!(q.status, StatusCode::OK);
+    // An import fails with words that say why, and stores nothing.
+    let err = import_big(&app, &format!("{MC}_0007"), 2000)
+        .await
+        .expect_err("no bucket, no import");
+    let words = err.to_string();
+    assert!(
+        words.contains("nothing was imported") && words.contains("media store"),
+        "{words}"
+    );
+    assert!(app.dump().await == before, "nothing half-imported");
+    assert!(stored_locally(&app).is_empty());
+
+    // The bucket answers again: clips are served and the import runs, no restart.
+    s3.restart().await;
+    let (status, _, body) = get_with(&app, &web, &url, &[]).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(body, fake_mp4(&ids[0]));
+    let bytes = import_big(&app, &format!("{MC}_0007"), 2000)
+        .await
+        .expect("import");
+    assert!(s3.objects("m").contains(&sha256_hex(&bytes)));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn media_migrate_moves_every_file_both_ways_and_servers_follow_without_a_restart() {
+    let s3 = S3Server::start().await;
+    let vars = s3.vars();
+    let app = spawn_app_with(move |c| c.aws = vars).await;
+    cast(&app).await;
+    let ids = app.import_clips(&[MC], 3, &[]).await;
+    let local = stored_locally(&app);
+    assert_eq!(local.len(), 3);
+    let web = app.login("val00").await;
+    let url = clip_url(&app, &web, &ids[1]).await;
+    let url_db = app.config.database_url.clone();
+    let db = (!url_db.starts_with("sqlite:")).then_some(url_db.as_str());
+
+    let run = |args: &[&str]| {
+        let out = tandem_command(app.dir.path().join("data").as_path(), db)
+            .envs(s3.vars())
+            .args(args)
+            .output()
+            .expect("run tandem");
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    // A file damaged on the disk stops the move before the switch.
+    let victim = app.config.media_dir.join(&local[0]);
+    let kept = std::fs::read(&victim).unwrap();
+    std::fs::write(&victim, b"damaged").unwrap();
+    let (ok, _, err) = run(&["media", "migrate", "--to", &format!("s3://{BUCKET}/moved")]);
+    assert!(!ok && err.contains("damaged"), "{err}");
+    assert_eq!(
+        app.store.media_location().await.unwrap(),
+        "local",
+        "not switched"
+    );
+    std::fs::write(&victim, &kept).unwrap();
+
+    let (ok, out, err) = run(&["media", "migrate", "--to", &format!("s3://{BUCKET}/moved")]);
+    assert!(ok, "{err}");
+    assert!(
+        out.contains("from local to s3://tandem-media/moved"),
+        "{out}"
+    );
+    let mut want = local.clone();
+    want.sort();
+    assert_eq!(s3.objects("moved"), want, "every file in the bucket");
+    assert_eq!(
+        app.store.media_location().await.unwrap(),
+        format!("s3://{BUCKET}/moved")
+    );
+    // The running server serves from the bucket now: the local files are gone.
+    for f in &local {
+        std::fs::remove_file(app.config.media_dir.join(f)).unwrap();
+    }
+    tokio::time::sleep(std::time::Duration::from_secs(11)).await; // open-file TTL
+    let (status, _, body) = get_with(&app, &web, &url, &[]).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(body, fake_mp4(&ids[1]));
+    let (ok, out, _) = run(&["media", "show"]);
+    assert!(
+        ok && out.contains("s3://tandem-media/moved") && out.contains("3 stored file(s)"),
+        "{out}"
+    );
+
+    // And back: every file fetched, checked and in the folder again.
+    let (ok, out, err) = run(&["media", "migrate", "--to", "local"]);
+    assert!(ok, "{err}");
+    assert!(out.contains("3 file(s) copied"), "{out}");
+    let mut back = stored_locally(&app);
+    back.sort();
+    assert_eq!(back, want);
+    assert_eq!(app.store.media_location().await.unwrap(), "local");
+    let (ok, _, err) = run(&["media", "migrate", "--to", "local"]);
+    assert!(!ok && err.contains("already"), "{err}");
+    let (ok, _, err) = run(&["media", "migrate", "--to", "s3://No_Such"]);
+    assert!(!ok && err.contains("media:"), "{err}");
+}
+
+struct Serving {
+    child: std::process::Child,
+    base: String,
+}
+
+impl Drop for Serving {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `tandem serve` on its own data folder, the shared database and the bucket.
+fn serve(data: &std::path::Path, url: &str, s3: &S3Server) -> Serving {
+    use std::io::BufRead;
+    let mut child = tandem_command(data, Some(url))
+        .envs(s3.vars())
+        .args(["serve", "--bind", "127.0.0.1:0"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("tandem serve");
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().expect("stdout"))
+        .read_line(&mut line)
+        .expect("first line");
+    let base = line
+        .trim()
+        .strip_prefix("Tandem is listening on ")
+        .unwrap_or_else(|| panic!("unexpected first line: {line}"))
+        .to_string();
+    Serving { child, base }
+}
+
+/// Two servers that share nothing but the database (PostgreSQL under `.ci/run`'s
+/// second pass, else one SQLite file) and the bucket, each with a data folder of its
+/// own: each imports half the clips, and each serves the other's, whole and by range,
+/// with the same validators; a strip one draws is stored once for both.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_servers_sharing_only_the_database_and_the_bucket_serve_each_others_clips() {
+    let s3 = S3Server::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let (data_a, data_b) = (dir.path().join("a"), dir.path().join("b"));
+    let url = match test_database_url().await {
+        Some(u) => u,
+        None => tandem::config::sqlite_url(&dir.path().join("shared.db")),
+    };
+    let config = tandem::Config::new(&data_a, Some(url.clone())).unwrap();
+    let store = tandem::Store::open(&config.database_url).await.unwrap();
+    let hash = tandem::auth::hash_password(PASSWORD).unwrap();
+    for (i, name) in ["val00", "val01"].iter().enumerate() {
+        store
+            .add_user(
+                name,
+                tandem::domain::Role::Validator,
+                &hash,
+                Some(CAMPAIGN.into()),
+                Some(i as i64),
+            )
+            .await
+            .unwrap();
+    }
+    let token = store.create_token("val00", "test").await.unwrap();
+    store
+        .set_media_location(&format!("s3://{BUCKET}/shared"))
+        .await
+        .unwrap();
+    store.close().await;
+
+    // Half the clips imported by each server's machine (the CLI, its own data folder).
+    let src = dir.path().join("src");
+    let mut bytes = std::collections::HashMap::new();
+    for (half, data) in [(0, &data_a), (1, &data_b)] {
+        let mut lines = Vec::new();
+        for k in 0..3 {
+            let id = format!("{MC}_{half}{k}");
+            lines.push(clip_line(&src, &id, MC, &[]));
+            bytes.insert(id.clone(), fake_mp4(&id));
+        }
+        if half == 1 && has_ffmpeg() {
+            // One real clip, for a strip.
+            let id = format!("{MC}_demo");
+            let mut line = clip_line(&src, &id, MC, &[]);
+            std::fs::write(src.join("videos/demo.webm"), tandem::demo::CLIPS[0]).unwrap();
+            line["file"] = "videos/demo.webm".into();
+            lines.push(line);
+            bytes.insert(id, tandem::demo::CLIPS[0].to_vec());
+        }
+        let m = write_manifest(&src, &format!("half{half}.jsonl"), &lines);
+        let out = tandem_command(data, Some(&url))
+            .envs(s3.vars())
+            .args(["import", m.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    assert_eq!(
+        s3.objects("shared").len(),
+        bytes.len(),
+        "every video in the bucket once"
+    );
+    for data in [&data_a, &data_b] {
+        let local: Vec<_> = std::fs::read_dir(data.join("media"))
+            .map(|e| {
+                e.flatten()
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .filter(|n| tandem::io::objects::is_stored_name(n))
+                    .collect()
+            })
+            .unwrap_or_default();
+        assert!(local.is_empty(), "{local:?}");
+    }
+
+    let (a, b) = (serve(&data_a, &url, &s3), serve(&data_b, &url, &s3));
+    let client = reqwest::Client::new();
+    for (id, want) in &bytes {
+        // The URL one server gives is served by the other, with the same validators.
+        let item: serde_json::Value = client
+            .get(format!(
+                "{}/api/v1/campaigns/{CAMPAIGN}/items/1/{id}",
+                a.base
+            ))
+            .bearer_auth(&token)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        let media = item["clip"]["media_url"].as_str().unwrap().to_string();
+        let mut tags = Vec::new();
+        for server in [&a, &b] {
+            let r = client
+                .get(format!("{}{media}", server.base))
+                .bearer_auth(&token)
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(r.status(), StatusCode::OK, "{id} from {}", server.base);
+            tags.push((
+                r.headers()["etag"].to_str().unwrap().to_string(),
+                r.headers()["last-modified"].to_str().unwrap().to_string(),
+            ));
+            assert!(r.bytes().await.unwrap()[..] == want[..], "{id}");
+            let r = client
+                .get(format!("{}{media}", server.base))
+                .bearer_auth(&token)
+                .header("Range", "bytes=2-9")
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(r.status(), StatusCode::PARTIAL_CONTENT);
+            assert!(r.bytes().await.unwrap()[..] == want[2..10]);
+        }
+        assert_eq!(tags[0], tags[1], "{id}: the same ETag and date from both");
+        if let Some(strip) = item["clip"]["strip_url"]
+            .as_str()
+            .filter(|_| id.ends_with("demo"))
+        {
+            for server in [&a, &b] {
+                let r = client
+                    .get(format!("{}{strip}", server.base))
+                    .bearer_auth(&token)
+                    .send()
+                    .await
+                    .unwrap();
+                assert_eq!(r.status(), StatusCode::OK);
+                assert_eq!(r.headers()["content-type"], "image/jpeg");
+            }
+            let strips = s3
+                .objects("shared")
+                .into_iter()
+                .filter(|n| n.ends_with(".strip.jpg"))
+                .count();
+            assert_eq!(strips, 1, "one strip, stored once for both servers");
+        }
+    }
+}

@@ -1,0 +1,140 @@
+//! A real S3 server for the tests: s3s-fs (the S3 protocol served from a folder) on a
+//! local port, with credentials, reached over HTTP by Tandem's own S3 client exactly as
+//! a bucket on MinIO or AWS would be. It can be stopped (every connection cut) and
+//! started again on the same port, for the fault tests.
+
+use crate::helpers::*;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use tempfile::TempDir;
+
+pub const BUCKET: &str = "tandem-media";
+const ACCESS_KEY: &str = "TANDEMTESTKEY";
+const SECRET_KEY: &str = "tandem-test-secret-key";
+
+pub struct S3Server {
+    pub addr: SocketAddr,
+    pub root: PathBuf,
+    _dir: TempDir,
+    running: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl S3Server {
+    pub async fn start() -> S3Server {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let root = dir.path().join("s3");
+        std::fs::create_dir_all(root.join(BUCKET)).expect("bucket folder");
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        let mut s = S3Server {
+            addr,
+            root,
+            _dir: dir,
+            running: None,
+        };
+        s.running = Some(serve(listener, s.root.clone()));
+        s
+    }
+
+    /// Stops answering: the listener closes and every open connection is cut.
+    pub fn stop(&mut self) {
+        if let Some(h) = self.running.take() {
+            h.abort();
+        }
+    }
+
+    /// Answers again on the same port.
+    pub async fn restart(&mut self) {
+        self.stop();
+        let mut tries = 0;
+        let listener = loop {
+            match tokio::net::TcpListener::bind(self.addr).await {
+                Ok(l) => break l,
+                Err(e) if tries < 50 => {
+                    tries += 1;
+                    let _ = e;
+                    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                }
+                Err(e) => panic!("cannot bind {} again: {e}", self.addr),
+            }
+        };
+        self.running = Some(serve(listener, self.root.clone()));
+    }
+
+    /// The `AWS_*` variables a Tandem process needs to reach this server.
+    pub fn vars(&self) -> Vec<(String, String)> {
+        [
+            ("AWS_ENDPOINT", format!("http://{}", self.addr)),
+            ("AWS_ALLOW_HTTP", "true".into()),
+            ("AWS_REGION", "us-east-1".into()),
+            ("AWS_ACCESS_KEY_ID", ACCESS_KEY.into()),
+            ("AWS_SECRET_ACCESS_KEY", SECRET_KEY.into()),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect()
+    }
+
+    /// The objects stored under `prefix` (their names after it), as files in the
+    /// server's folder.
+    pub fn objects(&self, prefix: &str) -> Vec<String> {
+        let dir = self.root.join(BUCKET).join(prefix);
+        let mut out: Vec<String> = std::fs::read_dir(&dir)
+            .map(|entries| {
+                entries
+                    .flatten()
+                    .filter(|e| e.path().is_file())
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .filter(|n| !n.starts_with('.'))
+                    .collect()
+            })
+            .unwrap_or_default();
+        out.sort();
+        out
+    }
+}
+
+impl Drop for S3Server {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// Serves S3 on `listener` until the task is aborted (then every connection too).
+fn serve(listener: tokio::net::TcpListener, root: PathBuf) -> tokio::task::JoinHandle<()> {
+    let fs = s3s_fs::FileSystem::new(&root).expect("s3s-fs");
+    let mut builder = s3s::service::S3ServiceBuilder::new(fs);
+    builder.set_auth(s3s::auth::SimpleAuth::from_single(ACCESS_KEY, SECRET_KEY));
+    let service = builder.build();
+    tokio::spawn(async move {
+        let mut connections = tokio::task::JoinSet::new();
+        loop {
+            let Ok((socket, _)) = listener.accept().await else {
+                continue;
+            };
+            let svc = service.clone();
+            connections.spawn(async move {
+                let _ = hyper_util::server::conn::auto::Builder::new(
+                    hyper_util::rt::TokioExecutor::new(),
+                )
+                .serve_connection(hyper_util::rt::TokioIo::new(socket), svc)
+                .await;
+            });
+            while connections.try_join_next().is_some() {}
+        }
+    })
+}
+
+/// A test server whose media live in a bucket of a fresh S3 server (under `prefix`).
+pub async fn spawn_app_on_s3(prefix: &str) -> (TestApp, S3Server) {
+    let s3 = S3Server::start().await;
+    let vars = s3.vars();
+    let app = spawn_app_with(move |c| c.aws = vars).await;
+    app.store
+        .set_media_location(&format!("s3://{BUCKET}/{prefix}"))
+        .await
+        .expect("media in the bucket");
+    (app, s3)
+}
