@@ -32,6 +32,13 @@ pub enum DownloadBody {
         file: std::fs::File,
         len: u64,
     },
+    /// A stored file of `len` bytes in the media store (a job's file in a bucket),
+    /// streamed from there.
+    Stored {
+        media: io::objects::MediaStore,
+        name: String,
+        len: u64,
+    },
 }
 
 impl Download {
@@ -54,6 +61,10 @@ impl Download {
                     .map_err(|e| Error::io("cannot read the archive", e))?;
                 Ok(out)
             }
+            // Only a job's file is stored so, and only the server sends one.
+            DownloadBody::Stored { name, .. } => Err(Error::Invalid(format!(
+                "{name} is in the media store's bucket: download it from the server (GET .../jobs/ID/file)"
+            ))),
         }
     }
 }

@@ -236,13 +236,13 @@ async fn work_on(
         }
         Work::ImportManifest(manifest) => import(store, config, campaign, &manifest).await,
         Work::Retained => {
-            export(config, id, |out| {
+            export(store, config, id, |out| {
                 super::exports::retained_to(store, config, campaign, out)
             })
             .await
         }
         Work::Paper { computed } => {
-            export(config, id, |out| {
+            export(store, config, id, |out| {
                 super::exports::paper_to(store, config, campaign, computed, out)
             })
             .await
@@ -281,9 +281,16 @@ async fn import(
     })
 }
 
-/// Writes an export to `ID.zip.partial` in the media store's job folder, makes it
-/// durable, hashes it, and gives it its name: the file exists only complete.
-async fn export<F, Fut>(config: &Config, id: &str, make: F) -> Result<JobEnd>
+/// The stored name of a job's file in a bucket (every server can send it).
+fn result_name(id: &str) -> String {
+    format!("jobs/{id}.zip")
+}
+
+/// Writes an export to `ID.zip.partial` in the media folder's job folder, makes it
+/// durable, hashes it, and gives it its name: the file exists only complete. When the
+/// media live in a bucket, the file goes up there (complete or not at all), so that any
+/// server can send it.
+async fn export<F, Fut>(store: &Store, config: &Config, id: &str, make: F) -> Result<JobEnd>
 where
     F: FnOnce(PathBuf) -> Fut,
     Fut: std::future::Future<Output = Result<String>>,
@@ -325,6 +332,12 @@ where
             return Err(e);
         }
     };
+    let media = super::media::media_store(store, config).await;
+    if let Ok(media @ crate::io::objects::MediaStore::Bucket(_)) = &media {
+        let sent = media.put_file(&result_name(id), &done).await;
+        let _ = tokio::fs::remove_file(&done).await;
+        sent?;
+    }
     Ok(JobEnd::Done {
         summary: None,
         file: Some(JobFile {
@@ -363,15 +376,21 @@ async fn forget_old(store: &Store, config: &Config) {
     match store.forget_jobs_before(cutoff).await {
         Ok(ids) => {
             for id in ids {
-                remove_result(config, &id).await;
+                remove_result(store, config, &id).await;
             }
         }
         Err(e) => tracing::warn!(error = %e, "cannot forget old jobs"),
     }
 }
 
-/// Removes a job's file, if it has one.
-pub async fn remove_result(config: &Config, id: &str) {
+/// Removes a job's file, if it has one (in the bucket too, when the media live there).
+pub async fn remove_result(store: &Store, config: &Config, id: &str) {
+    if let Ok(media @ crate::io::objects::MediaStore::Bucket(_)) =
+        &super::media::media_store(store, config).await
+        && let Err(e) = media.remove(&result_name(id)).await
+    {
+        tracing::warn!(job = id, error = %e, "cannot remove the job's file from the bucket");
+    }
     let path = result_path(config, id);
     match tokio::fs::remove_file(&path).await {
         Ok(()) => {}
@@ -477,6 +496,24 @@ pub async fn result_file(
             JobState::Done => format!("job `{id}` makes no file"),
         }));
     };
+    let media = super::media::media_store(store, config).await?;
+    if let crate::io::objects::MediaStore::Bucket(_) = &media {
+        let name = result_name(&j.id);
+        let len = match media.meta(&name).await {
+            Ok(m) => m.size,
+            Err(Error::NotFound(_)) => {
+                return Err(Error::NotFound(format!(
+                    "job `{id}`'s file is no longer in the media store"
+                )));
+            }
+            Err(e) => return Err(e),
+        };
+        return Ok(super::exports::Download {
+            file_name: result.file_name,
+            content_type: super::exports::ZIP,
+            body: super::exports::DownloadBody::Stored { media, name, len },
+        });
+    }
     let path = result_path(config, &j.id);
     let opened = tokio::task::spawn_blocking(move || -> std::io::Result<(std::fs::File, u64)> {
         let file = std::fs::File::open(&path)?;
@@ -516,7 +553,7 @@ pub async fn delete(store: &Store, config: &Config, campaign: &Campaign, id: &st
             campaign.name
         )));
     }
-    remove_result(config, id).await;
+    remove_result(store, config, id).await;
     Ok(())
 }
 

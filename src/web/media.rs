@@ -454,6 +454,10 @@ pub fn download(d: Download) -> Response {
     let body = match d.body {
         DownloadBody::Bytes(b) => Body::from(b),
         DownloadBody::File { file, len } => file_body(file, 0, len),
+        DownloadBody::Stored { media, name, len } => stream_pieces(
+            Reader::Object(media, name),
+            vec![Piece::File { at: 0, len }],
+        ),
     };
     (
         [

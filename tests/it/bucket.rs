@@ -536,3 +536,82 @@ async fn two_servers_sharing_only_the_database_and_the_bucket_serve_each_others_
         }
     }
 }
+
+/// The retained benchmark as a job on a server whose media live in a bucket: its videos
+/// fetched from the bucket into the zip, the zip stored in the bucket (so any server can
+/// send it), downloaded whole with the job's SHA-256, and removed with the job.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_export_job_reads_its_videos_from_the_bucket_and_stores_its_file_there() {
+    let (app, s3) = spawn_app_on_s3("exp").await;
+    let c = cast(&app).await;
+    let ids = app.import_clips(&[MC], 2, &[]).await;
+    for id in &ids {
+        app.pass(&c.v0, 1, id).await;
+        app.pass(&c.v1, 1, id).await;
+    }
+    let started = app
+        .call(
+            Method::POST,
+            &format!("/api/v1/campaigns/{CAMPAIGN}/exports/retained"),
+            Some(&c.admin),
+            None,
+        )
+        .await;
+    assert_eq!(started.status, StatusCode::ACCEPTED, "{}", started.text);
+    let at = started.location().unwrap();
+    let mut job = serde_json::Value::Null;
+    for _ in 0..600 {
+        job = app.get(&at, &c.admin).await.body;
+        if job["state"] == "done" || job["state"] == "failed" {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_eq!(job["state"], "done", "{job}");
+    let id = job["id"].as_str().unwrap().to_string();
+    assert!(
+        s3.objects("exp/jobs").contains(&format!("{id}.zip")),
+        "the job's file is in the bucket: {:?}",
+        s3.objects("exp/jobs")
+    );
+    assert!(
+        !app.config
+            .media_dir
+            .join("jobs")
+            .join(format!("{id}.zip"))
+            .exists()
+    );
+    let r = app
+        .client
+        .get(format!(
+            "{}{}",
+            app.base,
+            job["result"]["url"].as_str().unwrap()
+        ))
+        .bearer_auth(&c.admin)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    let bytes = r.bytes().await.unwrap();
+    assert_eq!(
+        job["result"]["sha256"].as_str(),
+        Some(tandem::auth::sha256_hex(&bytes).as_str())
+    );
+    let mut z = zip::ZipArchive::new(std::io::Cursor::new(bytes.to_vec())).unwrap();
+    for clip in &ids {
+        use std::io::Read;
+        let mut video = Vec::new();
+        let want = format!("videos/{clip}.mp4");
+        let name = z
+            .file_names()
+            .map(|n| n.unwrap().to_string())
+            .find(|n| n.ends_with(&want))
+            .unwrap_or_else(|| panic!("no {want}"));
+        z.by_name(&name).unwrap().read_to_end(&mut video).unwrap();
+        assert_eq!(video, fake_mp4(clip), "{clip}: the video from the bucket");
+    }
+    let r = app.call(Method::DELETE, &at, Some(&c.admin), None).await;
+    assert_eq!(r.status, StatusCode::NO_CONTENT, "{}", r.text);
+    assert!(s3.objects("exp/jobs").is_empty(), "removed with the job");
+}
