@@ -11,6 +11,12 @@
 //! workers as cores) serves the same bytes as a static file. The runs are interleaved,
 //! three of each, and the median printed.
 //!
+//! - random 64 KiB ranges of the same clip with the media in an S3-compatible bucket
+//!   (s3s-fs, the S3 protocol served from a folder, run in this process on a local
+//!   port): through Tandem (its signed ranged GETs) beside the S3 server read directly
+//!   by wrk (anonymous reads allowed, as a public-read bucket) and Tandem from its data
+//!   folder, at 32 connections, interleaved, in the same run.
+//!
 //! Run: `cargo bench --bench media` (needs `wrk` and `nginx`: `apt install wrk nginx`;
 //! the strip rows need `ffmpeg`). `TANDEM_BENCH_SECONDS` sets each run's length
 //! (default 5).
@@ -65,8 +71,9 @@ fn clip_bytes() -> Vec<u8> {
     v
 }
 
-fn tandem_server(data: &Path) -> (Killed, String) {
+fn tandem_server(data: &Path, env: &[(String, String)]) -> (Killed, String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_tandem"))
+        .envs(env.iter().cloned())
         .arg("--data-dir")
         .arg(data)
         .args(["serve", "--bind", "127.0.0.1:0"])
@@ -218,6 +225,49 @@ fn median(mut runs: Vec<Wrk>) -> Wrk {
     }
 }
 
+/// Lets any request read (wrk sends unsigned GETs); Tandem's requests are signed.
+struct PublicRead;
+
+#[async_trait::async_trait]
+impl s3s::access::S3Access for PublicRead {
+    async fn check(&self, _cx: &mut s3s::access::S3AccessContext<'_>) -> s3s::S3Result<()> {
+        Ok(())
+    }
+}
+
+const S3_KEY: &str = "BENCHKEY";
+const S3_SECRET: &str = "bench-secret-key";
+
+/// An S3 server on a local port serving `root` (each folder a bucket).
+fn s3_server(rt: &tokio::runtime::Runtime, root: &Path) -> String {
+    let fs = s3s_fs::FileSystem::new(root).unwrap();
+    let mut b = s3s::service::S3ServiceBuilder::new(fs);
+    b.set_auth(s3s::auth::SimpleAuth::from_single(S3_KEY, S3_SECRET));
+    b.set_access(PublicRead);
+    let service = b.build();
+    let listener = rt
+        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+        .unwrap();
+    let addr = listener.local_addr().unwrap();
+    rt.spawn(async move {
+        loop {
+            let Ok((socket, _)) = listener.accept().await else {
+                continue;
+            };
+            let _ = socket.set_nodelay(true);
+            let svc = service.clone();
+            tokio::spawn(async move {
+                let _ = hyper_util::server::conn::auto::Builder::new(
+                    hyper_util::rt::TokioExecutor::new(),
+                )
+                .serve_connection(hyper_util::rt::TokioIo::new(socket), svc)
+                .await;
+            });
+        }
+    });
+    format!("http://{addr}")
+}
+
 fn main() {
     for tool in ["wrk", "nginx"] {
         if Command::new(tool).arg("-v").output().is_err() {
@@ -274,7 +324,7 @@ fn main() {
         store.close().await;
         t
     });
-    let (server, base) = tandem_server(&data);
+    let (server, base) = tandem_server(&data, &[]);
     let urls = rt.block_on(async {
         let client = reqwest::Client::new();
         let mut urls = Vec::new();
@@ -394,4 +444,96 @@ fn main() {
         }
     }
     drop(server);
+
+    // The same clip with the media in a bucket: a copy of the installation migrated
+    // there, served by its own Tandem, beside the first (its media still in the data
+    // folder) and the S3 server read directly, interleaved in the same run.
+    let data_s3 = dir.path().join("data-s3");
+    copy_folder(&data, &data_s3);
+    let s3_root = dir.path().join("s3");
+    std::fs::create_dir_all(s3_root.join("bench")).unwrap();
+    let endpoint = s3_server(&rt, &s3_root);
+    let env: Vec<(String, String)> = [
+        ("AWS_ENDPOINT", endpoint.clone()),
+        ("AWS_ALLOW_HTTP", "true".into()),
+        ("AWS_REGION", "us-east-1".into()),
+        ("AWS_ACCESS_KEY_ID", S3_KEY.into()),
+        ("AWS_SECRET_ACCESS_KEY", S3_SECRET.into()),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect();
+    let migrated = Command::new(env!("CARGO_BIN_EXE_tandem"))
+        .envs(env.iter().cloned())
+        .arg("--data-dir")
+        .arg(&data_s3)
+        .env_remove("DATABASE_URL")
+        .args(["media", "migrate", "--to", "s3://bench/media"])
+        .output()
+        .unwrap();
+    assert!(
+        migrated.status.success(),
+        "{}",
+        String::from_utf8_lossy(&migrated.stderr)
+    );
+    let (_local, local_base) = tandem_server(&data, &[]);
+    let (_s3_tandem, s3_base) = tandem_server(&data_s3, &env);
+    let sha = tandem::auth::sha256_hex(&clip);
+    let direct = format!("{endpoint}/bench/media/{sha}");
+    let via = format!("{s3_base}{}", urls[0].0);
+    let from_disk = format!("{local_base}{}", urls[0].0);
+    rt.block_on(async {
+        let client = reqwest::Client::new();
+        for url in [&via, &direct, &from_disk] {
+            let r = client
+                .get(url)
+                .bearer_auth(&token)
+                .header("Range", "bytes=1000000-1065535")
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(r.status(), 206, "{url}");
+            assert!(
+                r.bytes().await.unwrap()[..] == clip[1_000_000..1_065_536],
+                "{url}"
+            );
+        }
+    });
+    println!();
+    println!("| what | connections | server | per second | p50 | p99 | errors | / the S3 server |");
+    println!("| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: |");
+    let (mut t, mut s, mut l) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..3 {
+        t.push(wrk(&work, &via, 32, CLIP_BYTES, 65_536, &token));
+        s.push(wrk(&work, &direct, 32, CLIP_BYTES, 65_536, ""));
+        l.push(wrk(&work, &from_disk, 32, CLIP_BYTES, 65_536, &token));
+    }
+    let (t, s, l) = (median(t), median(s), median(l));
+    for (server, w) in [
+        ("Tandem, media in the bucket", t),
+        ("the S3 server directly", s),
+        ("Tandem, media in the data folder", l),
+    ] {
+        println!(
+            "| 64 KiB random ranges of a 20 MB clip | 32 | {server} | {:.0} | {:.3} ms | {:.3} ms | {} | {:.2}x |",
+            w.rate,
+            w.p50_ms,
+            w.p99_ms,
+            w.errors,
+            w.rate / s.rate
+        );
+    }
+}
+
+/// Copies a stopped installation's data folder (the database with its WAL, the media).
+fn copy_folder(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap().flatten() {
+        let dest = to.join(e.file_name());
+        if e.path().is_dir() {
+            copy_folder(&e.path(), &dest);
+        } else {
+            std::fs::copy(e.path(), &dest).unwrap();
+        }
+    }
 }

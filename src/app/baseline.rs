@@ -225,10 +225,16 @@ pub async fn setup(
     let media = super::media::media_store(store, config).await?;
     let dir = config.media_dir.clone();
     let mut sources: Vec<(String, std::path::PathBuf, String)> = Vec::with_capacity(asked.len());
+    // The stored videos as files here (fetched from a bucket, removed when done).
+    let mut fetched = Vec::with_capacity(asked.len());
     for (c, _) in &asked {
-        // The stored video as a file here (fetched once from a bucket).
-        let src = media.local_copy(&c.media_sha256).await?;
-        sources.push((c.clip_id.clone(), src, c.media_type.clone()));
+        let copy = media.local_copy(&c.media_sha256).await?;
+        sources.push((
+            c.clip_id.clone(),
+            copy.path().to_path_buf(),
+            c.media_type.clone(),
+        ));
+        fetched.push(copy);
     }
     let (copies, added) = tokio::task::spawn_blocking(move || {
         let mut copies = std::collections::HashMap::new();
@@ -254,6 +260,7 @@ pub async fn setup(
     })
     .await
     .map_err(|e| Error::Internal(format!("preparing the videos failed: {e}")))??;
+    drop(fetched);
     let mut setup = Vec::new();
     let mut tasks = HashSet::new();
     for (clip, kept) in &asked {

@@ -116,7 +116,8 @@ pub async fn ensure_stored_strip(
             }
             let video = media.local_copy(sha).await?;
             let out = scratch_file(media, "jpg")?;
-            let drawn = draw(video, out.clone(), layout).await;
+            let drawn = draw(video.path().to_path_buf(), out.clone(), layout).await;
+            drop(video);
             let stored = match drawn {
                 Ok(()) => media.put_file(name, &out).await,
                 Err(e) => Err(e),

@@ -248,22 +248,35 @@ pub async fn probe_timings(store: &Store, config: &Config) -> Result<Probed> {
     let (dir, hashes) = match &store_media {
         io::objects::MediaStore::Local(dir) => (dir.clone(), hashes),
         io::objects::MediaStore::Bucket(_) => {
+            // Fetched into a folder of their own, removed once they are read.
+            let folder = store_media
+                .scratch()
+                .join(format!(".timing-{}", crate::auth::random_id(6)?));
+            tokio::fs::create_dir_all(&folder)
+                .await
+                .map_err(|e| Error::io(format!("cannot create {}", folder.display()), e))?;
             let mut fetched = Vec::with_capacity(hashes.len());
             for sha in hashes {
-                match store_media.local_copy(&sha).await {
-                    Ok(_) => fetched.push(sha),
+                match store_media.fetch_to(&sha, &folder.join(&sha)).await {
+                    Ok(()) => fetched.push(sha),
                     Err(e) => {
                         tracing::warn!(error = %e, %sha, "cannot fetch a video to read its timing")
                     }
                 }
             }
-            (store_media.scratch().join("cache"), fetched)
+            (folder, fetched)
         }
     };
+    let fetched_folder =
+        matches!(store_media, io::objects::MediaStore::Bucket(_)).then(|| dir.clone());
     let ffprobe = io::video::ffmpeg_available();
     let read = tokio::task::spawn_blocking(move || io::media::read_timings(&dir, &hashes, ffprobe))
         .await
-        .map_err(|e| Error::Internal(format!("the timing task failed: {e}")))?;
+        .map_err(|e| Error::Internal(format!("the timing task failed: {e}")));
+    if let Some(f) = fetched_folder {
+        let _ = tokio::fs::remove_dir_all(f).await;
+    }
+    let read = read?;
     let mut done = Probed::default();
     for (sha, timing) in read {
         match timing {

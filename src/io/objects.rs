@@ -97,6 +97,28 @@ impl Location {
     }
 }
 
+/// A stored file as a local file (see [`MediaStore::local_copy`]); a fetched copy is
+/// removed when this is dropped.
+#[derive(Debug)]
+pub struct LocalCopy {
+    path: PathBuf,
+    temporary: bool,
+}
+
+impl LocalCopy {
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl Drop for LocalCopy {
+    fn drop(&mut self) {
+        if self.temporary {
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
+}
+
 /// A stored file's size and date.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Meta {
@@ -363,31 +385,28 @@ impl MediaStore {
         }
     }
 
-    /// A local path holding the stored file `name`: the file itself when local; else a
-    /// copy fetched into the staging folder's `cache/` (once: files never change), for
-    /// the programs that need a file on disk.
-    pub async fn local_copy(&self, name: &str) -> Result<PathBuf> {
+    /// A local file holding the stored file `name`, for the programs that need one
+    /// (ffmpeg): the file itself when local; else a copy fetched into the staging
+    /// folder, removed when the returned guard is dropped (so that drawing the strips of
+    /// a whole benchmark never keeps a copy of it).
+    pub async fn local_copy(&self, name: &str) -> Result<LocalCopy> {
         match self {
-            MediaStore::Local(dir) => Ok(dir.join(name)),
+            MediaStore::Local(dir) => Ok(LocalCopy {
+                path: dir.join(name),
+                temporary: false,
+            }),
             MediaStore::Bucket(b) => {
-                let dir = b.scratch.join("cache");
-                let dest = dir.join(name);
-                if tokio::fs::metadata(&dest).await.is_ok() {
-                    return Ok(dest);
-                }
-                tokio::fs::create_dir_all(&dir)
+                tokio::fs::create_dir_all(&b.scratch)
                     .await
-                    .map_err(|e| Error::io(format!("cannot create {}", dir.display()), e))?;
-                let temp = dir.join(format!(".fetch-{}-{name}", crate::auth::random_id(6)?));
-                let got = b.fetch(name, &temp).await;
-                if let Err(e) = got {
-                    let _ = tokio::fs::remove_file(&temp).await;
-                    return Err(e);
-                }
-                tokio::fs::rename(&temp, &dest)
-                    .await
-                    .map_err(|e| Error::io(format!("cannot store {}", dest.display()), e))?;
-                Ok(dest)
+                    .map_err(|e| Error::io(format!("cannot create {}", b.scratch.display()), e))?;
+                let copy = LocalCopy {
+                    path: b
+                        .scratch
+                        .join(format!(".fetch-{}-{name}", crate::auth::random_id(6)?)),
+                    temporary: true,
+                };
+                b.fetch(name, &copy.path).await?;
+                Ok(copy)
             }
         }
     }

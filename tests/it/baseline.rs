@@ -567,7 +567,7 @@ pub async fn baseline_with_links(app: &TestApp, admin: &str, n: usize) -> (i64, 
 }
 
 /// A browser that came by a link: its session cookie, from the 303 to the clean URL.
-async fn join(app: &TestApp, link: &str) -> (Web, String) {
+pub(crate) async fn join(app: &TestApp, link: &str) -> (Web, String) {
     let r = app.page(None, reqwest::Method::GET, link, None).await;
     assert_eq!(r.status, reqwest::StatusCode::SEE_OTHER, "{}", r.text);
     let to = r.location().unwrap();
@@ -595,7 +595,7 @@ async fn join(app: &TestApp, link: &str) -> (Web, String) {
 }
 
 /// The clip URL a question page shows.
-fn video_of(html: &str) -> String {
+pub(crate) fn video_of(html: &str) -> String {
     let at = html.find("src=\"/baseline/m/").expect("a clip") + 5;
     html[at..].split('"').next().unwrap().to_string()
 }

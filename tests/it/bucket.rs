@@ -4,6 +4,7 @@
 //! and `tandem media migrate` moves an installation's media both ways.
 
 use crate::helpers::*;
+use crate::media::get_with;
 use crate::s3::*;
 use reqwest::{Method, StatusCode};
 
@@ -12,35 +13,6 @@ const MC: &str = "MC_F_EGO_STA";
 fn media_url(html: &str) -> String {
     let at = html.find("src=\"/media/").expect("a clip URL") + "src=\"".len();
     html[at..].split('"').next().expect("a URL").to_string()
-}
-
-fn sha256_hex(bytes: &[u8]) -> String {
-    use sha2::Digest;
-    sha2::Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
-
-async fn get_with(
-    app: &TestApp,
-    web: &Web,
-    path: &str,
-    headers: &[(&str, &str)],
-) -> (StatusCode, reqwest::header::HeaderMap, Vec<u8>) {
-    let mut req = app
-        .client
-        .get(format!("{}{path}", app.base))
-        .header("Cookie", &web.cookie);
-    for (k, v) in headers {
-        req = req.header(*k, *v);
-    }
-    let resp = req.send().await.unwrap();
-    (
-        resp.status(),
-        resp.headers().clone(),
-        resp.bytes().await.unwrap().to_vec(),
-    )
 }
 
 /// A clip of `size` bytes (MP4 by its first bytes, the rest seeded noise) imported
@@ -94,7 +66,7 @@ async fn clips_in_a_bucket_are_uploaded_whole_and_served_by_range_with_their_has
     let size = tandem::io::objects::PART_BYTES + 1_500_000;
     let id = format!("{MC}_0000");
     let whole = import_big(&app, &id, size).await.expect("import");
-    let sha = sha256_hex(&whole);
+    let sha = tandem::auth::sha256_hex(&whole);
     assert_eq!(
         s3.objects("lab/v1"),
         vec![sha.clone()],
@@ -271,7 +243,7 @@ async fn a_bucket_that_stops_answering_is_a_503_and_nothing_is_half_imported() {
     let bytes = import_big(&app, &format!("{MC}_0007"), 2000)
         .await
         .expect("import");
-    assert!(s3.objects("m").contains(&sha256_hex(&bytes)));
+    assert!(s3.objects("m").contains(&tandem::auth::sha256_hex(&bytes)));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -352,40 +324,6 @@ async fn media_migrate_moves_every_file_both_ways_and_servers_follow_without_a_r
     assert!(!ok && err.contains("already"), "{err}");
     let (ok, _, err) = run(&["media", "migrate", "--to", "s3://No_Such"]);
     assert!(!ok && err.contains("media:"), "{err}");
-}
-
-struct Serving {
-    child: std::process::Child,
-    base: String,
-}
-
-impl Drop for Serving {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// `tandem serve` on its own data folder, the shared database and the bucket.
-fn serve(data: &std::path::Path, url: &str, s3: &S3Server) -> Serving {
-    use std::io::BufRead;
-    let mut child = tandem_command(data, Some(url))
-        .envs(s3.vars())
-        .args(["serve", "--bind", "127.0.0.1:0"])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("tandem serve");
-    let mut line = String::new();
-    std::io::BufReader::new(child.stdout.take().expect("stdout"))
-        .read_line(&mut line)
-        .expect("first line");
-    let base = line
-        .trim()
-        .strip_prefix("Tandem is listening on ")
-        .unwrap_or_else(|| panic!("unexpected first line: {line}"))
-        .to_string();
-    Serving { child, base }
 }
 
 /// Two servers that share nothing but the database (PostgreSQL under `.ci/run`'s
@@ -471,7 +409,10 @@ async fn two_servers_sharing_only_the_database_and_the_bucket_serve_each_others_
         assert!(local.is_empty(), "{local:?}");
     }
 
-    let (a, b) = (serve(&data_a, &url, &s3), serve(&data_b, &url, &s3));
+    let (a, b) = (
+        start_server_with_env(&data_a, Some(&url), &[], &s3.vars()),
+        start_server_with_env(&data_b, Some(&url), &[], &s3.vars()),
+    );
     let client = reqwest::Client::new();
     for (id, want) in &bytes {
         // The URL one server gives is served by the other, with the same validators.
@@ -557,16 +498,8 @@ async fn an_export_job_reads_its_videos_from_the_bucket_and_stores_its_file_ther
             None,
         )
         .await;
-    assert_eq!(started.status, StatusCode::ACCEPTED, "{}", started.text);
+    let job = crate::pipeline::ended(&app, &c.admin, &started).await;
     let at = started.location().unwrap();
-    let mut job = serde_json::Value::Null;
-    for _ in 0..600 {
-        job = app.get(&at, &c.admin).await.body;
-        if job["state"] == "done" || job["state"] == "failed" {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
     assert_eq!(job["state"], "done", "{job}");
     let id = job["id"].as_str().unwrap().to_string();
     assert!(
@@ -614,4 +547,66 @@ async fn an_export_job_reads_its_videos_from_the_bucket_and_stores_its_file_ther
     let r = app.call(Method::DELETE, &at, Some(&c.admin), None).await;
     assert_eq!(r.status, StatusCode::NO_CONTENT, "{}", r.text);
     assert!(s3.objects("exp/jobs").is_empty(), "removed with the job");
+}
+
+/// The human baseline set up on a server whose media live in a bucket: the served
+/// copies (without the generator's metadata) are made from fetched videos and stored in
+/// the bucket, and a participant who came by a link is served them from there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_baselines_served_copies_are_made_from_and_stored_in_the_bucket() {
+    if !has_ffmpeg() {
+        return;
+    }
+    use crate::baseline::{GENERATOR, baseline_with_links, campaign_with_real_clips, contains};
+    let (app, s3) = spawn_app_on_s3("base").await;
+    campaign_with_real_clips(&app).await;
+    let originals = s3.objects("base");
+    assert_eq!(originals.len(), 6);
+    let admin = app.user("admin2", tandem::domain::Role::Admin, None).await;
+    let (id, links) = baseline_with_links(&app, &admin, 1).await;
+    let all = s3.objects("base");
+    let copies: Vec<&String> = all.iter().filter(|n| !originals.contains(n)).collect();
+    // The six clips differ only in their metadata: without it they are one copy.
+    assert_eq!(copies.len(), 1, "the served copy, in the bucket: {all:?}");
+    assert!(
+        stored_locally(&app).is_empty(),
+        "no copy left here: {:?}",
+        stored_locally(&app)
+    );
+    for c in &copies {
+        let bytes = std::fs::read(s3.root.join(BUCKET).join("base").join(c)).unwrap();
+        assert!(!contains(&bytes, GENERATOR.as_bytes()), "{c}: no generator");
+    }
+    let (web, start) = crate::baseline::join(&app, &links[0]).await;
+    assert_eq!(start, format!("/baseline/{id}"));
+    let r = app
+        .page(
+            Some(&web),
+            Method::POST,
+            &format!("{start}/begin"),
+            Some(&[]),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
+    let p = app
+        .page(Some(&web), Method::GET, &format!("/baseline/{id}/1"), None)
+        .await;
+    let video = crate::baseline::video_of(&p.text);
+    let clip = app
+        .client
+        .get(format!("{}{video}", app.base))
+        .header("Cookie", web.cookies())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(clip.status(), StatusCode::OK);
+    assert!(clip.headers().get("etag").is_none());
+    let bytes = clip.bytes().await.unwrap();
+    let held = copies
+        .iter()
+        .any(|c| std::fs::read(s3.root.join(BUCKET).join("base").join(c)).unwrap() == bytes);
+    assert!(
+        held,
+        "the participant's clip is a served copy from the bucket"
+    );
 }

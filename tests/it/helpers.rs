@@ -594,8 +594,20 @@ pub fn tandem_ok(data: &Path, url: Option<&str>, args: &[&str]) -> String {
 
 /// Starts `tandem serve` with `extra` arguments and waits until it listens.
 pub fn start_server(data: &Path, url: Option<&str>, extra: &[&str]) -> ServerProcess {
+    start_server_with_env(data, url, extra, &[])
+}
+
+/// As [`start_server`], with these variables in the server's environment (a bucket's
+/// `AWS_*`).
+pub fn start_server_with_env(
+    data: &Path,
+    url: Option<&str>,
+    extra: &[&str],
+    env: &[(String, String)],
+) -> ServerProcess {
     use std::io::BufRead;
     let mut child = tandem_command(data, url)
+        .envs(env.iter().cloned())
         .args(["serve", "--bind", "127.0.0.1:0"])
         .args(extra)
         .stdout(std::process::Stdio::piped())

@@ -239,7 +239,7 @@ fn sha256_hex(bytes: &[u8]) -> String {
         .collect()
 }
 
-async fn get_with(
+pub(crate) async fn get_with(
     app: &TestApp,
     web: &Web,
     path: &str,

@@ -20,7 +20,7 @@ async fn upload(app: &TestApp, token: &str, zip: Vec<u8>, content_type: &str) ->
 }
 
 /// Polls a job (at the `Location` of its start) until it has ended; returns it.
-async fn ended(app: &TestApp, token: &str, started: &Reply) -> Value {
+pub(crate) async fn ended(app: &TestApp, token: &str, started: &Reply) -> Value {
     assert_eq!(started.status, StatusCode::ACCEPTED, "{}", started.text);
     let at = started.location().expect("the job's location");
     assert_eq!(
