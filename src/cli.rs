@@ -900,10 +900,19 @@ async fn command(command: Command, config: &Config, store: &Store) -> Result<()>
         Command::Backup { out } => {
             store.backup(&config.database_url, &out).await?;
             println!("database copied to {}", out.display());
-            eprintln!(
-                "note: the videos are the files under {}; copy that folder too (files there are written once and never changed)",
-                config.media_dir.display()
-            );
+            match crate::app::media::media_store(store, config)
+                .await?
+                .location()
+            {
+                crate::io::objects::Location::Local => eprintln!(
+                    "note: the videos are the files under {}; copy that folder too (files there are written once and never changed)",
+                    config.media_dir.display()
+                ),
+                bucket => eprintln!(
+                    "note: the videos are in {}; back the bucket up with the storage's own versioning or replication",
+                    bucket.as_text()
+                ),
+            }
             Ok(())
         }
         Command::Media(MediaCommand::Show) => {
