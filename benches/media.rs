@@ -488,7 +488,11 @@ fn main() {
             // The S3 server is read anonymously, as wrk reads it (a bearer token would be
             // taken for a malformed signature).
             let req = client.get(url);
-            let req = if *url == direct { req } else { req.bearer_auth(&token) };
+            let req = if *url == direct {
+                req
+            } else {
+                req.bearer_auth(&token)
+            };
             let r = req
                 .header("Range", "bytes=1000000-1065535")
                 .send()
