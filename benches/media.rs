@@ -14,8 +14,11 @@
 //! - random 64 KiB ranges of the same clip with the media in an S3-compatible bucket
 //!   (s3s-fs, the S3 protocol served from a folder, run in this process on a local
 //!   port): through Tandem (its signed ranged GETs) beside the S3 server read directly
-//!   by wrk (anonymous reads allowed, as a public-read bucket) and Tandem from its data
-//!   folder, at 32 connections, interleaved, in the same run.
+//!   by wrk (anonymous reads allowed, as a public-read bucket), Tandem with its block
+//!   cache off (`TANDEM_MEDIA_CACHE_MB=0`: every range one signed GET) and Tandem from
+//!   its data folder, at 32 connections, interleaved, in the same run. The clip (20 MB)
+//!   fits the default 64 MB cache: the first row is a clip being watched, the second
+//!   the bucket's own cost.
 //!
 //! Run: `cargo bench --bench media` (needs `wrk` and `nginx`: `apt install wrk nginx`;
 //! the strip rows need `ffmpeg`). `TANDEM_BENCH_SECONDS` sets each run's length
@@ -476,15 +479,22 @@ fn main() {
         "{}",
         String::from_utf8_lossy(&migrated.stderr)
     );
+    // A third installation on the same bucket, its block cache off (every range one GET).
+    let data_s3_raw = dir.path().join("data-s3-raw");
+    copy_folder(&data_s3, &data_s3_raw);
+    let mut env_raw = env.clone();
+    env_raw.push(("TANDEM_MEDIA_CACHE_MB".into(), "0".into()));
     let (_local, local_base) = tandem_server(&data, &[]);
     let (_s3_tandem, s3_base) = tandem_server(&data_s3, &env);
+    let (_s3_raw, s3_raw_base) = tandem_server(&data_s3_raw, &env_raw);
     let sha = tandem::auth::sha256_hex(&clip);
     let direct = format!("{endpoint}/bench/media/{sha}");
     let via = format!("{s3_base}{}", urls[0].0);
+    let via_raw = format!("{s3_raw_base}{}", urls[0].0);
     let from_disk = format!("{local_base}{}", urls[0].0);
     rt.block_on(async {
         let client = reqwest::Client::new();
-        for url in [&via, &direct, &from_disk] {
+        for url in [&via, &via_raw, &direct, &from_disk] {
             // The S3 server is read anonymously, as wrk reads it (a bearer token would be
             // taken for a malformed signature).
             let req = client.get(url);
@@ -508,15 +518,17 @@ fn main() {
     println!();
     println!("| what | connections | server | per second | p50 | p99 | errors | / the S3 server |");
     println!("| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: |");
-    let (mut t, mut s, mut l) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut t, mut r, mut s, mut l) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for _ in 0..3 {
         t.push(wrk(&work, &via, 32, CLIP_BYTES, 65_536, &token));
+        r.push(wrk(&work, &via_raw, 32, CLIP_BYTES, 65_536, &token));
         s.push(wrk(&work, &direct, 32, CLIP_BYTES, 65_536, ""));
         l.push(wrk(&work, &from_disk, 32, CLIP_BYTES, 65_536, &token));
     }
-    let (t, s, l) = (median(t), median(s), median(l));
+    let (t, r, s, l) = (median(t), median(r), median(s), median(l));
     for (server, w) in [
         ("Tandem, media in the bucket", t),
+        ("Tandem, media in the bucket, no block cache", r),
         ("the S3 server directly", s),
         ("Tandem, media in the data folder", l),
     ] {

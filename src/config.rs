@@ -27,6 +27,9 @@ pub struct Config {
     /// This process's `AWS_*` variables (endpoint, region, credentials of an S3-compatible
     /// media store), read once at start; never printed, never stored.
     pub aws: Vec<(String, String)>,
+    /// The memory kept for recently read blocks of a bucket's objects
+    /// (`TANDEM_MEDIA_CACHE_MB`, 64 by default, 0: none).
+    pub media_cache_bytes: u64,
 }
 
 impl std::fmt::Debug for Config {
@@ -147,6 +150,7 @@ impl Config {
             aws: std::env::vars()
                 .filter(|(k, _)| k.starts_with("AWS_"))
                 .collect(),
+            media_cache_bytes: media_cache_bytes(std::env::var("TANDEM_MEDIA_CACHE_MB").ok())?,
         })
     }
 
@@ -331,6 +335,20 @@ impl Limits {
     }
 }
 
+/// The bucket's block cache in bytes, from `TANDEM_MEDIA_CACHE_MB` (whole megabytes,
+/// at most 65,536; 0 turns it off; 64 when unset).
+fn media_cache_bytes(value: Option<String>) -> Result<u64> {
+    let Some(v) = value.filter(|v| !v.trim().is_empty()) else {
+        return Ok(64 * 1024 * 1024);
+    };
+    match v.trim().parse::<u64>() {
+        Ok(mb) if mb <= 65_536 => Ok(mb * 1024 * 1024),
+        _ => Err(Error::Invalid(format!(
+            "TANDEM_MEDIA_CACHE_MB must be a whole number of megabytes from 0 to 65536 (got `{v}`)"
+        ))),
+    }
+}
+
 /// The URL of the SQLite database file inside a data folder.
 pub fn sqlite_url(path: &Path) -> String {
     format!("sqlite://{}?mode=rwc", path.display())
@@ -437,6 +455,21 @@ mod tests {
         let e = Limits::from_lookup(|k| (k == "TANDEM_MAX_ZIP_RATIO").then(|| "ten".into()))
             .unwrap_err();
         assert!(e.to_string().contains("TANDEM_MAX_ZIP_RATIO"), "{e}");
+    }
+
+    #[test]
+    fn the_media_cache_is_64_mb_unless_set_and_a_bad_size_is_named() {
+        assert_eq!(media_cache_bytes(None).unwrap(), 64 << 20);
+        assert_eq!(media_cache_bytes(Some(" ".into())).unwrap(), 64 << 20);
+        assert_eq!(media_cache_bytes(Some("0".into())).unwrap(), 0);
+        assert_eq!(media_cache_bytes(Some("256".into())).unwrap(), 256 << 20);
+        for bad in ["-1", "lots", "65537", "1.5"] {
+            let e = media_cache_bytes(Some(bad.into())).unwrap_err().to_string();
+            assert!(
+                e.contains("TANDEM_MEDIA_CACHE_MB") && e.contains(bad),
+                "{e}"
+            );
+        }
     }
 
     #[test]

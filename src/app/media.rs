@@ -43,7 +43,12 @@ pub async fn media_store(store: &Store, config: &Config) -> Result<MediaStore> {
             let location = Location::parse(&text).map_err(|e| {
                 Error::Internal(format!("the stored media location is unreadable: {e}"))
             })?;
-            MediaStore::open(&location, &config.media_dir, &config.aws)?
+            MediaStore::open(
+                &location,
+                &config.media_dir,
+                &config.aws,
+                config.media_cache_bytes,
+            )?
         }
     };
     if let Ok(mut map) = opened.lock() {
@@ -402,7 +407,7 @@ pub async fn migrate(
             "the media are in {from_text} already; nothing to do"
         )));
     }
-    let to = MediaStore::open(target, &config.media_dir, &config.aws)?;
+    let to = MediaStore::open(target, &config.media_dir, &config.aws, 0)?;
     if let MediaStore::Local(dir) = &to {
         tokio::fs::create_dir_all(dir)
             .await

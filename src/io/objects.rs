@@ -25,6 +25,8 @@ use std::time::{Duration, SystemTime};
 pub const PART_BYTES: usize = 8 * 1024 * 1024;
 /// Parts in flight at once for one upload (a bound on the memory one upload holds).
 const PARTS_IN_FLIGHT: usize = 4;
+/// Objects are cached in aligned blocks of this size (see [`Blocks`]).
+pub const BLOCK_BYTES: u64 = 256 * 1024;
 /// How long a request to the bucket may wait for its answer to begin.
 pub const ANSWER_WITHIN: Duration = Duration::from_secs(10);
 
@@ -141,6 +143,36 @@ pub struct Bucket {
     location: Location,
     prefix: String,
     scratch: PathBuf,
+    blocks: Option<Blocks>,
+}
+
+/// Recently read blocks of objects, the least recently used dropped first, within a
+/// memory bound. An object never changes once complete (its name is its content's
+/// hash), so a block is never stale; a missing or failed read is not cached. A small
+/// reply (a browser's range, a frame step) read again by the second validator, the
+/// author or a seek back costs no request to the bucket.
+struct Blocks {
+    lru: std::sync::Mutex<hashlink::LruCache<(String, u64), Bytes>>,
+}
+
+impl Blocks {
+    fn new(bytes: u64) -> Option<Blocks> {
+        let n = usize::try_from(bytes / BLOCK_BYTES).unwrap_or(usize::MAX);
+        (n > 0).then(|| Blocks {
+            lru: std::sync::Mutex::new(hashlink::LruCache::new(n)),
+        })
+    }
+
+    fn get(&self, name: &str, block: u64) -> Option<Bytes> {
+        let mut lru = self.lru.lock().ok()?;
+        lru.get(&(name.to_string(), block)).cloned()
+    }
+
+    fn put(&self, name: &str, block: u64, bytes: Bytes) {
+        if let Ok(mut lru) = self.lru.lock() {
+            lru.insert((name.to_string(), block), bytes);
+        }
+    }
 }
 
 impl std::fmt::Debug for MediaStore {
@@ -195,10 +227,12 @@ impl MediaStore {
     /// (the store itself when local, the staging folder otherwise); `aws`, the `AWS_*`
     /// variables of this process (`Config::aws`). Nothing is asked of
     /// the bucket yet: [`MediaStore::check`] does.
+    /// `cache_bytes` bounds the memory kept for recently read blocks of objects (0: none).
     pub fn open(
         location: &Location,
         media_dir: &Path,
         aws: &[(String, String)],
+        cache_bytes: u64,
     ) -> Result<MediaStore> {
         match location {
             Location::Local => Ok(MediaStore::Local(media_dir.to_path_buf())),
@@ -236,6 +270,7 @@ impl MediaStore {
                     location: location.clone(),
                     prefix: prefix.clone(),
                     scratch: media_dir.to_path_buf(),
+                    blocks: Blocks::new(cache_bytes),
                 })))
             }
         }
@@ -329,8 +364,9 @@ impl MediaStore {
         }
     }
 
-    /// Bytes `range` of a stored file, read whole (for small replies).
-    pub async fn read_range(&self, name: &str, range: Range<u64>) -> Result<Bytes> {
+    /// Bytes `range` of a stored file of `size` bytes, read whole (for small replies;
+    /// from a bucket, through its block cache when it has one).
+    pub async fn read_range(&self, name: &str, range: Range<u64>, size: u64) -> Result<Bytes> {
         match self {
             MediaStore::Local(dir) => {
                 let path = dir.join(name);
@@ -348,9 +384,7 @@ impl MediaStore {
                 .await
                 .map_err(|e| Error::Internal(e.to_string()))?
             }
-            MediaStore::Bucket(b) => {
-                within(&b.location, name, b.store.get_range(&b.key(name), range)).await
-            }
+            MediaStore::Bucket(b) => b.read_range(name, range, size).await,
         }
     }
 
@@ -362,7 +396,8 @@ impl MediaStore {
     ) -> Result<BoxStream<'static, std::io::Result<Bytes>>> {
         match self {
             MediaStore::Local(_) => {
-                let bytes = self.read_range(name, range).await?;
+                let size = range.end;
+                let bytes = self.read_range(name, range, size).await?;
                 Ok(futures_util::stream::once(async move { Ok(bytes) }).boxed())
             }
             MediaStore::Bucket(b) => {
@@ -502,6 +537,71 @@ impl MediaStore {
 }
 
 impl Bucket {
+    /// Bytes `range` of the object `name` of `size` bytes: from the cached blocks that
+    /// cover it, each missing block fetched whole (one ranged GET for the run of them)
+    /// and kept; without a cache, one ranged GET of exactly the range.
+    async fn read_range(&self, name: &str, range: Range<u64>, size: u64) -> Result<Bytes> {
+        let end = range.end.min(size);
+        let Some(blocks) = self.blocks.as_ref().filter(|_| range.start < end) else {
+            return within(
+                &self.location,
+                name,
+                self.store.get_range(&self.key(name), range),
+            )
+            .await;
+        };
+        let (first, last) = (range.start / BLOCK_BYTES, (end - 1) / BLOCK_BYTES);
+        let mut have: Vec<Option<Bytes>> = (first..=last).map(|i| blocks.get(name, i)).collect();
+        if let Some(miss) = have.iter().position(Option::is_none) {
+            let miss_last = have.iter().rposition(Option::is_none).unwrap_or(miss);
+            let (from, to) = (first + miss as u64, first + miss_last as u64);
+            let fetched = within(
+                &self.location,
+                name,
+                self.store.get_range(
+                    &self.key(name),
+                    from * BLOCK_BYTES..((to + 1) * BLOCK_BYTES).min(size),
+                ),
+            )
+            .await?;
+            let wanted = ((to + 1) * BLOCK_BYTES).min(size) - from * BLOCK_BYTES;
+            if fetched.len() as u64 != wanted {
+                return Err(Error::Internal(format!(
+                    "the media store sent {} bytes of {name} for {wanted} asked",
+                    fetched.len()
+                )));
+            }
+            for i in from..=to {
+                let at = usize::try_from((i - from) * BLOCK_BYTES).unwrap_or(usize::MAX);
+                let piece = fetched.slice(
+                    at.min(fetched.len())
+                        ..(at.saturating_add(BLOCK_BYTES as usize)).min(fetched.len()),
+                );
+                // Each block its own allocation when several came in one reply, so
+                // that dropping one frees it (the cache's bound holds).
+                let block = if from == to {
+                    piece
+                } else {
+                    Bytes::copy_from_slice(&piece)
+                };
+                blocks.put(name, i, block.clone());
+                have[(i - first) as usize] = Some(block);
+            }
+        }
+        let mut out = Vec::with_capacity(usize::try_from(end - range.start).unwrap_or(0));
+        for (i, block) in (first..=last).zip(have) {
+            let block = block.unwrap_or_default();
+            let base = i * BLOCK_BYTES;
+            let from = usize::try_from(range.start.max(base) - base).unwrap_or(usize::MAX);
+            let to = usize::try_from(end.min(base + BLOCK_BYTES) - base).unwrap_or(usize::MAX);
+            let piece = block.get(from..to).ok_or_else(|| {
+                Error::Internal(format!("the stored file {name} is shorter than its size"))
+            })?;
+            out.extend_from_slice(piece);
+        }
+        Ok(Bytes::from(out))
+    }
+
     fn key(&self, name: &str) -> Key {
         if self.prefix.is_empty() {
             Key::from(name)
@@ -636,6 +736,68 @@ mod tests {
         ] {
             assert!(!is_stored_name(&bad), "{bad}");
         }
+    }
+
+    /// A bucket in memory with a block cache of `blocks` blocks, holding `bytes` as `v`.
+    async fn in_memory(blocks: u64, bytes: &[u8]) -> Bucket {
+        let store = object_store::memory::InMemory::new();
+        store
+            .put(&Key::from("p/v"), PutPayload::from(bytes.to_vec()))
+            .await
+            .unwrap();
+        Bucket {
+            store: Arc::new(store),
+            location: Location::parse("s3://lab/p").unwrap(),
+            prefix: "p".into(),
+            scratch: PathBuf::from("/nonexistent"),
+            blocks: Blocks::new(blocks * BLOCK_BYTES),
+        }
+    }
+
+    #[tokio::test]
+    async fn ranges_read_through_the_block_cache_are_the_objects_bytes_and_the_cache_stays_bounded()
+    {
+        let size = 5 * BLOCK_BYTES as usize + 1234;
+        let bytes: Vec<u8> = (0..size).map(|i| (i * 7 % 251) as u8).collect();
+        let bucket = in_memory(3, &bytes).await;
+        let plain = in_memory(0, &bytes).await;
+        assert!(plain.blocks.is_none(), "0: no cache");
+        let b = BLOCK_BYTES;
+        let s = size as u64;
+        let mut ranges = vec![
+            0..1,
+            0..b,
+            b - 1..b + 1,
+            b..2 * b,
+            s - 1..s,
+            s - 1300..s,
+            10..s,
+        ];
+        let mut x: u64 = 99;
+        for _ in 0..300 {
+            x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            let start = (x >> 20) % s;
+            let len = 1 + (x >> 7) % (2 * b);
+            ranges.push(start..(start + len).min(s));
+        }
+        for r in ranges {
+            let want = &bytes[r.start as usize..r.end as usize];
+            let got = bucket.read_range("v", r.clone(), s).await.unwrap();
+            assert!(got[..] == *want, "{r:?} through the cache");
+            let got = plain.read_range("v", r.clone(), s).await.unwrap();
+            assert!(got[..] == *want, "{r:?} without");
+            let held = bucket.blocks.as_ref().unwrap().lru.lock().unwrap().len();
+            assert!(held <= 3, "{held} blocks held");
+        }
+        // A missing object is NotFound, and nothing is kept for it.
+        let e = bucket.read_range("gone", 0..10, 100).await.unwrap_err();
+        assert!(matches!(e, Error::NotFound(_)), "{e}");
+        // An object shorter than the size asked for is an error, not a short block kept.
+        let e = bucket
+            .read_range("v", s - 10..s + 10, s + 10)
+            .await
+            .unwrap_err();
+        assert!(matches!(e, Error::Internal(_)), "{e}");
     }
 
     #[test]

@@ -321,7 +321,7 @@ fn store_io(e: crate::error::Error) -> std::io::Error {
 
 /// All the pieces in one buffer (a small reply: one allocation, the file's bytes read
 /// in place, one positioned read per range; from a bucket, one ranged GET per range).
-async fn read_inline(reader: &Reader, pieces: &[Piece]) -> std::io::Result<Bytes> {
+async fn read_inline(reader: &Reader, size: u64, pieces: &[Piece]) -> std::io::Result<Bytes> {
     let file = match reader {
         Reader::File(f) => f,
         Reader::Object(media, name) => {
@@ -331,7 +331,7 @@ async fn read_inline(reader: &Reader, pieces: &[Piece]) -> std::io::Result<Bytes
                     Piece::Text(t) => buf.extend_from_slice(t),
                     Piece::File { at, len } => buf.extend_from_slice(
                         &media
-                            .read_range(name, *at..at + len)
+                            .read_range(name, *at..at + len, size)
                             .await
                             .map_err(store_io)?,
                     ),
@@ -709,7 +709,7 @@ async fn answer(
         _ => (Vec::new(), None),
     };
     let inline = if !head && !pieces.is_empty() && pieces_len(&pieces) <= INLINE_BYTES {
-        match read_inline(&f.reader, &pieces).await {
+        match read_inline(&f.reader, f.size, &pieces).await {
             Ok(b) => Some(b),
             Err(e) => return unreadable(e),
         }
@@ -1111,7 +1111,7 @@ mod tests {
         std::fs::write(&path, &data).unwrap();
         let file = Arc::new(std::fs::File::open(&path).unwrap());
         let (pieces, boundary) = multipart(&[(0, 9), (500, 509)], 1000, "video/mp4");
-        let body = read_inline(&Reader::File(file), &pieces).await.unwrap();
+        let body = read_inline(&Reader::File(file), 0, &pieces).await.unwrap();
         assert_eq!(body.len() as u64, pieces_len(&pieces));
         let text = String::from_utf8_lossy(&body);
         assert!(text.starts_with(&format!("--{boundary}\r\n")));
