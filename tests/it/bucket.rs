@@ -266,6 +266,53 @@ async fn a_bucket_that_stops_answering_is_a_503_and_nothing_is_half_imported() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bucket_that_goes_down_in_the_middle_of_an_upload_leaves_nothing_and_the_import_runs_again()
+ {
+    let (app, mut s3) = spawn_app_on_s3("up").await;
+    cast(&app).await;
+    let before = app.dump().await;
+    // Three parts; the S3 server goes down when the second arrives.
+    let size = 2 * tandem::io::objects::PART_BYTES + 1_000_000;
+    let id = format!("{MC}_0003");
+    s3.stop_after_parts(1);
+    let asked = std::time::Instant::now();
+    let err = import_big(&app, &id, size)
+        .await
+        .expect_err("the bucket went down");
+    assert!(s3.went_down(), "the server went down during the upload");
+    let words = err.to_string();
+    assert!(
+        words.contains("nothing was imported") && words.contains("media store"),
+        "{words}"
+    );
+    assert!(
+        asked.elapsed() < std::time::Duration::from_secs(60),
+        "the import gave up in time: {:?}",
+        asked.elapsed()
+    );
+    assert!(app.dump().await == before, "nothing half-imported");
+    assert!(
+        s3.objects("up").is_empty(),
+        "no object: {:?}",
+        s3.objects("up")
+    );
+    assert!(stored_locally(&app).is_empty());
+
+    // The same import, run again once the bucket answers, stores the whole clip.
+    s3.restart().await;
+    let whole = import_big(&app, &id, size).await.expect("import");
+    let sha = tandem::auth::sha256_hex(&whole);
+    assert_eq!(s3.objects("up"), vec![sha.clone()]);
+    let stored = std::fs::read(s3.root.join(BUCKET).join("up").join(&sha)).unwrap();
+    assert!(stored == whole, "the object is the whole file");
+    let web = app.login("val00").await;
+    let url = clip_url(&app, &web, &id).await;
+    let (status, _, body) = get_with(&app, &web, &url, &[]).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(body == whole);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn media_migrate_moves_every_file_both_ways_and_servers_follow_without_a_restart() {
     let s3 = S3Server::start().await;
     let vars = s3.vars();

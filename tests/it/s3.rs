@@ -6,6 +6,8 @@
 use crate::helpers::*;
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use tempfile::TempDir;
 
 pub const BUCKET: &str = "tandem-media";
@@ -17,6 +19,45 @@ pub struct S3Server {
     pub root: PathBuf,
     _dir: TempDir,
     running: Option<tokio::task::JoinHandle<()>>,
+    gate: Arc<Gate>,
+}
+
+/// Stops the server from inside, at a chosen moment of an upload: after `parts_left`
+/// more parts of a multipart upload (-1: never), every request is cut unanswered, as
+/// when the server goes down; `down` says that it did.
+struct Gate {
+    parts_left: AtomicI64,
+    down: AtomicBool,
+}
+
+impl Gate {
+    fn new() -> Arc<Gate> {
+        Arc::new(Gate {
+            parts_left: AtomicI64::new(-1),
+            down: AtomicBool::new(false),
+        })
+    }
+
+    /// Whether `req` finds the server down (a part past the chosen count takes it down).
+    fn cuts<B>(&self, req: &hyper::Request<B>) -> bool {
+        if self.down.load(Ordering::SeqCst) {
+            return true;
+        }
+        let is_part = req.method() == hyper::Method::PUT
+            && req.uri().query().is_some_and(|q| q.contains("partNumber="));
+        if is_part
+            && self
+                .parts_left
+                .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
+                    (n >= 0).then(|| n - 1)
+                })
+                == Ok(0)
+        {
+            self.down.store(true, Ordering::SeqCst);
+            return true;
+        }
+        false
+    }
 }
 
 impl S3Server {
@@ -33,9 +74,21 @@ impl S3Server {
             root,
             _dir: dir,
             running: None,
+            gate: Gate::new(),
         };
-        s.running = Some(serve(listener, s.root.clone()));
+        s.running = Some(serve(listener, s.root.clone(), s.gate.clone()));
         s
+    }
+
+    /// Goes down when the part after the next `parts` parts of a multipart upload
+    /// arrives (that part and every later request cut unanswered), until `restart`.
+    pub fn stop_after_parts(&self, parts: i64) {
+        self.gate.parts_left.store(parts, Ordering::SeqCst);
+    }
+
+    /// Whether the server went down by [`S3Server::stop_after_parts`].
+    pub fn went_down(&self) -> bool {
+        self.gate.down.load(Ordering::SeqCst)
     }
 
     /// Stops answering: the listener closes and every open connection is cut.
@@ -60,7 +113,8 @@ impl S3Server {
                 Err(e) => panic!("cannot bind {} again: {e}", self.addr),
             }
         };
-        self.running = Some(serve(listener, self.root.clone()));
+        self.gate = Gate::new();
+        self.running = Some(serve(listener, self.root.clone(), self.gate.clone()));
     }
 
     /// The `AWS_*` variables a Tandem process needs to reach this server.
@@ -102,8 +156,16 @@ impl Drop for S3Server {
     }
 }
 
-/// Serves S3 on `listener` until the task is aborted (then every connection too).
-fn serve(listener: tokio::net::TcpListener, root: PathBuf) -> tokio::task::JoinHandle<()> {
+/// Why a connection was dropped.
+type Cut = Box<dyn std::error::Error + Send + Sync + 'static>;
+
+/// Serves S3 on `listener` until the task is aborted (then every connection too), or
+/// until `gate` says it is down.
+fn serve(
+    listener: tokio::net::TcpListener,
+    root: PathBuf,
+    gate: Arc<Gate>,
+) -> tokio::task::JoinHandle<()> {
     let fs = s3s_fs::FileSystem::new(&root).expect("s3s-fs");
     let mut builder = s3s::service::S3ServiceBuilder::new(fs);
     builder.set_auth(s3s::auth::SimpleAuth::from_single(ACCESS_KEY, SECRET_KEY));
@@ -114,7 +176,19 @@ fn serve(listener: tokio::net::TcpListener, root: PathBuf) -> tokio::task::JoinH
             let Ok((socket, _)) = listener.accept().await else {
                 continue;
             };
-            let svc = service.clone();
+            let (service, gate) = (service.clone(), gate.clone());
+            let svc = hyper::service::service_fn(move |req| {
+                let (service, cut) = (service.clone(), gate.cuts(&req));
+                async move {
+                    if cut {
+                        // An error from the service: hyper drops the connection unanswered.
+                        return Err(std::io::Error::other("the S3 server went down"));
+                    }
+                    hyper::service::Service::call(&service, req)
+                        .await
+                        .map_err(|e| std::io::Error::other(Cut::from(e)))
+                }
+            });
             connections.spawn(async move {
                 let _ = hyper_util::server::conn::auto::Builder::new(
                     hyper_util::rt::TokioExecutor::new(),
