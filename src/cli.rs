@@ -208,6 +208,13 @@ pub enum Command {
     /// Manage a campaign's validator pool
     #[command(subcommand)]
     Pool(PoolCommand),
+    /// Make the data folder and the database, and choose where the media will live
+    /// (`--media s3://BUCKET/PREFIX`, with the endpoint and credentials in this
+    /// process's AWS_* variables; `local` by default) before anything is imported
+    Init {
+        #[arg(long, value_name = "LOCATION")]
+        media: Option<String>,
+    },
     /// Where the videos, strips and served copies live: the data folder or an
     /// S3-compatible bucket
     #[command(subcommand)]
@@ -913,6 +920,24 @@ async fn command(command: Command, config: &Config, store: &Store) -> Result<()>
                     bucket.as_text()
                 ),
             }
+            Ok(())
+        }
+        Command::Init { media } => {
+            let location = match media {
+                Some(to) => {
+                    let target = crate::io::objects::Location::parse(&to)?;
+                    crate::app::media::choose(store, config, &target).await?;
+                    target
+                }
+                None => crate::app::media::media_store(store, config)
+                    .await?
+                    .location(),
+            };
+            println!(
+                "Tandem's data folder {} and its database are ready; media: {}",
+                config.data_dir.display(),
+                location.as_text()
+            );
             Ok(())
         }
         Command::Media(MediaCommand::Show) => {

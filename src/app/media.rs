@@ -394,6 +394,28 @@ async fn check_copy(file: &std::path::Path, name: &str, size: u64) -> Result<()>
 /// the switch within [`LOCATION_TTL`], without a restart), then copies what servers
 /// that had not seen it yet added meanwhile. Stopped midway, it leaves the old place in
 /// use and resumes where it stopped. The old place's files are left as they were.
+/// Chooses where an installation's media will live, before it stores any (`tandem
+/// init --media`): the store must answer; an installation that holds files already is
+/// refused with the command that moves them.
+pub async fn choose(store: &Store, config: &Config, target: &Location) -> Result<()> {
+    let current = media_store(store, config).await?;
+    if current.location() == *target {
+        return Ok(());
+    }
+    let held = current.list().await?;
+    if !held.is_empty() {
+        return Err(Error::Invalid(format!(
+            "{} file(s) are stored in {} already: move them with `tandem media migrate --to {}`",
+            held.len(),
+            current.location().as_text(),
+            target.as_text()
+        )));
+    }
+    let to = MediaStore::open(target, &config.media_dir, &config.aws, 0)?;
+    to.check().await?;
+    store.set_media_location(&target.as_text()).await
+}
+
 pub async fn migrate(
     store: &Store,
     config: &Config,

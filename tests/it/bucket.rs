@@ -676,3 +676,60 @@ async fn the_baselines_served_copies_are_made_from_and_stored_in_the_bucket() {
         "the participant's clip is a served copy from the bucket"
     );
 }
+
+/// `tandem init --media` chooses the bucket before anything is imported; an
+/// installation that holds files already is pointed to `media migrate`, and a bucket
+/// that does not answer is refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn init_chooses_the_media_store_of_a_new_installation() {
+    let mut s3 = S3Server::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let run = |args: &[&str], vars: &[(String, String)]| {
+        let out = tandem_command(&data, None)
+            .envs(vars.iter().cloned())
+            .args(args)
+            .output()
+            .expect("run tandem");
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let vars = s3.vars();
+    let bucket = format!("s3://{BUCKET}/fresh");
+    let (ok, out, err) = run(&["init", "--media", &bucket], &vars);
+    assert!(ok, "{err}");
+    assert!(out.contains(&format!("media: {bucket}")), "{out}");
+    let (ok, out, err) = run(&["media", "show"], &vars);
+    assert!(ok, "{err}");
+    assert!(
+        out.contains(&bucket) && out.contains("0 stored file(s)"),
+        "{out}"
+    );
+    // Nothing stored yet: it can still be chosen again, either way.
+    let (ok, out, err) = run(&["init", "--media", "local"], &vars);
+    assert!(ok && out.contains("media: local"), "{out}{err}");
+    let (ok, out, _) = run(&["init"], &vars);
+    assert!(ok && out.contains("media: local"), "{out}");
+
+    // Files stored: only a migration moves them.
+    std::fs::create_dir_all(data.join("media")).unwrap();
+    std::fs::write(data.join("media").join("ab".repeat(32)), b"a video").unwrap();
+    let (ok, _, err) = run(&["init", "--media", &bucket], &vars);
+    assert!(
+        !ok && err.contains("1 file(s)") && err.contains("tandem media migrate --to"),
+        "{err}"
+    );
+    std::fs::remove_file(data.join("media").join("ab".repeat(32))).unwrap();
+
+    // A bucket that does not answer, and a location that is not one, are refused.
+    let (ok, _, err) = run(&["init", "--media", "s3://No_Such"], &vars);
+    assert!(!ok && err.contains("media"), "{err}");
+    s3.stop();
+    let (ok, _, err) = run(&["init", "--media", &bucket], &vars);
+    assert!(!ok && err.contains("media store"), "{err}");
+    let (ok, out, _) = run(&["init"], &vars);
+    assert!(ok && out.contains("media: local"), "unchanged: {out}");
+}
