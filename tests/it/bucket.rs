@@ -43,6 +43,27 @@ async fn clip_url(app: &TestApp, web: &Web, id: &str) -> String {
     media_url(&page.text)
 }
 
+/// Runs `tandem ARGS` on the installation in `data` (its database at `db`, else the
+/// folder's SQLite file) with the `AWS_*` variables `vars`: whether it succeeded, what it
+/// printed, what it said on standard error.
+fn run_tandem(
+    data: &std::path::Path,
+    db: Option<&str>,
+    vars: &[(String, String)],
+    args: &[&str],
+) -> (bool, String, String) {
+    let out = tandem_command(data, db)
+        .envs(vars.iter().cloned())
+        .args(args)
+        .output()
+        .expect("run tandem");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
 /// Local files the media folder holds that Tandem names (videos, strips): none when
 /// the media live in a bucket.
 fn stored_locally(app: &TestApp) -> Vec<String> {
@@ -326,18 +347,9 @@ async fn media_migrate_moves_every_file_both_ways_and_servers_follow_without_a_r
     let url_db = app.config.database_url.clone();
     let db = (!url_db.starts_with("sqlite:")).then_some(url_db.as_str());
 
-    let run = |args: &[&str]| {
-        let out = tandem_command(app.dir.path().join("data").as_path(), db)
-            .envs(s3.vars())
-            .args(args)
-            .output()
-            .expect("run tandem");
-        (
-            out.status.success(),
-            String::from_utf8_lossy(&out.stdout).into_owned(),
-            String::from_utf8_lossy(&out.stderr).into_owned(),
-        )
-    };
+    let vars = s3.vars();
+    let data = app.dir.path().join("data");
+    let run = |args: &[&str]| run_tandem(&data, db, &vars, args);
     // A file damaged on the disk stops the move before the switch.
     let victim = app.config.media_dir.join(&local[0]);
     let kept = std::fs::read(&victim).unwrap();
@@ -685,18 +697,7 @@ async fn init_chooses_the_media_store_of_a_new_installation() {
     let mut s3 = S3Server::start().await;
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
-    let run = |args: &[&str], vars: &[(String, String)]| {
-        let out = tandem_command(&data, None)
-            .envs(vars.iter().cloned())
-            .args(args)
-            .output()
-            .expect("run tandem");
-        (
-            out.status.success(),
-            String::from_utf8_lossy(&out.stdout).into_owned(),
-            String::from_utf8_lossy(&out.stderr).into_owned(),
-        )
-    };
+    let run = |args: &[&str], vars: &[(String, String)]| run_tandem(&data, None, vars, args);
     let vars = s3.vars();
     let bucket = format!("s3://{BUCKET}/fresh");
     let (ok, out, err) = run(&["init", "--media", &bucket], &vars);
@@ -727,6 +728,19 @@ async fn init_chooses_the_media_store_of_a_new_installation() {
     // A bucket that does not answer, and a location that is not one, are refused.
     let (ok, _, err) = run(&["init", "--media", "s3://No_Such"], &vars);
     assert!(!ok && err.contains("media"), "{err}");
+    // Credentials the server refuses: the store is named, the secret is not printed.
+    let wrong: Vec<(String, String)> = vars
+        .iter()
+        .map(|(k, v)| match k.as_str() {
+            "AWS_SECRET_ACCESS_KEY" => (k.clone(), "not-the-secret".to_string()),
+            _ => (k.clone(), v.clone()),
+        })
+        .collect();
+    let (ok, _, err) = run(&["init", "--media", &bucket], &wrong);
+    assert!(
+        !ok && err.contains("refused the request") && !err.contains("not-the-secret"),
+        "{err}"
+    );
     s3.stop();
     let (ok, _, err) = run(&["init", "--media", &bucket], &vars);
     assert!(!ok && err.contains("media store"), "{err}");
