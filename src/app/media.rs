@@ -389,11 +389,6 @@ async fn check_copy(file: &std::path::Path, name: &str, size: u64) -> Result<()>
     Ok(())
 }
 
-/// Moves the installation's media to `target`: copies every stored file there (each
-/// checked), switches the stored location only when all are there (every server sees
-/// the switch within [`LOCATION_TTL`], without a restart), then copies what servers
-/// that had not seen it yet added meanwhile. Stopped midway, it leaves the old place in
-/// use and resumes where it stopped. The old place's files are left as they were.
 /// Chooses where an installation's media will live, before it stores any (`tandem
 /// init --media`): the store must answer; an installation that holds files already is
 /// refused with the command that moves them.
@@ -416,6 +411,11 @@ pub async fn choose(store: &Store, config: &Config, target: &Location) -> Result
     store.set_media_location(&target.as_text()).await
 }
 
+/// Moves the installation's media to `target`: copies every stored file there (each
+/// checked), switches the stored location only when all are there (every server sees
+/// the switch within [`LOCATION_TTL`], without a restart), then copies what servers
+/// that had not seen it yet added meanwhile. Stopped midway, it leaves the old place in
+/// use and resumes where it stopped. The old place's files are left as they were.
 pub async fn migrate(
     store: &Store,
     config: &Config,
