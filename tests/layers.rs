@@ -1,6 +1,6 @@
 //! The modules depend on each other in one direction only (ARCHITECTURE.md, "Modules"):
 //! cli and demo -> server -> web -> app -> store -> domain, with io, report and stats
-//! below app and beside store; error, clock, rng, metrics and auth at the bottom;
+//! below app and beside store; error, clock, rng, cores, metrics and auth at the bottom;
 //! config on those alone. This test reads every source file, resolves every path it
 //! names (`use` trees, inline `crate::`, `super::` and `self::` paths, names brought in
 //! by `use`, the `store/sql` files included into each backend) and fails on an edge
@@ -14,13 +14,17 @@ use std::path::{Path, PathBuf};
 const ALLOWED: &[(&str, &[&str])] = &[
     ("clock", &[]),
     ("rng", &[]),
+    ("cores", &[]),
     ("domain", &["clock", "rng"]),
     ("error", &["domain", "clock"]),
     ("metrics", &["domain", "clock"]),
     ("auth", &["domain", "clock", "error"]),
     ("config", &["error", "clock"]),
-    ("stats", &["rng"]),
-    ("io", &["domain", "error", "clock", "rng", "auth", "config"]),
+    ("stats", &["rng", "cores"]),
+    (
+        "io",
+        &["domain", "error", "clock", "rng", "cores", "auth", "config"],
+    ),
     (
         "store",
         &[

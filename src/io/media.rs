@@ -6,6 +6,7 @@
 use super::limits::Limits;
 use super::manifest::{describe_io, extension_for, sniff_video};
 use super::video::{self, StripLayout};
+use crate::cores::on_cores;
 use crate::domain::import::{CheckedSets, Media, ServedCopy};
 use crate::domain::video::{ReadTiming, TimingRead};
 use crate::error::{Error, Result};
@@ -58,37 +59,6 @@ impl Read for Tee<'_> {
         }
         Ok(n)
     }
-}
-
-/// `f` over every element of `items` on the machine's cores (each worker takes the
-/// next element not taken yet), the results in the items' order.
-fn on_cores<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
-    let workers = std::thread::available_parallelism()
-        .map_or(2, std::num::NonZero::get)
-        .min(items.len())
-        .max(1);
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let done: std::sync::Mutex<Vec<(usize, R)>> =
-        std::sync::Mutex::new(Vec::with_capacity(items.len()));
-    std::thread::scope(|s| {
-        for _ in 0..workers {
-            s.spawn(|| {
-                loop {
-                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    let Some(item) = items.get(i) else { break };
-                    let r = f(item);
-                    done.lock()
-                        .unwrap_or_else(std::sync::PoisonError::into_inner)
-                        .push((i, r));
-                }
-            });
-        }
-    });
-    let mut done = done
-        .into_inner()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    done.sort_by_key(|(i, _)| *i);
-    done.into_iter().map(|(_, r)| r).collect()
 }
 
 impl Intake<'_> {

@@ -33,6 +33,9 @@
 //!   accuracy with their intervals, the position bias, agreement over the content chosen.
 //! * [`signal`]: d' from signal detection theory.
 //! * [`bootstrap`]: a seeded percentile bootstrap over clusters and its PRNG.
+//! * [`quality`]: how good the review is: each rater's sensitivity and specificity,
+//!   the prevalence of defects and the defects left in the retained set (a Dawid-Skene
+//!   latent-class model anchored by known items), and the rates on known items.
 //! * [`sampling`]: sampled review: the single sampling plan, the exact upper bound on
 //!   the defect rate, the sample that shows a rate with no defect found.
 
@@ -42,6 +45,7 @@ pub mod bootstrap;
 pub mod circular;
 pub mod multi;
 pub mod pairs;
+pub mod quality;
 pub mod ranks;
 pub mod sampling;
 pub mod signal;

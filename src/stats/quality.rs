@@ -1,0 +1,1015 @@
+//! How good the review is: each rater's sensitivity (the share of defective items they
+//! reject) and specificity (the share of sound items they pass), the prevalence of
+//! defects per task, each item's probability of being defective, and the **residual
+//! defect rate** of the retained set: the expected share of kept items that are
+//! defective.
+//!
+//! # The model
+//!
+//! A latent-class model (Dawid & Skene 1979) for two classes: an item is defective
+//! (`z = 1`) with the prevalence of its group (a task); rater `j` rejects a defective item
+//! with probability `se_j` and passes a sound one with probability `sp_j`, independently
+//! of the other raters given `z`. The author who resolves a disagreement is one more
+//! rater with an accuracy of its own, not the truth. Known items (planted items whose
+//! truth the lab knows) have `z` fixed: they anchor the raters' accuracies and are left
+//! out of the prevalence (their mix of defects is chosen by the lab, not found).
+//!
+//! [`fit`] finds the maximum of the posterior with a Beta(1/2, 1/2) prior on every
+//! probability (Jeffreys'), by expectation-maximisation: the E step gives each item's
+//! probability of a defect, the M step the weighted shares. The prior keeps an estimate
+//! off 0 and 1 when a rater never erred; its pull is half an item.
+//!
+//! # Identification
+//!
+//! With two ratings an item and no known item the model is not identified: a
+//! prevalence and accuracies that explain the pairs' agreement can be traded against
+//! each other. [`estimate`] then gives no number for a figure but the range it takes
+//! over the 95% profile-likelihood region of the prevalence (fits with the prevalence
+//! held at each point of a grid, kept when their log-likelihood is within
+//! `chi2(1, 0.95)/2 = 1.92` of the best and every rater is better than chance, that is
+//! `se + sp > 1`). With known items of both kinds the figures are estimated, with 95%
+//! percentile bootstrap intervals over items: each resample is refitted (from the
+//! full fit) and the defects of its retained items drawn from their probabilities, so
+//! the residual rate's interval covers the share actually left in the set, not only its
+//! expectation.
+//!
+//! [`known_item_rates`] is the simpler, model-free figure on known items alone: the
+//! catch rate and the pass rate with Wilson intervals, over the whole campaign and
+//! over the last K known defects, and whether the recent catch rate is surely below a
+//! threshold (its interval's upper end under it).
+//!
+//! [`simulate`] makes reviews with known truth, for the tests and the benchmark.
+
+use serde::Serialize;
+
+use super::StatsError;
+use super::binomial::wilson;
+use super::bootstrap::quantile_sorted;
+use crate::cores::on_cores;
+use crate::rng::{SplitMix64, Xoshiro256};
+
+/// One item of the review: the ratings it received and what is known of it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Item {
+    /// The group whose prevalence it shares (a task), below `n_groups`.
+    pub group: usize,
+    /// `(rater, rejected)`: each rater at most once.
+    pub ratings: Vec<(usize, bool)>,
+    /// `Some(true)` for a known defect, `Some(false)` for a known sound item.
+    pub known: Option<bool>,
+    /// In the retained set (never a known item).
+    pub retained: bool,
+}
+
+/// The review to estimate: items, how many raters and groups their indexes run over.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Review {
+    pub n_raters: usize,
+    pub n_groups: usize,
+    pub items: Vec<Item>,
+}
+
+impl Review {
+    /// Checks every index and that no rater rates an item twice; names the item.
+    pub fn check(&self) -> Result<(), StatsError> {
+        for (i, item) in self.items.iter().enumerate() {
+            if item.group >= self.n_groups {
+                return Err(StatsError::InvalidValue {
+                    value: item.group.to_string(),
+                    at: format!("item {i}: group (of {})", self.n_groups),
+                });
+            }
+            if item.known.is_some() && item.retained {
+                return Err(StatsError::InvalidValue {
+                    value: "retained".into(),
+                    at: format!("item {i}: a known item is never retained"),
+                });
+            }
+            for (n, &(r, _)) in item.ratings.iter().enumerate() {
+                if r >= self.n_raters {
+                    return Err(StatsError::InvalidValue {
+                        value: r.to_string(),
+                        at: format!("item {i}: rater (of {})", self.n_raters),
+                    });
+                }
+                if item.ratings[..n].iter().any(|&(o, _)| o == r) {
+                    return Err(StatsError::InvalidValue {
+                        value: r.to_string(),
+                        at: format!("item {i}: rater rated it twice"),
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Items alike for the model (the same group, ratings, knowledge and retention) are
+/// one pattern with a weight: the fit's cost is the number of patterns, not of items,
+/// and a bootstrap resample is a new set of weights.
+#[derive(Debug, Clone, PartialEq)]
+struct Pattern {
+    group: usize,
+    ratings: Vec<(usize, bool)>,
+    known: Option<bool>,
+    retained: bool,
+}
+
+/// The distinct patterns of `items`, and each item's pattern.
+fn compress(items: &[Item]) -> (Vec<Pattern>, Vec<usize>) {
+    let mut index: std::collections::HashMap<Pattern, usize> = std::collections::HashMap::new();
+    let mut patterns = Vec::new();
+    let of_item = items
+        .iter()
+        .map(|it| {
+            let mut ratings = it.ratings.clone();
+            ratings.sort_unstable();
+            let key = Pattern {
+                group: it.group,
+                ratings,
+                known: it.known,
+                retained: it.retained,
+            };
+            *index.entry(key.clone()).or_insert_with(|| {
+                patterns.push(key);
+                patterns.len() - 1
+            })
+        })
+        .collect();
+    (patterns, of_item)
+}
+
+impl std::hash::Hash for Pattern {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        (self.group, &self.ratings, self.known, self.retained).hash(h);
+    }
+}
+impl Eq for Pattern {}
+
+/// A fitted model.
+#[derive(Debug, Clone, PartialEq)]
+struct Fit {
+    sensitivity: Vec<f64>,
+    specificity: Vec<f64>,
+    prevalence: Vec<f64>,
+    /// Each pattern's probability of a defect (a known one's is its truth, 0 or 1).
+    posterior: Vec<f64>,
+    /// The log-likelihood of the ratings (without the prior).
+    log_likelihood: f64,
+    converged: bool,
+}
+
+impl Fit {
+    /// The mean probability of a defect over the retained items (`None` when none is).
+    fn residual(&self, patterns: &[Pattern], weights: &[f64]) -> Option<f64> {
+        let (mut sum, mut n) = (0.0, 0.0);
+        for ((p, &w), q) in patterns.iter().zip(weights).zip(&self.posterior) {
+            if p.retained {
+                sum += w * q;
+                n += w;
+            }
+        }
+        (n > 0.0).then(|| sum / n)
+    }
+}
+
+/// The Beta prior's pseudo-count on each side (Jeffreys').
+const PRIOR: f64 = 0.5;
+/// Half the 95% quantile of chi-square with one degree of freedom.
+const PROFILE_DROP: f64 = 1.920_729_410_347_062;
+
+/// When EM stops.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Steps {
+    max_iterations: usize,
+    tolerance: f64,
+}
+
+/// The best fit's: tight.
+const FULL: Steps = Steps {
+    max_iterations: 5_000,
+    tolerance: 1e-8,
+};
+/// A bootstrap resample's or a profile point's, started from the best fit: a change
+/// of 1e-5 in a probability moves no reported figure (they are given to three places,
+/// and a resample's own noise is a hundred times larger).
+const REFIT: Steps = Steps {
+    max_iterations: 500,
+    tolerance: 1e-5,
+};
+
+/// Fits the model by EM to the patterns with their weights, from `start` when given (a
+/// warm start) or else from each pattern's share of rejections. `fixed_prevalence`
+/// holds every group's prevalence at that value (for the profile).
+fn fit(
+    patterns: &[Pattern],
+    weights: &[f64],
+    (n_raters, n_groups): (usize, usize),
+    start: Option<&Fit>,
+    fixed_prevalence: Option<f64>,
+    steps: Steps,
+) -> Fit {
+    let mut q: Vec<f64> = patterns
+        .iter()
+        .map(|it| match it.known {
+            Some(z) => f64::from(u8::from(z)),
+            None if it.ratings.is_empty() => 0.5,
+            None => it.ratings.iter().filter(|r| r.1).count() as f64 / it.ratings.len() as f64,
+        })
+        .collect();
+    let (mut se, mut sp, mut pi) = match start {
+        Some(s) => (
+            s.sensitivity.clone(),
+            s.specificity.clone(),
+            s.prevalence.clone(),
+        ),
+        None => m_step(patterns, weights, &q, n_raters, n_groups),
+    };
+    let hold = |pi: &mut Vec<f64>| {
+        if let Some(p) = fixed_prevalence {
+            pi.iter_mut().for_each(|x| *x = p);
+        }
+    };
+    hold(&mut pi);
+    let mut converged = false;
+    e_step(patterns, weights, &se, &sp, &pi, &mut q, false);
+    for _ in 0..steps.max_iterations {
+        let (nse, nsp, mut npi) = m_step(patterns, weights, &q, n_raters, n_groups);
+        hold(&mut npi);
+        let change = max_change(&se, &nse)
+            .max(max_change(&sp, &nsp))
+            .max(max_change(&pi, &npi));
+        (se, sp, pi) = (nse, nsp, npi);
+        e_step(patterns, weights, &se, &sp, &pi, &mut q, false);
+        if change < steps.tolerance {
+            converged = true;
+            break;
+        }
+    }
+    let log_likelihood = e_step(patterns, weights, &se, &sp, &pi, &mut q, true);
+    Fit {
+        sensitivity: se,
+        specificity: sp,
+        prevalence: pi,
+        posterior: q,
+        log_likelihood,
+        converged,
+    }
+}
+
+fn max_change(a: &[f64], b: &[f64]) -> f64 {
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| (x - y).abs())
+        .fold(0.0, f64::max)
+}
+
+/// The weighted shares, each with the prior's half item on either side.
+fn m_step(
+    patterns: &[Pattern],
+    weights: &[f64],
+    q: &[f64],
+    n_raters: usize,
+    n_groups: usize,
+) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
+    let mut caught = vec![0.0; n_raters];
+    let mut defects = vec![0.0; n_raters];
+    let mut passed = vec![0.0; n_raters];
+    let mut sound = vec![0.0; n_raters];
+    let mut group_defects = vec![0.0; n_groups];
+    let mut group_items = vec![0.0; n_groups];
+    for ((it, &w), &qi) in patterns.iter().zip(weights).zip(q) {
+        if w == 0.0 {
+            continue;
+        }
+        let (d, g) = (w * qi, w * (1.0 - qi));
+        for &(r, rejected) in &it.ratings {
+            defects[r] += d;
+            sound[r] += g;
+            if rejected {
+                caught[r] += d;
+            } else {
+                passed[r] += g;
+            }
+        }
+        if it.known.is_none() {
+            group_defects[it.group] += d;
+            group_items[it.group] += w;
+        }
+    }
+    let share = |k: f64, n: f64| (k + PRIOR) / (n + 2.0 * PRIOR);
+    (
+        caught
+            .iter()
+            .zip(&defects)
+            .map(|(&k, &n)| share(k, n))
+            .collect(),
+        passed
+            .iter()
+            .zip(&sound)
+            .map(|(&k, &n)| share(k, n))
+            .collect(),
+        group_defects
+            .iter()
+            .zip(&group_items)
+            .map(|(&k, &n)| share(k, n))
+            .collect(),
+    )
+}
+
+/// Each pattern's probability of a defect given the parameters; with `likelihood`, also
+/// the log-likelihood (known items count their ratings given their truth), else 0.
+fn e_step(
+    patterns: &[Pattern],
+    weights: &[f64],
+    se: &[f64],
+    sp: &[f64],
+    pi: &[f64],
+    q: &mut [f64],
+    likelihood: bool,
+) -> f64 {
+    let (l_se, l_miss): (Vec<f64>, Vec<f64>) = se.iter().map(|s| (s.ln(), (1.0 - s).ln())).unzip();
+    let (l_sp, l_false): (Vec<f64>, Vec<f64>) = sp.iter().map(|s| (s.ln(), (1.0 - s).ln())).unzip();
+    let logit: Vec<f64> = pi.iter().map(|p| (p / (1.0 - p)).ln()).collect();
+    let mut ll = 0.0;
+    for ((it, &w), qi) in patterns.iter().zip(weights).zip(q.iter_mut()) {
+        let (mut l1, mut l0) = (0.0, 0.0);
+        for &(r, rejected) in &it.ratings {
+            if rejected {
+                l1 += l_se[r];
+                l0 += l_false[r];
+            } else {
+                l1 += l_miss[r];
+                l0 += l_sp[r];
+            }
+        }
+        match it.known {
+            Some(true) => {
+                *qi = 1.0;
+                ll += w * l1;
+            }
+            Some(false) => {
+                *qi = 0.0;
+                ll += w * l0;
+            }
+            None => {
+                *qi = 1.0 / (1.0 + (l0 - l1 - logit[it.group]).exp());
+                if likelihood && w > 0.0 {
+                    let p = pi[it.group];
+                    let a = p.ln() + l1;
+                    let b = (1.0 - p).ln() + l0;
+                    let m = a.max(b);
+                    ll += w * (m + ((a - m).exp() + (b - m).exp()).ln());
+                }
+            }
+        }
+    }
+    ll
+}
+
+/// One figure: an estimate with its 95% interval when the data identify it, else the
+/// range the data allow.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Figure {
+    pub estimate: Option<f64>,
+    pub ci95: Option<[f64; 2]>,
+    /// When not identified: the least and the most the data allow.
+    pub bounds: Option<[f64; 2]>,
+    pub method: String,
+}
+
+/// A rater's figures.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RaterQuality {
+    pub sensitivity: Figure,
+    pub specificity: Figure,
+    /// Ratings given, and of them on known defects and on known sound items.
+    pub ratings: usize,
+    pub known_defects: usize,
+    pub known_sound: usize,
+}
+
+/// Everything [`estimate`] finds.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Quality {
+    pub identified: bool,
+    /// Why not, when not.
+    pub reason: Option<String>,
+    pub raters: Vec<RaterQuality>,
+    pub prevalence: Vec<Figure>,
+    pub residual_defect_rate: Figure,
+    /// Each item's probability of a defect under the best fit (a known item's is its
+    /// truth).
+    pub posterior: Vec<f64>,
+    pub items: usize,
+    pub retained: usize,
+    pub known_defects: usize,
+    pub known_sound: usize,
+    pub converged: bool,
+}
+
+/// How [`estimate`] works.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Options {
+    /// Bootstrap resamples (each a refit).
+    pub resamples: usize,
+    pub seed: u64,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            resamples: 200,
+            seed: 20_261_203,
+        }
+    }
+}
+
+/// Estimates the review's quality (see the module's documentation for the model, the
+/// identification rule and the intervals).
+pub fn estimate(review: &Review, options: Options) -> Result<Quality, StatsError> {
+    review.check()?;
+    let items = &review.items;
+    let dims = (review.n_raters, review.n_groups);
+    let (patterns, of_item) = compress(items);
+    let mut weights = vec![0.0; patterns.len()];
+    for &p in &of_item {
+        weights[p] += 1.0;
+    }
+    let best = fit(&patterns, &weights, dims, None, None, FULL);
+    let known_defects = items.iter().filter(|i| i.known == Some(true)).count();
+    let known_sound = items.iter().filter(|i| i.known == Some(false)).count();
+    let retained = items.iter().filter(|i| i.retained).count();
+    let mut raters: Vec<RaterQuality> = (0..review.n_raters)
+        .map(|_| RaterQuality {
+            sensitivity: empty_figure(),
+            specificity: empty_figure(),
+            ratings: 0,
+            known_defects: 0,
+            known_sound: 0,
+        })
+        .collect();
+    for it in items {
+        for &(r, _) in &it.ratings {
+            let rq = &mut raters[r];
+            rq.ratings += 1;
+            match it.known {
+                Some(true) => rq.known_defects += 1,
+                Some(false) => rq.known_sound += 1,
+                None => {}
+            }
+        }
+    }
+    let identified = known_defects > 0 && known_sound > 0;
+    let reason = (!identified).then(|| {
+        if items.is_empty() {
+            "no items".to_string()
+        } else {
+            "not identified: without known items of both kinds (defects and sound items) \
+             the raters' accuracies and the prevalence can be traded against each other; \
+             the bounds are the range over the 95% profile-likelihood region of the \
+             prevalence, raters assumed better than chance"
+                .to_string()
+        }
+    });
+    let has_group: Vec<bool> = (0..review.n_groups)
+        .map(|g| items.iter().any(|i| i.group == g && i.known.is_none()))
+        .collect();
+    let mut prevalence: Vec<Figure> = (0..review.n_groups).map(|_| empty_figure()).collect();
+    let mut residual_defect_rate = empty_figure();
+    if items.is_empty() {
+        // Nothing to say: every figure stays empty.
+    } else if identified {
+        let method = format!(
+            "Dawid-Skene EM anchored by known items; 95% percentile bootstrap over items \
+             ({} resamples, seed {})",
+            options.resamples, options.seed
+        );
+        let boot = bootstrap(&patterns, &of_item, &best, dims, options);
+        let figure = |estimate: f64, mut xs: Vec<f64>, method: &str| {
+            xs.sort_by(f64::total_cmp);
+            let ci95 = quantile_sorted(&xs, 0.025).zip(quantile_sorted(&xs, 0.975));
+            Figure {
+                estimate: Some(estimate),
+                ci95: ci95.map(|(a, b)| [a, b]),
+                bounds: None,
+                method: method.to_string(),
+            }
+        };
+        for (r, rq) in raters.iter_mut().enumerate() {
+            if rq.ratings > 0 {
+                let se = boot.iter().map(|b| b.sensitivity[r]).collect();
+                let sp = boot.iter().map(|b| b.specificity[r]).collect();
+                rq.sensitivity = figure(best.sensitivity[r], se, &method);
+                rq.specificity = figure(best.specificity[r], sp, &method);
+            }
+        }
+        for (g, pf) in prevalence.iter_mut().enumerate() {
+            if has_group[g] {
+                let xs = boot.iter().map(|b| b.prevalence[g]).collect();
+                *pf = figure(best.prevalence[g], xs, &method);
+            }
+        }
+        if let Some(r) = best.residual(&patterns, &weights) {
+            let xs = boot.iter().filter_map(|b| b.residual_draw).collect();
+            residual_defect_rate = figure(
+                r,
+                xs,
+                &format!(
+                    "{method}; each resample's retained items drawn defective with their \
+                     probability"
+                ),
+            );
+        }
+    } else {
+        let region = profile(&patterns, &weights, &best, dims);
+        let method = "not identified: range over the 95% profile-likelihood region of the \
+                      prevalence (raters better than chance)";
+        let range = |f: &dyn Fn(&Fit) -> Option<f64>| -> Figure {
+            let vals: Vec<f64> = region.iter().filter_map(f).collect();
+            let lo = vals.iter().copied().reduce(f64::min);
+            let hi = vals.iter().copied().reduce(f64::max);
+            Figure {
+                estimate: None,
+                ci95: None,
+                bounds: lo.zip(hi).map(|(a, b)| [a, b]),
+                method: method.to_string(),
+            }
+        };
+        for (r, rq) in raters.iter_mut().enumerate() {
+            if rq.ratings > 0 {
+                rq.sensitivity = range(&|f| Some(f.sensitivity[r]));
+                rq.specificity = range(&|f| Some(f.specificity[r]));
+            }
+        }
+        for (g, pf) in prevalence.iter_mut().enumerate() {
+            if has_group[g] {
+                *pf = range(&|f| Some(f.prevalence[g]));
+            }
+        }
+        if retained > 0 {
+            residual_defect_rate = range(&|f| f.residual(&patterns, &weights));
+        }
+    }
+    Ok(Quality {
+        identified,
+        reason,
+        raters,
+        prevalence,
+        residual_defect_rate,
+        posterior: of_item.iter().map(|&p| best.posterior[p]).collect(),
+        items: items.len(),
+        retained,
+        known_defects,
+        known_sound,
+        converged: best.converged,
+    })
+}
+
+fn empty_figure() -> Figure {
+    Figure {
+        estimate: None,
+        ci95: None,
+        bounds: None,
+        method: "no data".into(),
+    }
+}
+
+struct Replicate {
+    sensitivity: Vec<f64>,
+    specificity: Vec<f64>,
+    prevalence: Vec<f64>,
+    residual_draw: Option<f64>,
+}
+
+/// Resamples items with replacement (as new weights of their patterns), refits each
+/// resample from the best fit, and draws the defects of its retained items from their
+/// probabilities. Each resample has its own generator, seeded in turn from `options.seed`,
+/// so the resamples run on every core and the figures stay those of the seed.
+fn bootstrap(
+    patterns: &[Pattern],
+    of_item: &[usize],
+    best: &Fit,
+    dims: (usize, usize),
+    options: Options,
+) -> Vec<Replicate> {
+    let mut seeds = SplitMix64::new(options.seed);
+    let seeds: Vec<u64> = (0..options.resamples).map(|_| seeds.next_u64()).collect();
+    let n = of_item.len() as u64;
+    on_cores(&seeds, |&seed| {
+        let mut rng = Xoshiro256::seed_from_u64(seed);
+        let mut weights = vec![0.0; patterns.len()];
+        for _ in 0..n {
+            let i = rng.below(n).unwrap_or(0) as usize;
+            weights[of_item[i]] += 1.0;
+        }
+        let f = fit(patterns, &weights, dims, Some(best), None, REFIT);
+        let (mut defects, mut kept) = (0u64, 0u64);
+        for ((p, &w), &q) in patterns.iter().zip(&weights).zip(&f.posterior) {
+            if p.retained {
+                for _ in 0..w as u64 {
+                    kept += 1;
+                    defects += u64::from(rng.next_f64() < q);
+                }
+            }
+        }
+        Replicate {
+            sensitivity: f.sensitivity,
+            specificity: f.specificity,
+            prevalence: f.prevalence,
+            residual_draw: (kept > 0).then(|| defects as f64 / kept as f64),
+        }
+    })
+}
+
+/// The fits in the 95% profile-likelihood region of a common prevalence (every group's
+/// held at one value; the best of them is the reference, so the region compares like
+/// with like), every rater better than chance. Falls back on the free fit when no grid
+/// point qualifies.
+fn profile(patterns: &[Pattern], weights: &[f64], best: &Fit, dims: (usize, usize)) -> Vec<Fit> {
+    let mut fits = Vec::with_capacity(199);
+    let mut prev: Option<Fit> = None;
+    for k in 1..200 {
+        let p = f64::from(k) / 200.0;
+        let f = fit(
+            patterns,
+            weights,
+            dims,
+            prev.as_ref().or(Some(best)),
+            Some(p),
+            REFIT,
+        );
+        prev = Some(f.clone());
+        fits.push(f);
+    }
+    let mut active = vec![false; dims.0];
+    for (p, &w) in patterns.iter().zip(weights) {
+        if w > 0.0 {
+            for &(r, _) in &p.ratings {
+                active[r] = true;
+            }
+        }
+    }
+    let better_than_chance =
+        |f: &Fit| (0..dims.0).all(|r| !active[r] || f.sensitivity[r] + f.specificity[r] > 1.0);
+    let top = fits
+        .iter()
+        .filter(|f| better_than_chance(f))
+        .map(|f| f.log_likelihood)
+        .fold(f64::NEG_INFINITY, f64::max);
+    let region: Vec<Fit> = fits
+        .into_iter()
+        .filter(|f| better_than_chance(f) && f.log_likelihood >= top - PROFILE_DROP)
+        .collect();
+    if region.is_empty() {
+        vec![best.clone()]
+    } else {
+        region
+    }
+}
+
+/// A rater's record on known items, in the order the ratings were given: `(truth,
+/// rejected)` for each known item they rated.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct KnownRates {
+    /// Known defects rejected, of known defects rated, with the Wilson 95% interval.
+    pub caught: usize,
+    pub defects: usize,
+    pub sensitivity: Option<[f64; 3]>,
+    /// Known sound items passed, of those rated.
+    pub passed: usize,
+    pub sound: usize,
+    pub specificity: Option<[f64; 3]>,
+    /// Over the last `window` known defects: caught, rated, and the rate with its
+    /// interval.
+    pub recent_caught: usize,
+    pub recent_defects: usize,
+    pub recent_sensitivity: Option<[f64; 3]>,
+    /// The recent catch rate's interval lies wholly below the threshold.
+    pub below_threshold: bool,
+}
+
+/// The catch and pass rates on known items (estimate, low, high), over all and over the
+/// last `window` known defects; `below_threshold` when the recent rate's upper end is
+/// under `threshold` (so chance alone does not flag a good rater).
+pub fn known_item_rates(record: &[(bool, bool)], window: usize, threshold: f64) -> KnownRates {
+    let rate = |k: usize, n: usize| {
+        let (lo, hi) = wilson(k as u64, n as u64, 0.95)?;
+        Some([k as f64 / n as f64, lo, hi])
+    };
+    let defects: Vec<bool> = record.iter().filter(|r| r.0).map(|r| r.1).collect();
+    let caught = defects.iter().filter(|&&c| c).count();
+    let sound = record.iter().filter(|r| !r.0).count();
+    let passed = record.iter().filter(|r| !r.0 && !r.1).count();
+    let recent = &defects[defects.len().saturating_sub(window)..];
+    let recent_caught = recent.iter().filter(|&&c| c).count();
+    let recent_sensitivity = rate(recent_caught, recent.len());
+    KnownRates {
+        caught,
+        defects: defects.len(),
+        sensitivity: rate(caught, defects.len()),
+        passed,
+        sound,
+        specificity: rate(passed, sound),
+        recent_caught,
+        recent_defects: recent.len(),
+        recent_sensitivity,
+        below_threshold: recent_sensitivity.is_some_and(|r| r[2] < threshold),
+    }
+}
+
+/// Reviews with known truth, for the tests and the benchmark.
+pub mod simulate {
+    use super::{Item, Review};
+    use crate::rng::Xoshiro256;
+
+    /// What to simulate.
+    #[derive(Debug, Clone, PartialEq)]
+    pub struct Setup {
+        /// Each validator's sensitivity and specificity.
+        pub validators: Vec<(f64, f64)>,
+        /// The author's (who rates every disagreement).
+        pub author: (f64, f64),
+        pub prevalence: f64,
+        /// Items of each stage (clips, questions), each in one of `tasks` groups.
+        pub clips: usize,
+        pub questions: usize,
+        pub tasks: usize,
+        /// Known items as a share of the real ones, half of them defects.
+        pub known_share: f64,
+        pub seed: u64,
+    }
+
+    impl Setup {
+        /// The paper's scale: 12 validators with sensitivities 0.60-0.95 and
+        /// specificities 0.85-0.99, prevalence 0.2, 1,200 clips and 9,800 questions,
+        /// known items at 5%; `scale` multiplies the items.
+        pub fn paper(scale: f64, seed: u64) -> Setup {
+            let validators = (0..12)
+                .map(|v| {
+                    let t = f64::from(v) / 11.0;
+                    (0.60 + 0.35 * t, 0.99 - 0.14 * ((v * 5 % 12) as f64 / 11.0))
+                })
+                .collect();
+            Setup {
+                validators,
+                author: (0.95, 0.95),
+                prevalence: 0.2,
+                clips: (1_200.0 * scale).round() as usize,
+                questions: (9_800.0 * scale).round() as usize,
+                tasks: 7,
+                known_share: 0.05,
+                seed,
+            }
+        }
+    }
+
+    /// A simulated review and its truth (one per item).
+    pub struct Simulated {
+        pub review: Review,
+        pub truth: Vec<bool>,
+    }
+
+    impl Simulated {
+        /// The share of retained items that are truly defective.
+        pub fn true_residual(&self) -> Option<f64> {
+            let (mut k, mut n) = (0usize, 0usize);
+            for (it, &z) in self.review.items.iter().zip(&self.truth) {
+                if it.retained {
+                    n += 1;
+                    k += usize::from(z);
+                }
+            }
+            (n > 0).then(|| k as f64 / n as f64)
+        }
+    }
+
+    /// Every real item reviewed by two distinct validators drawn at random, the author
+    /// rating each disagreement, an item retained when both pass it (or the author
+    /// passes a disagreement); known items rated by two validators, never retained.
+    /// Groups: stage 1's tasks first, then stage 2's. Raters: the validators, then the
+    /// author.
+    pub fn review(setup: &Setup) -> Simulated {
+        let mut rng = Xoshiro256::seed_from_u64(setup.seed);
+        let nv = setup.validators.len() as u64;
+        let author = setup.validators.len();
+        let mut accuracy = setup.validators.clone();
+        accuracy.push(setup.author);
+        let real = setup.clips + setup.questions;
+        let known = (real as f64 * setup.known_share).round() as usize;
+        let mut items = Vec::with_capacity(real + known);
+        let mut truth = Vec::with_capacity(real + known);
+        for i in 0..real + known {
+            let stage = usize::from(i >= setup.clips && i < real);
+            let group = stage * setup.tasks + rng.below(setup.tasks as u64).unwrap_or(0) as usize;
+            let is_known = i >= real;
+            let z = if is_known {
+                rng.next_f64() < 0.5
+            } else {
+                rng.next_f64() < setup.prevalence
+            };
+            let a = rng.below(nv).unwrap_or(0) as usize;
+            let mut b = rng.below(nv - 1).unwrap_or(0) as usize;
+            if b >= a {
+                b += 1;
+            }
+            let rate = |r: usize, rng: &mut Xoshiro256| {
+                let (se, sp) = accuracy[r];
+                let u = rng.next_f64();
+                if z { u < se } else { u >= sp }
+            };
+            let ra = rate(a, &mut rng);
+            let rb = rate(b, &mut rng);
+            let mut ratings = vec![(a, ra), (b, rb)];
+            let mut retained = !ra && !rb;
+            if !is_known && ra != rb {
+                let rc = rate(author, &mut rng);
+                ratings.push((author, rc));
+                retained = !rc;
+            }
+            items.push(Item {
+                group,
+                ratings,
+                known: is_known.then_some(z),
+                retained: retained && !is_known,
+            });
+            truth.push(z);
+        }
+        Simulated {
+            review: Review {
+                n_raters: accuracy.len(),
+                n_groups: 2 * setup.tasks,
+                items,
+            },
+            truth,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::simulate::{Setup, review};
+    use super::*;
+
+    #[test]
+    fn at_the_papers_scale_each_validator_and_the_residual_rate_are_found() {
+        let setup = Setup::paper(1.0, 7);
+        let sim = review(&setup);
+        let q = estimate(&sim.review, Options::default()).unwrap();
+        assert!(q.identified && q.converged, "{:?}", q.reason);
+        for (v, &(se, sp)) in setup.validators.iter().enumerate() {
+            let r = &q.raters[v];
+            let (es, ep) = (
+                r.sensitivity.estimate.unwrap(),
+                r.specificity.estimate.unwrap(),
+            );
+            assert!(
+                (es - se).abs() < 0.08,
+                "validator {v}: sensitivity {es} for {se}"
+            );
+            assert!(
+                (ep - sp).abs() < 0.04,
+                "validator {v}: specificity {ep} for {sp}"
+            );
+            let [lo, hi] = r.sensitivity.ci95.unwrap();
+            assert!(lo <= es && es <= hi);
+        }
+        let truth = sim.true_residual().unwrap();
+        let est = q.residual_defect_rate.estimate.unwrap();
+        assert!((est - truth).abs() < 0.02, "residual {est} for {truth}");
+        for g in 0..q.prevalence.len() {
+            let p = q.prevalence[g].estimate.unwrap();
+            assert!((p - 0.2).abs() < 0.08, "group {g}: prevalence {p}");
+        }
+        // Known items keep their truth; every probability is one.
+        for (it, p) in sim.review.items.iter().zip(&q.posterior) {
+            assert!((0.0..=1.0).contains(p));
+            if let Some(z) = it.known {
+                assert_eq!(*p, f64::from(u8::from(z)));
+            }
+        }
+    }
+
+    #[test]
+    fn the_residual_rates_interval_covers_the_truth_in_most_seeds() {
+        let mut covered = 0;
+        for seed in 0..20 {
+            let sim = review(&Setup::paper(0.1, 1_000 + seed));
+            let q = estimate(
+                &sim.review,
+                Options {
+                    resamples: 200,
+                    seed,
+                },
+            )
+            .unwrap();
+            let [lo, hi] = q.residual_defect_rate.ci95.unwrap();
+            let t = sim.true_residual().unwrap();
+            if lo <= t && t <= hi {
+                covered += 1;
+            }
+        }
+        assert!(covered >= 16, "covered in {covered} of 20");
+    }
+
+    #[test]
+    fn without_known_items_there_is_no_number_but_bounds_that_hold_the_truth() {
+        let mut setup = Setup::paper(0.2, 3);
+        setup.known_share = 0.0;
+        let sim = review(&setup);
+        let q = estimate(&sim.review, Options::default()).unwrap();
+        assert!(!q.identified);
+        assert!(q.reason.as_deref().unwrap().contains("not identified"));
+        let r = &q.residual_defect_rate;
+        assert_eq!((r.estimate, r.ci95), (None, None));
+        let [lo, hi] = r.bounds.unwrap();
+        let t = sim.true_residual().unwrap();
+        assert!(lo <= hi && (0.0..=1.0).contains(&lo) && hi <= 1.0);
+        assert!(lo <= t + 0.01 && t - 0.01 <= hi, "[{lo}, {hi}] for {t}");
+        assert!(q.raters[0].sensitivity.bounds.is_some());
+        assert_eq!(q.raters[0].sensitivity.estimate, None);
+    }
+
+    #[test]
+    fn bad_input_is_named_and_nothing_is_estimated_from_nothing() {
+        let item = |group, ratings: Vec<(usize, bool)>| Item {
+            group,
+            ratings,
+            known: None,
+            retained: false,
+        };
+        let bad = Review {
+            n_raters: 2,
+            n_groups: 1,
+            items: vec![item(0, vec![(0, true)]), item(0, vec![(2, true)])],
+        };
+        let e = estimate(&bad, Options::default()).unwrap_err().to_string();
+        assert!(e.contains("item 1: rater"), "{e}");
+        let twice = Review {
+            n_raters: 2,
+            n_groups: 1,
+            items: vec![item(0, vec![(1, true), (1, false)])],
+        };
+        assert!(estimate(&twice, Options::default()).is_err());
+        let group = Review {
+            n_raters: 1,
+            n_groups: 1,
+            items: vec![item(1, vec![])],
+        };
+        assert!(estimate(&group, Options::default()).is_err());
+        let empty = Review {
+            n_raters: 3,
+            n_groups: 2,
+            items: vec![],
+        };
+        let q = estimate(&empty, Options::default()).unwrap();
+        assert_eq!(q.residual_defect_rate.estimate, None);
+        assert_eq!(q.residual_defect_rate.bounds, None);
+        assert_eq!(q.raters.len(), 3);
+    }
+
+    #[test]
+    fn the_same_seed_gives_the_same_figures() {
+        let sim = review(&Setup::paper(0.05, 11));
+        let a = estimate(
+            &sim.review,
+            Options {
+                resamples: 50,
+                seed: 1,
+            },
+        )
+        .unwrap();
+        let b = estimate(
+            &sim.review,
+            Options {
+                resamples: 50,
+                seed: 1,
+            },
+        )
+        .unwrap();
+        assert_eq!(a, b);
+    }
+
+    #[test]
+    fn known_item_rates_pause_only_when_the_recent_rate_is_surely_low() {
+        // 20 known defects of which the last 10 all missed; 5 sound items passed.
+        let mut record: Vec<(bool, bool)> = (0..10).map(|_| (true, true)).collect();
+        record.extend((0..10).map(|_| (true, false)));
+        record.extend((0..5).map(|_| (false, false)));
+        let r = known_item_rates(&record, 10, 0.7);
+        assert_eq!((r.caught, r.defects, r.passed, r.sound), (10, 20, 5, 5));
+        assert_eq!((r.recent_caught, r.recent_defects), (0, 10));
+        assert!(r.below_threshold);
+        let s = r.sensitivity.unwrap();
+        assert_eq!(s[0], 0.5);
+        // scipy: binomtest(10, 20).proportion_ci(method="wilson") = (0.29929800..., 0.70070199...)
+        assert!((s[1] - 0.299_298_008_198_212_3).abs() < 1e-12, "{s:?}");
+        assert!((s[2] - 0.700_701_991_801_787_7).abs() < 1e-12, "{s:?}");
+        // One miss in three is not sure evidence of a low rate.
+        let few = known_item_rates(&[(true, true), (true, false), (true, true)], 20, 0.7);
+        assert!(!few.below_threshold);
+        let none = known_item_rates(&[], 20, 0.7);
+        assert_eq!(none.sensitivity, None);
+        assert!(!none.below_threshold);
+    }
+}
