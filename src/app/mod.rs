@@ -352,6 +352,15 @@ pub async fn set_study_display(
 
 /// Tables 11 to 13 with the reasons and the validators' figures, for a scope.
 pub async fn qc_report(store: &Store, campaign: &Campaign, scope: &Scope) -> Result<QcReport> {
+    Ok(qc_report_and_counts(store, campaign, scope).await?.0)
+}
+
+/// [`qc_report`] and the counted outcomes it was built from.
+async fn qc_report_and_counts(
+    store: &Store,
+    campaign: &Campaign,
+    scope: &Scope,
+) -> Result<(QcReport, Vec<crate::domain::facts::OutcomeCount>)> {
     let outcomes = store.outcome_counts(campaign, scope).await?;
     let medians = store.median_times(campaign).await?;
     let medians = medians.into_iter().map(|(k, v)| (k, Some(v))).collect();
@@ -364,7 +373,32 @@ pub async fn qc_report(store: &Store, campaign: &Campaign, scope: &Scope) -> Res
         &medians,
     );
     report.pairs = crate::report::pair_rows(&campaign.taxonomy, &pairs);
-    Ok(report)
+    Ok((report, outcomes))
+}
+
+/// The review-quality estimates over the counted outcomes (CPU work: off the runtime).
+async fn review_quality(
+    campaign: &Campaign,
+    report: &QcReport,
+    outcomes: Vec<crate::domain::facts::OutcomeCount>,
+) -> Result<crate::report::quality::ReviewQualityReply> {
+    let taxonomy = campaign.taxonomy.clone();
+    let stages: Vec<i64> = if report.clip_review {
+        vec![1, 2]
+    } else {
+        vec![2]
+    };
+    tokio::task::spawn_blocking(move || {
+        crate::report::quality::build(
+            &taxonomy,
+            &outcomes,
+            &stages,
+            crate::stats::quality::Options::default(),
+        )
+    })
+    .await
+    .map_err(|e| Error::Internal(format!("the review-quality estimates failed: {e}")))?
+    .map_err(|e| Error::Internal(format!("the review-quality estimates: {e}")))
 }
 
 /// Tables 14 and 15, when the campaign has a study.
@@ -387,7 +421,9 @@ pub async fn stats_reply(
     campaign: &Campaign,
     scope: &Scope,
 ) -> Result<crate::report::StatsReply> {
-    let reply = qc_report(store, campaign, scope).await?.reply();
+    let (report, outcomes) = qc_report_and_counts(store, campaign, scope).await?;
+    let quality = review_quality(campaign, &report, outcomes).await?;
+    let reply = report.reply().with_review_quality(quality);
     let reply = match study_report(store, campaign).await? {
         Some(r) => reply.with_study(&r),
         None => reply,

@@ -278,6 +278,7 @@ fn t11_csv(report: &QcReport, tax: &Taxonomy) -> CsvTable {
         ("reviewed".to_string(), Num),
         ("retained".to_string(), Num),
         ("retained_fraction".to_string(), Num),
+        ("waiting_for_author".to_string(), Num),
     ]);
     let mut t = CsvTable {
         columns,
@@ -301,6 +302,7 @@ fn t11_csv(report: &QcReport, tax: &Taxonomy) -> CsvTable {
                 c.reviewed.to_string(),
                 c.retained.to_string(),
                 num(ratio(c.retained, c.reviewed)),
+                c.waiting.to_string(),
             ]);
             row
         })
@@ -352,6 +354,9 @@ fn agreement_cells(a: &super::Agreement) -> Vec<String> {
         num(a.gwet_ac1),
         num(a.pabak),
         num(a.krippendorff_alpha),
+        a.withheld
+            .as_ref()
+            .map_or_else(String::new, |w| w.reason.clone()),
     ]
 }
 
@@ -381,6 +386,7 @@ fn t13_csv(report: &QcReport) -> CsvTable {
         ("gwet_ac1", Num),
         ("pabak", Num),
         ("krippendorff_alpha", Num),
+        ("agreement_withheld", Text),
     ]);
     let table_counts = |t: [[i64; 2]; 2]| {
         vec![
@@ -598,12 +604,20 @@ fn t11_latex(report: &QcReport, tax: &Taxonomy) -> String {
         .copied()
         .filter(|n| *n > 0 && reviewed.iter().all(|x| x == n));
     let not_reviewed = reviewed.contains(&0);
+    let waiting: i64 = report.t11.iter().map(|(_, c)| c.waiting).sum();
     let cell = |task: &str| -> Option<String> {
         let (_, c) = report.t11.iter().find(|(t, _)| t == task)?;
+        // A cell holding a split that waits for its author is marked.
+        let mark = if c.waiting > 0 { "$^{*}$" } else { "" };
         Some(match uniform {
             _ if c.reviewed == 0 => format!("n/r ({})", tex(task_prefix(task))),
-            Some(_) => format!("{} ({})", c.retained, tex(task_prefix(task))),
-            None => format!("{}/{} ({})", c.retained, c.reviewed, tex(task_prefix(task))),
+            Some(_) => format!("{}{mark} ({})", c.retained, tex(task_prefix(task))),
+            None => format!(
+                "{}/{}{mark} ({})",
+                c.retained,
+                c.reviewed,
+                tex(task_prefix(task))
+            ),
         })
     };
     let mut out = String::new();
@@ -611,9 +625,18 @@ fn t11_latex(report: &QcReport, tax: &Taxonomy) -> String {
     out.push_str("% Needs \\usepackage{booktabs}.\n");
     out.push_str("\\begin{table}[t]\n\\centering\n");
     out.push_str(&format!(
-        "\\caption{{Stage 1 -- Video Quality Control. Cells report the number of videos retained{}.{}}}\n",
+        "\\caption{{Stage 1 -- Video Quality Control. Cells report the number of videos retained{}.{}{}}}\n",
         uniform.map_or(" (of those reviewed)".to_string(), |n| format!(" (out of {})", thousands(n))),
-        if not_reviewed { " n/r: no video of the task reviewed yet." } else { "" }
+        if not_reviewed { " n/r: no video of the task reviewed yet." } else { "" },
+        if waiting > 0 {
+            format!(
+                " $^{{*}}$The cell counts videos whose two validators disagreed and whose author has not yet decided ({} in all) as not retained: the table is a snapshot with {} pending.",
+                thousands(waiting),
+                thousands(waiting)
+            )
+        } else {
+            String::new()
+        }
     ));
     out.push_str("\\label{tab:qc-stage1}\n");
     out.push_str(&format!(
@@ -719,13 +742,12 @@ fn count_pct(n: i64, of: i64) -> String {
 
 fn t13_latex(report: &QcReport) -> String {
     let (a, b): (&StageSummary, &StageSummary) = (&report.stage1, &report.stage2);
-    let ci = |s: &StageSummary| {
-        s.pooled
-            .cohen_kappa_ci95_bounded
-            .map_or("undefined".into(), |c| {
-                format!("[{:.2}, {:.2}]", c[0], c[1])
-            })
+    let ci = |s: &StageSummary| match s.pooled.cohen_kappa_ci95_bounded {
+        Some(c) => format!("[{:.2}, {:.2}]", c[0], c[1]),
+        None => s.pooled.show(None, 2),
     };
+    let show =
+        |s: &StageSummary, f: fn(&super::Agreement) -> Option<f64>| s.pooled.show(f(&s.pooled), 2);
     let mut rows: Vec<(String, String, String)> = vec![
         (
             "Items reviewed".into(),
@@ -773,20 +795,20 @@ fn t13_latex(report: &QcReport) -> String {
         ),
         (
             "Cohen's $\\kappa$".into(),
-            dec(a.pooled.cohen_kappa),
-            dec(b.pooled.cohen_kappa),
+            show(a, |x| x.cohen_kappa),
+            show(b, |x| x.cohen_kappa),
         ),
         ("\\quad 95\\% CI".into(), ci(a), ci(b)),
         (
             "Gwet's AC1".into(),
-            dec(a.pooled.gwet_ac1),
-            dec(b.pooled.gwet_ac1),
+            show(a, |x| x.gwet_ac1),
+            show(b, |x| x.gwet_ac1),
         ),
-        ("PABAK".into(), dec(a.pooled.pabak), dec(b.pooled.pabak)),
+        ("PABAK".into(), show(a, |x| x.pabak), show(b, |x| x.pabak)),
         (
             "Krippendorff's $\\alpha$".into(),
-            dec(a.pooled.krippendorff_alpha),
-            dec(b.pooled.krippendorff_alpha),
+            show(a, |x| x.krippendorff_alpha),
+            show(b, |x| x.krippendorff_alpha),
         ),
     ]);
     let mut out = String::new();
@@ -816,7 +838,7 @@ fn t13_latex(report: &QcReport) -> String {
 pub fn summary(report: &QcReport) -> String {
     let line = |name: &str, s: &StageSummary| {
         let a = &s.pooled;
-        let f = |x: Option<f64>| x.map_or("undefined".to_string(), |v| format!("{v:.3}"));
+        let f = |x: Option<f64>| a.show(x, 3);
         format!(
             "{name}: {} reviewed, {} both pass, {} both reject, {} split ({} accepted, {} rejected, {} waiting), {} pending\n  raw agreement {}, Cohen's kappa {} (95% CI {}), Gwet's AC1 {}, PABAK {}\n",
             s.items_reviewed,
@@ -829,11 +851,10 @@ pub fn summary(report: &QcReport) -> String {
             s.pending,
             f(a.raw_agreement),
             f(a.cohen_kappa),
-            a.cohen_kappa_ci95_bounded
-                .map_or("undefined".into(), |c| format!(
-                    "{:.3} to {:.3}, Wald truncated to [-1, 1]",
-                    c[0], c[1]
-                )),
+            a.cohen_kappa_ci95_bounded.map_or_else(
+                || a.show(None, 3),
+                |c| format!("{:.3} to {:.3}, Wald truncated to [-1, 1]", c[0], c[1])
+            ),
             f(a.gwet_ac1),
             f(a.pabak),
         )
@@ -926,7 +947,9 @@ mod tests {
         assert!(table.contains("Domain & Tasks"), "{table}");
         let csv = t11_csv(&report, &tax).to_csv().unwrap();
         assert!(
-            csv.starts_with("task,domain,reviewed,retained,retained_fraction\nTRAJ,motion,0,0,"),
+            csv.starts_with(
+                "task,domain,reviewed,retained,retained_fraction,waiting_for_author\nTRAJ,motion,0,0,,0"
+            ),
             "{csv}"
         );
         let vgenst = t11_csv(&report, &Taxonomy::vgenst()).to_csv().unwrap();

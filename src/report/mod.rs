@@ -5,6 +5,7 @@
 pub mod baseline;
 pub mod bundle;
 pub mod format;
+pub mod quality;
 pub mod render;
 pub mod reply;
 pub mod study;
@@ -32,6 +33,9 @@ pub struct T11Cell {
     /// Retained unreviewed: its lot's sample passed (a campaign with sampled review;
     /// never counted as reviewed).
     pub by_sample: i64,
+    /// Of `reviewed`, clips whose split waits for an author: not retained (yet), so
+    /// the table is a snapshot while this is above 0.
+    pub waiting: i64,
 }
 
 /// T12: one task x QA type cell of Stage 2.
@@ -42,6 +46,20 @@ pub struct T12Cell {
     pub rejected: i64,
     /// Retained unreviewed: its lot's sample passed.
     pub by_sample: i64,
+}
+
+/// The fewest items whose 2x2 table gets chance-corrected figures (kappa and its
+/// interval, AC1, PABAK, alpha): below it a kappa is all noise (over 1-3 items it can
+/// read "0.00 [0.00, 0.00]", which looks precise), so the figures are `null` with the
+/// count and the reason, and the tables say "too few items (n)". README states it.
+pub const MIN_AGREEMENT_ITEMS: i64 = 10;
+
+/// Why a table's chance-corrected figures are not given.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+pub struct Withheld {
+    pub items: i64,
+    pub minimum: i64,
+    pub reason: String,
 }
 
 /// Agreement figures of one 2x2 table (rater 1 x rater 2; valid, reject).
@@ -60,10 +78,43 @@ pub struct Agreement {
     pub gwet_ac1: Option<f64>,
     pub pabak: Option<f64>,
     pub krippendorff_alpha: Option<f64>,
+    /// Set when the table has fewer than [`MIN_AGREEMENT_ITEMS`] items (but some): the
+    /// chance-corrected figures above are then `None`.
+    pub withheld: Option<Withheld>,
 }
 
 impl Agreement {
+    /// The figures of `table`; below [`MIN_AGREEMENT_ITEMS`] items only the table and
+    /// the raw agreement, the rest withheld with the count and the reason.
     pub fn of(table: [[i64; 2]; 2]) -> Agreement {
+        let items: i64 = table.iter().flatten().sum();
+        if items > 0 && items < MIN_AGREEMENT_ITEMS {
+            let full = Agreement::computed(table);
+            return Agreement {
+                table,
+                raw_agreement: full.raw_agreement,
+                cohen_kappa: None,
+                cohen_kappa_se: None,
+                cohen_kappa_ci95: None,
+                cohen_kappa_ci95_bounded: None,
+                gwet_ac1: None,
+                pabak: None,
+                krippendorff_alpha: None,
+                withheld: Some(Withheld {
+                    items,
+                    minimum: MIN_AGREEMENT_ITEMS,
+                    reason: format!(
+                        "too few items ({items}): chance-corrected agreement needs at least \
+                         {MIN_AGREEMENT_ITEMS}"
+                    ),
+                }),
+            };
+        }
+        Agreement::computed(table)
+    }
+
+    /// Every figure, whatever the count.
+    fn computed(table: [[i64; 2]; 2]) -> Agreement {
         let rows: Vec<Vec<f64>> = table
             .iter()
             .map(|r| r.iter().map(|&x| x as f64).collect())
@@ -80,11 +131,22 @@ impl Agreement {
             gwet_ac1: gwet_ac1_table(&t).map(|g| g.value),
             pabak: pabak(&t),
             krippendorff_alpha: krippendorff_alpha_table(&t),
+            withheld: None,
         }
     }
 
     pub fn items(&self) -> i64 {
         self.table.iter().flatten().sum()
+    }
+
+    /// `figure` to three places, or why it is not given: "too few items (n)" below the
+    /// minimum, `undefined` when the table leaves it undefined (one category only).
+    pub fn show(&self, figure: Option<f64>, places: usize) -> String {
+        match (figure, &self.withheld) {
+            (Some(v), _) => format!("{v:.places$}"),
+            (None, Some(w)) => format!("too few items ({})", w.items),
+            (None, None) => "undefined".into(),
+        }
     }
 }
 
@@ -376,6 +438,9 @@ pub fn build(
                 if c.outcome == "both_pass" || c.outcome == "split_accepted" {
                     cell.retained += c.n;
                 }
+                if c.outcome == "split" {
+                    cell.waiting += c.n;
+                }
             }
             (t.code.clone(), cell)
         })
@@ -476,8 +541,9 @@ pub fn build(
 
 impl QcReport {
     /// The scope in words, for captions and the paper bundle's README.
-    pub fn scope_text(&self) -> String {
-        let who = format!(
+    /// The task and pair chosen, in words.
+    fn who_text(&self) -> String {
+        format!(
             "{}; {}",
             self.task
                 .as_deref()
@@ -487,7 +553,11 @@ impl QcReport {
                 .map_or("all pairs".to_string(), |(a, b)| {
                     format!("pair {a} (rater 1) + {b} (rater 2)")
                 })
-        );
+        )
+    }
+
+    pub fn scope_text(&self) -> String {
+        let who = self.who_text();
         if !self.clip_review {
             return format!("{who}; every question (no clip review)");
         }
@@ -506,6 +576,28 @@ impl QcReport {
             campaign: self.campaign.clone(),
             scope: self.scope_text(),
             computed: crate::clock::to_rfc3339(computed),
+        }
+    }
+
+    /// `caption` narrowed to one stage's scope: a Stage 1 figure names what Stage 1
+    /// covered (which versions), a Stage 2 figure what Stage 2 covered, each with the
+    /// task and pair chosen.
+    pub fn stage_caption(&self, stage: i64, caption: &svg::Caption) -> svg::Caption {
+        let who = self.who_text();
+        let scope = match (stage, self.clip_review) {
+            (1, _) => format!(
+                "Stage 1 over {}; {who}",
+                match self.versions {
+                    Versions::First => "the first version of every clip",
+                    Versions::All => "every version of every clip",
+                }
+            ),
+            (_, true) => format!("Stage 2 over every question of a retained clip; {who}"),
+            (_, false) => format!("{who}; every question (no clip review)"),
+        };
+        svg::Caption {
+            scope,
+            ..caption.clone()
         }
     }
 
@@ -674,7 +766,8 @@ mod tests {
             T11Cell {
                 reviewed: 4,
                 retained: 4,
-                by_sample: 16
+                by_sample: 16,
+                waiting: 0,
             }
         );
         assert_eq!((r.stage1.items_reviewed, r.stage1.by_sample), (4, 16));
@@ -762,7 +855,8 @@ mod tests {
             T11Cell {
                 reviewed: 100,
                 retained: 93,
-                by_sample: 0
+                by_sample: 0,
+                waiting: 0,
             }
         );
         assert_eq!(
@@ -770,7 +864,8 @@ mod tests {
             T11Cell {
                 reviewed: 96,
                 retained: 95,
-                by_sample: 0
+                by_sample: 0,
+                waiting: 1,
             }
         );
         assert_eq!(r.t12.iter().map(|(_, row)| row.len()).sum::<usize>(), 98);
@@ -784,7 +879,8 @@ mod tests {
 
     #[test]
     fn every_output_shows_the_bounded_interval_and_names_its_method() {
-        // 3 both pass, 1 split, 1 both reject: the Wald interval passes 1.
+        // 7 both pass, 1 split, 2 both reject (the fewest items with figures): the
+        // Wald interval passes 1.
         let counts = vec![
             oc(
                 1,
@@ -792,7 +888,7 @@ mod tests {
                 ("a", "b"),
                 "both_pass",
                 ("valid", "valid"),
-                3,
+                7,
             ),
             oc(
                 1,
@@ -808,7 +904,7 @@ mod tests {
                 ("a", "b"),
                 "both_reject",
                 ("reject", "reject"),
-                1,
+                2,
             ),
         ];
         let tax = Taxonomy::vgenst();
@@ -974,5 +1070,138 @@ mod tests {
             j["stage2"]["raw_agreement"].is_null(),
             "no items: undefined, not 0"
         );
+    }
+
+    #[test]
+    fn below_the_minimum_count_chance_corrected_figures_are_withheld_with_the_reason() {
+        // 1 both pass, 1 split, 1 both reject: a kappa over 3 items, all noise.
+        let counts = vec![
+            oc(
+                1,
+                "MC_F_EGO_STA",
+                ("a", "b"),
+                "both_pass",
+                ("valid", "valid"),
+                1,
+            ),
+            oc(
+                1,
+                "MC_F_EGO_STA",
+                ("a", "b"),
+                "split",
+                ("reject", "valid"),
+                1,
+            ),
+            oc(
+                1,
+                "MC_F_EGO_STA",
+                ("a", "b"),
+                "both_reject",
+                ("reject", "reject"),
+                1,
+            ),
+            oc(
+                2,
+                "MC_F_EGO_STA",
+                ("a", "b"),
+                "both_pass",
+                ("valid", "valid"),
+                9,
+            ),
+            oc(
+                2,
+                "MC_F_EGO_STA",
+                ("a", "b"),
+                "both_reject",
+                ("reject", "reject"),
+                1,
+            ),
+        ];
+        let tax = Taxonomy::vgenst();
+        let r = build("c", &tax, &Scope::default(), &counts, &HashMap::new());
+        let j = r.t13_json();
+        let s1 = &j["stage1"];
+        for key in [
+            "cohen_kappa",
+            "cohen_kappa_ci95",
+            "cohen_kappa_ci95_bounded",
+            "gwet_ac1",
+            "pabak",
+            "krippendorff_alpha",
+        ] {
+            assert!(s1[key].is_null(), "{key}: {}", s1[key]);
+            assert!(s1["per_pair"][0][key].is_null(), "{key}");
+        }
+        assert_eq!(s1["withheld"]["items"], json!(3));
+        assert_eq!(s1["withheld"]["minimum"], json!(MIN_AGREEMENT_ITEMS));
+        assert!(
+            s1["withheld"]["reason"]
+                .as_str()
+                .unwrap()
+                .contains("too few items (3)")
+        );
+        // The raw agreement is a plain share and stays.
+        assert!((s1["raw_agreement"].as_f64().unwrap() - 2.0 / 3.0).abs() < 1e-12);
+        // Ten items: the figures are given and nothing is withheld.
+        let s2 = &j["stage2"];
+        assert!(
+            s2["withheld"].is_null() && s2["cohen_kappa"].as_f64().is_some(),
+            "{s2}"
+        );
+        let latex = format::render(&r, &tax, format::TableId::T13, format::Format::Latex).unwrap();
+        assert!(
+            latex.contains("Cohen's $\\kappa$ & too few items (3) & 1.00"),
+            "{latex}"
+        );
+        assert!(
+            !latex.contains("0.00 [0.00, 0.00]") && !latex.contains("[0.00, 0.00]"),
+            "{latex}"
+        );
+        let csv = format::render(&r, &tax, format::TableId::T13, format::Format::Csv).unwrap();
+        assert!(
+            csv.contains("agreement_withheld") && csv.contains("too few items (3)"),
+            "{csv}"
+        );
+        let plot = svg::kappa_bars(&r.stage1, "x", &r.caption(0));
+        assert!(plot.contains("too few items (3)"), "{plot}");
+        assert!(format::summary(&r).contains("Cohen's kappa too few items (3)"));
+        // An empty table is not "too few": it is not reviewed.
+        assert_eq!(Agreement::of([[0, 0], [0, 0]]).withheld, None);
+    }
+
+    #[test]
+    fn each_stages_figure_names_its_own_scope_and_table_11_marks_a_split_waiting() {
+        let counts = vec![
+            oc(
+                1,
+                "MC_F_EGO_STA",
+                ("a", "b"),
+                "both_pass",
+                ("valid", "valid"),
+                4,
+            ),
+            oc(
+                1,
+                "MC_F_EGO_STA",
+                ("a", "b"),
+                "split",
+                ("reject", "valid"),
+                1,
+            ),
+        ];
+        let tax = Taxonomy::vgenst();
+        let r = build("c", &tax, &Scope::default(), &counts, &HashMap::new());
+        for f in svg::qc_figures(&r, &tax, &r.caption(0)) {
+            let stage1 = svg::is_clip_review_figure(f.name);
+            assert_eq!(f.svg.contains("Stage 1 over"), stage1, "{}", f.name);
+            assert_eq!(f.svg.contains("Stage 2 over"), !stage1, "{}", f.name);
+        }
+        assert_eq!(r.t11[0].1.waiting, 1);
+        assert_eq!(r.t11_json()["MC_F_EGO_STA"]["waiting_for_author"], json!(1));
+        let latex = format::render(&r, &tax, format::TableId::T11, format::Format::Latex).unwrap();
+        assert!(latex.contains("4/5$^{*}$ (MC)"), "{latex}");
+        assert!(latex.contains("a snapshot with 1 pending"), "{latex}");
+        let grid = svg::t11_grid(&r, &tax, &r.stage_caption(1, &r.caption(0)));
+        assert!(grid.contains("A snapshot: 1 reviewed clip(s)"), "{grid}");
     }
 }

@@ -40,6 +40,10 @@ pub struct StatsReply {
     pub baseline: Option<super::baseline::BaselineReport>,
     /// Table 16, the annotator pool: the campaign's groups and their sizes.
     pub t16: super::baseline::Groups,
+    /// How good the review is: each validator's sensitivity and specificity, the
+    /// prevalence of defects, the defects left in the retained set (a latent-class
+    /// model; without known items, bounds instead of numbers). Over the scope's items.
+    pub review_quality: Option<super::quality::ReviewQualityReply>,
 }
 
 /// What the figures count.
@@ -66,6 +70,9 @@ pub struct T11Reply {
     pub reviewed: i64,
     /// Both passed, or the author accepted the split.
     pub retained: i64,
+    /// Of `reviewed`, clips whose split waits for an author: counted as not retained
+    /// until the author decides.
+    pub waiting_for_author: i64,
     /// Retained unreviewed (their lot's sample passed); only with sampled review.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub retained_by_sample: Option<i64>,
@@ -133,6 +140,9 @@ pub struct AgreementReply {
     pub gwet_ac1: Option<f64>,
     pub pabak: Option<f64>,
     pub krippendorff_alpha: Option<f64>,
+    /// Set when the table holds fewer items than the minimum for chance-corrected
+    /// figures: they are then `null`, and this says how many items and why.
+    pub withheld: Option<super::Withheld>,
 }
 
 /// Table 13: one pair on one task.
@@ -270,6 +280,7 @@ impl AgreementReply {
             gwet_ac1: a.gwet_ac1,
             pabak: a.pabak,
             krippendorff_alpha: a.krippendorff_alpha,
+            withheld: a.withheld.clone(),
         }
     }
 }
@@ -325,6 +336,7 @@ impl QcReport {
                 let cell = T11Reply {
                     reviewed: c.reviewed,
                     retained: c.retained,
+                    waiting_for_author: c.waiting,
                     retained_by_sample: self.sampled.then_some(c.by_sample),
                 };
                 (task.clone(), cell)
@@ -399,6 +411,7 @@ impl QcReport {
             t15: None,
             baseline: None,
             t16: Default::default(),
+            review_quality: None,
         }
     }
 }
@@ -407,6 +420,11 @@ impl StatsReply {
     /// The figures with the study's Tables 14 and 15.
     pub fn with_baseline(mut self, r: Option<super::baseline::BaselineReport>) -> StatsReply {
         self.baseline = r;
+        self
+    }
+
+    pub fn with_review_quality(mut self, q: super::quality::ReviewQualityReply) -> StatsReply {
+        self.review_quality = Some(q);
         self
     }
 

@@ -144,10 +144,16 @@ pub fn t11_grid(report: &QcReport, tax: &Taxonomy, caption: &Caption) -> String 
     let body_w = left + cw * g.columns.len() as u32 + 10;
     let w = body_w.max(MIN_WIDTH);
     let grid_bottom = top + ch * g.rows.len() as u32;
-    let notes = vec![
+    let mut notes = vec![
         "Each cell: clips retained / clips reviewed (first versions), with the tasks' short codes; shade: the share retained."
             .to_string(),
     ];
+    let waiting: i64 = report.t11.iter().map(|(_, c)| c.waiting).sum();
+    if waiting > 0 {
+        notes.push(format!(
+            "A snapshot: {waiting} reviewed clip(s) split between their validators wait for an author and count as not retained."
+        ));
+    }
     let h = grid_bottom + 40 + footer_height(&notes);
     let mut s = figure_open(
         w,
@@ -492,9 +498,13 @@ pub fn kappa_bars(stage: &StageSummary, stage_name: &str, caption: &Caption) -> 
                         );
                     }
                     None => {
+                        let why = match &a.withheld {
+                            Some(w) => format!("too few items ({})", w.items),
+                            None => "undefined (one category only)".into(),
+                        };
                         let _ = write!(
                             s,
-                            "<text x=\"{}\" y=\"{}\" fill=\"#8a6100\">undefined (one category only)</text>",
+                            "<text x=\"{}\" y=\"{}\" fill=\"#8a6100\">{why}</text>",
                             left + plot + 8,
                             y + 15
                         );
@@ -750,30 +760,35 @@ pub struct Figure {
 /// The QC figures: Tables 11-13 and the reasons, in the dashboard's order.
 /// Without clip review, the Stage 1 figures (and Table 11's) are left out.
 pub fn qc_figures(report: &QcReport, tax: &Taxonomy, caption: &Caption) -> Vec<Figure> {
+    // Each figure's caption names its own stage's scope.
+    let (one, two) = (
+        report.stage_caption(1, caption),
+        report.stage_caption(2, caption),
+    );
     let figures = vec![
         Figure {
             name: "t13-kappa-stage1",
-            svg: kappa_bars(&report.stage1, "Stage 1 (clips)", caption),
+            svg: kappa_bars(&report.stage1, "Stage 1 (clips)", &one),
         },
         Figure {
             name: "t13-kappa-stage2",
-            svg: kappa_bars(&report.stage2, "Stage 2 (questions)", caption),
+            svg: kappa_bars(&report.stage2, "Stage 2 (questions)", &two),
         },
         Figure {
             name: "t11-retained",
-            svg: t11_grid(report, tax, caption),
+            svg: t11_grid(report, tax, &one),
         },
         Figure {
             name: "t12-rejected",
-            svg: t12_heatmap(report, tax, caption),
+            svg: t12_heatmap(report, tax, &two),
         },
         Figure {
             name: "reasons-stage1",
-            svg: reason_bars(report, tax, 1, caption),
+            svg: reason_bars(report, tax, 1, &one),
         },
         Figure {
             name: "reasons-stage2",
-            svg: reason_bars(report, tax, 2, caption),
+            svg: reason_bars(report, tax, 2, &two),
         },
     ];
     figures
@@ -815,7 +830,8 @@ mod tests {
             verdict2: Some("valid".into()),
             reasons1: Some(String::new()),
             reasons2: Some(String::new()),
-            n: 3,
+            // At the minimum count, so that kappa is undefined rather than withheld.
+            n: crate::report::MIN_AGREEMENT_ITEMS,
         }];
         let tax = Taxonomy::vgenst();
         let r = build("c", &tax, &Scope::default(), &counts, &HashMap::new());
@@ -829,7 +845,7 @@ mod tests {
             assert!(svg.contains("font-weight=\"700\""), "{}", f.name);
             assert!(
                 svg.contains("Campaign c · computed 2026-12-01T00:00:00Z")
-                    && svg.contains("Scope: Stage 1 over first versions"),
+                    && svg.contains("Scope: Stage "),
                 "{}",
                 f.name
             );

@@ -154,8 +154,10 @@ async fn not_reviewed_is_never_written_as_zero() {
     // Table 11: CI_F_EXO_STA has no clip at all.
     let t11 = get(format!("/c/{CAMPAIGN}/stats/t11.tex")).await;
     assert!(
-        t11.contains("n/r (CI)") && t11.contains("2/3 (MC)"),
-        "{t11}"
+        t11.contains("n/r (CI)")
+            && t11.contains("2/3$^{*}$ (MC)")
+            && t11.contains("a snapshot with 1 pending"),
+        "MC's split waits for its author, and the caption says so: {t11}"
     );
     // The dashboard's plots.
     let page = get(format!("/c/{CAMPAIGN}/stats")).await;

@@ -118,6 +118,53 @@ async fn stats_give_back_the_papers_tables_11_to_13() {
     // Inside [-1, 1], the bounded interval is the Wald interval itself.
     assert_eq!(s1["cohen_kappa_ci95_bounded"], s1["cohen_kappa_ci95"]);
     assert_eq!(s1["cohen_kappa_ci95_method"], "wald_truncated");
+    // How good the review is: without known items two raters an item (and the author on
+    // the splits) do not identify the accuracies, so every figure is bounds, never a
+    // number, and the reply says why.
+    let q = &j["review_quality"];
+    assert_eq!(q["stages"].as_array().map(Vec::len), Some(2), "{q}");
+    for (stage, items, retained) in [(1, 1200, 1085), (2, 9800, 9707)] {
+        let s = &q["stages"][stage - 1];
+        assert_eq!(
+            (
+                s["stage"].as_i64(),
+                s["items"].as_i64(),
+                s["retained"].as_i64()
+            ),
+            (Some(stage as i64), Some(items), Some(retained)),
+            "{s}"
+        );
+        assert_eq!(s["identified"], false);
+        assert!(
+            s["reason"].as_str().is_some_and(|r| r.contains("known")),
+            "{s}"
+        );
+    }
+    let residual = &q["residual_defect_rate"];
+    assert!(residual["estimate"].is_null() && residual["ci95"].is_null());
+    let b = residual["bounds"].as_array().unwrap();
+    let (lo, hi) = (b[0].as_f64().unwrap(), b[1].as_f64().unwrap());
+    assert!((0.0..=hi).contains(&lo) && hi <= 1.0, "{residual}");
+    let v = q["validators"].as_array().unwrap();
+    assert_eq!(
+        v.iter().filter(|r| r["stage"] == 1).count(),
+        12,
+        "every validator of Stage 1"
+    );
+    for r in v {
+        for k in ["sensitivity", "specificity"] {
+            assert!(
+                r[k]["estimate"].is_null() && r[k]["bounds"].is_array(),
+                "{r}"
+            );
+            assert!(r[k]["method"].as_str().is_some_and(|m| !m.is_empty()));
+        }
+    }
+    assert_eq!(q["author"][0]["validator"], "author");
+    assert_eq!(
+        q["author"][0]["ratings"], 85,
+        "the author resolved 85 Stage 1 splits"
+    );
     // One pair per task, 100 clips each.
     let pairs = s1["per_pair"].as_array().unwrap();
     assert_eq!(pairs.len(), 12);

@@ -28,10 +28,6 @@ fn pct(x: Option<f64>) -> String {
     x.map_or_else(|| "undefined".into(), |v| format!("{:.1}%", v * 100.0))
 }
 
-fn dec(x: Option<f64>) -> String {
-    x.map_or_else(|| "undefined".into(), |v| format!("{v:.3}"))
-}
-
 fn count_pct(n: i64, of: i64) -> String {
     if of == 0 {
         thousands(n)
@@ -41,12 +37,12 @@ fn count_pct(n: i64, of: i64) -> String {
 }
 
 fn t13_rows(a: &StageSummary, b: &StageSummary) -> Vec<T13Row> {
-    let ci = |s: &StageSummary| {
-        s.pooled
-            .cohen_kappa_ci95_bounded
-            .map_or("undefined".into(), |c| {
-                format!("{:.3} to {:.3}", c[0], c[1])
-            })
+    let ci = |s: &StageSummary| match s.pooled.cohen_kappa_ci95_bounded {
+        Some(c) => format!("{:.3} to {:.3}", c[0], c[1]),
+        None => s.pooled.show(None, 3),
+    };
+    let show = |s: &StageSummary, f: fn(&crate::report::Agreement) -> Option<f64>| {
+        s.pooled.show(f(&s.pooled), 3)
     };
     let row = |label, x: String, y: String| T13Row {
         label,
@@ -96,16 +92,20 @@ fn t13_rows(a: &StageSummary, b: &StageSummary) -> Vec<T13Row> {
         ),
         row(
             "Cohen's κ (pooled)",
-            dec(a.pooled.cohen_kappa),
-            dec(b.pooled.cohen_kappa),
+            show(a, |x| x.cohen_kappa),
+            show(b, |x| x.cohen_kappa),
         ),
         row("κ 95% CI (Wald, truncated to [−1, 1])", ci(a), ci(b)),
-        row("Gwet's AC1", dec(a.pooled.gwet_ac1), dec(b.pooled.gwet_ac1)),
-        row("PABAK", dec(a.pooled.pabak), dec(b.pooled.pabak)),
+        row(
+            "Gwet's AC1",
+            show(a, |x| x.gwet_ac1),
+            show(b, |x| x.gwet_ac1),
+        ),
+        row("PABAK", show(a, |x| x.pabak), show(b, |x| x.pabak)),
         row(
             "Krippendorff's α",
-            dec(a.pooled.krippendorff_alpha),
-            dec(b.pooled.krippendorff_alpha),
+            show(a, |x| x.krippendorff_alpha),
+            show(b, |x| x.krippendorff_alpha),
         ),
         row(
             "Not yet decided by both (left out)",
@@ -199,6 +199,10 @@ pub async fn dashboard(
     let chrome = Chrome::new(&state, &session, Some(&c), "Statistics", &here).await?;
     let tax = &campaign.taxonomy;
     let caption = report.caption(now_seconds());
+    let (one, two) = (
+        report.stage_caption(1, &caption),
+        report.stage_caption(2, &caption),
+    );
     let page = StatsPage {
         chrome,
         query: q.query(),
@@ -210,12 +214,12 @@ pub async fn dashboard(
         t13: t13_rows(&report.stage1, &report.stage2),
         clip_review: report.clip_review,
         ci_note: crate::stats::agreement::KAPPA_CI95_BOUNDED_NOTE,
-        t11_svg: svg::t11_grid(&report, tax, &caption),
-        t12_svg: svg::t12_heatmap(&report, tax, &caption),
-        kappa1_svg: svg::kappa_bars(&report.stage1, "Stage 1 (clips)", &caption),
-        kappa2_svg: svg::kappa_bars(&report.stage2, "Stage 2 (questions)", &caption),
-        reasons1_svg: svg::reason_bars(&report, tax, 1, &caption),
-        reasons2_svg: svg::reason_bars(&report, tax, 2, &caption),
+        t11_svg: svg::t11_grid(&report, tax, &one),
+        t12_svg: svg::t12_heatmap(&report, tax, &two),
+        kappa1_svg: svg::kappa_bars(&report.stage1, "Stage 1 (clips)", &one),
+        kappa2_svg: svg::kappa_bars(&report.stage2, "Stage 2 (questions)", &two),
+        reasons1_svg: svg::reason_bars(&report, tax, 1, &one),
+        reasons2_svg: svg::reason_bars(&report, tax, 2, &two),
         reasons: report
             .reasons
             .iter()
