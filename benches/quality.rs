@@ -2,7 +2,8 @@
 //! 200-resample bootstrap, on a simulated review at the paper's scale (1,200 clips,
 //! 9,800 questions, 12 validators, known items at 5%) and at ten times it; and, before
 //! the timings, the residual defect rate's interval's coverage of the true rate over 50
-//! seeds at the paper's scale (the unit tests check 20 seeds at a tenth of it).
+//! seeds at the paper's scale (the unit tests check 20 seeds at a tenth of it); and the
+//! bounds without known items at the paper's scale.
 //!
 //! Run: `cargo bench --bench quality`. Numbers and the machine are in BENCHMARKS.md.
 
@@ -72,4 +73,15 @@ fn estimates_paper_scale(bencher: Bencher) {
 #[divan::bench(sample_count = 3, sample_size = 1)]
 fn estimates_10x(bencher: Bencher) {
     bench_at(bencher, 10.0);
+}
+
+/// The paper's scale without known items: not identified, so no bootstrap but a
+/// profile of every rater's accuracy and every task's prevalence (every campaign's
+/// case until known items are planted).
+#[divan::bench(sample_count = 5, sample_size = 1)]
+fn bounds_paper_scale_without_known_items(bencher: Bencher) {
+    let mut setup = Setup::paper(1.0, 1);
+    setup.known_share = 0.0;
+    let sim = review(&setup);
+    bencher.bench(|| estimate(&sim.review, Options::default()).unwrap());
 }

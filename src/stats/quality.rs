@@ -178,6 +178,10 @@ const PRIOR: f64 = 0.5;
 /// Half the 95% quantile of chi-square with one degree of freedom.
 const PROFILE_DROP: f64 = 1.920_729_410_347_062;
 
+/// How far below the region's edge (in log-likelihood) a profile walks before it
+/// stops: two points this far out end a side.
+const WALK_SLACK: f64 = 2.0;
+
 /// When EM stops.
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct Steps {
@@ -201,12 +205,36 @@ const REFIT: Steps = Steps {
 /// Fits the model by EM to the patterns with their weights, from `start` when given (a
 /// warm start) or else from each pattern's share of rejections. `fixed_prevalence`
 /// holds every group's prevalence at that value (for the profile).
+/// One parameter held at a value while EM fits the others (a profile's point).
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Hold {
+    Nothing,
+    /// One group's prevalence.
+    Prevalence(usize, f64),
+    Sensitivity(usize, f64),
+    Specificity(usize, f64),
+}
+
+impl Hold {
+    fn apply(self, se: &mut [f64], sp: &mut [f64], pi: &mut [f64]) {
+        let (xs, i, v) = match self {
+            Hold::Nothing => return,
+            Hold::Prevalence(g, v) => (pi, g, v),
+            Hold::Sensitivity(r, v) => (se, r, v),
+            Hold::Specificity(r, v) => (sp, r, v),
+        };
+        if let Some(x) = xs.get_mut(i) {
+            *x = v;
+        }
+    }
+}
+
 fn fit(
     patterns: &[Pattern],
     weights: &[f64],
     (n_raters, n_groups): (usize, usize),
     start: Option<&Fit>,
-    fixed_prevalence: Option<f64>,
+    hold: Hold,
     steps: Steps,
 ) -> Fit {
     let mut q: Vec<f64> = patterns
@@ -225,17 +253,12 @@ fn fit(
         ),
         None => m_step(patterns, weights, &q, n_raters, n_groups),
     };
-    let hold = |pi: &mut Vec<f64>| {
-        if let Some(p) = fixed_prevalence {
-            pi.iter_mut().for_each(|x| *x = p);
-        }
-    };
-    hold(&mut pi);
+    hold.apply(&mut se, &mut sp, &mut pi);
     let mut converged = false;
     e_step(patterns, weights, &se, &sp, &pi, &mut q, false);
     for _ in 0..steps.max_iterations {
-        let (nse, nsp, mut npi) = m_step(patterns, weights, &q, n_raters, n_groups);
-        hold(&mut npi);
+        let (mut nse, mut nsp, mut npi) = m_step(patterns, weights, &q, n_raters, n_groups);
+        hold.apply(&mut nse, &mut nsp, &mut npi);
         let change = max_change(&se, &nse)
             .max(max_change(&sp, &nsp))
             .max(max_change(&pi, &npi));
@@ -436,7 +459,7 @@ pub fn estimate(review: &Review, options: Options) -> Result<Quality, StatsError
     for &p in &of_item {
         weights[p] += 1.0;
     }
-    let best = fit(&patterns, &weights, dims, None, None, FULL);
+    let best = fit(&patterns, &weights, dims, None, Hold::Nothing, FULL);
     let known_defects = items.iter().filter(|i| i.known == Some(true)).count();
     let known_sound = items.iter().filter(|i| i.known == Some(false)).count();
     let retained = items.iter().filter(|i| i.retained).count();
@@ -467,8 +490,9 @@ pub fn estimate(review: &Review, options: Options) -> Result<Quality, StatsError
         } else {
             "not identified: without known items of both kinds (defects and sound items) \
              the raters' accuracies and the prevalence can be traded against each other; \
-             the bounds are the range over the 95% profile-likelihood region of the \
-             prevalence, raters assumed better than chance"
+             the bounds are the range over the 95% profile-likelihood region (each \
+             rater's accuracy and each task's prevalence profiled), raters assumed better \
+             than chance"
                 .to_string()
         }
     });
@@ -523,8 +547,9 @@ pub fn estimate(review: &Review, options: Options) -> Result<Quality, StatsError
         }
     } else {
         let region = profile(&patterns, &weights, &best, dims);
-        let method = "not identified: range over the 95% profile-likelihood region of the \
-                      prevalence (raters better than chance)";
+        let method = "not identified: range over the 95% profile-likelihood region (each \
+                      rater's accuracy and each task's prevalence profiled; raters better \
+                      than chance)";
         let range = |f: &dyn Fn(&Fit) -> Option<f64>| -> Figure {
             let vals: Vec<f64> = region.iter().filter_map(f).collect();
             let lo = vals.iter().copied().reduce(f64::min);
@@ -603,7 +628,7 @@ fn bootstrap(
             let i = rng.below(n).unwrap_or(0) as usize;
             weights[of_item[i]] += 1.0;
         }
-        let f = fit(patterns, &weights, dims, Some(best), None, REFIT);
+        let f = fit(patterns, &weights, dims, Some(best), Hold::Nothing, REFIT);
         let (mut defects, mut kept) = (0u64, 0u64);
         for ((p, &w), &q) in patterns.iter().zip(&weights).zip(&f.posterior) {
             if p.retained {
@@ -622,50 +647,112 @@ fn bootstrap(
     })
 }
 
-/// The fits in the 95% profile-likelihood region of a common prevalence (every group's
-/// held at one value; the best of them is the reference, so the region compares like
-/// with like), every rater better than chance. Falls back on the free fit when no grid
-/// point qualifies.
+/// The fits in the 95% profile-likelihood region, every rater better than chance: for
+/// each parameter (every active rater's sensitivity and specificity, every group's
+/// prevalence) the parameter is held at each point of a grid (steps of 1/40, finer within 0.025 of 0 and 1) and EM fits
+/// the rest; a fit is in the region when its log-likelihood is within half the 95%
+/// chi-square quantile (one degree of freedom) of the best. The range of a parameter
+/// over the region is then its profile-likelihood interval to within a grid step; the
+/// range of a derived figure (the residual defect rate) is the range over these fits,
+/// which the region's true range can only exceed. A profile is walked outward from the
+/// best fit's value, each point started from its neighbour, and a side stops after two
+/// points more than [`WALK_SLACK`] below the region's edge. Empty when no fit has every
+/// rater better than chance (then no figure has bounds).
 fn profile(patterns: &[Pattern], weights: &[f64], best: &Fit, dims: (usize, usize)) -> Vec<Fit> {
-    let mut fits = Vec::with_capacity(199);
-    let mut prev: Option<Fit> = None;
-    for k in 1..200 {
-        let p = f64::from(k) / 200.0;
-        let f = fit(
-            patterns,
-            weights,
-            dims,
-            prev.as_ref().or(Some(best)),
-            Some(p),
-            REFIT,
-        );
-        prev = Some(f.clone());
-        fits.push(f);
-    }
     let mut active = vec![false; dims.0];
+    let mut has_group = vec![false; dims.1];
     for (p, &w) in patterns.iter().zip(weights) {
         if w > 0.0 {
             for &(r, _) in &p.ratings {
                 active[r] = true;
             }
+            if p.known.is_none() {
+                has_group[p.group] = true;
+            }
         }
     }
+    #[derive(Clone, Copy)]
+    enum Param {
+        Prevalence(usize),
+        Sensitivity(usize),
+        Specificity(usize),
+    }
+    let mut params = Vec::new();
+    for r in (0..dims.0).filter(|&r| active[r]) {
+        params.extend([Param::Sensitivity(r), Param::Specificity(r)]);
+    }
+    params.extend((0..dims.1).filter(|&g| has_group[g]).map(Param::Prevalence));
+    // Finer near the ends, where good raters' accuracies and rare defects sit.
+    let grid: Vec<f64> = [0.001, 0.005, 0.01, 0.0175]
+        .into_iter()
+        .chain((1..40).map(|k| f64::from(k) / 40.0))
+        .chain([0.9825, 0.99, 0.995, 0.999])
+        .collect();
+    let chains = on_cores(&params, |&param| {
+        let (at, hold): (f64, fn(Param, f64) -> Hold) = match param {
+            Param::Prevalence(g) => (best.prevalence[g], |p, v| match p {
+                Param::Prevalence(g) => Hold::Prevalence(g, v),
+                _ => Hold::Nothing,
+            }),
+            Param::Sensitivity(r) => (best.sensitivity[r], |p, v| match p {
+                Param::Sensitivity(r) => Hold::Sensitivity(r, v),
+                _ => Hold::Nothing,
+            }),
+            Param::Specificity(r) => (best.specificity[r], |p, v| match p {
+                Param::Specificity(r) => Hold::Specificity(r, v),
+                _ => Hold::Nothing,
+            }),
+        };
+        let split = grid.partition_point(|&v| v < at);
+        let mut fits = Vec::with_capacity(grid.len());
+        let up = grid[split..].iter();
+        let down = grid[..split].iter().rev();
+        for side in [
+            Box::new(up) as Box<dyn Iterator<Item = &f64>>,
+            Box::new(down),
+        ] {
+            let mut prev: Option<Fit> = None;
+            let mut outside = 0;
+            for &v in side {
+                let f = fit(
+                    patterns,
+                    weights,
+                    dims,
+                    prev.as_ref().or(Some(best)),
+                    hold(param, v),
+                    REFIT,
+                );
+                // Past the region the profile only falls: two points well outside it
+                // end this side (at the paper's scale after a few points).
+                if f.log_likelihood < best.log_likelihood - PROFILE_DROP - WALK_SLACK {
+                    outside += 1;
+                } else {
+                    outside = 0;
+                }
+                prev = Some(f.clone());
+                fits.push(f);
+                if outside == 2 {
+                    break;
+                }
+            }
+        }
+        fits
+    });
     let better_than_chance =
         |f: &Fit| (0..dims.0).all(|r| !active[r] || f.sensitivity[r] + f.specificity[r] > 1.0);
+    let fits: Vec<Fit> = std::iter::once(best.clone())
+        .chain(chains.into_iter().flatten())
+        .filter(|f| better_than_chance(f))
+        .collect();
     let top = fits
         .iter()
-        .filter(|f| better_than_chance(f))
         .map(|f| f.log_likelihood)
         .fold(f64::NEG_INFINITY, f64::max);
     let region: Vec<Fit> = fits
         .into_iter()
-        .filter(|f| better_than_chance(f) && f.log_likelihood >= top - PROFILE_DROP)
+        .filter(|f| f.log_likelihood >= top - PROFILE_DROP)
         .collect();
-    if region.is_empty() {
-        vec![best.clone()]
-    } else {
-        region
-    }
+    region
 }
 
 /// A rater's record on known items, in the order the ratings were given: `(truth,
@@ -928,6 +1015,47 @@ mod tests {
         assert!(lo <= t + 0.01 && t - 0.01 <= hi, "[{lo}, {hi}] for {t}");
         assert!(q.raters[0].sensitivity.bounds.is_some());
         assert_eq!(q.raters[0].sensitivity.estimate, None);
+    }
+
+    /// Two validators and the author on their splits, without known items: a few items
+    /// allow a wide range, never a point that reads as precise, and more items narrow
+    /// it (a profile that followed one path through the prevalence alone gave ranges
+    /// of width 0 here).
+    #[test]
+    fn bounds_from_few_items_are_wide_and_narrow_as_items_come() {
+        let it = |r: Vec<(usize, bool)>, retained| Item {
+            group: 0,
+            ratings: r,
+            known: None,
+            retained,
+        };
+        let width = |b: Option<[f64; 2]>| b.map_or(0.0, |[lo, hi]| hi - lo);
+        let mut widths = Vec::new();
+        for scale in [1usize, 20] {
+            let mut items = Vec::new();
+            for _ in 0..scale {
+                items.extend((0..7).map(|_| it(vec![(0, false), (1, false)], true)));
+                items.push(it(vec![(0, true), (1, true)], false));
+                items.push(it(vec![(0, true), (1, false), (2, true)], false));
+                items.push(it(vec![(0, false), (1, true), (2, false)], true));
+            }
+            let review = Review {
+                n_raters: 3,
+                n_groups: 1,
+                items,
+            };
+            let q = estimate(&review, Options::default()).unwrap();
+            assert!(!q.identified);
+            if scale == 1 {
+                for r in &q.raters {
+                    assert!(width(r.sensitivity.bounds) >= 0.3, "{:?}", r.sensitivity);
+                    assert!(width(r.specificity.bounds) >= 0.1, "{:?}", r.specificity);
+                }
+            }
+            widths.push(width(q.residual_defect_rate.bounds));
+        }
+        assert!(widths[0] >= 0.3, "ten items: {widths:?}");
+        assert!(widths[1] < widths[0] / 4.0, "{widths:?}");
     }
 
     #[test]
