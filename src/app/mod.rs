@@ -376,6 +376,17 @@ async fn qc_report_and_counts(
     Ok((report, outcomes))
 }
 
+/// [`qc_report`] and the review-quality estimates over the same counted outcomes.
+pub async fn qc_report_with_quality(
+    store: &Store,
+    campaign: &Campaign,
+    scope: &Scope,
+) -> Result<(QcReport, crate::report::quality::ReviewQualityReply)> {
+    let (report, outcomes) = qc_report_and_counts(store, campaign, scope).await?;
+    let quality = review_quality(campaign, &report, outcomes).await?;
+    Ok((report, quality))
+}
+
 /// The review-quality estimates over the counted outcomes (CPU work: off the runtime).
 async fn review_quality(
     campaign: &Campaign,
@@ -421,8 +432,7 @@ pub async fn stats_reply(
     campaign: &Campaign,
     scope: &Scope,
 ) -> Result<crate::report::StatsReply> {
-    let (report, outcomes) = qc_report_and_counts(store, campaign, scope).await?;
-    let quality = review_quality(campaign, &report, outcomes).await?;
+    let (report, quality) = qc_report_with_quality(store, campaign, scope).await?;
     let reply = report.reply().with_review_quality(quality);
     let reply = match study_report(store, campaign).await? {
         Some(r) => reply.with_study(&r),
@@ -467,7 +477,7 @@ pub async fn paper_bundle(
         }
         None => None,
     };
-    let (baseline_report, groups) = (reply.baseline, reply.t16);
+    let (baseline_report, groups, quality) = (reply.baseline, reply.t16, reply.review_quality);
     let baseline_csv = match &baseline_report {
         Some(_) => {
             let mut out = Vec::new();
@@ -498,6 +508,7 @@ pub async fn paper_bundle(
             baseline: baseline_report.as_ref(),
             groups: &groups,
             baseline_csv,
+            quality: quality.as_ref(),
             computed,
         })
     })

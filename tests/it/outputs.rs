@@ -222,6 +222,8 @@ async fn every_figure_downloads_as_svg_pdf_and_png() {
         "reasons-stage2",
         "t14-ranks",
         "t15-judged-fake",
+        "quality-stage1",
+        "quality-stage2",
     ] {
         let path = format!("/c/{CAMPAIGN}/stats/fig-{name}");
         let r = app
@@ -285,6 +287,108 @@ async fn every_figure_downloads_as_svg_pdf_and_png() {
         )
         .await;
     assert_eq!(r.status, 403);
+    // The review-quality table downloads the same way, and is refused the same way.
+    for ext in ["csv", "json", "tex"] {
+        let path = format!("/c/{CAMPAIGN}/stats/review-quality.{ext}");
+        let r = app.page(Some(&web), Method::GET, &path, None).await;
+        assert_eq!(r.status, 200, "{path}");
+        assert_eq!(
+            app.page(Some(&v), Method::GET, &path, None).await.status,
+            403
+        );
+    }
+}
+
+#[tokio::test]
+async fn the_statistics_page_says_how_good_the_review_is_and_withholds_figures_from_few_verdicts() {
+    let app = spawn_app().await;
+    half_way(&app).await;
+    let web = app.login("admin1").await;
+    let html = app
+        .page(
+            Some(&web),
+            Method::GET,
+            &format!("/c/{CAMPAIGN}/stats"),
+            None,
+        )
+        .await
+        .text;
+    let section = html
+        .split("<h2>How good the review is</h2>")
+        .nth(1)
+        .and_then(|s| s.split("</section>").next())
+        .expect("the review-quality section");
+    // Every rater of the JSON is a row; no known items, so every figure is a bound.
+    let json = app
+        .page(
+            Some(&web),
+            Method::GET,
+            &format!("/c/{CAMPAIGN}/stats/review-quality.json"),
+            None,
+        )
+        .await
+        .body;
+    let raters =
+        json["validators"].as_array().unwrap().len() + json["author"].as_array().unwrap().len();
+    assert!(raters >= 2, "{json}");
+    let body = section
+        .split("<table class=\"numbers quality\">")
+        .nth(1)
+        .and_then(|t| t.split("<tbody>").nth(1))
+        .and_then(|t| t.split("</tbody>").next())
+        .expect("the raters' table");
+    assert_eq!(body.matches("<tr><th>").count(), raters, "{section}");
+    // No known items: not identified. And half way through a twelve-clip campaign
+    // every rater has fewer than ten counted verdicts and every stage fewer than ten
+    // decided items: nothing is given but the counts (not even bounds).
+    assert!(section.contains("not identified"), "{section}");
+    assert!(
+        !body.contains("(bounds)") && !body.contains("[0."),
+        "{body}"
+    );
+    for r in json["validators"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .chain(json["author"].as_array().unwrap())
+    {
+        let n = r["ratings"].as_u64().unwrap();
+        assert!(n < 10, "{r}");
+        assert!(
+            body.contains(&format!("<td>too few ratings ({n})</td>")),
+            "{n}: {body}"
+        );
+        assert_eq!(r["sensitivity"]["bounds"], serde_json::Value::Null);
+        assert_eq!(r["sensitivity"]["withheld"]["minimum"], 10);
+    }
+    for st in json["stages"].as_array().unwrap() {
+        assert!(
+            section.contains(&format!(
+                "residual defect rate of the retained items: <strong>too few items ({})</strong>",
+                st["items"]
+            )),
+            "{section}"
+        );
+    }
+    assert_eq!(
+        section.matches("<svg").count(),
+        2,
+        "a forest plot per stage"
+    );
+    let csv = app
+        .page(
+            Some(&web),
+            Method::GET,
+            &format!("/c/{CAMPAIGN}/stats/review-quality.csv"),
+            None,
+        )
+        .await
+        .text;
+    assert_eq!(
+        csv.lines().count(),
+        1 + 2 * raters + json["stages"].as_array().unwrap().len(),
+        "{csv}"
+    );
 }
 
 #[tokio::test]
@@ -364,7 +468,18 @@ async fn the_paper_bundle_downloads_as_one_zip_that_compiles() {
         t15.contains("VGenST & 2 & Fake & 100.0\\% & 1 & undefined & undefined \\\\"),
         "one participant: no agreement\n{t15}"
     );
-    for f in ["t14-ranks", "t15-judged-fake", "t11-retained"] {
+    let quality = read("tables/review-quality.tex");
+    assert!(quality.contains("\\label{tab:review-quality}") && quality.contains("\\toprule"));
+    read("tables/review-quality.csv");
+    read("tables/review-quality.json");
+    assert!(read("paper.tex").contains("\\input{tables/review-quality.tex}"));
+    for f in [
+        "t14-ranks",
+        "t15-judged-fake",
+        "t11-retained",
+        "quality-stage1",
+        "quality-stage2",
+    ] {
         for ext in ["svg", "pdf", "png"] {
             assert!(
                 root.join(format!("figures/{f}.{ext}")).is_file(),

@@ -412,10 +412,11 @@ fn the_paper_bundle_compiles_and_agrees_with_stats(data: &std::path::Path, cli_j
         assert!(readme.contains(&rel), "README.txt does not name {rel}");
         n += 1;
     }
-    // 4 tables (T11-T13 and T16, the annotator pool) x 3 formats, stats.json, 6 figures
-    // x 3 formats, paper.tex, 2 records, README.txt (no study and no baseline answers in
-    // this campaign).
-    assert_eq!(n, 4 * 3 + 1 + 6 * 3 + 1 + 2 + 1, "files in the bundle");
+    // 5 tables (T11-T13, T16 the annotator pool, review quality) x 3 formats,
+    // stats.json, 8 figures (6 of T11-T13 and the reasons, a review-quality plot per
+    // stage) x 3 formats, paper.tex, 2 records, README.txt (no study and no baseline
+    // answers in this campaign).
+    assert_eq!(n, 5 * 3 + 1 + 8 * 3 + 1 + 2 + 1, "files in the bundle");
     if crate::helpers::pdflatex_available() {
         let pdf = crate::helpers::pdflatex(&out, "paper.tex");
         let bytes = std::fs::read(pdf).unwrap();

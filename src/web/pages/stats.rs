@@ -6,6 +6,7 @@ use crate::AppState;
 use crate::domain::facts::{Scope, Versions};
 use crate::error::Error;
 use crate::report::format::{Format, TableId, render as render_table, thousands};
+use crate::report::quality::ReviewQualityReply;
 use crate::report::{QcReport, StageSummary, svg};
 use crate::store::catalog::Campaign;
 use crate::store::sessions::Session;
@@ -123,6 +124,28 @@ pub struct ValidatorRow {
     pub median: String,
 }
 
+/// One rater's row of the review-quality table.
+pub struct QualityRow {
+    pub name: String,
+    pub stage: i64,
+    pub ratings: usize,
+    pub known: String,
+    pub sensitivity: String,
+    pub specificity: String,
+}
+
+/// One stage's line under the review-quality table.
+pub struct QualityStage {
+    pub stage: i64,
+    pub items: usize,
+    pub retained: usize,
+    pub residual: String,
+    /// Why the figures are bounds, when they are.
+    pub reason: Option<String>,
+    /// Prevalence of defects per task, in words.
+    pub prevalence: Vec<(String, String)>,
+}
+
 pub struct ReasonLine {
     pub stage: i64,
     pub task: String,
@@ -156,6 +179,12 @@ struct StatsPage {
     /// Linked pairs per task, when the campaign links questions.
     linked: Vec<crate::report::PairRow>,
     validators: Vec<ValidatorRow>,
+    quality: Vec<QualityRow>,
+    quality_stages: Vec<QualityStage>,
+    quality1_svg: String,
+    quality2_svg: String,
+    quality_model: String,
+    quality_minimum: usize,
     waiting1: i64,
     waiting2: i64,
 }
@@ -164,11 +193,45 @@ async fn report_for(
     state: &AppState,
     c: &str,
     q: &ScopeQuery,
-) -> Result<(Campaign, QcReport), Error> {
+) -> Result<(Campaign, QcReport, ReviewQualityReply), Error> {
     let campaign = state.store.campaign(c).await?;
     let scope = q.scope()?;
-    let report = crate::app::qc_report(&state.store, &campaign, &scope).await?;
-    Ok((campaign, report))
+    let (report, quality) =
+        crate::app::qc_report_with_quality(&state.store, &campaign, &scope).await?;
+    Ok((campaign, report, quality))
+}
+
+fn quality_rows(q: &ReviewQualityReply) -> Vec<QualityRow> {
+    q.stages
+        .iter()
+        .flat_map(|st| q.raters(st.stage))
+        .map(|r| QualityRow {
+            name: r.validator.clone(),
+            stage: r.stage,
+            ratings: r.ratings,
+            known: format!("{} / {}", r.known_defects, r.known_sound),
+            sensitivity: r.sensitivity.text(3),
+            specificity: r.specificity.text(3),
+        })
+        .collect()
+}
+
+fn quality_stages(q: &ReviewQualityReply) -> Vec<QualityStage> {
+    q.stages
+        .iter()
+        .map(|st| QualityStage {
+            stage: st.stage,
+            items: st.items,
+            retained: st.retained,
+            residual: st.residual_defect_rate.text(3),
+            reason: st.reason.clone(),
+            prevalence: st
+                .prevalence
+                .iter()
+                .map(|(task, f)| (task.clone(), f.text(3)))
+                .collect(),
+        })
+        .collect()
 }
 
 pub async fn dashboard(
@@ -177,7 +240,7 @@ pub async fn dashboard(
     Path(c): Path<String>,
     Query(q): Query<ScopeQuery>,
 ) -> PageResult {
-    let (campaign, report) = report_for(&state, &c, &q).await?;
+    let (campaign, report, quality) = report_for(&state, &c, &q).await?;
     // Every pair of the campaign, for the scope menu (from the unscoped figures).
     let unscoped =
         q.task.as_deref().unwrap_or("").is_empty() && q.pair.as_deref().unwrap_or("").is_empty();
@@ -248,6 +311,16 @@ pub async fn dashboard(
                     .map_or("-".into(), |ms| format!("{:.1} s", ms / 1000.0)),
             })
             .collect(),
+        quality: quality_rows(&quality),
+        quality_stages: quality_stages(&quality),
+        quality1_svg: if report.clip_review {
+            crate::report::quality::forest(&quality, 1, &one)
+        } else {
+            String::new()
+        },
+        quality2_svg: crate::report::quality::forest(&quality, 2, &two),
+        quality_model: quality.model.clone(),
+        quality_minimum: crate::report::quality::MIN_QUALITY_COUNT,
         waiting1: report.stage1.split_pending,
         waiting2: report.stage2.split_pending,
         campaign: c,
@@ -281,6 +354,10 @@ async fn figure(
         if let Some(r) = crate::app::study_report(&state.store, campaign).await? {
             figures = crate::report::study::figures(&r, &r.caption(&campaign.name, computed));
         }
+    } else if name.starts_with("quality") {
+        let (report, quality) =
+            crate::app::qc_report_with_quality(&state.store, campaign, scope).await?;
+        figures = crate::report::quality::figures(&quality, &report, &report.caption(computed));
     } else {
         let report = crate::app::qc_report(&state.store, campaign, scope).await?;
         figures = svg::qc_figures(&report, &campaign.taxonomy, &report.caption(computed));
@@ -344,6 +421,15 @@ pub async fn download(
             .await?
             .ok_or_else(|| Error::NotFound(format!("campaign `{c}` has no baseline answers")))?;
         crate::report::baseline::position_table(&report).to_csv()?
+    } else if name == "review-quality" {
+        let (_, quality) =
+            crate::app::qc_report_with_quality(&state.store, &campaign, &scope).await?;
+        match format {
+            Format::Csv => crate::report::quality::csv_table(&quality).to_csv()?,
+            Format::Latex => crate::report::quality::latex_table(&quality),
+            Format::Json => serde_json::to_string_pretty(&quality)
+                .map_err(|e| Error::Internal(format!("cannot write JSON: {e}")))?,
+        }
     } else if name == "all" && format == Format::Json {
         serde_json::to_string_pretty(
             &crate::app::stats_json(&state.store, &campaign, &scope).await?,
