@@ -60,6 +60,10 @@ pub struct ClipView {
     pub task: String,
     pub version: i64,
     pub theme: Option<String>,
+    /// The model or source that made the clip: for the author and the admin only (a
+    /// validator's views leave it out, [`ClipView::for_validator`]: in a benchmark of
+    /// generated clips the model's name can sway a verdict).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub generator: Option<String>,
     /// The manifest's scene graph of the clip, as imported.
     #[schema(value_type = Object)]
@@ -139,7 +143,18 @@ pub struct QueueStatus {
     pub next: Option<String>,
 }
 
-/// An item as its validator sees it: never the partner's verdict, never the outcome.
+impl ClipView {
+    /// The clip as a validator sees it: without what names its source.
+    pub fn for_validator(self) -> ClipView {
+        ClipView {
+            generator: None,
+            ..self
+        }
+    }
+}
+
+/// An item as its validator sees it: never the partner's verdict, never the outcome,
+/// never the clip's generator.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct ValidatorItem {
     pub stage: Stage,

@@ -492,3 +492,65 @@ async fn a_verdict_for_a_replaced_version_is_refused() {
         .await;
     assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
 }
+
+/// In a benchmark of generated clips the model's name can sway a verdict: a validator
+/// never sees the clip's generator (pages, API replies, headers); the author and the
+/// admin do.
+#[tokio::test]
+async fn a_validator_never_sees_the_clips_generator() {
+    let app = spawn_app().await;
+    let c = cast(&app).await;
+    let ids = app.import_clips(&[MC], 2, &["OE"]).await;
+    let item = &ids[0];
+    app.pass(&c.v0, 1, item).await;
+    app.reject(&c.v1, 1, item, "generation_artifact").await;
+    app.pass(&c.v0, 1, &ids[1]).await;
+    app.pass(&c.v1, 1, &ids[1]).await;
+    let generator = "test/generator";
+    let base = format!("/api/v1/campaigns/{CAMPAIGN}");
+    let mut seen = Vec::new();
+    for path in [
+        format!("{base}/queue/1"),
+        format!("{base}/queue/1/items"),
+        format!("{base}/queue/2/items"),
+        format!("{base}/items/1/{item}"),
+        format!("{base}/items/1/{}", ids[1]),
+        format!("{base}/items/2/{}_OE", ids[1]),
+    ] {
+        let r = app.get(&path, &c.v0).await;
+        assert_eq!(r.status, StatusCode::OK, "{path}: {}", r.text);
+        seen.push((path, r.text, r.headers));
+    }
+    let web = app.login("val00").await;
+    for path in [
+        format!("/c/{CAMPAIGN}/review/1"),
+        format!("/c/{CAMPAIGN}/review/1/{item}"),
+        format!("/c/{CAMPAIGN}/review/2/{}_OE", ids[1]),
+    ] {
+        let r = app.page(Some(&web), Method::GET, &path, None).await;
+        assert_eq!(r.status, StatusCode::OK, "{path}: {}", r.text);
+        if path.matches('/').count() > 4 {
+            assert!(r.text.contains("Wizard"), "{path}: the theme is shown");
+        }
+        seen.push((path, r.text, r.headers));
+    }
+    for (path, text, headers) in &seen {
+        assert!(
+            !text.contains(generator),
+            "{path} names the generator: {text}"
+        );
+        for (name, value) in headers {
+            assert!(
+                !value.to_str().unwrap_or("").contains(generator),
+                "{path}: header {name}"
+            );
+        }
+    }
+    // The item reply still has the rest of the clip, and no generator key at all.
+    let r = app.get(&format!("{base}/items/1/{item}"), &c.v0).await;
+    assert_eq!(r.body["clip"]["theme"], "Wizard's Enchantment Altar");
+    assert!(r.body["clip"].get("generator").is_none(), "{}", r.body);
+    // The author resolving the split sees it.
+    let r = app.get(&format!("{base}/splits/1/{item}"), &c.author).await;
+    assert_eq!(r.body["clip"]["generator"], generator, "{}", r.text);
+}

@@ -146,7 +146,7 @@ impl Backend {
         Ok(CalibrationItem {
             stage,
             item_id: key.to_string(),
-            clip: header.clip,
+            clip: header.clip.for_validator(),
             question: header.question,
             feedback,
         })

@@ -299,7 +299,7 @@ impl Backend {
             stage,
             item_id: header.key,
             locked: header.outcome != Outcome::Pending,
-            clip: header.clip,
+            clip: header.clip.for_validator(),
             question: header.question,
             my_decisions,
         })
