@@ -681,6 +681,37 @@ async fn run_paper_scale(data_dir: &Path, database_url: Option<String>, bind: &s
 }
 
 /// `tandem demo`: build, print the logins, serve.
+/// The API lines the demo prints for val00, in the order they work: the calibration
+/// status, the next calibration item, a verdict on it (each answer names the next),
+/// then the queue, which answers 403 until calibration is passed.
+pub fn api_lines(
+    base: &str,
+    token: &str,
+    stage: Stage,
+    next: Option<(Stage, &str)>,
+) -> Vec<String> {
+    let api = format!("{base}/api/v1/campaigns/{CAMPAIGN}");
+    let auth = format!("curl -H 'Authorization: Bearer {token}'");
+    let mut out = vec![
+        "The same through the API, as val00: calibration first (the queue answers 403 until it is passed):"
+            .to_string(),
+        format!("  {auth} {api}/calibration"),
+    ];
+    if let Some((s, item)) = next {
+        let s = s.number();
+        out.push(format!("  {auth} {api}/calibration/{s}/{item}"));
+        out.push(format!(
+            "  {auth} -H 'Content-Type: application/json' -d '{{\"verdict\": \"valid\"}}' {api}/calibration/{s}/{item}/verdict"
+        ));
+    }
+    out.push(
+        "Each answer names the next calibration item and the known verdict; once calibration is passed, the queue:"
+            .to_string(),
+    );
+    out.push(format!("  {auth} {api}/queue/{}", stage.number()));
+    out
+}
+
 pub async fn run(
     data_dir: &Path,
     database_url: Option<String>,
@@ -775,11 +806,20 @@ pub async fn run(
         }
     }
     if let Some((_, _, _, token)) = accounts.iter().find(|a| a.0 == "val00") {
+        let campaign = store.campaign(CAMPAIGN).await?;
+        let next = match store.user_by_name("val00").await? {
+            Some(u) => store.calibration_status(&campaign, &u).await?.next,
+            None => None,
+        };
         println!();
-        println!("The same through the API, as val00:");
-        println!(
-            "  curl -H 'Authorization: Bearer {token}' {base}/api/v1/campaigns/{CAMPAIGN}/queue/{stage}"
-        );
+        for line in api_lines(
+            &base,
+            token,
+            stage,
+            next.as_ref().map(|n| (n.stage, n.item.as_str())),
+        ) {
+            println!("{line}");
+        }
     }
     println!();
     println!("Press Ctrl-C to stop.");

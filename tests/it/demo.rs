@@ -126,3 +126,152 @@ async fn the_demo_runs_on_the_shipped_example_protocols() {
         store.close().await;
     }
 }
+
+/// Splits a printed command line into words, single quotes keeping their spaces.
+fn words(line: &str) -> Vec<String> {
+    let (mut out, mut word, mut quoted) = (Vec::new(), String::new(), false);
+    for ch in line.chars() {
+        match ch {
+            '\'' => quoted = !quoted,
+            ' ' if !quoted => {
+                if !word.is_empty() {
+                    out.push(std::mem::take(&mut word));
+                }
+            }
+            _ => word.push(ch),
+        }
+    }
+    if !word.is_empty() {
+        out.push(word);
+    }
+    out
+}
+
+/// Runs one printed `curl` line as curl would: its headers, its body (a POST), its URL.
+async fn run_curl(client: &reqwest::Client, line: &str) -> (u16, serde_json::Value) {
+    let w = words(line);
+    assert_eq!(w[0], "curl", "{line}");
+    let (mut headers, mut body, mut url) = (Vec::new(), None, None);
+    let mut i = 1;
+    while i < w.len() {
+        match w[i].as_str() {
+            "-H" => {
+                let (k, v) = w[i + 1].split_once(": ").unwrap();
+                headers.push((k.to_string(), v.to_string()));
+                i += 1;
+            }
+            "-d" => {
+                body = Some(w[i + 1].clone());
+                i += 1;
+            }
+            u if u.starts_with("http://") => url = Some(u.to_string()),
+            other => panic!("`{other}` in {line}"),
+        }
+        i += 1;
+    }
+    let url = url.unwrap_or_else(|| panic!("no URL in {line}"));
+    let mut r = match &body {
+        Some(b) => client.post(&url).body(b.clone()),
+        None => client.get(&url),
+    };
+    for (k, v) in headers {
+        r = r.header(k, v);
+    }
+    let reply = r.send().await.unwrap();
+    let status = reply.status().as_u16();
+    let text = reply.text().await.unwrap();
+    (
+        status,
+        serde_json::from_str(&text).unwrap_or(serde_json::Value::String(text)),
+    )
+}
+
+/// The API lines `tandem demo` prints work as printed, in their order: the calibration
+/// status, the next calibration item, a verdict on it; the queue answers 403 until
+/// calibration is passed and then opens.
+#[tokio::test]
+async fn the_demos_printed_api_lines_work_as_printed() {
+    use std::io::BufRead;
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_tandem"))
+        .args(["demo", "--bind", "127.0.0.1:0"])
+        .current_dir(dir.path())
+        .env_remove("DATABASE_URL")
+        .env_remove("TANDEM_DATA_DIR")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let mut printed = Vec::new();
+    for line in std::io::BufReader::new(stdout).lines() {
+        let line = line.unwrap();
+        if line.starts_with("Press Ctrl-C") {
+            break;
+        }
+        printed.push(line);
+    }
+    let curls: Vec<&str> = printed
+        .iter()
+        .filter_map(|l| l.trim_start().strip_prefix("curl ").map(|_| l.trim()))
+        .collect();
+    assert_eq!(curls.len(), 4, "{printed:#?}");
+    let client = reqwest::Client::new();
+    let (status, status_reply) = run_curl(&client, curls[0]).await;
+    assert_eq!(status, 200, "{status_reply}");
+    assert_eq!(status_reply["state"], "in_progress");
+    let (status, item) = run_curl(&client, curls[1]).await;
+    assert_eq!(status, 200, "{item}");
+    assert_eq!(item["item_id"], status_reply["next"]["item"]);
+    let (status, mut answer) = run_curl(&client, curls[2]).await;
+    assert!(status == 200 || status == 201, "{status}: {answer}");
+    let (status, closed) = run_curl(&client, curls[3]).await;
+    assert_eq!(status, 403, "{closed}");
+    // The rest of the calibration as the answers lead: each names the next item; its
+    // known verdict is the manifest's (the demo writes it beside its clips).
+    let manifest = std::fs::read_to_string(
+        dir.path()
+            .join("tandem-demo/sample-clips/calibration.jsonl"),
+    )
+    .unwrap();
+    let known: std::collections::HashMap<String, serde_json::Value> = manifest
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            (
+                v["clip_id"].as_str().unwrap().to_string(),
+                v["calibration"].clone(),
+            )
+        })
+        .collect();
+    let auth_and_api = curls[2].rsplit_once(" http").unwrap();
+    let api = format!("http{}", auth_and_api.1);
+    let api = api.split("/calibration/").next().unwrap().to_string();
+    let token = words(curls[0])[2].clone();
+    while let Some(next) = answer["status"]["next"]["item"]
+        .as_str()
+        .map(str::to_string)
+    {
+        let stage = answer["status"]["next"]["stage"].as_i64().unwrap();
+        let truth = &known[&next];
+        let r = client
+            .post(format!("{api}/calibration/{stage}/{next}/verdict"))
+            .header("Authorization", token.trim_start_matches("Authorization: "))
+            .json(&serde_json::json!({
+                "verdict": truth["verdict"],
+                "reasons": truth.get("reasons").cloned().unwrap_or(serde_json::json!([]))
+            }))
+            .send()
+            .await
+            .unwrap();
+        assert!(r.status().is_success(), "{next}: {}", r.status());
+        answer = r.json().await.unwrap();
+    }
+    let (status, queue) = run_curl(&client, curls[3]).await;
+    // The printed verdict (valid) is the first item's known one: three of three agree.
+    assert_eq!(answer["status"]["state"], "passed", "{answer}");
+    assert_eq!(status, 200, "{queue}");
+    assert!(queue["total"].as_i64().unwrap() > 0, "{queue}");
+    child.kill().unwrap();
+    let _ = child.wait();
+}
