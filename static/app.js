@@ -294,7 +294,10 @@
     }
 
     document.querySelectorAll("[data-action]").forEach(function (b) {
-      b.addEventListener("click", function () {
+      b.addEventListener("click", function (e) {
+        // Clicked with the mouse, the button gives the keys back (Enter then saves);
+        // pressed from the keyboard it keeps the focus where the user put it.
+        if (e.detail > 0) b.blur();
         var a = b.getAttribute("data-action");
         if (a === "play") toggle();
         if (a === "back") step(-1);
@@ -375,7 +378,9 @@
         li.appendChild(tile);
         li.appendChild(lab);
         list.appendChild(li);
-        if (pick) tile.addEventListener("click", (function (i) { return function () { pick(i); }; })(i));
+        if (pick) tile.addEventListener("click", (function (i, tile) {
+          return function (e) { if (e.detail > 0) tile.blur(); pick(i); };
+        })(i, tile));
         made.push({ button: tile, label: lab });
       }
       box.replaceChildren(list);
@@ -634,10 +639,22 @@
     }
     var p = window.tandemPlayer;
     var handled = true;
+    // On a final item the verdict's controls do not move: the keys that would change
+    // them say why instead (once; the message stays).
+    var vform = document.getElementById("verdict-form");
+    if (vform && vform.dataset.final === "1" && !e.ctrlKey &&
+        (/^[vVrR1-9]$/.test(e.key))) {
+      var already = document.getElementById("problem");
+      if (!already || already.hidden) {
+        problem("This verdict is final: both validators have decided, so it can no longer change.", null, true);
+      }
+      e.preventDefault();
+      return;
+    }
     switch (e.key) {
       case " ": if (p) p.toggle(); else if (document.getElementById("play-all")) playAll(); else handled = false; break;
-      case "ArrowLeft": if (p) p.step(-1); else handled = false; break;
-      case "ArrowRight": if (p) p.step(1); else handled = false; break;
+      case "ArrowLeft": if (p) p.step(e.shiftKey ? -10 : -1); else handled = false; break;
+      case "ArrowRight": if (p) p.step(e.shiftKey ? 10 : 1); else handled = false; break;
       case "Home": if (p) p.first(); else handled = false; break;
       case "End": if (p) p.last(); else handled = false; break;
       case "[": if (p) p.faster(-1); else handled = false; break;

@@ -156,6 +156,22 @@ impl Driver {
     }
 
     /// Presses keys, one after another, on whatever has the focus.
+    /// `key` pressed while `modifier` is held (Shift, Control: WebDriver's codes).
+    async fn chord(&self, modifier: &str, key: &str) {
+        let actions = json!([
+            {"type": "keyDown", "value": modifier},
+            {"type": "keyDown", "value": key},
+            {"type": "keyUp", "value": key},
+            {"type": "keyUp", "value": modifier},
+        ]);
+        self.cmd(
+            reqwest::Method::POST,
+            "/actions",
+            Some(json!({"actions": [{"type": "key", "id": "keyboard", "actions": actions}]})),
+        )
+        .await;
+    }
+
     async fn keys(&self, text: &str) {
         let mut actions = Vec::new();
         for ch in text.chars() {
@@ -309,6 +325,7 @@ impl Driver {
 
 const ARROW_LEFT: &str = "\u{E012}";
 const ARROW_RIGHT: &str = "\u{E014}";
+const SHIFT: &str = "\u{E008}";
 const HOME: &str = "\u{E011}";
 const END: &str = "\u{E010}";
 
@@ -1382,6 +1399,21 @@ async fn enter_on_a_final_item_only_says_it_is_final() {
         "the same page, the verdict given still shown"
     );
     assert_eq!(app.count("SELECT COUNT(*) FROM decisions").await, 2);
+    // R and a reason's digit do not move the controls either: the page keeps showing
+    // the verdict that was stored.
+    d.keys("r1").await;
+    assert_eq!(
+        d.exec(
+            "return [document.getElementById('v-valid').checked, \
+             document.getElementById('v-reject').checked, \
+             document.querySelectorAll('input[name=reasons]:checked').length, \
+             document.getElementById('problem').textContent];",
+            vec![]
+        )
+        .await,
+        json!([true, false, 0, said]),
+        "the controls stay, and the page still says why once"
+    );
     // Posted anyway (without the page's script), the refusal still shows the verdict.
     d.exec("document.getElementById('verdict-form').submit();", vec![])
         .await;
@@ -1391,6 +1423,65 @@ async fn enter_on_a_final_item_only_says_it_is_final() {
             .await,
         json!(true)
     );
+    assert_eq!(app.count("SELECT COUNT(*) FROM decisions").await, 2);
+}
+
+/// Shift+arrows jump ten frames; after a click with the mouse on a strip frame or a
+/// player button, V and Enter save (the control gives the keys back).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shift_arrows_jump_ten_frames_and_enter_saves_after_a_click_on_the_player() {
+    let Some(d) = driver().await else { return };
+    if !ffmpeg_or_skip() {
+        return;
+    }
+    let app = spawn_app().await;
+    app.user("val00", Role::Validator, Some(0)).await;
+    app.user("val01", Role::Validator, Some(1)).await;
+    let clips = counter_campaign(&app).await;
+    sign_in_by_keyboard(&d, &app, "val00").await;
+    let item = format!("{}/c/{CAMPAIGN}/review/1/{}", app.base, clips[1].0);
+    d.go(&item).await;
+    d.wait_ready().await;
+    d.settled().await;
+    assert_eq!(d.frame().await, 0);
+    for (key, expected) in [(ARROW_RIGHT, 10), (ARROW_RIGHT, 20), (ARROW_LEFT, 10)] {
+        d.chord(SHIFT, key).await;
+        d.settled().await;
+        assert_eq!(d.frame().await, expected, "Shift+arrow to frame {expected}");
+    }
+    assert!(
+        d.exec(
+            "return document.querySelector('.keys').textContent;",
+            vec![]
+        )
+        .await
+        .as_str()
+        .unwrap()
+        .contains("ten frames"),
+        "the key legend names it"
+    );
+    // A click on the strip's third frame, then V and Enter: saved, on to the next item.
+    d.click("#strip .tiles li:nth-child(3) button").await;
+    d.settled().await;
+    assert_eq!(
+        d.exec("return document.activeElement === document.body;", vec![])
+            .await,
+        json!(true),
+        "the strip frame let go of the focus"
+    );
+    d.keys(&format!("v{ENTER}")).await;
+    d.moved_from(&item).await;
+    assert_eq!(app.count("SELECT COUNT(*) FROM decisions").await, 1);
+    // The same after a click on a player button.
+    let other = format!("{}/c/{CAMPAIGN}/review/1/{}", app.base, clips[0].0);
+    d.go(&other).await;
+    d.wait_ready().await;
+    d.settled().await;
+    d.click("button[data-action='forward']").await;
+    d.settled().await;
+    assert_eq!(d.frame().await, 1, "the button stepped");
+    d.keys(&format!("v{ENTER}")).await;
+    d.moved_from(&other).await;
     assert_eq!(app.count("SELECT COUNT(*) FROM decisions").await, 2);
 }
 

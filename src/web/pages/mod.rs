@@ -398,6 +398,7 @@ pub fn verdict_keys(reasons: &[ReasonBox], page: KeyPage) -> Vec<KeyHint> {
         ),
         KeyHint::new(&["Space"], " ", "play/pause"),
         KeyHint::new(&["←", "→"], " ", "one frame"),
+        KeyHint::new(&["Shift+←", "Shift+→"], " ", "ten frames"),
         KeyHint::new(&["Home", "End"], " ", "first/last frame"),
     ];
     if page == KeyPage::Review {
@@ -556,7 +557,7 @@ mod tests {
         let s2 = reason_boxes(&tax, Stage::Question, None, &[]);
         assert_eq!(
             line(&s2, KeyPage::Review),
-            "V valid · R reject · 1–5 reasons · N note · Enter save and go on · Space play/pause · ← → one frame · Home End first/last frame · [ ] speed · L loop · Q queue"
+            "V valid · R reject · 1–5 reasons · N note · Enter save and go on · Space play/pause · ← → one frame · Shift+← Shift+→ ten frames · Home End first/last frame · [ ] speed · L loop · Q queue"
         );
         // A protocol whose keys leave gaps shows each of them.
         let mut gaps = reason_boxes(&tax, Stage::Clip, None, &[]);
