@@ -605,6 +605,12 @@
       return;
     }
     if (e.ctrlKey) return;
+    // Enter in a list's filter applies the filter (never opens an item).
+    if (e.key === "Enter" && t && t.form && t.form.classList.contains("filters")) {
+      if (typeof t.form.requestSubmit === "function") t.form.requestSubmit(); else t.form.submit();
+      e.preventDefault();
+      return;
+    }
     if (single && !shortcutsOn()) return;
     var tag = t && t.tagName;
     // A focused button, link, box or option keeps Space and Enter for itself.
@@ -711,6 +717,12 @@
       keys.addEventListener("change", function () { prefs.set("shortcuts", keys.checked ? "on" : "off"); });
       giveFocusBack(keys);
     }
+    // A list's filter menus apply on change.
+    document.querySelectorAll("form.filters select").forEach(function (sel) {
+      sel.addEventListener("change", function () {
+        if (typeof sel.form.requestSubmit === "function") sel.form.requestSubmit(); else sel.form.submit();
+      });
+    });
     var video = document.getElementById("clip");
     var player = video ? makePlayer(video) : null;
     window.tandemPlayer = player;

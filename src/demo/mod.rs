@@ -761,7 +761,9 @@ pub async fn run(
     println!(
         "    Then the review: Enter opens the next {what}; V valid, R reject, 1-{last_key} reasons,"
     );
-    println!("    N note, Enter saves and moves on; Space plays, arrows step one frame (Shift: ten).");
+    println!(
+        "    N note, Enter saves and moves on; Space plays, arrows step one frame (Shift: ten)."
+    );
     if stage == Stage::Clip {
         println!("    Stage 2 (questions) opens for the clips both validators pass.");
     } else {

@@ -326,6 +326,7 @@ impl Driver {
 const ARROW_LEFT: &str = "\u{E012}";
 const ARROW_RIGHT: &str = "\u{E014}";
 const SHIFT: &str = "\u{E008}";
+const ARROW_DOWN: &str = "\u{E015}";
 const HOME: &str = "\u{E011}";
 const END: &str = "\u{E010}";
 
@@ -1483,6 +1484,53 @@ async fn shift_arrows_jump_ten_frames_and_enter_saves_after_a_click_on_the_playe
     d.keys(&format!("v{ENTER}")).await;
     d.moved_from(&other).await;
     assert_eq!(app.count("SELECT COUNT(*) FROM decisions").await, 2);
+}
+
+/// A queue's filters apply on change and on Enter, by keyboard, without opening an
+/// item (Enter elsewhere on the queue still opens the next one).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_queue_filter_applies_by_keyboard_without_opening_an_item() {
+    let Some(d) = driver().await else { return };
+    let app = spawn_app().await;
+    app.user("val00", Role::Validator, Some(0)).await;
+    app.user("val01", Role::Validator, Some(1)).await;
+    demo_campaign(&app).await;
+    let queue = sign_in_by_keyboard(&d, &app, "val00").await;
+    assert!(queue.ends_with("/review/1"), "{queue}");
+    // The task menu: focused, one step down chooses the first task, applied at once.
+    d.exec(
+        "document.querySelector('select[name=task]').focus();",
+        vec![],
+    )
+    .await;
+    d.keys(ARROW_DOWN).await;
+    let filtered = d.moved_from(&queue).await;
+    assert!(
+        filtered.contains("/review/1?") && filtered.contains("task=MC_F_EGO_STA"),
+        "{filtered}"
+    );
+    // Enter in the other menu applies it too, and opens no item.
+    d.exec(
+        "const s = document.querySelector('select[name=show]'); s.focus(); \
+         s.value = 'undecided';",
+        vec![],
+    )
+    .await;
+    d.keys(ENTER).await;
+    let shown = d.moved_from(&filtered).await;
+    assert!(
+        shown.contains("/review/1?") && shown.contains("show=undecided"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("task=MC_F_EGO_STA"),
+        "the task filter is kept: {shown}"
+    );
+    // Outside the filters Enter opens the next item, as before.
+    d.exec("document.activeElement.blur();", vec![]).await;
+    d.keys(ENTER).await;
+    let item = d.moved_from(&shown).await;
+    assert!(item.contains("/review/1/MC_F_EGO_STA"), "{item}");
 }
 
 /// The bottom of an element, and the viewport's height.
