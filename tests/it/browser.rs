@@ -510,7 +510,7 @@ async fn a_validator_reviews_stage_1_and_stage_2_by_keyboard_only() {
     assert!(
         d.source()
             .await
-            .contains(&format!("Saved: {first} is reject (generation_artifact)."))
+            .contains(&format!("Saved: {first} is reject (Generation artifact)."))
     );
 
     // V, Enter on the next ten clips.

@@ -245,6 +245,32 @@ async fn a_validator_reviews_both_stages_through_the_pages() {
             .await
             .unwrap();
     assert_eq!(stored, "generation_artifact;prompt_drift");
+    // The confirmation names the reasons in words; a repeat says it recorded nothing.
+    let r = app
+        .page(
+            Some(&web),
+            Method::POST,
+            &format!("{base}/1/{}", ids[1]),
+            Some(&[
+                ("verdict", "reject"),
+                ("reasons", "generation_artifact"),
+                ("reasons", "prompt_drift"),
+                ("note", "morphs"),
+            ]),
+        )
+        .await;
+    let again = app
+        .page(Some(&web), Method::GET, &r.location().unwrap(), None)
+        .await;
+    assert!(
+        again.text.contains(&format!(
+            "Already saved (nothing new recorded): {} is reject (Generation artifact, Prompt drift).",
+            ids[1]
+        )),
+        "{}",
+        again.text
+    );
+    assert_eq!(app.count("SELECT COUNT(*) FROM decisions").await, 2);
     let spent: Option<i64> =
         sqlx::query_scalar("SELECT time_spent_ms FROM decisions ORDER BY id LIMIT 1")
             .fetch_one(&app.db)

@@ -460,6 +460,7 @@ pub async fn decide(
     match outcome {
         Ok(recorded) => {
             let d = &recorded.decision;
+            // The reasons in words, as the page lists them.
             let what = if d.reasons.is_empty() {
                 d.verdict.as_str().to_string()
             } else {
@@ -468,10 +469,16 @@ pub async fn decide(
                     d.verdict.as_str(),
                     d.reasons
                         .iter()
-                        .map(|r| r.as_str())
+                        .map(|r| campaign.taxonomy.reason_label(stage, r.as_str()))
                         .collect::<Vec<_>>()
                         .join(", ")
                 )
+            };
+            // A repeat of the stored decision records nothing, and says so.
+            let said = if recorded.recorded {
+                "Saved"
+            } else {
+                "Already saved (nothing new recorded)"
             };
             let q = state.store.queue(&campaign, &session.user, stage).await?;
             let to = match q.next {
@@ -481,13 +488,13 @@ pub async fn decide(
             if recorded.is_final {
                 Ok(crate::web::flash::redirect(
                     &to,
-                    &format!("Saved: {key} is {what} (final: both verdicts are in)."),
+                    &format!("{said}: {key} is {what} (final: both verdicts are in)."),
                 ))
             } else {
                 // While the partner has not decided, the verdict can still change.
                 Ok(crate::web::flash::redirect_with_link(
                     &to,
-                    &format!("Saved: {key} is {what}."),
+                    &format!("{said}: {key} is {what}."),
                     &format!("/c/{c}/review/{}/{key}", stage.number()),
                 ))
             }
