@@ -667,6 +667,10 @@
       case "]": if (p) p.faster(1); else handled = false; break;
       case "l": case "L": if (p) p.loop(); else handled = false; break;
       case "p": case "P": if (document.getElementById("play-all")) playAll(); else handled = false; break;
+      // Back to the item before (its verdict shown, changeable while the partner has
+      // not decided) and forward again, as the browser's history has them.
+      case "b": case "B": if (document.getElementById("verdict-form")) history.back(); else handled = false; break;
+      case "f": case "F": if (document.getElementById("verdict-form")) history.forward(); else handled = false; break;
       case "v": case "V": handled = check("v-valid"); break;
       case "r": case "R": handled = check("v-reject") || check("r-reject"); break;
       case "a": case "A": handled = check("r-accept"); break;

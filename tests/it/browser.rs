@@ -1533,6 +1533,52 @@ async fn a_queue_filter_applies_by_keyboard_without_opening_an_item() {
     assert!(item.contains("/review/1/MC_F_EGO_STA"), "{item}");
 }
 
+/// B goes back to the item before, its saved verdict shown and still changeable by
+/// keyboard while the partner has not decided; F goes forward again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn b_goes_back_to_the_item_before_and_f_forward_again() {
+    let Some(d) = driver().await else { return };
+    let app = spawn_app().await;
+    app.user("val00", Role::Validator, Some(0)).await;
+    app.user("val01", Role::Validator, Some(1)).await;
+    let clips = demo_campaign(&app).await;
+    let queue = sign_in_by_keyboard(&d, &app, "val00").await;
+    d.keys(ENTER).await;
+    let first = d.moved_from(&queue).await;
+    d.settled().await;
+    d.keys(&format!("v{ENTER}")).await;
+    let second = d.moved_from(&first).await;
+    d.wait_ready().await;
+    d.keys("b").await;
+    assert_eq!(d.moved_from(&second).await, first);
+    d.wait_ready().await;
+    assert_eq!(
+        d.exec("return document.getElementById('v-valid').checked;", vec![])
+            .await,
+        json!(true),
+        "the saved verdict is shown"
+    );
+    // Changed there by keyboard: the partner has not decided yet.
+    d.keys(&format!("r2{ENTER}")).await;
+    d.moved_from(&first).await;
+    let verdicts: Vec<String> = sqlx::query_scalar("SELECT verdict FROM decisions ORDER BY seq")
+        .fetch_all(&app.db)
+        .await
+        .unwrap();
+    assert_eq!(
+        verdicts,
+        ["valid", "reject"],
+        "a change, kept beside the first"
+    );
+    d.wait_ready().await;
+    d.keys("b").await;
+    let back = d.moved_from(&second).await;
+    d.wait_ready().await;
+    d.keys("f").await;
+    assert_eq!(d.moved_from(&back).await, second);
+    assert!(second.ends_with(&clips[1]), "{second}");
+}
+
 /// The bottom of an element, and the viewport's height.
 async fn bottom(d: &Driver, css: &str) -> (f64, f64) {
     let v = d

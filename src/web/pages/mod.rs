@@ -404,6 +404,7 @@ pub fn verdict_keys(reasons: &[ReasonBox], page: KeyPage) -> Vec<KeyHint> {
     if page == KeyPage::Review {
         keys.push(KeyHint::new(&["[", "]"], " ", "speed"));
         keys.push(KeyHint::new(&["L"], " ", "loop"));
+        keys.push(KeyHint::new(&["B", "F"], " ", "back/forward"));
         keys.push(KeyHint::new(&["Q"], " ", "queue"));
     }
     keys
@@ -557,7 +558,7 @@ mod tests {
         let s2 = reason_boxes(&tax, Stage::Question, None, &[]);
         assert_eq!(
             line(&s2, KeyPage::Review),
-            "V valid · R reject · 1–5 reasons · N note · Enter save and go on · Space play/pause · ← → one frame · Shift+← Shift+→ ten frames · Home End first/last frame · [ ] speed · L loop · Q queue"
+            "V valid · R reject · 1–5 reasons · N note · Enter save and go on · Space play/pause · ← → one frame · Shift+← Shift+→ ten frames · Home End first/last frame · [ ] speed · L loop · B F back/forward · Q queue"
         );
         // A protocol whose keys leave gaps shows each of them.
         let mut gaps = reason_boxes(&tax, Stage::Clip, None, &[]);
