@@ -1251,8 +1251,8 @@ async fn command(command: Command, config: &Config, store: &Store) -> Result<()>
         }
         Command::Calibration(CalibrationCommand::Reset { name, campaign }) => {
             let campaign = store.campaign(&campaign.campaign).await?;
-            let round = store.reset_calibration(&campaign, &name, "cli").await?;
-            println!("{name} starts calibration round {round}");
+            let draw = store.reset_calibration(&campaign, &name, "cli").await?;
+            println!("{}", crate::domain::calibration::round_text(&name, &draw));
             Ok(())
         }
         Command::Campaign(CampaignCommand::Create { name, protocol }) => {

@@ -412,6 +412,55 @@ pub fn next_round(
     Ok((s.round, next, drawn_ids(items, rules, history, user, next)))
 }
 
+/// What a new round holds: its items, how many of them the validator already decided
+/// in an earlier round (the pool could not supply unseen ones), and how many more
+/// calibration items the pool needs for a round of unseen items only.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, utoipa::ToSchema)]
+pub struct RoundDraw {
+    pub round: i64,
+    pub items: usize,
+    pub repeated: usize,
+    pub more_items_needed: usize,
+}
+
+/// A new round in words, saying when it repeats items and how many more would avoid it.
+pub fn round_text(name: &str, d: &RoundDraw) -> String {
+    let mut s = format!("{name} starts calibration round {}.", d.round);
+    if d.repeated > 0 {
+        s.push_str(&format!(
+            " The pool has too few items {name} has not decided: {} of the round's {} repeat \
+             earlier ones; add {} calibration item(s) for a round of unseen items.",
+            d.repeated, d.items, d.more_items_needed
+        ));
+    }
+    s
+}
+
+/// [`RoundDraw`] of round `round` (drawn as `drawn`, the items' ids), for `user`.
+pub fn round_draw(
+    items: &[CalItem],
+    rules: Rules,
+    history: &History,
+    round: i64,
+    drawn: &str,
+) -> RoundDraw {
+    let seen: HashSet<i64> = history
+        .decisions
+        .iter()
+        .filter(|(r, _, _)| *r < round)
+        .map(|(_, item, _)| *item)
+        .collect();
+    let ids: Vec<i64> = drawn.split(',').filter_map(|x| x.parse().ok()).collect();
+    let repeated = ids.iter().filter(|id| seen.contains(id)).count();
+    let unseen_in_pool = items.iter().filter(|it| !seen.contains(&it.id)).count();
+    RoundDraw {
+        round,
+        items: ids.len(),
+        repeated,
+        more_items_needed: rules.round_size().saturating_sub(unseen_in_pool),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -432,6 +481,43 @@ mod tests {
                 note: String::new(),
             },
         }
+    }
+
+    #[test]
+    fn a_round_drawn_from_a_small_pool_says_what_repeats_and_what_is_missing() {
+        let items: Vec<CalItem> = (0..6).map(|i| item(i, Verdict::Valid)).collect();
+        let rules = Rules {
+            threshold: 0.75,
+            min_items: 4,
+        };
+        let mut h = History::default();
+        for id in [0, 1, 2, 3] {
+            h.decisions.push((1, id, false));
+        }
+        // Two of the six are unseen: a round of four repeats two, and needs two more.
+        let drawn = drawn_ids(&items, rules, &h, 7, 2);
+        let d = round_draw(&items, rules, &h, 2, &drawn);
+        assert_eq!(
+            d,
+            RoundDraw {
+                round: 2,
+                items: 4,
+                repeated: 2,
+                more_items_needed: 2
+            }
+        );
+        let text = round_text("val00", &d);
+        assert!(
+            text.contains("2 of the round's 4 repeat")
+                && text.contains("add 2 calibration item(s)"),
+            "{text}"
+        );
+        // With enough unseen items nothing repeats and nothing is said of it.
+        let items: Vec<CalItem> = (0..8).map(|i| item(i, Verdict::Valid)).collect();
+        let drawn = drawn_ids(&items, rules, &h, 7, 2);
+        let d = round_draw(&items, rules, &h, 2, &drawn);
+        assert_eq!((d.repeated, d.more_items_needed), (0, 0));
+        assert_eq!(round_text("val00", &d), "val00 starts calibration round 2.");
     }
 
     fn input<'a>(

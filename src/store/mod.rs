@@ -586,7 +586,7 @@ forward! {
     /// Records a calibration verdict and answers with the known one.
     fn record_calibration(&self, campaign: &Campaign, validator: &User, stage: Stage, key: &str, req: &VerdictRequest) -> Result<CalibrationFeedback>;
     /// Starts another calibration round for a validator who did not pass.
-    fn reset_calibration(&self, campaign: &Campaign, name: &str, by: &str) -> Result<i64>;
+    fn reset_calibration(&self, campaign: &Campaign, name: &str, by: &str) -> Result<crate::domain::calibration::RoundDraw>;
     /// Every pool validator's calibration, for the admin.
     fn calibration_scores(&self, campaign: &Campaign) -> Result<Vec<CalibrationScore>>;
     /// Every calibration round of every pool validator (or of one), with its verdicts

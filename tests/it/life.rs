@@ -912,7 +912,13 @@ async fn an_admin_starts_a_round_and_sets_the_rules_through_the_api() {
     assert_eq!(last["status"]["state"], "failed", "{last}");
     let r = app.call(Method::POST, &rounds, Some(&c.admin), None).await;
     assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
-    assert_eq!(r.body, json!({"validator": "val00", "round": 2}));
+    // The pool is the round (ten items): round 2 repeats all ten, and says how many
+    // more items a round of unseen ones needs.
+    assert_eq!(
+        r.body,
+        json!({"validator": "val00", "round": 2, "items": 10, "repeated": 10,
+               "more_items_needed": 10})
+    );
     let r = app
         .get(&format!("/api/v1/campaigns/{CAMPAIGN}/calibration"), &c.v0)
         .await;

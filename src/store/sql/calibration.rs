@@ -189,7 +189,7 @@ impl Backend {
         campaign: &Campaign,
         name: &str,
         by: &str,
-    ) -> Result<i64> {
+    ) -> Result<crate::domain::calibration::RoundDraw> {
         let (campaign_id, name, by) = (campaign.id, name.to_string(), by.to_string());
         self.write_tx(Lock::Item, move |tx| {
             let (name, by) = (name.clone(), by.clone());

@@ -189,8 +189,14 @@ pub(crate) async fn record(
 }
 
 /// Starts another calibration round for a validator who failed theirs; returns its
-/// number. The failed round stays on record; the next draws its items now.
-pub(crate) async fn reset(tx: &mut impl Tx, campaign_id: i64, name: &str, by: &str) -> Result<i64> {
+/// number and what it drew (how many items repeat, how many more the pool needs). The
+/// failed round stays on record; the next draws its items now.
+pub(crate) async fn reset(
+    tx: &mut impl Tx,
+    campaign_id: i64,
+    name: &str,
+    by: &str,
+) -> Result<crate::domain::calibration::RoundDraw> {
     let user = base::user_by_name(tx, name)
         .await?
         .ok_or_else(|| Error::NotFound(format!("no user named `{name}`")))?;
@@ -226,7 +232,9 @@ pub(crate) async fn reset(tx: &mut impl Tx, campaign_id: i64, name: &str, by: &s
         named! { campaign: campaign_id, user: user.id, round: next, now, by, items: &drawn },
     )
     .await?;
-    Ok(next)
+    Ok(crate::domain::calibration::round_draw(
+        &items, rules, &history, next, &drawn,
+    ))
 }
 
 /// Makes an imported clip that nobody has decided yet a calibration clip, with the

@@ -235,6 +235,12 @@ pub struct ValidatorPath {
 pub struct NewRound {
     pub validator: String,
     pub round: i64,
+    /// The round's items; of them, those the validator already decided in an earlier
+    /// round (the pool holds too few unseen ones).
+    pub items: usize,
+    pub repeated: usize,
+    /// Calibration items to add for a round of unseen items only (0 when it is one).
+    pub more_items_needed: usize,
 }
 
 /// Start another calibration round for a validator who did not pass (drawn afresh from
@@ -256,7 +262,7 @@ pub async fn new_round(
     Path(p): Path<ValidatorPath>,
 ) -> Result<(StatusCode, Json<NewRound>)> {
     let campaign = campaign(&state, &p.campaign).await?;
-    let round = state
+    let draw = state
         .store
         .reset_calibration(&campaign, &p.validator, &admin.name)
         .await?;
@@ -264,7 +270,10 @@ pub async fn new_round(
         StatusCode::CREATED,
         Json(NewRound {
             validator: p.validator,
-            round,
+            round: draw.round,
+            items: draw.items,
+            repeated: draw.repeated,
+            more_items_needed: draw.more_items_needed,
         }),
     ))
 }

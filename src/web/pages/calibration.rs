@@ -466,9 +466,9 @@ pub async fn reset(
         .reset_calibration(&campaign, &name, &session.user.name)
         .await
     {
-        Ok(round) => Ok(crate::web::flash::redirect(
+        Ok(draw) => Ok(crate::web::flash::redirect(
             &format!("/c/{c}/admin/calibration"),
-            &format!("{name} starts calibration round {round}."),
+            &crate::domain::calibration::round_text(&name, &draw),
         )),
         Err(e @ (Error::Conflict(_) | Error::NotFound(_))) => {
             admin_page(&state, &session, &c, Some(for_people(&e))).await
