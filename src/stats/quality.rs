@@ -689,37 +689,26 @@ fn profile(patterns: &[Pattern], weights: &[f64], best: &Fit, dims: (usize, usiz
         .chain([0.9825, 0.99, 0.995, 0.999])
         .collect();
     let chains = on_cores(&params, |&param| {
-        let (at, hold): (f64, fn(Param, f64) -> Hold) = match param {
-            Param::Prevalence(g) => (best.prevalence[g], |p, v| match p {
-                Param::Prevalence(g) => Hold::Prevalence(g, v),
-                _ => Hold::Nothing,
-            }),
-            Param::Sensitivity(r) => (best.sensitivity[r], |p, v| match p {
-                Param::Sensitivity(r) => Hold::Sensitivity(r, v),
-                _ => Hold::Nothing,
-            }),
-            Param::Specificity(r) => (best.specificity[r], |p, v| match p {
-                Param::Specificity(r) => Hold::Specificity(r, v),
-                _ => Hold::Nothing,
-            }),
+        // The parameter's value in the best fit, and the hold of it at a grid point.
+        let (at, hold, i): (f64, fn(usize, f64) -> Hold, usize) = match param {
+            Param::Prevalence(g) => (best.prevalence[g], Hold::Prevalence, g),
+            Param::Sensitivity(r) => (best.sensitivity[r], Hold::Sensitivity, r),
+            Param::Specificity(r) => (best.specificity[r], Hold::Specificity, r),
         };
         let split = grid.partition_point(|&v| v < at);
         let mut fits = Vec::with_capacity(grid.len());
-        let up = grid[split..].iter();
-        let down = grid[..split].iter().rev();
-        for side in [
-            Box::new(up) as Box<dyn Iterator<Item = &f64>>,
-            Box::new(down),
-        ] {
+        let up: Vec<f64> = grid[split..].to_vec();
+        let down: Vec<f64> = grid[..split].iter().rev().copied().collect();
+        for side in [up, down] {
             let mut prev: Option<Fit> = None;
             let mut outside = 0;
-            for &v in side {
+            for v in side {
                 let f = fit(
                     patterns,
                     weights,
                     dims,
                     prev.as_ref().or(Some(best)),
-                    hold(param, v),
+                    hold(i, v),
                     REFIT,
                 );
                 // Past the region the profile only falls: two points well outside it
