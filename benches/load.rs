@@ -7,7 +7,8 @@
 //!   12 validators on 12 tasks, as many clips as the run can use) at 1, 8 and 32
 //!   connections on SQLite;
 //! - a validator's next item (`GET .../queue/2`) at the paper's scale (1,200 clips, 9,800
-//!   questions, every clip retained) and at ten times it, at 1 and 32 connections;
+//!   questions, every clip retained) and at ten times it, at 1 and 32 connections, and the
+//!   first page of the same queue (`GET .../queue/2/items`, 250 rows);
 //! - the server's peak memory (VmHWM) after the load;
 //! - resolutions, calibration verdicts and study answers at 32 connections on SQLite (each
 //!   request a new one), against the decisions at 32;
@@ -851,6 +852,25 @@ fn main() {
                     Some(&c.tokens[1]),
                 ));
                 row(&format!("SQLite: next item, {label}"), conns, &w, None);
+            }
+            // The first page of the same validator's Stage 2 queue (250 of its rows,
+            // counted under the filters): what the queue page reads.
+            let page = format!("{}/api/v1/campaigns/default/queue/2/items", server.1);
+            for conns in [1, 32] {
+                let w = wrk_result(wrk(
+                    dir.path(),
+                    &page,
+                    conns,
+                    secs,
+                    None,
+                    Some(&c.tokens[1]),
+                ));
+                row(
+                    &format!("SQLite: queue's first page (250 rows), {label}"),
+                    conns,
+                    &w,
+                    Some((b.rate(), "bare axum")),
+                );
             }
         }
 

@@ -725,6 +725,9 @@ pub enum ExportCommand {
         /// Only this clip
         #[arg(long)]
         clip: Option<String>,
+        /// Only clips or items whose id starts with this
+        #[arg(long)]
+        id: Option<String>,
         /// Only what this person did (verdicts, resolutions, calibration verdicts)
         #[arg(long)]
         validator: Option<String>,
@@ -1203,6 +1206,7 @@ async fn command(command: Command, config: &Config, store: &Store) -> Result<()>
         }
         Command::Export(ExportCommand::Audit {
             clip,
+            id,
             validator,
             from,
             to,
@@ -1217,6 +1221,7 @@ async fn command(command: Command, config: &Config, store: &Store) -> Result<()>
                 from.as_deref(),
                 to.as_deref(),
             )?;
+            filter.prefix = crate::domain::paging::prefix("id", id.as_deref())?;
             filter.limit = latest;
             if let Some(name) = &filter.who
                 && store.user_by_name(name).await?.is_none()

@@ -14,7 +14,7 @@ use crate::domain::taxonomy::Taxonomy;
 use crate::domain::{Role, Stage, Verdict};
 use crate::error::{Error, Result};
 use crate::store::Store;
-use crate::store::catalog::ItemGroup;
+use crate::store::catalog::{ItemGroup, ItemListQuery};
 use crate::{auth, clock};
 use serde_json::{Value, json};
 
@@ -515,9 +515,10 @@ pub async fn build_with(
         .collect();
     // Each item's fixed pair (paired per clip, fixed when it entered review), else its
     // task's pair in force.
-    let (open, _) = store
-        .items_in_group(&campaign, stage, None, ItemGroup::Open, usize::MAX)
-        .await?;
+    let open = store
+        .items_in_group(&campaign, stage, &ItemListQuery::whole(ItemGroup::Open))
+        .await?
+        .rows;
     let now = clock::now_micros();
     let mut rows = Vec::new();
     for (k, verdicts) in [
@@ -580,15 +581,14 @@ pub async fn build_with(
         && let Ok(task) = task_of(&taxonomy, 8)
     {
         let clip = format!("{}_D08", task.code);
-        let (open, _) = store
+        let open = store
             .items_in_group(
                 &campaign,
                 Stage::Question,
-                None,
-                ItemGroup::Open,
-                usize::MAX,
+                &ItemListQuery::whole(ItemGroup::Open),
             )
-            .await?;
+            .await?
+            .rows;
         let mut kept = Vec::new();
         let pair = tasks
             .iter()

@@ -6,6 +6,7 @@ pub mod baseline;
 pub mod calibration;
 pub mod facts;
 pub mod import;
+pub mod paging;
 pub mod pairing;
 pub mod protocol;
 pub mod records;

@@ -161,6 +161,8 @@ pub struct AuditEvent {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct AuditFilter {
     pub clip: Option<String>,
+    /// Events of clips, or items, whose id starts with this.
+    pub prefix: Option<String>,
     pub who: Option<String>,
     pub from: Option<i64>,
     pub to: Option<i64>,
@@ -193,6 +195,7 @@ impl AuditFilter {
             };
         let f = AuditFilter {
             clip: text(clip),
+            prefix: None,
             who: text(who),
             from: time("from", from, false)?,
             to: time("to", to, true)?,
@@ -208,7 +211,11 @@ impl AuditFilter {
 
     /// Whether anything narrows the trail.
     pub fn is_empty(&self) -> bool {
-        self.clip.is_none() && self.who.is_none() && self.from.is_none() && self.to.is_none()
+        self.clip.is_none()
+            && self.prefix.is_none()
+            && self.who.is_none()
+            && self.from.is_none()
+            && self.to.is_none()
     }
 }
 

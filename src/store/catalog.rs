@@ -202,6 +202,8 @@ impl ItemClass {
 /// A group of item classes: what one number of the overview counts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ItemGroup {
+    /// Every item, open or not.
+    All,
     /// Every open item.
     Open,
     One(ItemClass),
@@ -218,7 +220,8 @@ pub enum ItemGroup {
 
 impl ItemGroup {
     /// The names the overview's links use.
-    pub const NAMES: [&'static str; 15] = [
+    pub const NAMES: [&'static str; 16] = [
+        "all",
         "open",
         "not_open",
         "unstarted",
@@ -239,6 +242,7 @@ impl ItemGroup {
     pub fn parse(name: &str) -> Option<ItemGroup> {
         use ItemClass::*;
         Some(match name {
+            "all" => ItemGroup::All,
             "open" => ItemGroup::Open,
             "not_open" => ItemGroup::One(NotOpen),
             "unstarted" => ItemGroup::One(Unstarted),
@@ -261,6 +265,7 @@ impl ItemGroup {
     pub fn contains(self, c: ItemClass) -> bool {
         use ItemClass::*;
         match self {
+            ItemGroup::All => true,
             ItemGroup::Open => !matches!(c, NotOpen | Held),
             ItemGroup::One(x) => c == x,
             ItemGroup::Retained => matches!(c, BothPass | SplitAccepted | BySample),
@@ -278,6 +283,7 @@ impl ItemGroup {
     /// In words, for the page's title.
     pub fn words(self) -> &'static str {
         match self {
+            ItemGroup::All => "of every kind",
             ItemGroup::Open => "open for review",
             ItemGroup::One(c) => c.words(),
             ItemGroup::Retained => "retained",
@@ -357,6 +363,31 @@ impl PairChange {
 }
 
 /// One item in a list behind an overview number.
+/// Which items of a stage one of the admin's item lists shows, and its page.
+#[derive(Debug, Clone)]
+pub struct ItemListQuery {
+    /// One task's code.
+    pub task: Option<String>,
+    pub group: ItemGroup,
+    /// Only items whose id, or whose clip's id, starts with this.
+    pub prefix: Option<String>,
+    pub cursor: Option<crate::domain::paging::Cursor>,
+    pub limit: usize,
+}
+
+impl ItemListQuery {
+    /// Every item of a group, on one page.
+    pub fn whole(group: ItemGroup) -> ItemListQuery {
+        ItemListQuery {
+            task: None,
+            group,
+            prefix: None,
+            cursor: None,
+            limit: usize::MAX,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct ClassifiedItem {
     pub item_id: String,

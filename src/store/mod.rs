@@ -66,7 +66,8 @@ use calibration::{
 use catalog::{Campaign, ImportSummary, Settings, TaskInfo, TaskProgress};
 use records::BulkSummary;
 use review::{
-    QueueEntry, QueueStatus, Recorded, ResolutionRequest, SplitItem, ValidatorItem, VerdictRequest,
+    QueueListing, QueueQuery, QueueStatus, Recorded, ResolutionRequest, SplitItem, ValidatorItem,
+    VerdictRequest,
 };
 use sessions::{Admission, GrantedMedia, Session};
 use std::collections::{HashMap, HashSet};
@@ -552,16 +553,18 @@ forward! {
     fn open_work(&self, campaign: &Campaign) -> Result<Vec<(i64, String, Option<i64>)>>;
     /// Per task, the pairs that reviewed its Stage 1 items and how many each.
     fn reviewing_pairs(&self, campaign: &Campaign) -> Result<Vec<(String, String, String, i64)>>;
-    /// The items behind one of the overview's numbers (at most `limit`), and how many.
-    fn items_in_group(&self, campaign: &Campaign, stage: crate::domain::Stage, task: Option<&str>, group: crate::store::catalog::ItemGroup, limit: usize) -> Result<(Vec<crate::store::catalog::ClassifiedItem>, usize)>;
+    /// A page of the items behind one of the overview's numbers, in task and item
+    /// order, with how many there are: one statement over the stage's items.
+    fn items_in_group(&self, campaign: &Campaign, stage: crate::domain::Stage, query: &crate::store::catalog::ItemListQuery) -> Result<crate::domain::paging::Page<crate::store::catalog::ClassifiedItem>>;
 
     // The review.
     /// Whether a validator is in a campaign's pool.
     fn in_pool(&self, campaign: &Campaign, validator: &User) -> Result<bool>;
     /// The validator's progress in a stage and the next item to decide: one statement.
     fn queue(&self, campaign: &Campaign, validator: &User, stage: Stage) -> Result<QueueStatus>;
-    /// The items of the validator's queue in a stage, in review order.
-    fn queue_items(&self, campaign: &Campaign, validator: &User, stage: Stage) -> Result<Vec<QueueEntry>>;
+    /// A page of the validator's queue in a stage, in review order (undecided first),
+    /// under the query's filters, with how many rows they keep: four statements.
+    fn queue_page(&self, campaign: &Campaign, validator: &User, stage: Stage, query: &QueueQuery) -> Result<QueueListing>;
     /// One item of the validator's queue. Anything outside their queue is "not found".
     fn validator_item(&self, campaign: &Campaign, validator: &User, stage: Stage, key: &str) -> Result<ValidatorItem>;
     /// The plan the database chooses for a validator's next item (the statement behind

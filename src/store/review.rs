@@ -203,6 +203,79 @@ pub struct SplitItem {
     pub resolution: Option<ResolutionView>,
 }
 
+/// Which rows of a validator's queue a page lists.
+#[derive(Debug, Clone)]
+pub struct QueueQuery {
+    /// One task's code.
+    pub task: Option<String>,
+    /// Only the decided (true) or undecided (false) rows.
+    pub decided: Option<bool>,
+    /// Only items whose id starts with this.
+    pub prefix: Option<String>,
+    /// Beside which row the page lies (none: the first page).
+    pub cursor: Option<crate::domain::paging::Cursor>,
+    pub limit: usize,
+}
+
+impl QueueQuery {
+    /// From a request's text fields (a page's query string, the API's): `show` is
+    /// `undecided`, `decided` or empty; `id` an id prefix; `after`/`before` a row's
+    /// cursor. Also answers the `show` value as links keep it.
+    pub fn from_fields(
+        task: &str,
+        show: &str,
+        id: &str,
+        after: &str,
+        before: &str,
+        limit: Option<usize>,
+    ) -> Result<(&'static str, QueueQuery)> {
+        use crate::domain::paging;
+        let (show, decided) = match show.trim() {
+            "" => ("", None),
+            "undecided" => ("undecided", Some(false)),
+            "decided" => ("decided", Some(true)),
+            other => {
+                return Err(Error::field(
+                    "show",
+                    format!("`{other}` is not one of: undecided, decided (or empty: everything)"),
+                ));
+            }
+        };
+        let task = task.trim();
+        Ok((
+            show,
+            QueueQuery {
+                task: (!task.is_empty()).then(|| task.to_string()),
+                decided,
+                prefix: paging::prefix("id", Some(id))?,
+                cursor: paging::Cursor::parse(Some(after), Some(before))?,
+                limit: paging::limit(limit)?,
+            },
+        ))
+    }
+}
+
+impl Default for QueueQuery {
+    fn default() -> Self {
+        QueueQuery {
+            task: None,
+            decided: None,
+            prefix: None,
+            cursor: None,
+            limit: crate::domain::paging::PAGE_ROWS,
+        }
+    }
+}
+
+/// A page of a validator's queue and the tasks the whole queue holds (for its filter).
+#[derive(Debug, Clone)]
+pub struct QueueListing {
+    pub page: crate::domain::paging::Page<QueueEntry>,
+    pub tasks: Vec<String>,
+    /// The rows of the whole queue, whatever the filters.
+    pub all: usize,
+}
+
 /// One item of a validator's queue, as the queue page lists it.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct QueueEntry {

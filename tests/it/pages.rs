@@ -1221,3 +1221,146 @@ async fn the_admin_creates_a_campaign_with_a_protocol_from_the_campaigns_page() 
     names.sort();
     assert_eq!(names, ["default", "glimpse"]);
 }
+
+/// The item ids a list page links or names in its first column, in order.
+fn first_column(html: &str) -> Vec<String> {
+    html.split("<tr><td>")
+        .skip(1)
+        .filter_map(|row| {
+            let cell = row.split("</td>").next()?;
+            let text = match cell.find('>') {
+                Some(i) if cell.starts_with("<a ") => cell[i + 1..].trim_end_matches("</a>"),
+                _ => cell,
+            };
+            Some(text.to_string())
+        })
+        .collect()
+}
+
+/// The `href` of a link with this `rel` (the pager's), unescaped.
+fn rel_link(html: &str, rel: &str) -> Option<String> {
+    let at = html.find(&format!("rel=\"{rel}\""))?;
+    let start = html[..at].rfind("href=\"")? + 6;
+    let end = start + html[start..].find('"')?;
+    Some(html[start..end].replace("&amp;", "&").replace("&#38;", "&"))
+}
+
+#[tokio::test]
+async fn long_lists_page_by_the_row_beside_them_and_find_an_id_by_its_start() {
+    let app = spawn_app().await;
+    let c = cast(&app).await;
+    let ids = app.import_clips(&[MC], 260, &["OE"]).await;
+    assert_eq!(app.pass(&c.v0, 1, &ids[3]).await.status, 201);
+    let get = |web: &Web, path: String| {
+        let (app, web) = (&app, web.clone());
+        async move {
+            let r = app.page(Some(&web), Method::GET, &path, None).await;
+            assert_eq!(r.status, StatusCode::OK, "{path}: {}", r.text);
+            r.text
+        }
+    };
+    // The validator's queue: the first page holds 250 rows, undecided first.
+    let val = app.login("val00").await;
+    let first = get(&val, format!("/c/{CAMPAIGN}/review/1")).await;
+    let rows = first_column(&first);
+    assert_eq!(rows.len(), 250);
+    assert_eq!(rows[0], ids[0]);
+    assert!(
+        !rows.contains(&ids[3]),
+        "the decided row waits for the last page"
+    );
+    assert!(first.contains("250 row(s) of 260"), "{first}");
+    assert!(rel_link(&first, "prev").is_none());
+    let next = rel_link(&first, "next").expect("a next page");
+    let second = get(&val, next).await;
+    let rows2 = first_column(&second);
+    assert_eq!(rows2.len(), 10);
+    assert_eq!(rows2.last(), Some(&ids[3]), "the decided row comes last");
+    let mut all = [rows, rows2].concat();
+    all.sort();
+    assert_eq!(all, ids, "every row once");
+    // The last page, straight from the first.
+    // It holds the list's last 250 rows, so it overlaps the first page.
+    let last = get(&val, rel_link(&first, "last").expect("a last page")).await;
+    let last_rows = first_column(&last);
+    assert_eq!(last_rows.len(), 250);
+    assert_eq!(last_rows[0], ids[11]);
+    assert_eq!(last_rows.last(), Some(&ids[3]));
+    assert!(rel_link(&last, "next").is_none() && rel_link(&last, "last").is_none());
+    // Back to the first page by its link.
+    let back = get(&val, rel_link(&second, "prev").expect("a previous page")).await;
+    assert_eq!(first_column(&back), first_column(&first));
+    // An id prefix, kept by the filter form.
+    let found = get(
+        &val,
+        format!(
+            "/c/{CAMPAIGN}/review/1?id={}",
+            &ids[259][..ids[259].len() - 1]
+        ),
+    )
+    .await;
+    assert_eq!(first_column(&found), ids[250..260].to_vec());
+    assert!(found.contains("10 row(s)"), "{found}");
+    // The admin's list reaches the 260th item by pages and by its id's start.
+    let admin = app.login("admin1").await;
+    let list = get(
+        &admin,
+        format!("/c/{CAMPAIGN}/admin/items?stage=1&show=open"),
+    )
+    .await;
+    assert_eq!(first_column(&list).len(), 250);
+    let next = rel_link(&list, "next").expect("a next page");
+    assert!(
+        next.contains("stage=1") && next.contains("show=open"),
+        "{next}"
+    );
+    let last = get(&admin, next).await;
+    assert_eq!(first_column(&last).last(), Some(&ids[259]));
+    let found = get(
+        &admin,
+        format!(
+            "/c/{CAMPAIGN}/admin/items?stage=1&show=open&id={}",
+            ids[259]
+        ),
+    )
+    .await;
+    assert_eq!(first_column(&found), vec![ids[259].clone()]);
+    // A prefix no id has is said; one that no id could have is named.
+    let none = get(&admin, format!("/c/{CAMPAIGN}/admin/items?stage=1&id=ZZ")).await;
+    assert!(
+        first_column(&none).is_empty() && none.contains("0 row(s)"),
+        "{none}"
+    );
+    let bad = app
+        .page(
+            Some(&admin),
+            Method::GET,
+            &format!("/c/{CAMPAIGN}/admin/items?id=a%20b"),
+            None,
+        )
+        .await;
+    assert_eq!(bad.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", bad.text);
+    assert!(bad.text.contains("id"), "{}", bad.text);
+    // The audit finds a clip by the start of its id, and a question by its own.
+    let audit = get(
+        &admin,
+        format!(
+            "/c/{CAMPAIGN}/admin/audit?id={}",
+            &ids[259][..ids[259].len() - 1]
+        ),
+    )
+    .await;
+    for id in &ids[250..260] {
+        assert!(audit.contains(&format!(">{id}</a>")), "{id} in the audit");
+    }
+    assert!(!audit.contains(&format!(">{}</a>", ids[249])));
+    let question = format!("{}_OE", ids[3]);
+    assert_eq!(app.pass(&c.v1, 1, &ids[3]).await.status, 201);
+    assert_eq!(app.pass(&c.v0, 2, &question).await.status, 201);
+    let audit = get(&admin, format!("/c/{CAMPAIGN}/admin/audit?id={question}")).await;
+    assert!(audit.contains(&format!("<td>{question}</td>")), "{audit}");
+    assert!(
+        !audit.contains(&format!("<td>{}</td>", ids[3])),
+        "the clip's own events do not start with the question's id: {audit}"
+    );
+}

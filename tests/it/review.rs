@@ -554,3 +554,114 @@ async fn a_validator_never_sees_the_clips_generator() {
     let r = app.get(&format!("{base}/splits/1/{item}"), &c.author).await;
     assert_eq!(r.body["clip"]["generator"], generator, "{}", r.text);
 }
+
+/// The rows of one page of the queue API: (item id, decided), and the page's reply.
+async fn queue_page(
+    app: &TestApp,
+    token: &str,
+    query: &str,
+) -> (Vec<(String, bool)>, serde_json::Value) {
+    let r = app
+        .get(
+            &format!("/api/v1/campaigns/{CAMPAIGN}/queue/1/items?{query}"),
+            token,
+        )
+        .await;
+    assert_eq!(r.status, 200, "{query}: {}", r.text);
+    let v: serde_json::Value = serde_json::from_str(&r.text).unwrap();
+    let rows = v["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| {
+            (
+                i["item_id"].as_str().unwrap().to_string(),
+                i["decided"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    (rows, v)
+}
+
+#[tokio::test]
+async fn a_queue_pages_by_the_row_beside_it_and_skips_nothing_decided_meanwhile() {
+    let app = spawn_app().await;
+    let c = cast(&app).await;
+    let ids = app.import_clips(&[MC], 7, &["OE"]).await;
+    let (first, v) = queue_page(&app, &c.v0, "limit=3").await;
+    let undecided = |i: usize| (ids[i].clone(), false);
+    assert_eq!(first, vec![undecided(0), undecided(1), undecided(2)]);
+    assert_eq!(
+        (v["matching"].as_u64(), v["total"].as_u64()),
+        (Some(7), Some(7))
+    );
+    assert!(v["previous"].is_null(), "{v}");
+    let next = v["next"].as_str().unwrap().to_string();
+    assert_eq!(next, format!("u:{}", ids[2]));
+    // While the validator pages, a row already listed and a row not yet listed are
+    // decided (here through the API, as another tab would).
+    assert_eq!(app.pass(&c.v0, 1, &ids[1]).await.status, 201);
+    assert_eq!(app.pass(&c.v0, 1, &ids[4]).await.status, 201);
+    // An offset would now skip ids[3]; the row beside the page does not.
+    let (second, v) = queue_page(&app, &c.v0, &format!("limit=3&after={next}")).await;
+    assert_eq!(second, vec![undecided(3), undecided(5), undecided(6)]);
+    assert_eq!(
+        v["previous"].as_str(),
+        Some(format!("u:{}", ids[3]).as_str())
+    );
+    let next = v["next"].as_str().unwrap().to_string();
+    // The decided part: both rows decided meanwhile, once each, as decided.
+    let (third, v) = queue_page(&app, &c.v0, &format!("limit=3&after={next}")).await;
+    assert_eq!(third, vec![(ids[1].clone(), true), (ids[4].clone(), true)]);
+    assert!(v["next"].is_null(), "the last page: {v}");
+    // Back from the decided part: the undecided rows before it, in order.
+    let back = v["previous"].as_str().unwrap().to_string();
+    assert_eq!(back, format!("d:{}", ids[1]));
+    let (before, _) = queue_page(&app, &c.v0, &format!("limit=3&before={back}")).await;
+    assert_eq!(before, vec![undecided(3), undecided(5), undecided(6)]);
+    // The last page, from the end.
+    let (last, v) = queue_page(&app, &c.v0, "limit=3&before=end").await;
+    assert_eq!(
+        last,
+        vec![undecided(6), (ids[1].clone(), true), (ids[4].clone(), true)]
+    );
+    assert!(v["next"].is_null() && v["previous"].is_string(), "{v}");
+    // Every undecided row was listed once as undecided, none skipped.
+    let mut listed: Vec<(String, bool)> = [first, second, third].concat();
+    listed.sort();
+    listed.dedup();
+    for i in [0, 2, 3, 5, 6] {
+        assert!(listed.contains(&undecided(i)), "{} was skipped", ids[i]);
+    }
+    // Filters hold across pages: the decided rows only, and an id prefix.
+    let (decided, v) = queue_page(&app, &c.v0, "show=decided&limit=1").await;
+    assert_eq!(decided, vec![(ids[1].clone(), true)]);
+    assert_eq!(v["matching"].as_u64(), Some(2));
+    let next = v["next"].as_str().unwrap().to_string();
+    let (decided, _) = queue_page(&app, &c.v0, &format!("show=decided&limit=1&after={next}")).await;
+    assert_eq!(decided, vec![(ids[4].clone(), true)]);
+    let (one, v) = queue_page(&app, &c.v0, &format!("id={}", ids[6])).await;
+    assert_eq!((one, v["matching"].as_u64()), (vec![undecided(6)], Some(1)));
+    let prefix = &ids[0][..ids[0].len() - 1];
+    let (some, _) = queue_page(&app, &c.v0, &format!("id={prefix}")).await;
+    assert_eq!(some.len(), 7, "every id shares `{prefix}`");
+    // Bad positions and sizes are named.
+    for (query, field) in [
+        ("after=zz", "after"),
+        ("before=u:nope", "before"),
+        ("after=u:a&before=u:b", "before"),
+        ("limit=0", "limit"),
+        ("limit=1001", "limit"),
+        ("show=maybe", "show"),
+        ("id=MC%20F", "id"),
+    ] {
+        let r = app
+            .get(
+                &format!("/api/v1/campaigns/{CAMPAIGN}/queue/1/items?{query}"),
+                &c.v0,
+            )
+            .await;
+        assert_eq!(r.status, 422, "{query}: {}", r.text);
+        assert!(r.text.contains(field), "{query}: {}", r.text);
+    }
+}

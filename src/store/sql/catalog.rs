@@ -9,7 +9,8 @@ use crate::store::write;
 use crate::store::accounts::User;
 use crate::domain::Stage;
 use crate::store::catalog::{
-    Campaign, ClassifiedItem, ImportSummary, ItemClass, ItemGroup, PairChange, Settings,
+    ItemListQuery,
+    Campaign, ClassifiedItem, ImportSummary, ItemClass, PairChange, Settings,
     StageProgress, TaskInfo, TaskProgress,
 };
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -373,10 +374,8 @@ impl Backend {
         &self,
         campaign: &Campaign,
         stage: Stage,
-        task: Option<&str>,
-        group: ItemGroup,
-        limit: usize,
-    ) -> Result<(Vec<ClassifiedItem>, usize)> {
+        query: &ItemListQuery,
+    ) -> Result<crate::domain::paging::Page<ClassifiedItem>> {
         #[derive(sqlx::FromRow)]
         struct Row {
             item_key: String,
@@ -407,29 +406,36 @@ impl Backend {
         )
         .bind(campaign.id)
         .bind(stage.number())
-        .bind(task.unwrap_or(""))
+        .bind(query.task.as_deref().unwrap_or(""))
         .fetch_all(&mut *self.read().await?)
         .await?;
-        let mut out = Vec::new();
-        let mut total = 0usize;
-        for r in rows {
-            let class = ItemClass::of(&r.outcome, r.started == 1, r.is_open == 1, r.held == 1)?;
-            if !group.contains(class) {
-                continue;
-            }
-            total += 1;
-            if out.len() < limit {
-                out.push(ClassifiedItem {
+        // Every row of the stage is classified (as the overview counts them), so that
+        // the group is counted whole and a page's cursor keeps its place even when
+        // its row has left the group since.
+        let all = rows
+            .into_iter()
+            .map(|r| {
+                Ok(ClassifiedItem {
+                    class: ItemClass::of(&r.outcome, r.started == 1, r.is_open == 1, r.held == 1)?,
                     item_id: r.item_key,
                     clip_id: r.clip_key,
                     task: r.code,
-                    class,
                     rater1: r.rater1,
                     rater2: r.rater2,
-                });
-            }
-        }
-        Ok((out, total))
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let prefix = query.prefix.as_deref().unwrap_or("");
+        Ok(crate::domain::paging::page_of(
+            all,
+            |i| &i.item_id,
+            |i| {
+                query.group.contains(i.class)
+                    && (i.item_id.starts_with(prefix) || i.clip_id.starts_with(prefix))
+            },
+            query.cursor.as_ref(),
+            query.limit,
+        )?)
     }
 }
 

@@ -18,13 +18,15 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 /// One kind of audit event's query: `base` ends where the campaign's id goes; then only
-/// the filter's conditions that are given (the clip, the person when the kind has one
+/// the filter's conditions that are given (the clip, an id prefix of the clip or, when
+/// the kind has one in `item_key`, the item, the person when the kind has one
 /// in `who`, the window on `at`; `clip_key` names the clip's key column), newest first, at most the filter's limit.
 fn audit_query(
     base: &'static str,
     campaign_id: i64,
     filter: &crate::domain::records::AuditFilter,
     clip_key: &'static str,
+    item_key: Option<&'static str>,
     who: Option<&'static str>,
     at: &'static str,
 ) -> sqlx::QueryBuilder<Db> {
@@ -32,6 +34,21 @@ fn audit_query(
     q.push_bind(campaign_id);
     if let Some(clip) = &filter.clip {
         q.push(format!(" AND {clip_key} = ")).push_bind(clip.as_str());
+    }
+    if let Some(prefix) = &filter.prefix {
+        // The same test on both backends (SQLite's LIKE ignores case, PostgreSQL's
+        // does not); the campaign's own index narrows the rows first.
+        q.push(format!(" AND (substr({clip_key}, 1, length("))
+            .push_bind(prefix.clone())
+            .push(")) = ")
+            .push_bind(prefix.clone());
+        if let Some(item_key) = item_key {
+            q.push(format!(" OR substr({item_key}, 1, length("))
+                .push_bind(prefix.clone())
+                .push(")) = ")
+                .push_bind(prefix.clone());
+        }
+        q.push(")");
     }
     if let (Some(name), Some(col)) = (&filter.who, who) {
         q.push(format!(" AND {col} = ")).push_bind(name.as_str());
@@ -425,6 +442,7 @@ impl Backend {
                 filter,
                 "c.clip_key",
                 None,
+                None,
                 "v.created_at",
             );
             super::super::count::add(1);
@@ -469,6 +487,7 @@ impl Backend {
             campaign.id,
             filter,
             "c.clip_key",
+            Some("i.item_key"),
             Some("u.name"),
             "d.decided_at",
         );
@@ -521,6 +540,7 @@ impl Backend {
                 campaign.id,
                 filter,
                 "x.clip_key",
+                Some("x.item_key"),
                 None,
                 "x.at",
             );
@@ -576,6 +596,7 @@ impl Backend {
                 campaign.id,
                 filter,
                 "x.clip_key",
+                Some("x.item_key"),
                 None,
                 "x.at",
             );
@@ -627,6 +648,7 @@ impl Backend {
             campaign.id,
             filter,
             "c.clip_key",
+            Some("i.item_key"),
             Some("u.name"),
             "r.decided_at",
         );
@@ -673,6 +695,7 @@ impl Backend {
             campaign.id,
             filter,
             "c.clip_key",
+            Some("i.item_key"),
             Some("u.name"),
             "d.decided_at",
         );

@@ -15,7 +15,8 @@ use crate::store::write::review::Target;
 use crate::store::accounts::User;
 use crate::store::catalog::Campaign;
 use crate::store::review::{
-    DecisionRowDb, Dedupe, ItemHeader, ItemViewRow, OwnDecision, Path, QueueEntry, QueueStatus,
+    DecisionRowDb, Dedupe, ItemHeader, ItemViewRow, OwnDecision, Path, QueueEntry, QueueListing,
+    QueueQuery, QueueStatus,
     Recorded, ResolutionRequest, ResolutionView, SplitItem, SplitSide, ValidatorItem,
     VerdictRequest,
 };
@@ -23,6 +24,70 @@ use crate::store::review::{
 /// A validator's calibration gate in a campaign (`$1`, `$2`): no row outside the pool,
 /// 0 before calibration is passed, 1 after.
 const GATE: &str = "SELECT cleared FROM pool_members WHERE campaign_id = $1 AND user_id = $2";
+
+/// A validator's queue (`$1` campaign, `$2` validator, `$3` stage) as rows of one
+/// table: each item where the validator is rater 1 or rater 2, with that side's
+/// decided flag. Both halves seek the `items_queue1`/`items_queue2` indexes.
+macro_rules! queue_rows {
+    () => {
+        "(SELECT id, task_id, item_key, sort_key, qa_type, level, decided1 AS decided
+          FROM items WHERE queue1 = $2 AND campaign_id = $1 AND stage = $3
+          UNION ALL
+          SELECT id, task_id, item_key, sort_key, qa_type, level, decided2 AS decided
+          FROM items WHERE queue2 = $2 AND campaign_id = $1 AND stage = $3) u"
+    };
+}
+
+/// The filters of a queue's page: `$4` a task's code (or ''), `$5` decided 0 or 1 (or
+/// -1: both), `$6` an id prefix (or '').
+macro_rules! queue_filters {
+    () => {
+        "($4 = '' OR u.task_id = (SELECT id FROM tasks WHERE campaign_id = $1 AND code = $4))
+         AND ($5 < 0 OR u.decided = $5)
+         AND ($6 = '' OR substr(u.item_key, 1, length($6)) = $6)"
+    };
+}
+
+/// A page of a queue beside a cursor (`$7` decided, `$8` sort key, `$9` id; `$7` = -1:
+/// from the start), at most `$10` rows, in the queue's order: undecided first, then the
+/// sort key, then the id. The page is cut before the validator's own latest decision
+/// is joined to its rows.
+macro_rules! queue_page {
+    ($cmp:literal, $order:literal) => {
+        concat!(
+            "SELECT p.item_key, p.decided, t.code AS task, p.qa_type, p.level,
+                    d.verdict, d.decided_at
+             FROM (SELECT u.id, u.task_id, u.item_key, u.sort_key, u.qa_type, u.level, u.decided
+                   FROM ", queue_rows!(), "
+                   WHERE ", queue_filters!(), "
+                     AND ($7 < 0 OR u.decided ", $cmp, " $7
+                          OR (u.decided = $7 AND (u.sort_key ", $cmp, " $8
+                                                  OR (u.sort_key = $8 AND u.id ", $cmp, " $9))))
+                   ORDER BY u.decided ", $order, ", u.sort_key ", $order, ", u.id ", $order, "
+                   LIMIT $10) p
+             JOIN tasks t ON t.id = p.task_id
+             LEFT JOIN decisions d ON d.item_id = p.id AND d.validator_id = $2
+                  AND d.seq = (SELECT MAX(seq) FROM decisions e WHERE e.item_id = p.id AND e.validator_id = $2)
+             ORDER BY p.decided ", $order, ", p.sort_key ", $order, ", p.id ", $order
+        )
+    };
+}
+
+const QUEUE_PAGE_AFTER: &str = queue_page!(">", "ASC");
+const QUEUE_PAGE_BEFORE: &str = queue_page!("<", "DESC");
+
+/// How many rows a queue holds, and how many of them its filters keep.
+const QUEUE_MATCHING: &str = concat!(
+    "SELECT COUNT(*), COALESCE(SUM(CASE WHEN ", queue_filters!(), " THEN 1 ELSE 0 END), 0)
+     FROM ", queue_rows!()
+);
+
+/// The tasks a validator's queue holds items of, in pairing order.
+const QUEUE_TASKS: &str = concat!(
+    "SELECT t.code FROM tasks t WHERE t.campaign_id = $1
+       AND EXISTS (SELECT 1 FROM ", queue_rows!(), " WHERE u.task_id = t.id)
+     ORDER BY t.position"
+);
 
 /// Both counted verdicts of a split, with names, and its resolution.
 #[derive(sqlx::FromRow)]
@@ -162,12 +227,14 @@ impl Backend {
         })
     }
 
-    pub(crate) async fn queue_items(
+    pub(crate) async fn queue_page(
         &self,
         campaign: &Campaign,
         validator: &User,
         stage: Stage,
-    ) -> Result<Vec<QueueEntry>> {
+        query: &QueueQuery,
+    ) -> Result<QueueListing> {
+        use crate::domain::paging::{Side, cut};
         let mut c = self.read().await?;
         let gate: Option<i64> = qs(GATE)
             .bind(campaign.id)
@@ -177,6 +244,57 @@ impl Backend {
         if gate != Some(1) {
             return Err(write::review::gate_refusal(&mut *c, campaign.id, validator, gate).await);
         }
+        let (campaign_id, user_id, stage_no) = (campaign.id, validator.id, stage.number());
+        let task = query.task.as_deref().unwrap_or("");
+        let decided = query.decided.map_or(-1, i64::from);
+        let prefix = query.prefix.as_deref().unwrap_or("");
+        // The tasks of the queue (for its filter) and how many rows the filters keep.
+        let tasks: Vec<String> = qs(QUEUE_TASKS)
+            .bind(campaign_id)
+            .bind(user_id)
+            .bind(stage_no)
+            .fetch_all(&mut *c)
+            .await?;
+        let (all, matching): (i64, i64) = qa(QUEUE_MATCHING)
+            .bind(campaign_id)
+            .bind(user_id)
+            .bind(stage_no)
+            .bind(task)
+            .bind(decided)
+            .bind(prefix)
+            .fetch_one(&mut *c)
+            .await?;
+        // The cursor's row: its place in the order (the decided part as the cursor
+        // carries it, then the sort key, then the id).
+        let (at_decided, at_sort, at_id) = match &query.cursor {
+            // The first page read forward, the last one backward, from either end.
+            None => (-1, String::new(), 0),
+            Some(cursor) if cursor.is_end() => (-1, String::new(), 0),
+            Some(cursor) => {
+                let found: Option<(String, i64)> = qa(
+                    "SELECT sort_key, id FROM items
+                     WHERE campaign_id = $1 AND stage = $3 AND item_key = $4
+                       AND (queue1 = $2 OR queue2 = $2)
+                     ORDER BY id DESC LIMIT 1",
+                )
+                .bind(campaign_id)
+                .bind(user_id)
+                .bind(stage_no)
+                .bind(cursor.key.as_str())
+                .fetch_optional(&mut *c)
+                .await?;
+                let Some((sort, id)) = found else {
+                    let field = if cursor.side == Side::After { "after" } else { "before" };
+                    return Err(Error::field(
+                        field,
+                        format!("no item `{}` in your Stage {stage} queue", cursor.key),
+                    ));
+                };
+                (i64::from(cursor.decided), sort, id)
+            }
+        };
+        let backward = query.cursor.as_ref().is_some_and(|c| c.side == Side::Before);
+        let sql = if backward { QUEUE_PAGE_BEFORE } else { QUEUE_PAGE_AFTER };
         #[derive(sqlx::FromRow)]
         struct Row {
             item_key: String,
@@ -187,25 +305,21 @@ impl Backend {
             verdict: Option<String>,
             decided_at: Option<i64>,
         }
-        let rows: Vec<Row> = qa(
-            "SELECT x.item_key, x.decided, t.code AS task, x.qa_type, x.level,
-                    d.verdict, d.decided_at
-             FROM (SELECT id, task_id, item_key, sort_key, qa_type, level, decided1 AS decided
-                   FROM items WHERE queue1 = $2 AND campaign_id = $1 AND stage = $3
-                   UNION ALL
-                   SELECT id, task_id, item_key, sort_key, qa_type, level, decided2 AS decided
-                   FROM items WHERE queue2 = $2 AND campaign_id = $1 AND stage = $3) x
-             JOIN tasks t ON t.id = x.task_id
-             LEFT JOIN decisions d ON d.item_id = x.id AND d.validator_id = $2
-                  AND d.seq = (SELECT MAX(seq) FROM decisions e WHERE e.item_id = x.id AND e.validator_id = $2)
-             ORDER BY x.sort_key",
-        )
-        .bind(campaign.id)
-        .bind(validator.id)
-        .bind(stage.number())
-        .fetch_all(&mut *c)
-        .await?;
-        rows.into_iter()
+        let rows: Vec<Row> = qa(sql)
+            .bind(campaign_id)
+            .bind(user_id)
+            .bind(stage_no)
+            .bind(task)
+            .bind(decided)
+            .bind(prefix)
+            .bind(at_decided)
+            .bind(at_sort)
+            .bind(at_id)
+            .bind(i64::try_from(query.limit).unwrap_or(i64::MAX).saturating_add(1))
+            .fetch_all(&mut *c)
+            .await?;
+        let read = rows
+            .into_iter()
             .map(|r| {
                 Ok(QueueEntry {
                     item_id: r.item_key,
@@ -222,7 +336,17 @@ impl Backend {
                     decided_at: r.decided_at,
                 })
             })
-            .collect()
+            .collect::<Result<Vec<_>>>()?;
+        Ok(QueueListing {
+            page: cut(
+                read,
+                query.limit,
+                query.cursor.as_ref(),
+                usize::try_from(matching).unwrap_or(0),
+            ),
+            tasks,
+            all: usize::try_from(all).unwrap_or(0),
+        })
     }
 
     pub(crate) async fn validator_item(

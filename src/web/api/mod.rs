@@ -319,33 +319,87 @@ pub async fn queue(
     Ok(Json(q))
 }
 
-/// The items of a validator's queue.
+/// A page of a validator's queue.
 #[derive(Serialize, ToSchema)]
 pub struct QueueItems {
+    /// The page's rows, in review order: undecided first, then the review order.
     pub items: Vec<QueueEntry>,
+    /// The rows the filters keep, on every page.
+    pub matching: usize,
+    /// The rows of the whole queue, whatever the filters.
+    pub total: usize,
+    /// Give as `after` for the next page (absent on the last page).
+    pub next: Option<String>,
+    /// Give as `before` for the page before (absent on the first page).
+    pub previous: Option<String>,
 }
 
-/// The items of the validator's queue, in review order, with whether they decided
-/// each.
+/// Which rows of a queue to list, and where the page starts.
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct QueuePageQuery {
+    /// Only this task's items (its code)
+    task: Option<String>,
+    /// `undecided` or `decided` (absent: both)
+    show: Option<String>,
+    /// Only items whose id starts with this
+    id: Option<String>,
+    /// The page after this row (a page's `next`)
+    after: Option<String>,
+    /// The page before this row (a page's `previous`), or `end`: the last page
+    before: Option<String>,
+    /// Rows in the page: 1 to 1000 (250 when absent)
+    limit: Option<usize>,
+}
+
+/// A page of the validator's queue, in review order (undecided first), with whether
+/// they decided each. Pages are cut by the row beside them (`next`, `previous`), so a
+/// row decided while a client pages moves to the decided part and is not listed twice.
 #[utoipa::path(
     get,
     path = "/api/v1/campaigns/{campaign}/queue/{stage}/items",
     tag = "review",
     operation_id = "list_queue_items",
-    params(StagePath),
-    responses((status = 200, description = "The queue, in review order", body = QueueItems))
+    params(StagePath, QueuePageQuery),
+    responses((status = 200, description = "A page of the queue, in review order", body = QueueItems))
 )]
 pub async fn queue_items(
     State(state): State<AppState>,
     Extension(user): Extension<User>,
     Path(p): Path<StagePath>,
+    axum::extract::Query(q): axum::extract::Query<QueuePageQuery>,
 ) -> Result<Json<QueueItems>> {
     let campaign = campaign(&state, &p.campaign).await?;
-    let items = state
+    let field = |v: &Option<String>| v.clone().unwrap_or_default();
+    let (_, query) = crate::store::review::QueueQuery::from_fields(
+        &field(&q.task),
+        &field(&q.show),
+        &field(&q.id),
+        &field(&q.after),
+        &field(&q.before),
+        q.limit,
+    )?;
+    let listing = state
         .store
-        .queue_items(&campaign, &user, stage(&p.stage)?)
+        .queue_page(&campaign, &user, stage(&p.stage)?, &query)
         .await?;
-    Ok(Json(QueueItems { items }))
+    let token = |it: &QueueEntry| crate::domain::paging::Cursor::token(it.decided, &it.item_id);
+    let page = listing.page;
+    Ok(Json(QueueItems {
+        next: if page.more_after {
+            page.rows.last().map(token)
+        } else {
+            None
+        },
+        previous: if page.more_before {
+            page.rows.first().map(token)
+        } else {
+            None
+        },
+        matching: page.matching,
+        total: listing.all,
+        items: page.rows,
+    }))
 }
 
 /// One item of the validator's queue: the clip (and question) and the validator's own
@@ -1095,6 +1149,8 @@ pub async fn regeneration(
 pub struct AuditQuery {
     /// Only this clip's events
     clip: Option<String>,
+    /// Only events of clips or items whose id starts with this
+    id: Option<String>,
     /// Only what this person did (their verdicts, resolutions and calibration verdicts)
     validator: Option<String>,
     /// From this day (YYYY-MM-DD, UTC) or RFC 3339 time on
@@ -1113,6 +1169,7 @@ impl AuditQuery {
             self.from.as_deref(),
             self.to.as_deref(),
         )?;
+        filter.prefix = crate::domain::paging::prefix("id", self.id.as_deref())?;
         filter.limit = self.latest;
         Ok(filter)
     }

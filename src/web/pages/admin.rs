@@ -1063,6 +1063,9 @@ pub async fn export_study_responses(
 pub struct AuditQuery {
     #[serde(default)]
     clip: String,
+    /// A prefix of a clip's or an item's id.
+    #[serde(default)]
+    id: String,
     #[serde(default)]
     validator: String,
     #[serde(default)]
@@ -1079,6 +1082,10 @@ impl AuditQuery {
             Some(&self.from),
             Some(&self.to),
         )
+        .and_then(|mut f| {
+            f.prefix = crate::domain::paging::prefix("id", Some(&self.id))?;
+            Ok(f)
+        })
         .map_err(Error::from)
     }
 
@@ -1086,6 +1093,7 @@ impl AuditQuery {
     fn query_string(&self) -> String {
         let pairs: Vec<(&str, &str)> = [
             ("clip", self.clip.trim()),
+            ("id", self.id.trim()),
             ("validator", self.validator.trim()),
             ("from", self.from.trim()),
             ("to", self.to.trim()),
@@ -1222,9 +1230,8 @@ pub async fn export_regeneration(
     ))
 }
 
-/// Items a list page shows at most (the numbers count them all).
-const ITEM_LIST_MAX: usize = 1000;
-
+/// The item list's filters (stage, task, group, an id prefix) and its page (`after`
+/// or `before` a row's cursor, `domain::paging`).
 #[derive(serde::Deserialize, Default)]
 pub struct ItemsQuery {
     #[serde(default)]
@@ -1233,6 +1240,13 @@ pub struct ItemsQuery {
     task: String,
     #[serde(default)]
     show: String,
+    /// A prefix of the item's id or its clip's.
+    #[serde(default)]
+    id: String,
+    #[serde(default)]
+    after: String,
+    #[serde(default)]
+    before: String,
 }
 
 #[derive(Template)]
@@ -1242,8 +1256,16 @@ struct ItemsPage {
     campaign: String,
     heading: String,
     items: Vec<crate::store::catalog::ClassifiedItem>,
-    total: usize,
-    limit: usize,
+    pager: super::Pager,
+    /// The form's values: (stage, task, show, id).
+    stage: i64,
+    task: String,
+    show: String,
+    id: String,
+    /// The tasks of the campaign, for the form.
+    tasks: Vec<String>,
+    /// The groups: (name as in links, words).
+    groups: Vec<(&'static str, &'static str)>,
 }
 
 /// The items behind one number of the overview: a stage, a task (or all) and a group
@@ -1277,21 +1299,39 @@ pub async fn items(
         )
     })?;
     let task = q.task.trim();
-    if !task.is_empty()
-        && !state
-            .store
-            .tasks(&campaign)
-            .await?
-            .iter()
-            .any(|t| t.code == task)
-    {
+    let tasks: Vec<String> = state
+        .store
+        .tasks(&campaign)
+        .await?
+        .into_iter()
+        .map(|t| t.code)
+        .collect();
+    if !task.is_empty() && !tasks.iter().any(|t| t == task) {
         return Err(Error::NotFound(format!("no task `{task}` in campaign `{c}`")).into());
     }
     let task = (!task.is_empty()).then_some(task);
-    let (items, total) = state
-        .store
-        .items_in_group(&campaign, stage, task, group, ITEM_LIST_MAX)
-        .await?;
+    let query = crate::store::catalog::ItemListQuery {
+        task: task.map(str::to_string),
+        group,
+        prefix: crate::domain::paging::prefix("id", Some(&q.id)).map_err(Error::from)?,
+        cursor: crate::domain::paging::Cursor::parse(Some(&q.after), Some(&q.before))
+            .map_err(Error::from)?,
+        limit: crate::domain::paging::PAGE_ROWS,
+    };
+    let page = state.store.items_in_group(&campaign, stage, &query).await?;
+    let path = format!("/c/{c}/admin/items");
+    let stage_text = stage.number().to_string();
+    let pager = super::Pager::new(
+        &path,
+        &[
+            ("stage", stage_text.as_str()),
+            ("task", task.unwrap_or("")),
+            ("show", show),
+            ("id", query.prefix.as_deref().unwrap_or("")),
+        ],
+        &page,
+        |i| crate::domain::paging::Cursor::token(false, &i.item_id),
+    );
     let heading = format!(
         "Stage {}: {} {}{}",
         stage.number(),
@@ -1310,9 +1350,17 @@ pub async fn items(
         chrome,
         campaign: c,
         heading,
-        items,
-        total,
-        limit: ITEM_LIST_MAX,
+        items: page.rows,
+        pager,
+        stage: stage.number(),
+        task: task.unwrap_or("").to_string(),
+        show: show.to_string(),
+        id: query.prefix.clone().unwrap_or_default(),
+        tasks,
+        groups: ItemGroup::NAMES
+            .iter()
+            .filter_map(|n| ItemGroup::parse(n).map(|g| (*n, g.words())))
+            .collect(),
     }))
 }
 

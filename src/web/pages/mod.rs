@@ -138,6 +138,67 @@ impl Chrome {
 
 pub use super::reply::{PageError, PageResult, error_page, for_people, render};
 
+/// The links between the pages of a long list (`domain::paging`): the first page, the
+/// one before and the one after, each keeping the list's filters.
+pub struct Pager {
+    /// "rows 1-250 of 1600" or "all 12 rows".
+    pub words: String,
+    pub first: Option<String>,
+    pub previous: Option<String>,
+    pub next: Option<String>,
+    pub last: Option<String>,
+}
+
+impl Pager {
+    /// For `page` of the list at `path` whose filters are `kept` (name, value; empty
+    /// values are left out), with `token` giving a row's cursor text.
+    pub fn new<T>(
+        path: &str,
+        kept: &[(&str, &str)],
+        page: &crate::domain::paging::Page<T>,
+        token: impl Fn(&T) -> String,
+    ) -> Pager {
+        let link = |extra: Option<(&str, String)>| {
+            let mut pairs: Vec<(&str, String)> = kept
+                .iter()
+                .filter(|(_, v)| !v.is_empty())
+                .map(|(k, v)| (*k, v.to_string()))
+                .collect();
+            pairs.extend(extra);
+            match serde_urlencoded::to_string(&pairs) {
+                Ok(q) if !q.is_empty() => format!("{path}?{q}"),
+                _ => path.to_string(),
+            }
+        };
+        let shown = page.rows.len();
+        let words = if !page.more_before && !page.more_after {
+            format!("{} row(s)", page.matching)
+        } else if shown == 0 {
+            format!("no rows here, of {}", page.matching)
+        } else {
+            format!("{shown} row(s) of {}", page.matching)
+        };
+        Pager {
+            words,
+            first: page.more_before.then(|| link(None)),
+            previous: match (page.more_before, page.rows.first()) {
+                (true, Some(r)) => Some(link(Some(("before", token(r))))),
+                _ => None,
+            },
+            next: match (page.more_after, page.rows.last()) {
+                (true, Some(r)) => Some(link(Some(("after", token(r))))),
+                _ => None,
+            },
+            last: page.more_after.then(|| {
+                link(Some((
+                    "before",
+                    crate::domain::paging::Cursor::END.to_string(),
+                )))
+            }),
+        }
+    }
+}
+
 pub fn stage(s: &str) -> Result<Stage, Error> {
     Stage::parse(s).map_err(|m| Error::NotFound(format!("no such stage: {m}")))
 }

@@ -31,6 +31,8 @@ struct QueuePage {
     rows: Vec<QueueRow>,
     /// How many rows the filters left out.
     hidden: usize,
+    /// The links to the other pages.
+    pager: super::Pager,
     /// The tasks of the queue, for the filter.
     tasks: Vec<String>,
     filter: QueueFilter,
@@ -51,13 +53,38 @@ pub struct QueueRow {
     pub decided_at: Option<String>,
 }
 
-/// The queue's filters (`?task=&show=undecided|decided`).
+/// The queue's filters (`?task=&show=undecided|decided&id=PREFIX`) and the page
+/// (`after=` or `before=` a row's cursor, `domain::paging`).
 #[derive(serde::Deserialize, Default)]
 pub struct QueueFilter {
     #[serde(default)]
     pub task: String,
     #[serde(default)]
     pub show: String,
+    /// A prefix of the item's id.
+    #[serde(default)]
+    pub id: String,
+    #[serde(default)]
+    pub after: String,
+    #[serde(default)]
+    pub before: String,
+    /// Rows on a page (the API's `limit`; the pages use the default).
+    #[serde(default)]
+    pub limit: Option<usize>,
+}
+
+impl QueueFilter {
+    /// The store's query, and the `show` value as the links keep it.
+    pub fn query(&self) -> Result<(&'static str, crate::store::review::QueueQuery), Error> {
+        crate::store::review::QueueQuery::from_fields(
+            &self.task,
+            &self.show,
+            &self.id,
+            &self.after,
+            &self.before,
+            self.limit,
+        )
+    }
 }
 
 pub fn percent(done: i64, total: i64) -> i64 {
@@ -76,29 +103,27 @@ pub async fn queue(
         Ok(q) => q,
         Err(e) => return calibration_first(&state, &campaign, &session, e).await,
     };
-    let items = state
+    let (decided, query) = filter.query()?;
+    let listing = state
         .store
-        .queue_items(&campaign, &session.user, stage)
+        .queue_page(&campaign, &session.user, stage, &query)
         .await?;
-    let mut tasks: Vec<String> = Vec::new();
-    for it in &items {
-        if !tasks.contains(&it.task) {
-            tasks.push(it.task.clone());
-        }
-    }
-    let total_rows = items.len();
-    let wanted = |it: &crate::store::review::QueueEntry| {
-        (filter.task.is_empty() || it.task == filter.task)
-            && match filter.show.as_str() {
-                "undecided" => !it.decided,
-                "decided" => it.decided,
-                _ => true,
-            }
-    };
-    let (mut undecided, decided): (Vec<_>, Vec<_>) =
-        items.into_iter().filter(wanted).partition(|it| !it.decided);
-    undecided.extend(decided);
-    let rows: Vec<QueueRow> = undecided
+    let here_list = format!("/c/{c}/review/{s}");
+    let pager = super::Pager::new(
+        &here_list,
+        &[
+            ("task", filter.task.trim()),
+            ("show", decided),
+            ("id", filter.id.trim()),
+        ],
+        &listing.page,
+        |it| crate::domain::paging::Cursor::token(it.decided, &it.item_id),
+    );
+    let hidden = listing.all.saturating_sub(listing.page.matching);
+    let tasks = listing.tasks;
+    let rows: Vec<QueueRow> = listing
+        .page
+        .rows
         .into_iter()
         .map(|it| QueueRow {
             qa_type: it
@@ -147,8 +172,9 @@ pub async fn queue(
         total: q.total,
         percent: percent(q.done, q.total),
         next: q.next,
-        hidden: total_rows - rows.len(),
+        hidden,
         rows,
+        pager,
         tasks,
         filter,
         stage2_waiting,
