@@ -246,6 +246,18 @@ impl Driver {
         self.exec(READ_COUNTER, vec![]).await.as_i64().unwrap_or(-2)
     }
 
+    /// The trimmed text of the first element `css` matches.
+    async fn element_text(&self, css: &str) -> String {
+        self.exec(
+            "const e = document.querySelector(arguments[0]); return e ? e.textContent.trim() : null;",
+            vec![json!(css)],
+        )
+        .await
+        .as_str()
+        .unwrap_or_else(|| panic!("no element {css}"))
+        .to_string()
+    }
+
     async fn element(&self, css: &str) -> String {
         let v = self
             .cmd(
@@ -1962,4 +1974,132 @@ async fn a_validator_reviews_clips_whose_media_live_in_a_bucket() {
             == 0,
         "nothing stored in the local folder"
     );
+}
+
+/// A campaign of the paper's size: 12 tasks of 100 clips, 9,800 questions. val00 reviews
+/// tasks 1 (with val01) and 12 (with val11); both pairs pass those clips, so val00's
+/// Stage 2 queue holds their questions. Returns every question id in the admin list's
+/// order (task, then id).
+async fn paper_size_campaign(app: &TestApp) -> Vec<String> {
+    let tax = tandem::domain::taxonomy::Taxonomy::vgenst();
+    let mut tokens = Vec::new();
+    for v in 0..12 {
+        tokens.push(
+            app.user(&format!("val{v:02}"), Role::Validator, Some(v))
+                .await,
+        );
+    }
+    app.user("admin1", Role::Admin, None).await;
+    let src = app.source();
+    let mut lines = Vec::new();
+    for task in &tax.tasks {
+        let qa: Vec<&str> = tax.applicability[&task.code]
+            .iter()
+            .map(String::as_str)
+            .collect();
+        for i in 0..100 {
+            let id = format!("{}_{i:04}", task.code);
+            lines.push(clip_line(&src, &id, &task.code, &qa));
+        }
+    }
+    let m = write_manifest(&src, "paper.jsonl", &lines);
+    app.import(&m).await.unwrap();
+    for (t, (a, b)) in [(0, (0, 1)), (11, (11, 0))] {
+        for i in 0..100 {
+            let id = format!("{}_{i:04}", tax.tasks[t].code);
+            assert_eq!(app.pass(&tokens[a], 1, &id).await.status, 201);
+            assert_eq!(app.pass(&tokens[b], 1, &id).await.status, 201);
+        }
+    }
+    sqlx::query_scalar(
+        "SELECT i.item_key FROM items i JOIN tasks t ON t.id = i.task_id
+         WHERE i.stage = 2 AND i.is_current = 1 AND i.calibration = 0
+         ORDER BY t.position, i.item_key",
+    )
+    .fetch_all(&app.db)
+    .await
+    .unwrap()
+}
+
+/// The rows of the page's list (its first column's text).
+async fn listed(d: &Driver) -> Vec<String> {
+    let v = d
+        .exec(
+            "return [...document.querySelectorAll('table.items tbody tr td:first-child')] \
+             .map(td => td.textContent.trim());",
+            vec![],
+        )
+        .await;
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s.as_str().unwrap().to_string())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn at_the_papers_size_lists_come_in_pages_and_any_item_is_found_by_its_id() {
+    let Some(d) = driver().await else { return };
+    let app = spawn_app().await;
+    let questions = paper_size_campaign(&app).await;
+    assert_eq!(questions.len(), 9_800);
+    let tax = tandem::domain::taxonomy::Taxonomy::vgenst();
+    let last_task = &tax.tasks[11].code;
+    sign_in_by_keyboard(&d, &app, "val00").await;
+    d.viewport(1366, 768).await;
+    // The validator's Stage 2 queue: one page of 250 rows, not 1,600.
+    let queue = format!("{}/c/{CAMPAIGN}/review/2", app.base);
+    d.go(&queue).await;
+    d.wait_ready().await;
+    let rows = listed(&d).await;
+    assert_eq!(rows.len(), 250, "the first page");
+    let mine = questions
+        .iter()
+        .filter(|q| q.starts_with(&tax.tasks[0].code) || q.starts_with(last_task.as_str()))
+        .count();
+    let words = d.element_text("nav.pager span").await;
+    assert_eq!(words, format!("250 item(s) of {mine}"));
+    // A prefix search by keyboard: the clip's questions only, the filter kept.
+    let clip = format!("{last_task}_0099");
+    d.exec("document.querySelector('input[name=id]').focus();", vec![])
+        .await;
+    d.keys(&format!("{clip}{ENTER}")).await;
+    let found = d.moved_from(&queue).await;
+    assert!(found.contains(&format!("id={clip}")), "{found}");
+    // (In the queue's order, the questions' order in the clip: compared as sets.)
+    let mut rows = listed(&d).await;
+    rows.sort();
+    let expected: Vec<String> = questions
+        .iter()
+        .filter(|q| q.starts_with(&clip))
+        .cloned()
+        .collect();
+    assert!(!expected.is_empty());
+    assert_eq!(rows, expected);
+    // The admin: every question of the stage, 250 a page; the 9,800th by the last page
+    // and by the start of its id.
+    d.cmd(reqwest::Method::DELETE, "/cookie", None).await;
+    sign_in_by_keyboard(&d, &app, "admin1").await;
+    let list = format!("{}/c/{CAMPAIGN}/admin/items?stage=2&show=all", app.base);
+    d.go(&list).await;
+    d.wait_ready().await;
+    assert_eq!(listed(&d).await, questions[..250].to_vec());
+    assert_eq!(
+        d.element_text("nav.pager span").await,
+        "250 item(s) of 9800"
+    );
+    d.click("nav.pager a[rel=last]").await;
+    let last = d.moved_from(&list).await;
+    assert_eq!(listed(&d).await, questions[9_550..].to_vec(), "{last}");
+    // The page before the last, by its link: the rows just before.
+    d.click("nav.pager a[rel=prev]").await;
+    d.moved_from(&last).await;
+    assert_eq!(listed(&d).await, questions[9_300..9_550].to_vec());
+    let here = d.url().await;
+    let ninety_eight_hundredth = &questions[9_799];
+    d.exec("document.querySelector('input[name=id]').focus();", vec![])
+        .await;
+    d.keys(&format!("{ninety_eight_hundredth}{ENTER}")).await;
+    d.moved_from(&here).await;
+    assert_eq!(listed(&d).await, vec![ninety_eight_hundredth.clone()]);
 }

@@ -1224,9 +1224,10 @@ async fn the_admin_creates_a_campaign_with_a_protocol_from_the_campaigns_page() 
 
 /// The item ids a list page links or names in its first column, in order.
 fn first_column(html: &str) -> Vec<String> {
-    html.split("<tr><td>")
+    html.split("<tr")
         .skip(1)
         .filter_map(|row| {
+            let row = row.split_once("><td>")?.1;
             let cell = row.split("</td>").next()?;
             let text = match cell.find('>') {
                 Some(i) if cell.starts_with("<a ") => cell[i + 1..].trim_end_matches("</a>"),
@@ -1269,7 +1270,7 @@ async fn long_lists_page_by_the_row_beside_them_and_find_an_id_by_its_start() {
         !rows.contains(&ids[3]),
         "the decided row waits for the last page"
     );
-    assert!(first.contains("250 row(s) of 260"), "{first}");
+    assert!(first.contains("250 item(s) of 260"), "{first}");
     assert!(rel_link(&first, "prev").is_none());
     let next = rel_link(&first, "next").expect("a next page");
     let second = get(&val, next).await;
@@ -1300,7 +1301,7 @@ async fn long_lists_page_by_the_row_beside_them_and_find_an_id_by_its_start() {
     )
     .await;
     assert_eq!(first_column(&found), ids[250..260].to_vec());
-    assert!(found.contains("10 row(s)"), "{found}");
+    assert!(found.contains("10 item(s)"), "{found}");
     // The admin's list reaches the 260th item by pages and by its id's start.
     let admin = app.login("admin1").await;
     let list = get(
@@ -1328,7 +1329,7 @@ async fn long_lists_page_by_the_row_beside_them_and_find_an_id_by_its_start() {
     // A prefix no id has is said; one that no id could have is named.
     let none = get(&admin, format!("/c/{CAMPAIGN}/admin/items?stage=1&id=ZZ")).await;
     assert!(
-        first_column(&none).is_empty() && none.contains("0 row(s)"),
+        first_column(&none).is_empty() && none.contains("0 item(s)"),
         "{none}"
     );
     let bad = app
@@ -1363,4 +1364,33 @@ async fn long_lists_page_by_the_row_beside_them_and_find_an_id_by_its_start() {
         !audit.contains(&format!("<td>{}</td>", ids[3])),
         "the clip's own events do not start with the question's id: {audit}"
     );
+}
+
+#[tokio::test]
+async fn the_author_finds_a_split_by_the_start_of_its_id() {
+    let app = spawn_app().await;
+    let c = cast(&app).await;
+    let ids = app.import_clips(&[MC], 3, &["OE"]).await;
+    for id in &ids[..2] {
+        assert_eq!(app.pass(&c.v0, 1, id).await.status, 201);
+        assert_eq!(app.reject(&c.v1, 1, id, "prompt_drift").await.status, 201);
+    }
+    let web = app.login("author1").await;
+    let get = |path: String| {
+        let (app, web) = (&app, &web);
+        async move { app.page(Some(web), Method::GET, &path, None).await }
+    };
+    let all = get(format!("/c/{CAMPAIGN}/splits/1")).await;
+    assert_eq!(first_column(&all.text), ids[..2].to_vec());
+    assert!(all.text.contains("<span>2 item(s)</span>"), "{}", all.text);
+    let one = get(format!("/c/{CAMPAIGN}/splits/1?id={}", ids[1])).await;
+    assert_eq!(first_column(&one.text), vec![ids[1].clone()]);
+    assert!(
+        one.text.contains("2 waiting for an author."),
+        "{}",
+        one.text
+    );
+    let bad = get(format!("/c/{CAMPAIGN}/splits/1?after=u:{}", ids[2])).await;
+    assert_eq!(bad.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", bad.text);
+    assert!(bad.text.contains(&ids[2]), "{}", bad.text);
 }

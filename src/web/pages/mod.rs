@@ -141,7 +141,7 @@ pub use super::reply::{PageError, PageResult, error_page, for_people, render};
 /// The links between the pages of a long list (`domain::paging`): the first page, the
 /// one before and the one after, each keeping the list's filters.
 pub struct Pager {
-    /// "rows 1-250 of 1600" or "all 12 rows".
+    /// "250 item(s) of 1600", or "12 item(s)" on a list of one page.
     pub words: String,
     pub first: Option<String>,
     pub previous: Option<String>,
@@ -172,11 +172,11 @@ impl Pager {
         };
         let shown = page.rows.len();
         let words = if !page.more_before && !page.more_after {
-            format!("{} row(s)", page.matching)
+            format!("{} item(s)", page.matching)
         } else if shown == 0 {
-            format!("no rows here, of {}", page.matching)
+            format!("no item here, of {}", page.matching)
         } else {
-            format!("{shown} row(s) of {}", page.matching)
+            format!("{shown} item(s) of {}", page.matching)
         };
         Pager {
             words,

@@ -33,15 +33,35 @@ struct QueuePage {
     next: Option<String>,
     /// Whether the protocol reviews clips: without, no Stage 1 to switch to.
     clip_review: bool,
+    pager: super::Pager,
+    /// The id prefix searched for.
+    id: String,
+}
+
+/// The split list's search (the start of an item's id) and its page (`after` or
+/// `before` a row, `domain::paging`).
+#[derive(serde::Deserialize, Default)]
+pub struct SplitsFilter {
+    #[serde(default)]
+    id: String,
+    #[serde(default)]
+    after: String,
+    #[serde(default)]
+    before: String,
 }
 
 pub async fn queue(
     State(state): State<AppState>,
     Extension(session): Extension<Session>,
     Path((c, s)): Path<(String, String)>,
+    axum::extract::Query(filter): axum::extract::Query<SplitsFilter>,
 ) -> PageResult {
+    use crate::domain::paging;
     let campaign = state.store.campaign(&c).await?;
     let stage = stage(&s)?;
+    let prefix = paging::prefix("id", Some(&filter.id)).map_err(Error::from)?;
+    let cursor =
+        paging::Cursor::parse(Some(&filter.after), Some(&filter.before)).map_err(Error::from)?;
     let splits = state.store.splits(&campaign, stage, true).await?;
     let rows: Vec<SplitRow> = splits
         .iter()
@@ -57,7 +77,22 @@ pub async fn queue(
         })
         .collect();
     let next = rows.iter().find(|r| r.waiting).map(|r| r.item_id.clone());
+    let waiting = rows.iter().filter(|r| r.waiting).count();
+    // In task and item order, as stored: a split resolved while the author pages keeps
+    // its place.
+    let wanted = prefix.as_deref().unwrap_or("");
+    let page = paging::page_of(
+        rows,
+        |r| &r.item_id,
+        |r| r.item_id.starts_with(wanted),
+        cursor.as_ref(),
+        paging::PAGE_ROWS,
+    )
+    .map_err(Error::from)?;
     let here = format!("/c/{c}/splits/{s}");
+    let pager = super::Pager::new(&here, &[("id", wanted)], &page, |r| {
+        paging::Cursor::token(false, &r.item_id)
+    });
     let chrome = Chrome::new(
         &state,
         &session,
@@ -70,10 +105,12 @@ pub async fn queue(
         chrome,
         campaign: c,
         stage: stage.number(),
-        waiting: rows.iter().filter(|r| r.waiting).count(),
-        rows,
+        waiting,
+        rows: page.rows,
         next,
         clip_review: campaign.taxonomy.clip_review,
+        pager,
+        id: wanted.to_string(),
     }))
 }
 
