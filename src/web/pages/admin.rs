@@ -1359,7 +1359,11 @@ pub async fn items(
         tasks,
         groups: ItemGroup::NAMES
             .iter()
-            .filter_map(|n| ItemGroup::parse(n).map(|g| (*n, g.words())))
+            .filter_map(|n| match ItemGroup::parse(n) {
+                Some(ItemGroup::All) => Some((*n, "every item")),
+                Some(g) => Some((*n, g.words())),
+                None => None,
+            })
             .collect(),
     }))
 }
