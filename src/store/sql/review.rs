@@ -30,40 +30,57 @@ const GATE: &str = "SELECT cleared FROM pool_members WHERE campaign_id = $1 AND 
 /// decided flag. Both halves seek the `items_queue1`/`items_queue2` indexes.
 macro_rules! queue_rows {
     () => {
-        "(SELECT id, task_id, item_key, sort_key, qa_type, level, decided1 AS decided
+        "(SELECT id, task_id, item_key, decided1 AS decided
           FROM items WHERE queue1 = $2 AND campaign_id = $1 AND stage = $3
           UNION ALL
-          SELECT id, task_id, item_key, sort_key, qa_type, level, decided2 AS decided
+          SELECT id, task_id, item_key, decided2 AS decided
           FROM items WHERE queue2 = $2 AND campaign_id = $1 AND stage = $3) u"
     };
 }
 
-/// The filters of a queue's page: `$4` a task's code (or ''), `$5` decided 0 or 1 (or
-/// -1: both), `$6` an id prefix (or '').
+/// The filters of a queue's page on one side's columns (`$decided$side`: `decided1`
+/// or `decided2`): `$4` a task's id (or 0), `$5` decided 0 or 1 (or -1: both), `$6` an
+/// id prefix (or '').
 macro_rules! queue_filters {
-    () => {
-        "($4 = '' OR u.task_id = (SELECT id FROM tasks WHERE campaign_id = $1 AND code = $4))
-         AND ($5 < 0 OR u.decided = $5)
-         AND ($6 = '' OR substr(u.item_key, 1, length($6)) = $6)"
+    ($task:literal, $decided:literal, $side:literal, $key:literal) => {
+        concat!(
+            "($4 = '' OR ", $task, " = (SELECT id FROM tasks WHERE campaign_id = $1 AND code = $4))
+             AND ($5 < 0 OR ", $decided, $side, " = $5)
+             AND ($6 = '' OR substr(", $key, ", 1, length($6)) = $6)"
+        )
     };
 }
 
-/// A page of a queue beside a cursor (`$7` decided, `$8` sort key, `$9` id; `$7` = -1:
-/// from the start), at most `$10` rows, in the queue's order: undecided first, then the
-/// sort key, then the id. The page is cut before the validator's own latest decision
-/// is joined to its rows.
+/// One side of a queue's page (`$side`: 1 or 2), beside a cursor (`$7` decided, `$8`
+/// sort key, `$9` id; `$7` = -1: from the end the order starts at), at most `$10` rows
+/// in the queue's order (undecided first, then the sort key, then the id), which is
+/// the order of the side's index: the walk stops after `$10` rows.
+macro_rules! queue_side {
+    ($side:literal, $cmp:literal, $order:literal) => {
+        concat!(
+            "SELECT * FROM (SELECT id, task_id, item_key, sort_key, qa_type, level, decided", $side, " AS decided
+             FROM items
+             WHERE queue", $side, " = $2 AND campaign_id = $1 AND stage = $3
+               AND ", queue_filters!("task_id", "decided", $side, "item_key"), "
+               AND ($7 < 0 OR decided", $side, " ", $cmp, " $7
+                    OR (decided", $side, " = $7 AND (sort_key ", $cmp, " $8
+                                             OR (sort_key = $8 AND id ", $cmp, " $9))))
+             ORDER BY decided", $side, " ", $order, ", sort_key ", $order, ", id ", $order, "
+             LIMIT $10) q", $side
+        )
+    };
+}
+
+/// A page of a queue: both sides' pages merged, cut to `$10` rows, and only then the
+/// validator's own latest decision joined to its rows.
 macro_rules! queue_page {
     ($cmp:literal, $order:literal) => {
         concat!(
             "SELECT p.item_key, p.decided, t.code AS task, p.qa_type, p.level,
                     d.verdict, d.decided_at
-             FROM (SELECT u.id, u.task_id, u.item_key, u.sort_key, u.qa_type, u.level, u.decided
-                   FROM ", queue_rows!(), "
-                   WHERE ", queue_filters!(), "
-                     AND ($7 < 0 OR u.decided ", $cmp, " $7
-                          OR (u.decided = $7 AND (u.sort_key ", $cmp, " $8
-                                                  OR (u.sort_key = $8 AND u.id ", $cmp, " $9))))
-                   ORDER BY u.decided ", $order, ", u.sort_key ", $order, ", u.id ", $order, "
+             FROM (SELECT * FROM (", queue_side!("1", $cmp, $order), " UNION ALL ",
+                   queue_side!("2", $cmp, $order), ") s
+                   ORDER BY s.decided ", $order, ", s.sort_key ", $order, ", s.id ", $order, "
                    LIMIT $10) p
              JOIN tasks t ON t.id = p.task_id
              LEFT JOIN decisions d ON d.item_id = p.id AND d.validator_id = $2
@@ -76,16 +93,13 @@ macro_rules! queue_page {
 const QUEUE_PAGE_AFTER: &str = queue_page!(">", "ASC");
 const QUEUE_PAGE_BEFORE: &str = queue_page!("<", "DESC");
 
-/// How many rows a queue holds, and how many of them its filters keep.
-const QUEUE_MATCHING: &str = concat!(
-    "SELECT COUNT(*), COALESCE(SUM(CASE WHEN ", queue_filters!(), " THEN 1 ELSE 0 END), 0)
-     FROM ", queue_rows!()
-);
-
-/// The tasks a validator's queue holds items of, in pairing order.
-const QUEUE_TASKS: &str = concat!(
-    "SELECT t.code FROM tasks t WHERE t.campaign_id = $1
-       AND EXISTS (SELECT 1 FROM ", queue_rows!(), " WHERE u.task_id = t.id)
+/// Per task of a queue (in pairing order): its rows, and how many of them the filters
+/// keep. One pass over the queue gives the filter's task menu and both counts.
+const QUEUE_COUNTS: &str = concat!(
+    "SELECT t.id, t.code, COUNT(*) AS all_rows,
+            COALESCE(SUM(CASE WHEN ", queue_filters!("u.task_id", "u.decided", "", "u.item_key"), " THEN 1 ELSE 0 END), 0) AS matching
+     FROM ", queue_rows!(), " JOIN tasks t ON t.id = u.task_id
+     GROUP BY t.id, t.code, t.position
      ORDER BY t.position"
 );
 
@@ -249,21 +263,26 @@ impl Backend {
         let decided = query.decided.map_or(-1, i64::from);
         let prefix = query.prefix.as_deref().unwrap_or("");
         // The tasks of the queue (for its filter) and how many rows the filters keep.
-        let tasks: Vec<String> = qs(QUEUE_TASKS)
-            .bind(campaign_id)
-            .bind(user_id)
-            .bind(stage_no)
-            .fetch_all(&mut *c)
-            .await?;
-        let (all, matching): (i64, i64) = qa(QUEUE_MATCHING)
+        #[derive(sqlx::FromRow)]
+        struct Count {
+            #[allow(dead_code)]
+            id: i64,
+            code: String,
+            all_rows: i64,
+            matching: i64,
+        }
+        let counts: Vec<Count> = qa(QUEUE_COUNTS)
             .bind(campaign_id)
             .bind(user_id)
             .bind(stage_no)
             .bind(task)
             .bind(decided)
             .bind(prefix)
-            .fetch_one(&mut *c)
+            .fetch_all(&mut *c)
             .await?;
+        let all: i64 = counts.iter().map(|r| r.all_rows).sum();
+        let matching: i64 = counts.iter().map(|r| r.matching).sum();
+        let tasks: Vec<String> = counts.into_iter().map(|r| r.code).collect();
         // The cursor's row: its place in the order (the decided part as the cursor
         // carries it, then the sort key, then the id).
         let (at_decided, at_sort, at_id) = match &query.cursor {

@@ -375,9 +375,21 @@ struct AdminPage {
     scores: Vec<ScoreRow>,
     rounds: Vec<RoundView>,
     keys: Vec<KeyRow>,
+    /// How many calibration items there are, and the links to the other pages of them.
+    key_count: usize,
+    pager: super::Pager,
     /// The protocol's Stage 1 reasons, for a known verdict.
     clip_reasons: Vec<ReasonBox>,
     error: Option<String>,
+}
+
+/// The page of the calibration items shown (`after` or `before` an item).
+#[derive(serde::Deserialize, Default)]
+pub struct KeysPage {
+    #[serde(default)]
+    after: String,
+    #[serde(default)]
+    before: String,
 }
 
 fn score_row(s: &CalibrationScore) -> ScoreRow {
@@ -414,12 +426,28 @@ async fn admin_page(
     session: &Session,
     c: &str,
     error: Option<String>,
+    at: &KeysPage,
 ) -> PageResult {
+    use crate::domain::paging;
     let campaign = state.store.campaign(c).await?;
+    let cursor = paging::Cursor::parse(Some(&at.after), Some(&at.before)).map_err(Error::from)?;
     let scores = state.store.calibration_scores(&campaign).await?;
     let keys = state.store.calibration_keys(&campaign).await?;
+    let key_count = keys.len();
+    // Items are keyed by stage and id: a Stage 2 item's id is its question's.
+    let keys = paging::page_of(
+        keys,
+        |k| &k.item_id,
+        |_| true,
+        cursor.as_ref(),
+        paging::PAGE_ROWS,
+    )
+    .map_err(Error::from)?;
     let rounds = state.store.calibration_rounds(&campaign, None).await?;
     let here = format!("/c/{c}/admin/calibration");
+    let pager = super::Pager::new(&here, &[], &keys, |k| {
+        paging::Cursor::token(false, &k.item_id)
+    });
     let chrome = Chrome::new(state, session, Some(c), "Calibration and targets", &here).await?;
     let mut resp = render(&AdminPage {
         chrome,
@@ -432,9 +460,12 @@ async fn admin_page(
             .map(|r| round_view(&campaign.taxonomy, r))
             .collect(),
         keys: keys
+            .rows
             .iter()
             .map(|k| key_row(&campaign.taxonomy, k))
             .collect(),
+        key_count,
+        pager,
         clip_reasons: reason_boxes(&campaign.taxonomy, Stage::Clip, None, &[]),
         error: error.clone(),
     });
@@ -448,8 +479,9 @@ pub async fn admin(
     State(state): State<AppState>,
     Extension(session): Extension<Session>,
     Path(c): Path<String>,
+    axum::extract::Query(at): axum::extract::Query<KeysPage>,
 ) -> PageResult {
-    admin_page(&state, &session, &c, None).await
+    admin_page(&state, &session, &c, None, &at).await
 }
 
 pub async fn reset(
@@ -471,7 +503,14 @@ pub async fn reset(
             &crate::domain::calibration::round_text(&name, &draw),
         )),
         Err(e @ (Error::Conflict(_) | Error::NotFound(_))) => {
-            admin_page(&state, &session, &c, Some(for_people(&e))).await
+            admin_page(
+                &state,
+                &session,
+                &c,
+                Some(for_people(&e)),
+                &KeysPage::default(),
+            )
+            .await
         }
         Err(e) => Err(e.into()),
     }
@@ -506,7 +545,14 @@ pub async fn mark(
             &format!("{clip} is now a calibration clip."),
         )),
         Err(e @ (Error::Field { .. } | Error::Conflict(_) | Error::NotFound(_))) => {
-            admin_page(&state, &session, &c, Some(for_people(&e))).await
+            admin_page(
+                &state,
+                &session,
+                &c,
+                Some(for_people(&e)),
+                &KeysPage::default(),
+            )
+            .await
         }
         Err(e) => Err(e.into()),
     }
@@ -544,10 +590,17 @@ pub async fn settings(
                 "Agreement needed is a percentage above 0 and at most 100 (80 means 80%), not \u{201c}{}\u{201d}.",
                 typed.trim()
             );
-            admin_page(&state, &session, &c, Some(m)).await
+            admin_page(&state, &session, &c, Some(m), &KeysPage::default()).await
         }
         Err(e @ Error::Field { .. }) => {
-            admin_page(&state, &session, &c, Some(for_people(&e))).await
+            admin_page(
+                &state,
+                &session,
+                &c,
+                Some(for_people(&e)),
+                &KeysPage::default(),
+            )
+            .await
         }
         Err(e) => Err(e.into()),
     }

@@ -272,14 +272,33 @@ struct AdminPage {
     frames: i64,
     ffmpeg: bool,
     participants: Vec<ParticipantLine>,
+    pager: Option<super::Pager>,
+    /// The name prefix searched for.
+    name: String,
+}
+
+/// The participant list's search (the start of a name) and its page.
+#[derive(serde::Deserialize, Default)]
+pub struct ParticipantsFilter {
+    #[serde(default)]
+    name: String,
+    #[serde(default)]
+    after: String,
+    #[serde(default)]
+    before: String,
 }
 
 pub async fn admin(
     State(state): State<AppState>,
     Extension(session): Extension<Session>,
     Path(c): Path<String>,
+    axum::extract::Query(filter): axum::extract::Query<ParticipantsFilter>,
 ) -> PageResult {
+    use crate::domain::paging;
     let campaign = state.store.campaign(&c).await?;
+    let prefix = paging::prefix("name", Some(&filter.name)).map_err(Error::from)?;
+    let cursor =
+        paging::Cursor::parse(Some(&filter.after), Some(&filter.before)).map_err(Error::from)?;
     let here = format!("/c/{c}/admin/study");
     let chrome = Chrome::new(&state, &session, Some(&c), "Study", &here).await?;
     let mut page = AdminPage {
@@ -293,6 +312,8 @@ pub async fn admin(
         frames: 8,
         ffmpeg: crate::io::video::ffmpeg_available(),
         participants: Vec::new(),
+        pager: None,
+        name: prefix.clone().unwrap_or_default(),
     };
     if let Some(study) = state.store.study(&campaign).await? {
         let (sets, clips) = state.store.study_size(&study).await?;
@@ -302,7 +323,7 @@ pub async fn admin(
         page.sources = study.sources.clone();
         page.display = study.display.as_str();
         page.frames = study.frames;
-        page.participants = state
+        let lines: Vec<ParticipantLine> = state
             .store
             .study_participants(&study)
             .await?
@@ -315,6 +336,22 @@ pub async fn admin(
                 imported: p.imported,
             })
             .collect();
+        let wanted = prefix.as_deref().unwrap_or("");
+        let listed = paging::page_of(
+            lines,
+            |p| &p.name,
+            |p| p.name.starts_with(wanted),
+            cursor.as_ref(),
+            paging::PAGE_ROWS,
+        )
+        .map_err(Error::from)?;
+        page.pager = Some(super::Pager::new(
+            &here,
+            &[("name", wanted)],
+            &listed,
+            |p| paging::Cursor::token(false, &p.name),
+        ));
+        page.participants = listed.rows;
     }
     Ok(render(&page))
 }
