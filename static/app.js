@@ -408,6 +408,30 @@
   // reject without a reason, a reason that needs a note (the protocol's `note = true`,
   // marked data-note) without one. The time spent counts only while
   // the page is visible, and is carried over a refused save with the video's position.
+  // A calibration item's known flaw as a band over the scrub bar, once the clip's
+  // duration is known (and again when the bar changes size).
+  function markFlaw(video) {
+    var flaw = document.getElementById("flaw");
+    var scrub = document.getElementById("scrub");
+    if (!video || !flaw || !flaw.dataset.from || !scrub) return;
+    var band = document.createElement("div");
+    band.className = "flaw-mark";
+    band.title = "The known flaw";
+    scrub.parentNode.appendChild(band);
+    function place() {
+      var d = video.duration;
+      if (!(isFinite(d) && d > 0)) { band.hidden = true; return; }
+      var a = Math.max(0, Math.min(1, parseFloat(flaw.dataset.from) / d));
+      var b = Math.max(a, Math.min(1, parseFloat(flaw.dataset.to) / d));
+      band.hidden = false;
+      band.style.left = (scrub.offsetLeft + a * scrub.offsetWidth) + "px";
+      band.style.width = Math.max(3, (b - a) * scrub.offsetWidth) + "px";
+    }
+    ["loadedmetadata", "durationchange"].forEach(function (ev) { video.addEventListener(ev, place); });
+    window.addEventListener("resize", place);
+    place();
+  }
+
   function setupVerdict(player) {
     var form = document.getElementById("verdict-form");
     if (!form) return;
@@ -669,6 +693,14 @@
       case "p": case "P": if (document.getElementById("play-all")) playAll(); else handled = false; break;
       // Back to the item before (its verdict shown, changeable while the partner has
       // not decided) and forward again, as the browser's history has them.
+      case "g": case "G": {
+        // A calibration item's known flaw, once its verdict is shown: its first frame.
+        var flaw = document.getElementById("flaw");
+        var clip = document.getElementById("clip");
+        if (p && flaw && flaw.dataset.from && clip) { clip.pause(); p.seekTo(parseFloat(flaw.dataset.from)); }
+        else handled = false;
+        break;
+      }
       case "b": case "B": if (document.getElementById("verdict-form")) history.back(); else handled = false; break;
       case "f": case "F": if (document.getElementById("verdict-form")) history.forward(); else handled = false; break;
       case "v": case "V": handled = check("v-valid"); break;
@@ -730,6 +762,7 @@
     var video = document.getElementById("clip");
     var player = video ? makePlayer(video) : null;
     window.tandemPlayer = player;
+    markFlaw(video);
     setupVerdict(player);
     setupResolve();
     setupStudy();

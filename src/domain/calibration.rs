@@ -67,6 +67,9 @@ pub struct KnownVerdict {
     pub verdict: Verdict,
     pub reasons: Vec<Reason>,
     pub note: String,
+    /// Where the flaw is in the clip, when the manifest said.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub flaw: Option<crate::domain::video::Flaw>,
 }
 
 /// The campaign's calibration rules.
@@ -479,6 +482,7 @@ mod tests {
                     Vec::new()
                 },
                 note: String::new(),
+                flaw: None,
             },
         }
     }

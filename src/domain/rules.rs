@@ -16,6 +16,9 @@ pub struct CheckedVerdict {
     /// Canonical order, no duplicates.
     pub reasons: Vec<Reason>,
     pub note: String,
+    /// A known verdict's flaw: where in the clip it is (a calibration item's, from its
+    /// manifest); none for everything a validator or an author decides.
+    pub flaw: Option<crate::domain::video::Flaw>,
 }
 
 /// A problem with one field of a request or a row.
@@ -104,6 +107,7 @@ pub fn check_verdict(
         verdict,
         reasons: parsed,
         note,
+        flaw: None,
     })
 }
 

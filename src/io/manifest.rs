@@ -621,8 +621,24 @@ fn known_verdict(
         Some(Value::String(s)) => s.clone(),
         Some(_) => return Err((".note".into(), "`note` must be a string".into())),
     };
-    check_verdict(taxonomy, stage, level, verdict, &reasons, &note)
-        .map_err(|e| (format!(".{}", e.field), e.message))
+    let mut known = check_verdict(taxonomy, stage, level, verdict, &reasons, &note)
+        .map_err(|e| (format!(".{}", e.field), e.message))?;
+    match o.get("flaw") {
+        None | Some(Value::Null) => {}
+        Some(f) => {
+            if verdict != Verdict::Reject {
+                return Err((
+                    ".flaw".into(),
+                    "only a known `reject` has a flaw to point at".into(),
+                ));
+            }
+            known.flaw = Some(
+                crate::domain::video::Flaw::parse(f)
+                    .map_err(|(at, m)| (format!(".flaw{at}"), m))?,
+            );
+        }
+    }
+    Ok(known)
 }
 
 /// Resolves a manifest path inside `root`, refusing anything that leaves it

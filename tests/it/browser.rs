@@ -2103,3 +2103,67 @@ async fn at_the_papers_size_lists_come_in_pages_and_any_item_is_found_by_its_id(
     d.moved_from(&here).await;
     assert_eq!(listed(&d).await, vec![ninety_eight_hundredth.clone()]);
 }
+
+/// A calibration miss marks the known flaw on the scrub bar, and G goes to its first
+/// frame.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn after_a_calibration_miss_g_goes_to_the_known_flaw_marked_on_the_bar() {
+    let Some(d) = driver().await else { return };
+    if !ffmpeg_or_skip() {
+        return;
+    }
+    let app = spawn_app().await;
+    let v0 = app.user("val00", Role::Validator, Some(0)).await;
+    app.user("val01", Role::Validator, Some(1)).await;
+    let src = app.source();
+    let file = counter_clip(&src, "CAL_COUNT", 10, 4);
+    let line = json!({
+        "clip_id": "CAL_COUNT", "task": "MC_F_EGO_STA", "file": file, "theme": "a frame counter",
+        "scene_graph": {}, "scenario": {}, "questions": [],
+        "calibration": {"verdict": "reject", "reasons": ["generation_artifact"],
+                        "note": "the counter skips", "flaw": {"frames": [25, 30]}}
+    });
+    let m = write_manifest(&src, "cal.jsonl", &[line]);
+    app.import(&m).await.unwrap();
+    // The miss, through the API; the page then shows the known verdict.
+    let r = app
+        .call(
+            reqwest::Method::POST,
+            &format!("/api/v1/campaigns/{CAMPAIGN}/calibration/1/CAL_COUNT/verdict"),
+            Some(&v0),
+            Some(json!({"verdict": "valid"})),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    sign_in_by_keyboard(&d, &app, "val00").await;
+    d.viewport(1366, 768).await;
+    d.go(&format!(
+        "{}/c/{CAMPAIGN}/calibration/1/CAL_COUNT",
+        app.base
+    ))
+    .await;
+    d.wait_ready().await;
+    d.settled().await;
+    assert_eq!(d.frame().await, 0, "the clip opens on its first frame");
+    // The band sits over the bar from 2.4 s to 3.0 s of the 4 s clip.
+    let band = d
+        .until(
+            "the flaw's band",
+            "const b = document.querySelector('.flaw-mark'); const s = document.getElementById('scrub'); \
+             if (!b || b.hidden || !s.offsetWidth) return null; \
+             return [(b.offsetLeft - s.offsetLeft) / s.offsetWidth, b.offsetWidth / s.offsetWidth];",
+        )
+        .await;
+    let (left, width) = (band[0].as_f64().unwrap(), band[1].as_f64().unwrap());
+    assert!((left - 0.6).abs() < 0.02, "starts at {left} of the bar");
+    assert!((width - 0.15).abs() < 0.02, "spans {width} of the bar");
+    d.keys("g").await;
+    d.settled().await;
+    assert_eq!(d.frame().await, 24, "G shows frame 25 (index 24)");
+    assert!(
+        d.exec("return document.getElementById('clip').paused;", vec![])
+            .await
+            .as_bool()
+            .unwrap()
+    );
+}

@@ -954,3 +954,120 @@ async fn an_admin_starts_a_round_and_sets_the_rules_through_the_api() {
         .await;
     assert_eq!(r.status, StatusCode::FORBIDDEN, "{}", r.text);
 }
+
+#[tokio::test]
+async fn a_calibration_miss_says_where_the_flaw_is_and_a_bad_place_is_named() {
+    let app = spawn_app().await;
+    let c = cast(&app).await;
+    let src = app.source();
+    // Places that are wrong, each named with its line and field; nothing is stored.
+    let mut bad = Vec::new();
+    for (i, flaw) in [
+        json!({"frames": [7, 5]}),
+        json!({"seconds": [1, "2"]}),
+        json!({"minutes": [1, 2]}),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let mut l = clip_line(&src, &format!("BAD_{i}"), MC, &[]);
+        l["calibration"] =
+            json!({"verdict": "reject", "reasons": ["generation_artifact"], "flaw": flaw});
+        bad.push(l);
+    }
+    let mut valid = clip_line(&src, "BAD_3", MC, &[]);
+    valid["calibration"] = json!({"verdict": "valid", "flaw": {"frames": [1, 2]}});
+    bad.push(valid);
+    let err = app
+        .import(&write_manifest(&src, "bad.jsonl", &bad))
+        .await
+        .unwrap_err()
+        .to_string();
+    for at in [
+        "line 1, field `calibration.flaw.frames`",
+        "line 2, field `calibration.flaw.seconds`",
+        "line 3, field `calibration.flaw.minutes`",
+        "line 4, field `calibration.flaw`",
+    ] {
+        assert!(err.contains(at), "{at}: {err}");
+    }
+    assert_eq!(app.count("SELECT COUNT(*) FROM calibration_keys").await, 0);
+    // A time span and a frame range (the fake clips' rate is not known).
+    let mut lines = Vec::new();
+    for (id, flaw) in [
+        ("CAL_S", json!({"seconds": [2.0, 2.5]})),
+        ("CAL_F", json!({"frames": [5, 7]})),
+    ] {
+        let mut l = clip_line(&src, id, MC, &[]);
+        l["calibration"] = json!({"verdict": "reject", "reasons": ["generation_artifact"],
+            "note": "the key morphs", "flaw": flaw});
+        lines.push(l);
+    }
+    lines.push(clip_line(&src, "MAIN_0", MC, &["OE"]));
+    app.import(&write_manifest(&src, "m.jsonl", &lines))
+        .await
+        .unwrap();
+    let path = |id: &str| format!("/api/v1/campaigns/{CAMPAIGN}/calibration/1/{id}/verdict");
+    let r = app
+        .call(
+            Method::POST,
+            &path("CAL_S"),
+            Some(&c.v0),
+            Some(json!({"verdict": "valid"})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    assert_eq!(r.body["known"]["flaw"], json!({"seconds": [2.0, 2.5]}));
+    let web = app.login("val00").await;
+    let page = app
+        .page(
+            Some(&web),
+            Method::GET,
+            &format!("/c/{CAMPAIGN}/calibration/1/CAL_S"),
+            None,
+        )
+        .await;
+    assert!(
+        page.text.contains(
+            "<p id=\"flaw\" data-from=\"2.000000\" data-to=\"2.500000\"><strong>Where:</strong> 2.000 s to 2.500 s, marked on the bar"
+        ),
+        "{}",
+        page.text
+    );
+    let r = app
+        .call(
+            Method::POST,
+            &path("CAL_F"),
+            Some(&c.v0),
+            Some(json!({"verdict": "valid"})),
+        )
+        .await;
+    assert_eq!(
+        r.body["known"]["flaw"],
+        json!({"frames": [5, 7]}),
+        "{}",
+        r.text
+    );
+    let page = app
+        .page(
+            Some(&web),
+            Method::GET,
+            &format!("/c/{CAMPAIGN}/calibration/1/CAL_F"),
+            None,
+        )
+        .await;
+    assert!(
+        page.text.contains("<p id=\"flaw\"><strong>Where:</strong> frames 5 to 7 <span class=\"muted\">(the clip's frame rate is not known"),
+        "{}",
+        page.text
+    );
+    // Before the verdict, nothing says where: the place comes with the known verdict.
+    let item = app
+        .get(
+            &format!("/api/v1/campaigns/{CAMPAIGN}/calibration/1/CAL_S"),
+            &c.v1,
+        )
+        .await;
+    assert_eq!(item.status, StatusCode::OK, "{}", item.text);
+    assert!(!item.text.contains("flaw"), "{}", item.text);
+}

@@ -274,6 +274,7 @@ async fn clips_retained_by_sample_open_their_questions_to_the_tasks_pair() {
         verdict: tandem::domain::Verdict::Valid,
         reasons: Vec::new(),
         note: String::new(),
+        flaw: None,
     };
     let err = app
         .store

@@ -33,9 +33,13 @@ async fn item_view_in(
         k_verdict: String,
         k_reasons: String,
         k_note: String,
+        k_flaw_unit: Option<String>,
+        k_flaw_from: Option<i64>,
+        k_flaw_to: Option<i64>,
     }
     let row = qa::<Row>(
-        "SELECT i.*, k.verdict AS k_verdict, k.reasons AS k_reasons, k.note AS k_note
+        "SELECT i.*, k.verdict AS k_verdict, k.reasons AS k_reasons, k.note AS k_note, k.flaw_unit AS k_flaw_unit,
+                        k.flaw_from AS k_flaw_from, k.flaw_to AS k_flaw_to
          FROM item_details i JOIN calibration_keys k ON k.item_id = i.id
          WHERE i.campaign_id = $1 AND i.stage = $2 AND i.item_key = $3 AND i.is_current = 1
            AND i.calibration = 1",
@@ -57,6 +61,11 @@ async fn item_view_in(
             Error::Internal(format!("the known verdict of calibration item `{key}`: {m}"))
         })?,
         note: row.k_note,
+        flaw: crate::domain::video::Flaw::from_columns(
+            row.k_flaw_unit.as_deref(),
+            row.k_flaw_from,
+            row.k_flaw_to,
+        ),
     };
     Ok((ItemHeader::try_from(row.item)?, known))
 }
@@ -240,6 +249,9 @@ impl Backend {
             k_verdict: String,
             k_reasons: String,
             k_note: String,
+            k_flaw_unit: Option<String>,
+            k_flaw_from: Option<i64>,
+            k_flaw_to: Option<i64>,
         }
         let mut c = self.read().await?;
         let only = validator.map_or(0, |u| u.id);
@@ -265,7 +277,8 @@ impl Backend {
         .await?;
         let rows = qa::<Row>(
             "SELECT d.validator_id, d.round, i.stage, i.item_key, d.verdict, d.reasons, d.agrees,
-                    k.verdict AS k_verdict, k.reasons AS k_reasons, k.note AS k_note
+                    k.verdict AS k_verdict, k.reasons AS k_reasons, k.note AS k_note, k.flaw_unit AS k_flaw_unit,
+                        k.flaw_from AS k_flaw_from, k.flaw_to AS k_flaw_to
              FROM calibration_decisions d
              JOIN items i ON i.id = d.item_id
              JOIN calibration_keys k ON k.item_id = d.item_id
@@ -331,6 +344,11 @@ impl Backend {
                     verdict: Verdict::parse(&r.k_verdict).map_err(Error::Internal)?,
                     reasons: known_reasons,
                     note: r.k_note,
+                    flaw: crate::domain::video::Flaw::from_columns(
+                        r.k_flaw_unit.as_deref(),
+                        r.k_flaw_from,
+                        r.k_flaw_to,
+                    ),
                 },
             });
         }

@@ -276,16 +276,20 @@ pub(crate) async fn insert_keys(tx: &mut impl Tx, keys: &[(i64, &CheckedVerdict)
         .iter()
         .zip(&reasons)
         .map(|((item, k), r)| {
+            let flaw = k.flaw.map(|f| f.columns());
             vec![
                 (*item).into(),
                 k.verdict.as_str().into(),
                 r.as_str().into(),
                 k.note.as_str().into(),
+                flaw.map(|f| f.0).into(),
+                flaw.map(|f| f.1).into(),
+                flaw.map(|f| f.2).into(),
             ]
         })
         .collect();
     tx.insert_rows::<(i64,)>(
-        "INSERT INTO calibration_keys (item_id, verdict, reasons, note)",
+        "INSERT INTO calibration_keys (item_id, verdict, reasons, note, flaw_unit, flaw_from, flaw_to)",
         "item_id",
         &rows,
     )

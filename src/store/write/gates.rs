@@ -295,6 +295,9 @@ row! {
         k_verdict: String,
         k_reasons: String,
         k_note: String,
+        k_flaw_unit: Option<String>,
+        k_flaw_from: Option<i64>,
+        k_flaw_to: Option<i64>,
     }
 }
 
@@ -305,7 +308,8 @@ pub(crate) async fn calibration_items(tx: &mut impl Tx, campaign_id: i64) -> Res
         .fetch(
             sql!(
                 "SELECT i.id, i.stage, i.item_key, i.level, k.verdict AS k_verdict,
-                        k.reasons AS k_reasons, k.note AS k_note
+                        k.reasons AS k_reasons, k.note AS k_note, k.flaw_unit AS k_flaw_unit,
+                        k.flaw_from AS k_flaw_from, k.flaw_to AS k_flaw_to
                  FROM items i
                  JOIN calibration_keys k ON k.item_id = i.id
                  JOIN clip_versions v ON v.id = i.clip_version_id
@@ -331,6 +335,11 @@ pub(crate) async fn calibration_items(tx: &mut impl Tx, campaign_id: i64) -> Res
                         Error::Internal(format!("calibration item #{}'s known verdict: {m}", r.id))
                     })?,
                     note: r.k_note,
+                    flaw: crate::domain::video::Flaw::from_columns(
+                        r.k_flaw_unit.as_deref(),
+                        r.k_flaw_from,
+                        r.k_flaw_to,
+                    ),
                 },
             })
         })

@@ -155,6 +155,8 @@ pub struct FeedbackView {
     pub mine: String,
     pub known: String,
     pub known_note: String,
+    /// Where the known flaw is, when the manifest said.
+    pub flaw: Option<FlawView>,
     pub next: Option<String>,
     pub state: &'static str,
     pub agreed: i64,
@@ -177,12 +179,42 @@ fn describe(tax: &Taxonomy, stage: Stage, verdict: Verdict, reasons: &[Reason]) 
     }
 }
 
-fn feedback_view(tax: &Taxonomy, stage: Stage, c: &str, f: &CalibrationFeedback) -> FeedbackView {
+/// A known flaw's place: in words, and (when it can be placed: a time span, or frames
+/// of a clip whose rate is known) its start and end in seconds, for the scrub bar's
+/// marker and the key that goes there.
+pub struct FlawView {
+    pub words: String,
+    pub from: String,
+    pub to: String,
+    pub placed: bool,
+}
+
+fn flaw_view(
+    flaw: crate::domain::video::Flaw,
+    timing: Option<&crate::domain::video::FrameTiming>,
+) -> FlawView {
+    let span = flaw.seconds(timing.filter(|t| t.constant).map(|t| t.fps));
+    FlawView {
+        words: flaw.words(),
+        from: span.map(|s| format!("{:.6}", s.0)).unwrap_or_default(),
+        to: span.map(|s| format!("{:.6}", s.1)).unwrap_or_default(),
+        placed: span.is_some(),
+    }
+}
+
+fn feedback_view(
+    tax: &Taxonomy,
+    stage: Stage,
+    c: &str,
+    f: &CalibrationFeedback,
+    timing: Option<&crate::domain::video::FrameTiming>,
+) -> FeedbackView {
     FeedbackView {
         agrees: f.agrees,
         mine: describe(tax, stage, f.verdict, &f.reasons),
         known: describe(tax, stage, f.known.verdict, &f.known.reasons),
         known_note: f.known.note.clone(),
+        flaw: f.known.flaw.map(|fl| flaw_view(fl, timing)),
         next: f
             .status
             .next
@@ -253,6 +285,11 @@ async fn item_page(
         &here,
     )
     .await?;
+    let player = player(state, session, &item.clip).await?;
+    let feedback = item
+        .feedback
+        .as_ref()
+        .map(|f| feedback_view(&campaign.taxonomy, stage, c, f, player.timing.as_ref()));
     let page = ItemPage {
         chrome,
         campaign: c.to_string(),
@@ -262,17 +299,14 @@ async fn item_page(
         theme: item.clip.theme.clone().unwrap_or_default(),
         scene_graph: pretty(&item.clip.scene_graph),
         scenario: pretty(&item.clip.scenario),
-        player: player(state, session, &item.clip).await?,
+        player,
         question: item.question.as_ref().map(question_line),
         keys: super::verdict_keys(&reasons, super::KeyPage::Calibration),
         reasons,
         verdict,
         note,
         error: error.clone(),
-        feedback: item
-            .feedback
-            .as_ref()
-            .map(|f| feedback_view(&campaign.taxonomy, stage, c, f)),
+        feedback,
         rendered_at: carried
             .rendered_at
             .unwrap_or_else(|| crate::clock::now_micros() / 1000),
