@@ -326,7 +326,8 @@ pub fn write_calibration_manifest(dir: &Path, taxonomy: &Taxonomy) -> Result<std
         .map_err(|e| Error::io(format!("cannot create {}", videos.display()), e))?;
     let known = [
         json!({"verdict": "valid", "note": "a steady square on a plain ground"}),
-        json!({"verdict": "reject", "reasons": [flaw_reason(taxonomy)?], "note": "the square flickers near the end of the clip"}),
+        json!({"verdict": "reject", "reasons": [flaw_reason(taxonomy)?], "note": "the square flickers near the end of the clip",
+               "flaw": {"seconds": [2.25, 3.0]}}),
         json!({"verdict": "valid", "note": "the motion is smooth and the bar stays put"}),
     ];
     let mut lines = String::new();
@@ -338,6 +339,9 @@ pub fn write_calibration_manifest(dir: &Path, taxonomy: &Taxonomy) -> Result<std
         let mut k = k.clone();
         if !taxonomy.clip_review && i == 1 {
             k["note"] = json!("the clip does not show what the question asks");
+            if let Some(o) = k.as_object_mut() {
+                o.remove("flaw");
+            }
         }
         let mut line = json!({
             "clip_id": format!("CAL_{i}"),
