@@ -295,6 +295,34 @@ async fn responses_reconstructing_the_paper_give_back_tables_14_and_15() {
     let t14 = render_study(&report, TableId::T14, Format::Latex).unwrap();
     assert!(t14.contains("VGenST & $2.96 \\pm 1.07$"), "{t14}");
     latex_compiles(&format!("{t14}{latex}"));
+    // The admin finds a participant by the start of their name.
+    app.user("admin1", Role::Admin, None).await;
+    let web = app.login("admin1").await;
+    let page = |q: &'static str| {
+        let (app, web) = (&app, &web);
+        async move {
+            let r = app
+                .page(
+                    Some(web),
+                    reqwest::Method::GET,
+                    &format!("/c/{CAMPAIGN}/admin/study{q}"),
+                    None,
+                )
+                .await;
+            assert_eq!(r.status, 200, "{q}: {}", r.text);
+            r.text
+        }
+    };
+    let all = page("").await;
+    assert!(all.contains("<th>E1") && all.contains("<th>E2"), "{all}");
+    let one = page("?name=E2").await;
+    assert!(one.contains("<th>E2") && !one.contains("<th>E1"), "{one}");
+    assert!(one.contains("<span>1 item(s)</span>"), "{one}");
+    let none = page("?name=Z").await;
+    assert!(
+        none.contains("No participant's name starts with <code>Z</code>."),
+        "{none}"
+    );
 }
 
 #[tokio::test]

@@ -96,7 +96,7 @@ const QUEUE_PAGE_BEFORE: &str = queue_page!("<", "DESC");
 /// Per task of a queue (in pairing order): its rows, and how many of them the filters
 /// keep. One pass over the queue gives the filter's task menu and both counts.
 const QUEUE_COUNTS: &str = concat!(
-    "SELECT t.id, t.code, COUNT(*) AS all_rows,
+    "SELECT t.code, COUNT(*) AS all_rows,
             COALESCE(SUM(CASE WHEN ", queue_filters!("u.task_id", "u.decided", "", "u.item_key"), " THEN 1 ELSE 0 END), 0) AS matching
      FROM ", queue_rows!(), " JOIN tasks t ON t.id = u.task_id
      GROUP BY t.id, t.code, t.position
@@ -265,8 +265,6 @@ impl Backend {
         // The tasks of the queue (for its filter) and how many rows the filters keep.
         #[derive(sqlx::FromRow)]
         struct Count {
-            #[allow(dead_code)]
-            id: i64,
             code: String,
             all_rows: i64,
             matching: i64,

@@ -1243,10 +1243,8 @@ pub struct ItemsQuery {
     /// A prefix of the item's id or its clip's.
     #[serde(default)]
     id: String,
-    #[serde(default)]
-    after: String,
-    #[serde(default)]
-    before: String,
+    #[serde(flatten)]
+    at: super::At,
 }
 
 #[derive(Template)]
@@ -1314,8 +1312,7 @@ pub async fn items(
         task: task.map(str::to_string),
         group,
         prefix: crate::domain::paging::prefix("id", Some(&q.id)).map_err(Error::from)?,
-        cursor: crate::domain::paging::Cursor::parse(Some(&q.after), Some(&q.before))
-            .map_err(Error::from)?,
+        cursor: q.at.cursor()?,
         limit: crate::domain::paging::PAGE_ROWS,
     };
     let page = state.store.items_in_group(&campaign, stage, &query).await?;

@@ -417,15 +417,6 @@ struct AdminPage {
     error: Option<String>,
 }
 
-/// The page of the calibration items shown (`after` or `before` an item).
-#[derive(serde::Deserialize, Default)]
-pub struct KeysPage {
-    #[serde(default)]
-    after: String,
-    #[serde(default)]
-    before: String,
-}
-
 fn score_row(s: &CalibrationScore) -> ScoreRow {
     let st = &s.status;
     ScoreRow {
@@ -460,11 +451,11 @@ async fn admin_page(
     session: &Session,
     c: &str,
     error: Option<String>,
-    at: &KeysPage,
+    at: &super::At,
 ) -> PageResult {
     use crate::domain::paging;
     let campaign = state.store.campaign(c).await?;
-    let cursor = paging::Cursor::parse(Some(&at.after), Some(&at.before)).map_err(Error::from)?;
+    let cursor = at.cursor()?;
     let scores = state.store.calibration_scores(&campaign).await?;
     let keys = state.store.calibration_keys(&campaign).await?;
     let key_count = keys.len();
@@ -509,11 +500,28 @@ async fn admin_page(
     Ok(resp)
 }
 
+/// The calibration page again (its first page of items), with why a form was refused.
+async fn refused_on_admin_page(
+    state: &AppState,
+    session: &Session,
+    c: &str,
+    e: &Error,
+) -> PageResult {
+    admin_page(
+        state,
+        session,
+        c,
+        Some(for_people(e)),
+        &super::At::default(),
+    )
+    .await
+}
+
 pub async fn admin(
     State(state): State<AppState>,
     Extension(session): Extension<Session>,
     Path(c): Path<String>,
-    axum::extract::Query(at): axum::extract::Query<KeysPage>,
+    axum::extract::Query(at): axum::extract::Query<super::At>,
 ) -> PageResult {
     admin_page(&state, &session, &c, None, &at).await
 }
@@ -537,14 +545,7 @@ pub async fn reset(
             &crate::domain::calibration::round_text(&name, &draw),
         )),
         Err(e @ (Error::Conflict(_) | Error::NotFound(_))) => {
-            admin_page(
-                &state,
-                &session,
-                &c,
-                Some(for_people(&e)),
-                &KeysPage::default(),
-            )
-            .await
+            refused_on_admin_page(&state, &session, &c, &e).await
         }
         Err(e) => Err(e.into()),
     }
@@ -579,14 +580,7 @@ pub async fn mark(
             &format!("{clip} is now a calibration clip."),
         )),
         Err(e @ (Error::Field { .. } | Error::Conflict(_) | Error::NotFound(_))) => {
-            admin_page(
-                &state,
-                &session,
-                &c,
-                Some(for_people(&e)),
-                &KeysPage::default(),
-            )
-            .await
+            refused_on_admin_page(&state, &session, &c, &e).await
         }
         Err(e) => Err(e.into()),
     }
@@ -624,18 +618,9 @@ pub async fn settings(
                 "Agreement needed is a percentage above 0 and at most 100 (80 means 80%), not \u{201c}{}\u{201d}.",
                 typed.trim()
             );
-            admin_page(&state, &session, &c, Some(m), &KeysPage::default()).await
+            admin_page(&state, &session, &c, Some(m), &super::At::default()).await
         }
-        Err(e @ Error::Field { .. }) => {
-            admin_page(
-                &state,
-                &session,
-                &c,
-                Some(for_people(&e)),
-                &KeysPage::default(),
-            )
-            .await
-        }
+        Err(e @ Error::Field { .. }) => refused_on_admin_page(&state, &session, &c, &e).await,
         Err(e) => Err(e.into()),
     }
 }

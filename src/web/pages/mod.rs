@@ -138,6 +138,25 @@ impl Chrome {
 
 pub use super::reply::{PageError, PageResult, error_page, for_people, render};
 
+/// Where a page of a long list starts, as a link gives it: `after` or `before` a row
+/// (`domain::paging::Cursor`); neither is the first page.
+#[derive(serde::Deserialize, Default)]
+pub struct At {
+    #[serde(default)]
+    pub after: String,
+    #[serde(default)]
+    pub before: String,
+}
+
+impl At {
+    pub fn cursor(&self) -> Result<Option<crate::domain::paging::Cursor>, Error> {
+        Ok(crate::domain::paging::Cursor::parse(
+            Some(&self.after),
+            Some(&self.before),
+        )?)
+    }
+}
+
 /// The links between the pages of a long list (`domain::paging`): the first page, the
 /// one before and the one after, each keeping the list's filters.
 pub struct Pager {

@@ -44,10 +44,8 @@ struct QueuePage {
 pub struct SplitsFilter {
     #[serde(default)]
     id: String,
-    #[serde(default)]
-    after: String,
-    #[serde(default)]
-    before: String,
+    #[serde(flatten)]
+    at: super::At,
 }
 
 pub async fn queue(
@@ -60,8 +58,7 @@ pub async fn queue(
     let campaign = state.store.campaign(&c).await?;
     let stage = stage(&s)?;
     let prefix = paging::prefix("id", Some(&filter.id)).map_err(Error::from)?;
-    let cursor =
-        paging::Cursor::parse(Some(&filter.after), Some(&filter.before)).map_err(Error::from)?;
+    let cursor = filter.at.cursor()?;
     let splits = state.store.splits(&campaign, stage, true).await?;
     let rows: Vec<SplitRow> = splits
         .iter()

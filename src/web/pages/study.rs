@@ -282,10 +282,8 @@ struct AdminPage {
 pub struct ParticipantsFilter {
     #[serde(default)]
     name: String,
-    #[serde(default)]
-    after: String,
-    #[serde(default)]
-    before: String,
+    #[serde(flatten)]
+    at: super::At,
 }
 
 pub async fn admin(
@@ -297,8 +295,7 @@ pub async fn admin(
     use crate::domain::paging;
     let campaign = state.store.campaign(&c).await?;
     let prefix = paging::prefix("name", Some(&filter.name)).map_err(Error::from)?;
-    let cursor =
-        paging::Cursor::parse(Some(&filter.after), Some(&filter.before)).map_err(Error::from)?;
+    let cursor = filter.at.cursor()?;
     let here = format!("/c/{c}/admin/study");
     let chrome = Chrome::new(&state, &session, Some(&c), "Study", &here).await?;
     let mut page = AdminPage {
