@@ -563,7 +563,8 @@ forward! {
     /// The validator's progress in a stage and the next item to decide: one statement.
     fn queue(&self, campaign: &Campaign, validator: &User, stage: Stage) -> Result<QueueStatus>;
     /// A page of the validator's queue in a stage, in review order (undecided first),
-    /// under the query's filters, with how many rows they keep: three statements.
+    /// under the query's filters, with how many rows they keep: three statements, and
+    /// one more to find the row a later page starts beside.
     fn queue_page(&self, campaign: &Campaign, validator: &User, stage: Stage, query: &QueueQuery) -> Result<QueueListing>;
     /// One item of the validator's queue. Anything outside their queue is "not found".
     fn validator_item(&self, campaign: &Campaign, validator: &User, stage: Stage, key: &str) -> Result<ValidatorItem>;
