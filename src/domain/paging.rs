@@ -147,17 +147,35 @@ pub struct Page<T> {
 /// Cuts a page from rows read beside a cursor: `read` holds at most `limit + 1` rows in
 /// the list's order, read going away from the cursor (for `Before`, nearest first, so
 /// in reverse order); the extra row only says that more lie beyond.
-pub fn cut<T>(mut read: Vec<T>, limit: usize, cursor: Option<&Cursor>, matching: usize) -> Page<T> {
+pub fn cut<T>(read: Vec<T>, limit: usize, cursor: Option<&Cursor>, matching: usize) -> Page<T> {
+    cut_beside(
+        read,
+        limit,
+        cursor.map(|c| c.side),
+        cursor.is_some_and(Cursor::is_end),
+        matching,
+    )
+}
+
+/// `cut` for a list whose cursor is its own: the page lies on `side` of a row (none:
+/// the first page), or with `end`, is the last page.
+pub fn cut_beside<T>(
+    mut read: Vec<T>,
+    limit: usize,
+    side: Option<Side>,
+    end: bool,
+    matching: usize,
+) -> Page<T> {
     let beyond = read.len() > limit;
     read.truncate(limit);
-    match cursor.map(|c| c.side) {
+    match side {
         Some(Side::Before) => {
             read.reverse();
             Page {
                 rows: read,
                 matching,
                 more_before: beyond,
-                more_after: !cursor.is_some_and(Cursor::is_end),
+                more_after: !end,
             }
         }
         side => Page {

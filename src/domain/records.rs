@@ -153,6 +153,125 @@ pub struct AuditEvent {
     /// resolutions.
     #[serde(skip)]
     pub order: i64,
+    /// Where the event stands in the trail's order (for paging).
+    #[serde(skip)]
+    pub position: AuditPosition,
+}
+
+/// An event's place in the audit trail, which pages cut beside: its time, its kind
+/// (imports, verdicts, outcomes, sample draws, resolutions, calibration verdicts, in
+/// that order at the same time) and its row. Unique: no two events share one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub struct AuditPosition {
+    /// µs since the epoch.
+    pub at: i64,
+    pub kind: i64,
+    pub row: i64,
+}
+
+impl AuditPosition {
+    /// The position's text in a link: `AT.KIND.ROW`.
+    pub fn token(&self) -> String {
+        format!("{}.{}.{}", self.at, self.kind, self.row)
+    }
+
+    fn parse(
+        field: &'static str,
+        text: &str,
+    ) -> Result<AuditPosition, crate::domain::rules::FieldError> {
+        let bad = || {
+            crate::domain::rules::FieldError::new(
+                field,
+                format!(
+                    "`{text}` is not a place in the audit trail: it reads `TIME.KIND.ROW` (three whole numbers)"
+                ),
+            )
+        };
+        let mut parts = text.split('.').map(|p| p.parse::<i64>().map_err(|_| bad()));
+        let (Some(at), Some(kind), Some(row), None) =
+            (parts.next(), parts.next(), parts.next(), parts.next())
+        else {
+            return Err(bad());
+        };
+        Ok(AuditPosition {
+            at: at?,
+            kind: kind?,
+            row: row?,
+        })
+    }
+}
+
+/// A page of the audit trail: the trail in time order (a clip's or a person's history)
+/// or newest first (the campaign's latest events), the rows beside a position, at most
+/// `limit` of them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AuditPaging {
+    pub newest_first: bool,
+    /// `None`: the first page. `(Before, None)`: the last page.
+    pub side: Option<crate::domain::paging::Side>,
+    pub at: Option<AuditPosition>,
+    pub limit: usize,
+}
+
+impl AuditPaging {
+    /// From a request's `after` and `before` fields (at most one; `before=end` is the
+    /// last page).
+    pub fn parse(
+        newest_first: bool,
+        after: Option<&str>,
+        before: Option<&str>,
+        limit: usize,
+    ) -> Result<AuditPaging, crate::domain::rules::FieldError> {
+        use crate::domain::paging::{Cursor, Side};
+        let given = |v: Option<&str>| {
+            v.map(str::trim)
+                .filter(|v| !v.is_empty())
+                .map(str::to_string)
+        };
+        let (side, at) = match (given(after), given(before)) {
+            (None, None) => (None, None),
+            (Some(_), Some(_)) => {
+                return Err(crate::domain::rules::FieldError::new(
+                    "before",
+                    "give `after` or `before`, not both",
+                ));
+            }
+            (Some(t), None) => (Some(Side::After), Some(AuditPosition::parse("after", &t)?)),
+            (None, Some(t)) if t == Cursor::END => (Some(Side::Before), None),
+            (None, Some(t)) => (
+                Some(Side::Before),
+                Some(AuditPosition::parse("before", &t)?),
+            ),
+        };
+        Ok(AuditPaging {
+            newest_first,
+            side,
+            at,
+            limit,
+        })
+    }
+
+    /// Whether the rows are read in ascending position (else descending): going away
+    /// from the page's position, in the direction the page lies.
+    pub fn reads_up(&self) -> bool {
+        self.newest_first == (self.side == Some(crate::domain::paging::Side::Before))
+    }
+
+    /// Cuts the page from the rows read beside its position (each kind's first
+    /// `limit + 1`, merged here), with the number of matching events.
+    pub fn cut(
+        &self,
+        mut read: Vec<AuditEvent>,
+        matching: usize,
+    ) -> crate::domain::paging::Page<AuditEvent> {
+        if self.reads_up() {
+            read.sort_by_key(|e| e.position);
+        } else {
+            read.sort_by_key(|e| std::cmp::Reverse(e.position));
+        }
+        read.truncate(self.limit.saturating_add(1));
+        crate::domain::paging::cut_beside(read, self.limit, self.side, self.at.is_none(), matching)
+    }
 }
 
 /// Which events of the audit trail to show: of one clip, by one person, within a time

@@ -622,6 +622,9 @@ forward! {
     /// The events the filter names: per clip and version in time order, or with a
     /// `limit`, the latest that many, newest first.
     fn audit(&self, campaign: &Campaign, filter: &crate::domain::records::AuditFilter) -> Result<Vec<AuditEvent>>;
+    /// A page of the events the filter names, with how many match: one statement per
+    /// kind of event for the page, and one per kind to count.
+    fn audit_page(&self, campaign: &Campaign, filter: &crate::domain::records::AuditFilter, paging: &crate::domain::records::AuditPaging) -> Result<crate::domain::paging::Page<AuditEvent>>;
 
     // Sessions and sign-in.
     /// Starts a session for `user`; returns the cookie's id (kept only by the browser).

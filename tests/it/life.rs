@@ -865,7 +865,7 @@ async fn the_audit_trail_is_searched_by_clip_person_and_day_on_the_page_the_api_
     };
     let p = page(String::new()).await;
     assert_eq!(p.status, reqwest::StatusCode::OK);
-    assert!(p.text.contains("The latest 200 events"), "{}", p.text);
+    assert!(p.text.contains("events, newest first"), "{}", p.text);
     for id in &ids {
         assert!(p.text.contains(&format!("audit?clip={id}\"")), "{id}");
     }

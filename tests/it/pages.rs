@@ -1366,6 +1366,104 @@ async fn long_lists_page_by_the_row_beside_them_and_find_an_id_by_its_start() {
     );
 }
 
+/// The rows of a page's table body, each as its whole text.
+fn body_rows(html: &str) -> Vec<String> {
+    let Some(body) = html.split("<tbody>").nth(1) else {
+        return Vec::new();
+    };
+    let body = body.split("</tbody>").next().unwrap_or_default();
+    body.split("<tr>")
+        .skip(1)
+        .map(|r| r.trim().trim_end_matches("</tr>").to_string())
+        .collect()
+}
+
+#[tokio::test]
+async fn the_audit_pages_by_the_event_beside_it_and_shows_each_event_once() {
+    let app = spawn_app().await;
+    let c = cast(&app).await;
+    // One import: 260 events at the same time, which a page must still cut between.
+    let ids = app.import_clips(&[MC], 260, &["OE"]).await;
+    for id in &ids[..30] {
+        assert_eq!(app.pass(&c.v0, 1, id).await.status, 201);
+        assert_eq!(app.pass(&c.v1, 1, id).await.status, 201);
+    }
+    // 260 imports, 60 verdicts, 30 outcomes.
+    let total = 350;
+    let admin = app.login("admin1").await;
+    let get = |path: String| {
+        let (app, web) = (&app, admin.clone());
+        async move {
+            let r = app.page(Some(&web), Method::GET, &path, None).await;
+            assert_eq!(r.status, StatusCode::OK, "{path}: {}", r.text);
+            r.text
+        }
+    };
+    // Walks a list by one link, from a page, collecting its rows.
+    let walk = |start: String, rel: &'static str| {
+        let get = &get;
+        async move {
+            let mut pages = Vec::new();
+            let mut next = Some(start);
+            while let Some(path) = next {
+                let page = get(path).await;
+                next = rel_link(&page, rel);
+                pages.push(body_rows(&page));
+                assert!(pages.len() <= 3, "a list of {total} events in two pages");
+            }
+            pages
+        }
+    };
+    let first = get(format!("/c/{CAMPAIGN}/admin/audit")).await;
+    assert!(first.contains("200 event(s) of 350"), "{first}");
+    let forward = walk(format!("/c/{CAMPAIGN}/admin/audit"), "next").await;
+    assert_eq!(
+        forward.iter().map(Vec::len).collect::<Vec<_>>(),
+        vec![200, 150]
+    );
+    let newest_first = forward.concat();
+    let mut once = newest_first.clone();
+    once.sort();
+    once.dedup();
+    assert_eq!(once.len(), total, "each event once");
+    assert!(
+        newest_first[0].contains("<td>outcome</td>"),
+        "{}",
+        newest_first[0]
+    );
+    assert!(newest_first[total - 1].contains("<td>import</td>"));
+    // Back from the last page: the same events, the same pages.
+    let last = rel_link(&first, "last").expect("a last page");
+    let mut backward = walk(last, "prev").await;
+    backward.reverse();
+    assert_eq!(backward.concat(), newest_first);
+    // Filtered, the trail reads in time order, paged the other way round.
+    let common = ids[0]
+        .char_indices()
+        .take_while(|(i, ch)| ids.iter().all(|id| id[*i..].starts_with(*ch)))
+        .map(|(_, ch)| ch)
+        .collect::<String>();
+    assert!(!common.is_empty());
+    let filtered = walk(format!("/c/{CAMPAIGN}/admin/audit?id={common}"), "next").await;
+    let mut in_time_order = filtered.concat();
+    in_time_order.reverse();
+    assert_eq!(in_time_order, newest_first);
+    // A page position that is not one is named.
+    let bad = app
+        .page(
+            Some(&admin),
+            Method::GET,
+            &format!("/c/{CAMPAIGN}/admin/audit?after=12.x"),
+            None,
+        )
+        .await;
+    assert!(
+        bad.text.contains("12.x") && bad.text.contains("TIME.KIND.ROW"),
+        "{}",
+        bad.text
+    );
+}
+
 #[tokio::test]
 async fn the_author_finds_a_split_by_the_start_of_its_id() {
     let app = spawn_app().await;

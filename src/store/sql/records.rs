@@ -5,7 +5,7 @@
 
 use crate::store::write;
 use crate::domain::records::{
-    AuditEvent, DecisionRecord, DecisionRow, RegenerationItem, ResolutionRecord, ResolutionRow,
+    AuditEvent, AuditFilter, AuditPaging, AuditPosition, DecisionRecord, DecisionRow, RegenerationItem, ResolutionRecord, ResolutionRow,
     RetainedClip, RetainedCounts, RetainedQuestion,
 };
 use crate::domain::Outcome;
@@ -17,54 +17,207 @@ use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-/// One kind of audit event's query: `base` ends where the campaign's id goes; then only
-/// the filter's conditions that are given (the clip, an id prefix of the clip or, when
-/// the kind has one in `item_key`, the item, the person when the kind has one
-/// in `who`, the window on `at`; `clip_key` names the clip's key column), newest first, at most the filter's limit.
-fn audit_query(
+/// One kind of audit event: its columns (the clip's key, the item's when the kind has
+/// one, the person's when it has one, its time, its row's id) and its rank among kinds
+/// at the same time (`AuditPosition::kind`).
+struct AuditKind {
+    /// The query up to where the campaign's id goes.
     base: &'static str,
-    campaign_id: i64,
-    filter: &crate::domain::records::AuditFilter,
-    clip_key: &'static str,
-    item_key: Option<&'static str>,
+    clip: &'static str,
+    item: Option<&'static str>,
     who: Option<&'static str>,
     at: &'static str,
-) -> sqlx::QueryBuilder<Db> {
-    let mut q = sqlx::QueryBuilder::<Db>::new(base);
-    q.push_bind(campaign_id);
-    if let Some(clip) = &filter.clip {
-        q.push(format!(" AND {clip_key} = ")).push_bind(clip.as_str());
+    row: &'static str,
+    kind: i64,
+}
+
+const IMPORTS: AuditKind = AuditKind {
+    base: "SELECT c.clip_key, v.version, v.created_at, v.source_file, im.manifest, v.id AS row_id
+           FROM clip_versions v JOIN clips c ON c.id = v.clip_id JOIN imports im ON im.id = v.import_id
+           WHERE c.campaign_id = ",
+    clip: "c.clip_key",
+    item: None,
+    who: None,
+    at: "v.created_at",
+    row: "v.id",
+    kind: 0,
+};
+
+const VERDICTS: AuditKind = AuditKind {
+    base: "SELECT c.clip_key, i.clip_version AS version, i.stage, i.item_key, d.seq, d.verdict, d.reasons,
+                  d.note, d.decided_at, d.origin, u.name, d.id AS row_id
+           FROM decisions d JOIN items i ON i.id = d.item_id JOIN users u ON u.id = d.validator_id
+           JOIN clip_versions v ON v.id = i.clip_version_id JOIN clips c ON c.id = v.clip_id
+           WHERE d.campaign_id = ",
+    clip: "c.clip_key",
+    item: Some("i.item_key"),
+    who: Some("u.name"),
+    at: "d.decided_at",
+    row: "d.id",
+    kind: 1,
+};
+
+// An outcome happens with the later of the two counted verdicts.
+const OUTCOMES: AuditKind = AuditKind {
+    base: "SELECT x.* FROM (
+             SELECT c.clip_key, i.clip_version AS version, i.stage, i.item_key,
+                    CASE WHEN d1.decided_at > d2.decided_at THEN d1.decided_at ELSE d2.decided_at END AS at,
+                    CASE WHEN i.outcome IN ('split_accepted', 'split_rejected') THEN 'split' ELSE i.outcome END AS outcome,
+                    i.campaign_id, i.id AS row_id
+             FROM items i JOIN decisions d1 ON d1.id = i.final1_id JOIN decisions d2 ON d2.id = i.final2_id
+             JOIN clip_versions v ON v.id = i.clip_version_id JOIN clips c ON c.id = v.clip_id
+           ) x WHERE x.campaign_id = ",
+    clip: "x.clip_key",
+    item: Some("x.item_key"),
+    who: None,
+    at: "x.at",
+    row: "x.row_id",
+    kind: 2,
+};
+
+// Sampled review: each item a lot took, at its draw (drawn, or held for the lot's
+// decision) or at its lot's decision (retained by sample, or sent to full review).
+const SAMPLES: AuditKind = AuditKind {
+    base: "SELECT x.* FROM (
+             SELECT c.clip_key, i.clip_version AS version, i.stage, i.item_key, l.id AS lot,
+                    l.n, l.lot_size, l.c, i.drawn, l.decision, l.defects,
+                    CASE WHEN i.drawn = 1 OR l.settled_at IS NULL THEN l.drawn_at
+                         ELSE l.settled_at END AS at,
+                    i.campaign_id, i.id AS row_id
+             FROM items i JOIN sample_lots l ON l.id = i.lot_id
+             JOIN clip_versions v ON v.id = i.clip_version_id JOIN clips c ON c.id = v.clip_id
+           ) x WHERE x.campaign_id = ",
+    clip: "x.clip_key",
+    item: Some("x.item_key"),
+    who: None,
+    at: "x.at",
+    row: "x.row_id",
+    kind: 3,
+};
+
+const RESOLUTIONS: AuditKind = AuditKind {
+    base: "SELECT c.clip_key, i.clip_version AS version, i.stage, i.item_key, r.verdict, r.note,
+                  r.decided_at, u.name, r.id AS row_id
+           FROM resolutions r JOIN items i ON i.id = r.item_id JOIN users u ON u.id = r.author_id
+           JOIN clip_versions v ON v.id = i.clip_version_id JOIN clips c ON c.id = v.clip_id
+           WHERE i.campaign_id = ",
+    clip: "c.clip_key",
+    item: Some("i.item_key"),
+    who: Some("u.name"),
+    at: "r.decided_at",
+    row: "r.id",
+    kind: 4,
+};
+
+const CALIBRATIONS: AuditKind = AuditKind {
+    base: "SELECT c.clip_key, i.clip_version AS version, i.stage, i.item_key, d.verdict, d.agrees,
+                  d.round, d.decided_at, u.name, d.id AS row_id
+           FROM calibration_decisions d JOIN items i ON i.id = d.item_id JOIN users u ON u.id = d.validator_id
+           JOIN clip_versions v ON v.id = i.clip_version_id JOIN clips c ON c.id = v.clip_id
+           WHERE d.campaign_id = ",
+    clip: "c.clip_key",
+    item: Some("i.item_key"),
+    who: Some("u.name"),
+    at: "d.decided_at",
+    row: "d.id",
+    kind: 5,
+};
+
+const AUDIT_KINDS: [AuditKind; 6] = [IMPORTS, VERDICTS, OUTCOMES, SAMPLES, RESOLUTIONS, CALIBRATIONS];
+
+/// How an audit query reads: every matching row, the latest `limit` (newest first),
+/// a page's rows beside its position, or the count of matching rows.
+#[derive(Clone, Copy)]
+enum AuditRead<'a> {
+    Rows,
+    Page(&'a AuditPaging),
+    Count,
+}
+
+impl AuditKind {
+    /// Whether a filter's events can be of this kind: events without a person (imports,
+    /// outcomes, sample draws) do not match a person.
+    fn matches(&self, filter: &AuditFilter) -> bool {
+        filter.who.is_none() || self.who.is_some()
     }
-    if let Some(prefix) = &filter.prefix {
-        // The same test on both backends (SQLite's LIKE ignores case, PostgreSQL's
-        // does not); the campaign's own index narrows the rows first.
-        q.push(format!(" AND (substr({clip_key}, 1, length("))
-            .push_bind(prefix.clone())
-            .push(")) = ")
-            .push_bind(prefix.clone());
-        if let Some(item_key) = item_key {
-            q.push(format!(" OR substr({item_key}, 1, length("))
+
+    /// The kind's query: only the filter's conditions that are given (the clip, an id
+    /// prefix of the clip or, when the kind has one, of the item, the person, the
+    /// window on the time), so that the planner can take the indexes they name; then
+    /// as `read` says.
+    fn query(&self, campaign_id: i64, filter: &AuditFilter, read: AuditRead) -> sqlx::QueryBuilder<Db> {
+        let mut q = sqlx::QueryBuilder::<Db>::new(match read {
+            AuditRead::Count => format!("SELECT COUNT(*) FROM ({}", self.base),
+            _ => self.base.to_string(),
+        });
+        q.push_bind(campaign_id);
+        if let Some(clip) = &filter.clip {
+            q.push(format!(" AND {} = ", self.clip)).push_bind(clip.as_str());
+        }
+        if let Some(prefix) = &filter.prefix {
+            // The same test on both backends (SQLite's LIKE ignores case, PostgreSQL's
+            // does not); the campaign's own index narrows the rows first.
+            q.push(format!(" AND (substr({}, 1, length(", self.clip))
                 .push_bind(prefix.clone())
                 .push(")) = ")
                 .push_bind(prefix.clone());
+            if let Some(item_key) = self.item {
+                q.push(format!(" OR substr({item_key}, 1, length("))
+                    .push_bind(prefix.clone())
+                    .push(")) = ")
+                    .push_bind(prefix.clone());
+            }
+            q.push(")");
         }
-        q.push(")");
+        if let (Some(name), Some(col)) = (&filter.who, self.who) {
+            q.push(format!(" AND {col} = ")).push_bind(name.as_str());
+        }
+        let at = self.at;
+        if let Some(from) = filter.from {
+            q.push(format!(" AND {at} >= ")).push_bind(from);
+        }
+        if let Some(to) = filter.to {
+            q.push(format!(" AND {at} <= ")).push_bind(to);
+        }
+        match read {
+            AuditRead::Count => {
+                q.push(") n");
+            }
+            AuditRead::Rows => {
+                q.push(format!(" ORDER BY {at} DESC"));
+                if let Some(limit) = filter.limit {
+                    q.push(" LIMIT ")
+                        .push_bind(i64::try_from(limit).unwrap_or(i64::MAX));
+                }
+            }
+            AuditRead::Page(page) => {
+                // The rows on the page's side of its position (`AuditPosition` orders
+                // by time, kind, row), nearest first.
+                let up = page.reads_up();
+                if let Some(p) = page.at {
+                    let (strict, or_equal) = if up { (">", ">=") } else { ("<", "<=") };
+                    let row = self.row;
+                    if self.kind == p.kind {
+                        q.push(format!(" AND ({at} {strict} "))
+                            .push_bind(p.at)
+                            .push(format!(" OR ({at} = "))
+                            .push_bind(p.at)
+                            .push(format!(" AND {row} {strict} "))
+                            .push_bind(p.row)
+                            .push("))");
+                    } else {
+                        // A later kind at the same time lies above the position.
+                        let op = if (self.kind > p.kind) == up { or_equal } else { strict };
+                        q.push(format!(" AND {at} {op} ")).push_bind(p.at);
+                    }
+                }
+                let dir = if up { "ASC" } else { "DESC" };
+                q.push(format!(" ORDER BY {at} {dir}, {} {dir} LIMIT ", self.row))
+                    .push_bind(i64::try_from(page.limit.saturating_add(1)).unwrap_or(i64::MAX));
+            }
+        }
+        q
     }
-    if let (Some(name), Some(col)) = (&filter.who, who) {
-        q.push(format!(" AND {col} = ")).push_bind(name.as_str());
-    }
-    if let Some(from) = filter.from {
-        q.push(format!(" AND {at} >= ")).push_bind(from);
-    }
-    if let Some(to) = filter.to {
-        q.push(format!(" AND {at} <= ")).push_bind(to);
-    }
-    q.push(format!(" ORDER BY {at} DESC"));
-    if let Some(limit) = filter.limit {
-        q.push(" LIMIT ")
-            .push_bind(i64::try_from(limit).unwrap_or(i64::MAX));
-    }
-    q
 }
 
 fn parse_outcome(s: &str) -> Result<Outcome> {
@@ -418,33 +571,71 @@ impl Backend {
     pub(crate) async fn audit(
         &self,
         campaign: &Campaign,
-        filter: &crate::domain::records::AuditFilter,
+        filter: &AuditFilter,
+    ) -> Result<Vec<AuditEvent>> {
+        let mut out = self.audit_rows(campaign, filter, AuditRead::Rows).await?;
+        // Per clip and version: the import first, then everything in time order.
+        out.sort_by(|a, b| {
+            let k = |e: &AuditEvent| {
+                (
+                    e.clip_id.clone(),
+                    e.version,
+                    e.order > 0,
+                    e.at,
+                    e.order,
+                    e.item_id.clone(),
+                )
+            };
+            k(a).cmp(&k(b))
+        });
+        if let Some(limit) = filter.limit {
+            // The latest `limit` events, newest first.
+            out.sort_by_key(|e| std::cmp::Reverse((e.at, e.order)));
+            out.truncate(limit);
+        }
+        Ok(out)
+    }
+
+    pub(crate) async fn audit_page(
+        &self,
+        campaign: &Campaign,
+        filter: &AuditFilter,
+        paging: &AuditPaging,
+    ) -> Result<crate::domain::paging::Page<AuditEvent>> {
+        let read = self.audit_rows(campaign, filter, AuditRead::Page(paging)).await?;
+        let mut matching = 0usize;
+        let mut c = self.read().await?;
+        for kind in AUDIT_KINDS.iter().filter(|k| k.matches(filter)) {
+            let mut q = kind.query(campaign.id, filter, AuditRead::Count);
+            super::super::count::add(1);
+            let (n,): (i64,) = q.build_query_as().fetch_one(&mut *c).await?;
+            matching += usize::try_from(n).unwrap_or(0);
+        }
+        Ok(paging.cut(read, matching))
+    }
+
+    /// The events of each kind the filter names, read as `read` says (each kind
+    /// newest first, at most the filter's `limit` of it, so that the latest `limit` of
+    /// all are among them; or a page's rows beside its position), not yet merged.
+    async fn audit_rows(
+        &self,
+        campaign: &Campaign,
+        filter: &AuditFilter,
+        read: AuditRead<'_>,
     ) -> Result<Vec<AuditEvent>> {
         let mut c = self.read().await?;
         let mut out = Vec::new();
-        // Each kind of event is read newest first, at most `limit` of it, so that the
-        // latest `limit` of all are among them; each query says only the conditions the
-        // filter gives, so that the planner can take the indexes they name.
         #[derive(sqlx::FromRow)]
         struct Versions {
+            row_id: i64,
             clip_key: String,
             version: i64,
             created_at: i64,
             source_file: String,
             manifest: String,
         }
-        if filter.who.is_none() {
-            let mut q = audit_query(
-                "SELECT c.clip_key, v.version, v.created_at, v.source_file, im.manifest
-                 FROM clip_versions v JOIN clips c ON c.id = v.clip_id JOIN imports im ON im.id = v.import_id
-                 WHERE c.campaign_id = ",
-                campaign.id,
-                filter,
-                "c.clip_key",
-                None,
-                None,
-                "v.created_at",
-            );
+        if IMPORTS.matches(filter) {
+            let mut q = IMPORTS.query(campaign.id, filter, read);
             super::super::count::add(1);
             for r in q.build_query_as::<Versions>().fetch_all(&mut *c).await? {
                 out.push(AuditEvent {
@@ -461,11 +652,13 @@ impl Backend {
                     who: String::new(),
                     detail: format!("{} from {}", r.source_file, r.manifest),
                     order: 0,
+                    position: AuditPosition { at: r.created_at, kind: IMPORTS.kind, row: r.row_id },
                 });
             }
         }
         #[derive(sqlx::FromRow)]
         struct Decided {
+            row_id: i64,
             clip_key: String,
             version: i64,
             stage: i64,
@@ -478,19 +671,7 @@ impl Backend {
             origin: String,
             name: String,
         }
-        let mut q = audit_query(
-            "SELECT c.clip_key, i.clip_version AS version, i.stage, i.item_key, d.seq, d.verdict, d.reasons,
-                    d.note, d.decided_at, d.origin, u.name
-             FROM decisions d JOIN items i ON i.id = d.item_id JOIN users u ON u.id = d.validator_id
-             JOIN clip_versions v ON v.id = i.clip_version_id JOIN clips c ON c.id = v.clip_id
-             WHERE d.campaign_id = ",
-            campaign.id,
-            filter,
-            "c.clip_key",
-            Some("i.item_key"),
-            Some("u.name"),
-            "d.decided_at",
-        );
+        let mut q = VERDICTS.query(campaign.id, filter, read);
         super::super::count::add(1);
         for r in q.build_query_as::<Decided>().fetch_all(&mut *c).await? {
             let mut detail = r.verdict;
@@ -515,11 +696,12 @@ impl Backend {
                 who: r.name,
                 detail,
                 order: 1,
+                    position: AuditPosition { at: r.decided_at, kind: VERDICTS.kind, row: r.row_id },
             });
         }
-        // An outcome happens with the later of the two counted verdicts.
         #[derive(sqlx::FromRow)]
         struct Completed {
+            row_id: i64,
             clip_key: String,
             version: i64,
             stage: i64,
@@ -527,23 +709,8 @@ impl Backend {
             at: i64,
             outcome: String,
         }
-        if filter.who.is_none() {
-            let mut q = audit_query(
-                "SELECT x.* FROM (
-                   SELECT c.clip_key, i.clip_version AS version, i.stage, i.item_key,
-                          CASE WHEN d1.decided_at > d2.decided_at THEN d1.decided_at ELSE d2.decided_at END AS at,
-                          CASE WHEN i.outcome IN ('split_accepted', 'split_rejected') THEN 'split' ELSE i.outcome END AS outcome,
-                          i.campaign_id
-                   FROM items i JOIN decisions d1 ON d1.id = i.final1_id JOIN decisions d2 ON d2.id = i.final2_id
-                   JOIN clip_versions v ON v.id = i.clip_version_id JOIN clips c ON c.id = v.clip_id
-                 ) x WHERE x.campaign_id = ",
-                campaign.id,
-                filter,
-                "x.clip_key",
-                Some("x.item_key"),
-                None,
-                "x.at",
-            );
+        if OUTCOMES.matches(filter) {
+            let mut q = OUTCOMES.query(campaign.id, filter, read);
             super::super::count::add(1);
             for r in q.build_query_as::<Completed>().fetch_all(&mut *c).await? {
                 let detail = match r.outcome.as_str() {
@@ -561,6 +728,7 @@ impl Backend {
                     who: String::new(),
                     detail,
                     order: 2,
+                    position: AuditPosition { at: r.at, kind: OUTCOMES.kind, row: r.row_id },
                 });
             }
         }
@@ -569,6 +737,7 @@ impl Backend {
         // review).
         #[derive(sqlx::FromRow)]
         struct Sampled {
+            row_id: i64,
             clip_key: String,
             version: i64,
             stage: i64,
@@ -582,24 +751,8 @@ impl Backend {
             defects: Option<i64>,
             at: i64,
         }
-        if filter.who.is_none() {
-            let mut q = audit_query(
-                "SELECT x.* FROM (
-                   SELECT c.clip_key, i.clip_version AS version, i.stage, i.item_key, l.id AS lot,
-                          l.n, l.lot_size, l.c, i.drawn, l.decision, l.defects,
-                          CASE WHEN i.drawn = 1 OR l.settled_at IS NULL THEN l.drawn_at
-                               ELSE l.settled_at END AS at,
-                          i.campaign_id
-                   FROM items i JOIN sample_lots l ON l.id = i.lot_id
-                   JOIN clip_versions v ON v.id = i.clip_version_id JOIN clips c ON c.id = v.clip_id
-                 ) x WHERE x.campaign_id = ",
-                campaign.id,
-                filter,
-                "x.clip_key",
-                Some("x.item_key"),
-                None,
-                "x.at",
-            );
+        if SAMPLES.matches(filter) {
+            let mut q = SAMPLES.query(campaign.id, filter, read);
             super::super::count::add(1);
             for r in q.build_query_as::<Sampled>().fetch_all(&mut *c).await? {
                 let plan = format!(
@@ -625,11 +778,13 @@ impl Backend {
                     who: String::new(),
                     detail,
                     order: 1,
+                    position: AuditPosition { at: r.at, kind: SAMPLES.kind, row: r.row_id },
                 });
             }
         }
         #[derive(sqlx::FromRow)]
         struct Resolved {
+            row_id: i64,
             clip_key: String,
             version: i64,
             stage: i64,
@@ -639,19 +794,7 @@ impl Backend {
             decided_at: i64,
             name: String,
         }
-        let mut q = audit_query(
-            "SELECT c.clip_key, i.clip_version AS version, i.stage, i.item_key, r.verdict, r.note,
-                    r.decided_at, u.name
-             FROM resolutions r JOIN items i ON i.id = r.item_id JOIN users u ON u.id = r.author_id
-             JOIN clip_versions v ON v.id = i.clip_version_id JOIN clips c ON c.id = v.clip_id
-             WHERE i.campaign_id = ",
-            campaign.id,
-            filter,
-            "c.clip_key",
-            Some("i.item_key"),
-            Some("u.name"),
-            "r.decided_at",
-        );
+        let mut q = RESOLUTIONS.query(campaign.id, filter, read);
         super::super::count::add(1);
         for r in q.build_query_as::<Resolved>().fetch_all(&mut *c).await? {
             out.push(AuditEvent {
@@ -672,10 +815,12 @@ impl Backend {
                     r.note
                 ),
                 order: 3,
+                    position: AuditPosition { at: r.decided_at, kind: RESOLUTIONS.kind, row: r.row_id },
             });
         }
         #[derive(sqlx::FromRow)]
         struct Calibrated {
+            row_id: i64,
             clip_key: String,
             version: i64,
             stage: i64,
@@ -686,19 +831,7 @@ impl Backend {
             decided_at: i64,
             name: String,
         }
-        let mut q = audit_query(
-            "SELECT c.clip_key, i.clip_version AS version, i.stage, i.item_key, d.verdict, d.agrees,
-                    d.round, d.decided_at, u.name
-             FROM calibration_decisions d JOIN items i ON i.id = d.item_id JOIN users u ON u.id = d.validator_id
-             JOIN clip_versions v ON v.id = i.clip_version_id JOIN clips c ON c.id = v.clip_id
-             WHERE d.campaign_id = ",
-            campaign.id,
-            filter,
-            "c.clip_key",
-            Some("i.item_key"),
-            Some("u.name"),
-            "d.decided_at",
-        );
+        let mut q = CALIBRATIONS.query(campaign.id, filter, read);
         super::super::count::add(1);
         for r in q.build_query_as::<Calibrated>().fetch_all(&mut *c).await? {
             out.push(AuditEvent {
@@ -720,26 +853,8 @@ impl Backend {
                     r.round
                 ),
                 order: 1,
+                    position: AuditPosition { at: r.decided_at, kind: CALIBRATIONS.kind, row: r.row_id },
             });
-        }
-        // Per clip and version: the import first, then everything in time order.
-        out.sort_by(|a, b| {
-            let k = |e: &AuditEvent| {
-                (
-                    e.clip_id.clone(),
-                    e.version,
-                    e.order > 0,
-                    e.at,
-                    e.order,
-                    e.item_id.clone(),
-                )
-            };
-            k(a).cmp(&k(b))
-        });
-        if let Some(limit) = filter.limit {
-            // The latest `limit` events, newest first.
-            out.sort_by_key(|e| std::cmp::Reverse((e.at, e.order)));
-            out.truncate(limit);
         }
         Ok(out)
     }

@@ -7,6 +7,7 @@ use crate::app::accounts::{Created, NewUser};
 use crate::app::exports;
 use crate::domain::Role;
 use crate::domain::pairing::Pairing;
+use crate::domain::records::AuditPaging;
 use crate::error::{Error, LineError};
 use crate::io;
 use crate::store::catalog::{StageProgress, TaskProgress};
@@ -1072,6 +1073,8 @@ pub struct AuditQuery {
     from: String,
     #[serde(default)]
     to: String,
+    #[serde(flatten)]
+    at: super::At,
 }
 
 impl AuditQuery {
@@ -1089,23 +1092,29 @@ impl AuditQuery {
         .map_err(Error::from)
     }
 
-    /// The same filters as a query string, for the CSV link.
-    fn query_string(&self) -> String {
-        let pairs: Vec<(&str, &str)> = [
+    /// The filters (name, value), kept across pages and in the CSV link.
+    fn kept(&self) -> [(&str, &str); 5] {
+        [
             ("clip", self.clip.trim()),
             ("id", self.id.trim()),
             ("validator", self.validator.trim()),
             ("from", self.from.trim()),
             ("to", self.to.trim()),
         ]
-        .into_iter()
-        .filter(|(_, v)| !v.is_empty())
-        .collect();
+    }
+
+    /// The same filters as a query string, for the CSV link.
+    fn query_string(&self) -> String {
+        let pairs: Vec<(&str, &str)> = self
+            .kept()
+            .into_iter()
+            .filter(|(_, v)| !v.is_empty())
+            .collect();
         serde_urlencoded::to_string(pairs).unwrap_or_default()
     }
 }
 
-/// Events the audit page shows at most (the CSV has them all).
+/// Events on one page of the audit trail (the CSV has them all).
 const AUDIT_PAGE_EVENTS: usize = 200;
 
 #[derive(Template)]
@@ -1119,9 +1128,9 @@ struct AuditPage {
     /// Why the filter was refused, if it was.
     problem: Option<String>,
     events: Vec<crate::domain::records::AuditEvent>,
+    pager: super::Pager,
     people: Vec<String>,
     csv: String,
-    limit: usize,
     taxonomy: std::sync::Arc<crate::domain::taxonomy::Taxonomy>,
 }
 
@@ -1166,19 +1175,39 @@ pub async fn audit(
     axum::extract::Query(q): axum::extract::Query<AuditQuery>,
 ) -> PageResult {
     let campaign = state.store.campaign(&c).await?;
-    let (events, filtered, problem) = match q.filter() {
-        Ok(mut filter) => {
-            let filtered = !filter.is_empty();
-            filter.limit = Some(AUDIT_PAGE_EVENTS);
-            let mut events = state.store.audit(&campaign, &filter).await?;
-            if filtered {
-                // Matching events in time order, as a clip's history reads.
-                events.reverse();
-            }
-            (events, filtered, None)
+    let (page, filtered, problem) = match q.filter().and_then(|filter| {
+        let paging = AuditPaging::parse(
+            filter.is_empty(),
+            Some(&q.at.after),
+            Some(&q.at.before),
+            AUDIT_PAGE_EVENTS,
+        )?;
+        Ok((filter, paging))
+    }) {
+        Ok((filter, paging)) => {
+            let page = state.store.audit_page(&campaign, &filter, &paging).await?;
+            (page, !filter.is_empty(), None)
         }
-        Err(e) => (Vec::new(), true, Some(super::for_people(&e))),
+        Err(e) => (
+            crate::domain::paging::Page {
+                rows: Vec::new(),
+                matching: 0,
+                more_before: false,
+                more_after: false,
+            },
+            true,
+            Some(super::for_people(&e)),
+        ),
     };
+    let here = format!("/c/{c}/admin/audit");
+    let pager = super::Pager::of(
+        "event",
+        &here,
+        &q.kept(),
+        &page,
+        |e: &crate::domain::records::AuditEvent| e.position.token(),
+    );
+    let events = page.rows;
     let people = state
         .store
         .users()
@@ -1191,7 +1220,6 @@ pub async fn audit(
         })
         .map(|u| u.name)
         .collect();
-    let here = format!("/c/{c}/admin/audit");
     let chrome = Chrome::new(&state, &session, Some(&c), "Audit trail", &here).await?;
     let csv = format!("/c/{c}/admin/exports/audit.csv?{}", q.query_string());
     Ok(render(&AuditPage {
@@ -1201,9 +1229,9 @@ pub async fn audit(
         filtered,
         problem,
         events,
+        pager,
         people,
         csv,
-        limit: AUDIT_PAGE_EVENTS,
         taxonomy: campaign.taxonomy.clone(),
     }))
 }

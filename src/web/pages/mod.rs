@@ -177,6 +177,17 @@ impl Pager {
         page: &crate::domain::paging::Page<T>,
         token: impl Fn(&T) -> String,
     ) -> Pager {
+        Pager::of("item", path, kept, page, token)
+    }
+
+    /// `new` for rows that are not items (`noun`: "event" says "12 event(s)").
+    pub fn of<T>(
+        noun: &str,
+        path: &str,
+        kept: &[(&str, &str)],
+        page: &crate::domain::paging::Page<T>,
+        token: impl Fn(&T) -> String,
+    ) -> Pager {
         let link = |extra: Option<(&str, String)>| {
             let mut pairs: Vec<(&str, String)> = kept
                 .iter()
@@ -191,11 +202,11 @@ impl Pager {
         };
         let shown = page.rows.len();
         let words = if !page.more_before && !page.more_after {
-            format!("{} item(s)", page.matching)
+            format!("{} {noun}(s)", page.matching)
         } else if shown == 0 {
-            format!("no item here, of {}", page.matching)
+            format!("no {noun} here, of {}", page.matching)
         } else {
-            format!("{shown} item(s) of {}", page.matching)
+            format!("{shown} {noun}(s) of {}", page.matching)
         };
         Pager {
             words,
