@@ -1004,10 +1004,76 @@ async fn a_calibration_miss_says_where_the_flaw_is_and_a_bad_place_is_named() {
         lines.push(l);
     }
     lines.push(clip_line(&src, "MAIN_0", MC, &["OE"]));
+    lines.push(clip_line(&src, "MARK_0", MC, &[]));
     app.import(&write_manifest(&src, "m.jsonl", &lines))
         .await
         .unwrap();
+    // The admin makes an imported clip a calibration clip, with the flaw's place; a
+    // place that is not one, or one on a valid clip, is refused and named.
+    let admin = app.login("admin1").await;
+    let mark = |fields: Vec<(&'static str, &'static str)>| {
+        let (app, admin) = (&app, &admin);
+        async move {
+            let mut form = vec![("clip_id", "MARK_0"), ("note", "the cup melts")];
+            form.extend(fields);
+            app.page(
+                Some(admin),
+                Method::POST,
+                &format!("/c/{CAMPAIGN}/admin/calibration/mark"),
+                Some(&form),
+            )
+            .await
+        }
+    };
+    for (fields, says) in [
+        (
+            vec![
+                ("verdict", "reject"),
+                ("reasons", "generation_artifact"),
+                ("flaw_from", "1"),
+                ("flaw_to", "x"),
+            ],
+            "not \u{201c}x\u{201d}",
+        ),
+        (
+            vec![
+                ("verdict", "reject"),
+                ("reasons", "generation_artifact"),
+                ("flaw_from", "3"),
+                ("flaw_to", "1"),
+            ],
+            "span ends before it starts",
+        ),
+        (
+            vec![("verdict", "valid"), ("flaw_from", "1"), ("flaw_to", "2")],
+            "a known reject has a flaw to point at",
+        ),
+    ] {
+        let r = mark(fields).await;
+        assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.text);
+        assert!(r.text.contains(says), "{says}: {}", r.text);
+    }
+    assert_eq!(app.count("SELECT COUNT(*) FROM calibration_keys").await, 2);
+    let r = mark(vec![
+        ("verdict", "reject"),
+        ("reasons", "generation_artifact"),
+        ("flaw_from", "1"),
+        ("flaw_to", "1.5"),
+        ("flaw_unit", "seconds"),
+    ])
+    .await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
     let path = |id: &str| format!("/api/v1/campaigns/{CAMPAIGN}/calibration/1/{id}/verdict");
+    let r = app
+        .call(
+            Method::POST,
+            &path("MARK_0"),
+            Some(&c.v1),
+            Some(json!({"verdict": "valid"})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    assert_eq!(r.body["known"]["flaw"], json!({"seconds": [1.0, 1.5]}));
     let r = app
         .call(
             Method::POST,

@@ -9,6 +9,7 @@ use super::{
 use crate::AppState;
 use crate::domain::rules::check_verdict;
 use crate::domain::taxonomy::Taxonomy;
+use crate::domain::video::Flaw;
 use crate::domain::{Reason, Stage, Verdict};
 use crate::error::Error;
 use crate::store::calibration::{
@@ -571,7 +572,13 @@ pub async fn mark(
             &form.get("note"),
         ) {
             Err(e) => Err(e.into()),
-            Ok(known) => state.store.mark_calibration(&campaign, &clip, &known).await,
+            Ok(mut known) => match flaw_field(&form, v) {
+                Err(e) => Err(e),
+                Ok(flaw) => {
+                    known.flaw = flaw;
+                    state.store.mark_calibration(&campaign, &clip, &known).await
+                }
+            },
         },
     };
     match result {
@@ -584,6 +591,50 @@ pub async fn mark(
         }
         Err(e) => Err(e.into()),
     }
+}
+
+/// Where the flaw of a known `reject` is, from the form's `flaw_from`, `flaw_to` and
+/// `flaw_unit` (`seconds` or `frames`): none when both ends are empty; checked as a
+/// manifest's `flaw` is.
+fn flaw_field(form: &FormFields, verdict: Verdict) -> Result<Option<Flaw>, Error> {
+    let (from, to) = (form.get("flaw_from"), form.get("flaw_to"));
+    let (from, to) = (from.trim(), to.trim());
+    if from.is_empty() && to.is_empty() {
+        return Ok(None);
+    }
+    if verdict != Verdict::Reject {
+        return Err(Error::field(
+            "flaw_from",
+            "only a known reject has a flaw to point at: leave the flaw's place empty for a valid clip",
+        ));
+    }
+    let number = |field: &'static str, text: &str| -> Result<f64, Error> {
+        text.parse::<f64>()
+            .ok()
+            .filter(|x| x.is_finite())
+            .ok_or_else(|| {
+                Error::field(
+                    field,
+                    format!(
+                        "the flaw's place needs both ends as numbers, not \u{201c}{text}\u{201d}"
+                    ),
+                )
+            })
+    };
+    let (a, b) = (number("flaw_from", from)?, number("flaw_to", to)?);
+    let unit = match form.get("flaw_unit").trim() {
+        "frames" => "frames",
+        "seconds" | "" => "seconds",
+        other => {
+            return Err(Error::field(
+                "flaw_unit",
+                format!("\u{201c}{other}\u{201d} is not a unit: seconds or frames"),
+            ));
+        }
+    };
+    Flaw::parse(&serde_json::json!({ unit: [a, b] }))
+        .map(Some)
+        .map_err(|(_, m)| Error::field("flaw_from", m))
 }
 
 pub async fn settings(
