@@ -517,6 +517,10 @@ pub enum CampaignCommand {
         /// ... over a round of this many calibration items (drawn anew each round)
         #[arg(long)]
         calibration_min: Option<i64>,
+        /// The blind key check: validators answer each question from the video before
+        /// its key is shown (on or off)
+        #[arg(long, value_parser = ["on", "off"])]
+        blind_key_check: Option<String>,
         #[command(flatten)]
         campaign: CampaignArg,
     },
@@ -1308,6 +1312,7 @@ async fn command(command: Command, config: &Config, store: &Store) -> Result<()>
             target,
             calibration_threshold,
             calibration_min,
+            blind_key_check,
             campaign,
         }) => {
             let campaign = store.campaign(&campaign.campaign).await?;
@@ -1321,15 +1326,19 @@ async fn command(command: Command, config: &Config, store: &Store) -> Result<()>
             if let Some(m) = calibration_min {
                 s.calibration_min_items = m;
             }
+            if let Some(b) = blind_key_check {
+                s.blind_key_check = b == "on";
+            }
             if s != campaign.settings {
                 store.set_settings(&campaign, s).await?;
             }
             println!(
-                "campaign `{}`: target {} retained clips per task; calibration needs {:.0}% agreement in rounds of {} items",
+                "campaign `{}`: target {} retained clips per task; calibration needs {:.0}% agreement in rounds of {} items; the blind key check is {}",
                 campaign.name,
                 s.target_per_task,
                 s.calibration_threshold * 100.0,
-                s.calibration_min_items
+                s.calibration_min_items,
+                if s.blind_key_check { "on" } else { "off" }
             );
             Ok(())
         }

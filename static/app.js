@@ -642,9 +642,10 @@
         (tag === "INPUT" && ["checkbox", "radio", "submit", "button"].includes(t.type)))) {
       if (e.key === " " || tag !== "INPUT") return;
     }
-    // The baseline's question: a letter (or its number) picks an answer, Enter saves,
-    // Space plays or pauses.
-    var bform = document.getElementById("baseline-form");
+    // The baseline's question, and a question answered before its key is shown (the
+    // blind key check): a letter (or its number) picks an answer, Enter saves, Space
+    // plays or pauses.
+    var bform = document.getElementById("baseline-form") || document.getElementById("blind-form");
     if (bform) {
       var radios = bform.querySelectorAll('input[name="chosen"]');
       var pick = null;
@@ -661,9 +662,10 @@
         e.preventDefault();
         return;
       }
-      if (e.key === " ") {
-        var v = document.querySelector(".baseline-clip video");
-        if (v) { if (v.paused) v.play(); else v.pause(); e.preventDefault(); }
+      var v = document.querySelector(".baseline-clip video");
+      if (e.key === " " && v) {
+        if (v.paused) v.play(); else v.pause();
+        e.preventDefault();
         return;
       }
     }

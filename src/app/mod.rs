@@ -433,7 +433,11 @@ pub async fn stats_reply(
     scope: &Scope,
 ) -> Result<crate::report::StatsReply> {
     let (report, quality) = qc_report_with_quality(store, campaign, scope).await?;
-    let reply = report.reply().with_review_quality(quality);
+    let blind = crate::report::blind::build(&store.blind_records(campaign).await?);
+    let reply = report
+        .reply()
+        .with_review_quality(quality)
+        .with_blind_key_check(blind);
     let reply = match study_report(store, campaign).await? {
         Some(r) => reply.with_study(&r),
         None => reply,

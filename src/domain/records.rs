@@ -132,6 +132,21 @@ pub struct RegenerationItem {
     pub notes: Vec<String>,
 }
 
+/// A validator's answer to a question before its key was shown (the blind key check),
+/// beside the key: the question's current version.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BlindRecord {
+    pub question_id: String,
+    pub clip_id: String,
+    pub qa_type: String,
+    pub level: String,
+    pub validator: String,
+    /// 0-based indices of the answer and of the key.
+    pub answer: i64,
+    pub key: i64,
+    pub outcome: String,
+}
+
 /// One event in the life of a clip.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct AuditEvent {

@@ -72,6 +72,17 @@ pub struct ItemFacts {
     pub parent_retained: Option<bool>,
     /// Held for a sample: in a stratum reviewed by sample and not drawn (yet).
     pub held: bool,
+    /// The blind key check, as it stands for the validator sending the verdict.
+    pub blind: Blind,
+}
+
+/// The blind key check (a campaign setting, Stage 2) on a question, for one validator:
+/// off, or on and answered blind by them or not yet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Blind {
+    Off,
+    Unanswered,
+    Answered,
 }
 
 /// One stored decision on the item.
@@ -177,6 +188,68 @@ pub fn pair_of(item: &ItemFacts) -> Option<Pair> {
         .or(item.in_force)
 }
 
+/// Whether an item is in a validator's queue: of their pair, of the newest version,
+/// not held out for calibration or a sample, and (Stage 2) of a retained clip.
+pub fn in_queue(item: &ItemFacts, validator: i64) -> bool {
+    let mine = pair_of(item).is_some_and(|(a, b)| validator == a || validator == b);
+    mine && item.is_current
+        && !item.calibration
+        && item.parent_retained != Some(false)
+        && !item.held
+        && item.outcome != Outcome::BySample
+}
+
+/// Checks a validator's blind answer (the blind key check) to a question of their
+/// queue with `options` options: taken once, before any verdict of theirs, while the
+/// question is open.
+pub fn check_blind_answer(
+    item: &ItemFacts,
+    decisions: &[DecisionFact],
+    validator: i64,
+    options: usize,
+    answer: i64,
+) -> Result<(), Refusal> {
+    let key = &item.key;
+    if item.stage != Stage::Question || !in_queue(item, validator) {
+        return Err(Refusal::NotInQueue);
+    }
+    match item.blind {
+        Blind::Off => {
+            return Err(Refusal::Conflict(
+                "this campaign's blind key check is off: give the verdict with the key in view"
+                    .into(),
+            ));
+        }
+        Blind::Answered => {
+            return Err(Refusal::Conflict(format!(
+                "you have answered question `{key}` blind already: that answer stands, since the key has been shown since"
+            )));
+        }
+        Blind::Unanswered => {}
+    }
+    if decisions.iter().any(|d| d.validator == validator) {
+        return Err(Refusal::Conflict(format!(
+            "you gave a verdict on question `{key}` with its key in view: an answer now would not be blind"
+        )));
+    }
+    if item.outcome != Outcome::Pending {
+        return Err(Refusal::Conflict(format!(
+            "the verdict on question `{key}` is final: both validators have decided"
+        )));
+    }
+    if !usize::try_from(answer).is_ok_and(|a| a < options) {
+        return Err(Refusal::Field(FieldError::new(
+            "answer",
+            format!(
+                "{answer} is not an option of question `{key}`: its options are 0 to {} (A to {})",
+                options.saturating_sub(1),
+                char::from(b'A' + u8::try_from(options.saturating_sub(1).min(25)).unwrap_or(0))
+            ),
+        )));
+    }
+    Ok(())
+}
+
 /// Applies every rule of a verdict to an item and its stored decisions (in `seq`
 /// order per validator, any order between validators).
 pub fn decide_verdict(
@@ -191,9 +264,7 @@ pub fn decide_verdict(
     // held out for calibration, and (Stage 2) of a retained clip.
     let pair = pair_of(item);
     let mine = pair.is_some_and(|(a, b)| input.validator == a || input.validator == b);
-    if queue
-        && (!mine || !item.is_current || item.calibration || item.parent_retained == Some(false))
-    {
+    if queue && !in_queue(item, input.validator) {
         return Err(Refusal::NotInQueue);
     }
     if item.calibration {
@@ -287,6 +358,14 @@ pub fn decide_verdict(
             "the verdict on {noun} `{key}` is final: both validators have decided"
         )));
     }
+    // The blind key check: a first verdict from the queue comes after the validator's
+    // answer without the key (a verdict given before the check was turned on was given
+    // with the key in view, and may still change).
+    if queue && item.stage == Stage::Question && item.blind == Blind::Unanswered && own.is_empty() {
+        return Err(Refusal::Conflict(format!(
+            "answer question `{key}` from the video first: the campaign's blind key check shows the keyed answer, and takes the verdict, once your own answer is saved"
+        )));
+    }
 
     // The intersection rule, when the partner has decided: their latest verdict
     // counts with this one.
@@ -364,6 +443,7 @@ mod tests {
             pair_problem: None,
             parent_retained: None,
             held: false,
+            blind: Blind::Off,
         }
     }
 
@@ -421,6 +501,37 @@ mod tests {
             (1, (V0, V1), true, true)
         );
         assert_eq!(r.completes, None);
+    }
+
+    #[test]
+    fn with_the_blind_key_check_a_first_verdict_waits_for_the_blind_answer() {
+        let mut q = question(Some(true));
+        q.blind = Blind::Unanswered;
+        let refused = decide_verdict(&q, &[], &input(V1, Verdict::Valid)).unwrap_err();
+        assert!(
+            matches!(&refused, Refusal::Conflict(m) if m.contains("answer question `Q1` from the video first")),
+            "{refused:?}"
+        );
+        // Answered blind: the verdict is taken.
+        q.blind = Blind::Answered;
+        record(decide_verdict(&q, &[], &input(V1, Verdict::Valid)).unwrap());
+        // A verdict given before the check was turned on may still change.
+        q.blind = Blind::Unanswered;
+        let mine = [decided(3, V1, 1, Verdict::Valid, "")];
+        let reasons = vec!["incorrect_answer".to_string()];
+        let mut change = input(V1, Verdict::Reject);
+        change.reasons = &reasons;
+        change.note = "the ball floats";
+        let r = record(decide_verdict(&q, &mine, &change).unwrap());
+        assert_eq!(r.seq, 2);
+        // Records brought in from elsewhere are not asked.
+        let mut records = input(V1, Verdict::Valid);
+        records.path = Path::Records;
+        record(decide_verdict(&q, &[], &records).unwrap());
+        // Clips are never asked.
+        let mut c = clip();
+        c.blind = Blind::Unanswered;
+        record(decide_verdict(&c, &[], &input(V0, Verdict::Valid)).unwrap());
     }
 
     #[test]

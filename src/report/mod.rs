@@ -3,6 +3,7 @@
 //! and SVG plots. Pure: no database, no HTTP.
 
 pub mod baseline;
+pub mod blind;
 pub mod bundle;
 pub mod format;
 pub mod quality;

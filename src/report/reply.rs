@@ -44,6 +44,10 @@ pub struct StatsReply {
     /// prevalence of defects, the defects left in the retained set (a latent-class
     /// model; without known items, bounds instead of numbers). Over the scope's items.
     pub review_quality: Option<super::quality::ReviewQualityReply>,
+    /// The blind key check: validators' answers before the key against the key, per
+    /// QA type and level, and the keys in doubt; only once there are blind answers.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub blind_key_check: Option<super::blind::BlindKeyReply>,
 }
 
 /// What the figures count.
@@ -412,6 +416,7 @@ impl QcReport {
             baseline: None,
             t16: Default::default(),
             review_quality: None,
+            blind_key_check: None,
         }
     }
 }
@@ -425,6 +430,11 @@ impl StatsReply {
 
     pub fn with_review_quality(mut self, q: super::quality::ReviewQualityReply) -> StatsReply {
         self.review_quality = Some(q);
+        self
+    }
+
+    pub fn with_blind_key_check(mut self, b: Option<super::blind::BlindKeyReply>) -> StatsReply {
+        self.blind_key_check = b;
         self
     }
 

@@ -30,6 +30,10 @@ pub struct Settings {
     /// ... over a round of this many calibration items, drawn from them (all of them, if
     /// there are no more).
     pub calibration_min_items: i64,
+    /// The blind key check (Stage 2): a validator answers each question from the video
+    /// before its keyed answer is shown, then gives the verdict. Off unless given.
+    #[serde(default)]
+    pub blind_key_check: bool,
 }
 
 impl Default for Settings {
@@ -38,6 +42,7 @@ impl Default for Settings {
             target_per_task: 100,
             calibration_threshold: 0.8,
             calibration_min_items: 10,
+            blind_key_check: false,
         }
     }
 }

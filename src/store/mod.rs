@@ -573,6 +573,12 @@ forward! {
     fn explain_next_item(&self, campaign: &Campaign, validator: &User, stage: Stage) -> Result<Vec<String>>;
     /// Records a validator's verdict on an item of their queue.
     fn record_verdict(&self, campaign: &Campaign, validator: &User, stage: Stage, key: &str, req: &VerdictRequest, origin: Origin) -> Result<Recorded>;
+    /// Records a validator's answer to a question of their Stage 2 queue before its key
+    /// is shown (the blind key check), and answers with the key.
+    fn record_blind_answer(&self, campaign: &Campaign, validator: &User, key: &str, answer: i64) -> Result<crate::store::review::BlindAnswer>;
+    /// Every blind answer to a question of the campaign's current versions, beside its
+    /// key, by question id and validator.
+    fn blind_records(&self, campaign: &Campaign) -> Result<Vec<crate::domain::records::BlindRecord>>;
     /// The splits of a stage; with `all`, resolved ones too.
     fn splits(&self, campaign: &Campaign, stage: Stage, all: bool) -> Result<Vec<SplitItem>>;
     /// One split (resolved or not) of the newest version.

@@ -41,6 +41,18 @@ pub struct OwnDecision {
     pub time_spent_ms: Option<i64>,
 }
 
+/// A validator's answer to a question without its key (the blind key check), and the
+/// key it is then shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+pub struct BlindAnswer {
+    /// 0-based index of the option the validator chose.
+    pub answer: i64,
+    /// 0-based index of the keyed answer.
+    pub key: i64,
+    /// Whether they are the same.
+    pub agrees: bool,
+}
+
 /// What a verdict did: the decision as stored, whether this request added it, and
 /// whether the item's verdicts are final.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
@@ -97,8 +109,10 @@ pub struct QuestionView {
     pub level: String,
     pub question: String,
     pub options: Vec<String>,
-    /// 0-based index of the keyed answer.
-    pub answer: i64,
+    /// 0-based index of the keyed answer; absent while the blind key check hides it
+    /// (a validator's view before their own answer, `ValidatorItem::blind`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub answer: Option<i64>,
     /// The other question of its linked pair (the same question asked in the other
     /// direction), when the manifest links it.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -165,6 +179,20 @@ pub struct ValidatorItem {
     pub my_decisions: Vec<OwnDecision>,
     /// True once the validator's verdict can no longer change.
     pub locked: bool,
+    /// The blind key check, when the campaign has it on (questions only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub blind: Option<BlindCheck>,
+}
+
+/// The blind key check on a question, as its validator sees it: their answer without
+/// the key is asked before the key and the verdict.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+pub struct BlindCheck {
+    /// True while the key is hidden: the answer is asked first
+    /// (`POST .../queue/2/items/{item}/blind-answer`); no verdict is taken till then.
+    pub asked: bool,
+    /// Their answer and the key, once answered.
+    pub answered: Option<BlindAnswer>,
 }
 
 /// One side of a split, for the author.
@@ -367,7 +395,7 @@ impl TryFrom<ItemViewRow> for ItemHeader {
                 question: r.body.unwrap_or_default(),
                 options: serde_json::from_str(r.options.as_deref().unwrap_or("[]"))
                     .map_err(|e| Error::Internal(format!("stored options: {e}")))?,
-                answer: r.answer.unwrap_or(0),
+                answer: Some(r.answer.unwrap_or(0)),
                 linked: linked_question(&fields, &r.item_key),
             }),
         };

@@ -264,7 +264,9 @@ pub fn routes() -> Vec<Route> {
         a(VALIDATOR, utoipa_axum::routes!(api::queue_items)),
         a(VALIDATOR, utoipa_axum::routes!(api::item)),
         a(VALIDATOR, utoipa_axum::routes!(api::verdict)),
+        a(VALIDATOR, utoipa_axum::routes!(api::blind_answer)),
         a(AUTHOR_OR_ADMIN, utoipa_axum::routes!(api::splits)),
+        a(AUTHOR_OR_ADMIN, utoipa_axum::routes!(api::keys_in_doubt)),
         a(AUTHOR_OR_ADMIN, utoipa_axum::routes!(api::split)),
         a(AUTHOR, utoipa_axum::routes!(api::resolution)),
         a(STAFF, utoipa_axum::routes!(api::protocol)),
@@ -342,6 +344,13 @@ pub fn routes() -> Vec<Route> {
             VALIDATOR,
             Page,
             post(pages::review::decide),
+        ),
+        r(
+            "POST",
+            "/c/{campaign}/review/{stage}/{item}/blind",
+            VALIDATOR,
+            Page,
+            post(pages::review::blind_answer),
         ),
         // Authors.
         r(

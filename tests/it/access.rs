@@ -57,6 +57,16 @@ const MATRIX: &[(&str, &str, &str)] = &[
         "validator",
     ),
     (
+        "POST",
+        "/api/v1/campaigns/{campaign}/items/{stage}/{item}/blind-answer",
+        "validator",
+    ),
+    (
+        "GET",
+        "/api/v1/campaigns/{campaign}/keys-in-doubt",
+        "author admin",
+    ),
+    (
         "GET",
         "/api/v1/campaigns/{campaign}/splits/{stage}",
         "author admin",
@@ -196,6 +206,11 @@ const MATRIX: &[(&str, &str, &str)] = &[
     ("GET", "/c/{campaign}/review/{stage}", "validator"),
     ("GET", "/c/{campaign}/review/{stage}/{item}", "validator"),
     ("POST", "/c/{campaign}/review/{stage}/{item}", "validator"),
+    (
+        "POST",
+        "/c/{campaign}/review/{stage}/{item}/blind",
+        "validator",
+    ),
     ("GET", "/c/{campaign}/splits/{stage}", "author admin"),
     ("GET", "/c/{campaign}/splits/{stage}/{item}", "author admin"),
     ("POST", "/c/{campaign}/splits/{stage}/{item}", "author"),

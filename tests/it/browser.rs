@@ -2167,3 +2167,86 @@ async fn after_a_calibration_miss_g_goes_to_the_known_flaw_marked_on_the_bar() {
             .unwrap()
     );
 }
+
+/// The blind key check by keyboard: the key is nowhere on the page until the answer is
+/// saved; a letter picks it, Enter saves it, then the key and the verdict come.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_the_blind_key_check_the_key_shows_only_after_the_answer_typed_blind() {
+    let Some(d) = driver().await else { return };
+    let app = spawn_app().await;
+    let c = cast(&app).await;
+    let ids = app.import_clips(&["MC_F_EGO_STA"], 1, &["OE"]).await;
+    let campaign = app.store.campaign(CAMPAIGN).await.unwrap();
+    app.store
+        .set_settings(
+            &campaign,
+            tandem::store::catalog::Settings {
+                blind_key_check: true,
+                ..campaign.settings
+            },
+        )
+        .await
+        .unwrap();
+    for token in [&c.v0, &c.v1] {
+        assert_eq!(app.pass(token, 1, &ids[0]).await.status, 201);
+    }
+    let q = format!("{}_OE", ids[0]);
+    sign_in_by_keyboard(&d, &app, "val00").await;
+    d.viewport(1366, 768).await;
+    d.go(&format!("{}/c/{CAMPAIGN}/review/2/{q}", app.base))
+        .await;
+    d.wait_ready().await;
+    let shown = |script: &'static str| {
+        let d = &d;
+        async move { d.exec(script, vec![]).await }
+    };
+    assert_eq!(
+        shown("return [!!document.querySelector('.key-mark, li.keyed'), !!document.getElementById('verdict-form'), !!document.getElementById('blind-form')];").await,
+        json!([false, false, true]),
+        "the key and the verdict wait for the answer"
+    );
+    // Enter with nothing chosen says so, and sends nothing.
+    d.keys(ENTER).await;
+    assert_eq!(
+        shown("return document.getElementById('choose-first').hidden;").await,
+        json!(false)
+    );
+    // D is the answer; C is the key.
+    d.keys("d").await;
+    assert_eq!(
+        shown("return document.getElementById('choice-D').checked;").await,
+        json!(true)
+    );
+    d.keys(ENTER).await;
+    let said = d
+        .until(
+            "the answer beside the key",
+            "const p = document.getElementById('blind-answer'); return p ? p.textContent : null;",
+        )
+        .await;
+    assert!(
+        said.as_str()
+            .unwrap()
+            .contains("Your answer without the key: D. The key: C"),
+        "{said}"
+    );
+    assert_eq!(
+        shown("return [!!document.querySelector('.key-mark'), !!document.getElementById('verdict-form')];").await,
+        json!([true, true])
+    );
+    let at = d.url().await;
+    d.keys(&format!("v{ENTER}")).await;
+    d.moved_from(&at).await;
+    let (verdict,): (String,) = sqlx::query_as(
+        "SELECT d.verdict FROM decisions d JOIN items i ON i.id = d.item_id WHERE i.stage = 2",
+    )
+    .fetch_one(&app.db)
+    .await
+    .unwrap();
+    assert_eq!(verdict, "valid");
+    let (answer, agrees): (i64, i64) = sqlx::query_as("SELECT answer, agrees FROM blind_answers")
+        .fetch_one(&app.db)
+        .await
+        .unwrap();
+    assert_eq!((answer, agrees), (3, 0));
+}

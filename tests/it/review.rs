@@ -665,3 +665,207 @@ async fn a_queue_pages_by_the_row_beside_it_and_skips_nothing_decided_meanwhile(
         assert!(r.text.contains(field), "{query}: {}", r.text);
     }
 }
+
+#[tokio::test]
+async fn with_the_blind_key_check_the_key_waits_for_the_validators_own_answer() {
+    let app = spawn_app().await;
+    let c = cast(&app).await;
+    let ids = app.import_clips(&[MC], 2, &["OE"]).await;
+    let r = app
+        .call(
+            Method::PUT,
+            &format!("/api/v1/campaigns/{CAMPAIGN}/settings"),
+            Some(&c.admin),
+            Some(json!({"target_per_task": 100, "calibration_threshold": 0.8,
+                        "calibration_min_items": 10, "blind_key_check": true})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    for id in &ids {
+        assert_eq!(app.pass(&c.v0, 1, id).await.status, 201);
+        assert_eq!(app.pass(&c.v1, 1, id).await.status, 201);
+    }
+    let (q0, q1) = (format!("{}_OE", ids[0]), format!("{}_OE", ids[1]));
+    let item = |q: &str| format!("/api/v1/campaigns/{CAMPAIGN}/items/2/{q}");
+    let blind = |q: &str, token: &str, answer: i64| {
+        let (app, path, token) = (&app, format!("{}/blind-answer", item(q)), token.to_string());
+        async move {
+            app.call(
+                Method::POST,
+                &path,
+                Some(&token),
+                Some(json!({"answer": answer})),
+            )
+            .await
+        }
+    };
+    // Before the answer: no key in the reply, and no verdict taken.
+    let r = app.get(&item(&q0), &c.v0).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    assert!(r.body["question"].get("answer").is_none(), "{}", r.text);
+    assert_eq!(r.body["blind"]["asked"], true);
+    let r = app.pass(&c.v0, 2, &q0).await;
+    assert_eq!(r.status, StatusCode::CONFLICT, "{}", r.text);
+    assert!(r.text.contains("from the video first"), "{}", r.text);
+    // An option the question does not have is named; clips take no blind answer.
+    let r = blind(&q0, &c.v0, 4).await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.text);
+    assert_eq!(r.body["field"], "answer", "{}", r.text);
+    let r = app
+        .call(
+            Method::POST,
+            &format!(
+                "/api/v1/campaigns/{CAMPAIGN}/items/1/{}/blind-answer",
+                ids[0]
+            ),
+            Some(&c.v0),
+            Some(json!({"answer": 0})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::NOT_FOUND, "{}", r.text);
+    // The answer (A; the key is C), once: then the key, and the verdict.
+    let r = blind(&q0, &c.v0, 0).await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    assert_eq!(r.body, json!({"answer": 0, "key": 2, "agrees": false}));
+    let r = blind(&q0, &c.v0, 2).await;
+    assert_eq!(r.status, StatusCode::CONFLICT, "{}", r.text);
+    let r = app.get(&item(&q0), &c.v0).await;
+    assert_eq!(r.body["question"]["answer"], 2, "{}", r.text);
+    assert_eq!(r.body["blind"]["asked"], false);
+    assert_eq!(r.body["blind"]["answered"]["answer"], 0);
+    assert_eq!(app.pass(&c.v0, 2, &q0).await.status, 201);
+    // The partner, on the page: the answer form first, no key and no verdict form.
+    let web = app.login("val01").await;
+    let page = app
+        .page(
+            Some(&web),
+            Method::GET,
+            &format!("/c/{CAMPAIGN}/review/2/{q0}"),
+            None,
+        )
+        .await;
+    assert_eq!(page.status, StatusCode::OK, "{}", page.text);
+    assert!(page.text.contains("id=\"blind-form\""), "{}", page.text);
+    assert!(!page.text.contains("key-mark"), "{}", page.text);
+    assert!(!page.text.contains("id=\"verdict-form\""), "{}", page.text);
+    let none = app
+        .page(
+            Some(&web),
+            Method::POST,
+            &format!("/c/{CAMPAIGN}/review/2/{q0}/blind"),
+            Some(&[]),
+        )
+        .await;
+    assert_eq!(
+        none.status,
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "{}",
+        none.text
+    );
+    assert!(
+        none.text.contains("choose your answer first")
+            || none.text.contains("Choose your answer first")
+    );
+    let r = app
+        .page(
+            Some(&web),
+            Method::POST,
+            &format!("/c/{CAMPAIGN}/review/2/{q0}/blind"),
+            Some(&[("chosen", "D")]),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
+    let page = app
+        .page(
+            Some(&web),
+            Method::GET,
+            &format!("/c/{CAMPAIGN}/review/2/{q0}"),
+            None,
+        )
+        .await;
+    assert!(
+        page.text.contains(
+            "Your answer without the key: <strong>D</strong>. The key: <strong>C</strong>"
+        ),
+        "{}",
+        page.text
+    );
+    assert!(page.text.contains("key-mark") && page.text.contains("id=\"verdict-form\""));
+    assert_eq!(app.pass(&c.v1, 2, &q0).await.status, 201);
+    // A question both answered right is no doubt.
+    assert_eq!(blind(&q1, &c.v0, 2).await.status, StatusCode::CREATED);
+    assert_eq!(blind(&q1, &c.v1, 2).await.status, StatusCode::CREATED);
+    // Both answered q0 otherwise than its key: its key is in doubt, for the authors.
+    let r = app
+        .get(
+            &format!("/api/v1/campaigns/{CAMPAIGN}/keys-in-doubt"),
+            &c.author,
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    let doubts = r.body["keys_in_doubt"].as_array().unwrap();
+    assert_eq!(doubts.len(), 1, "{}", r.text);
+    assert_eq!(doubts[0]["question_id"], q0.as_str());
+    assert_eq!(doubts[0]["key"], "C");
+    assert_eq!(doubts[0]["outcome"], "both_pass");
+    let author = app.login("author1").await;
+    let splits = app
+        .page(
+            Some(&author),
+            Method::GET,
+            &format!("/c/{CAMPAIGN}/splits/2"),
+            None,
+        )
+        .await;
+    assert!(
+        splits.text.contains("Keys in doubt (1)") && splits.text.contains(&q0),
+        "{}",
+        splits.text
+    );
+    // The figures: per QA type and level, with the share and its interval.
+    let s = app
+        .get(&format!("/api/v1/campaigns/{CAMPAIGN}/stats"), &c.admin)
+        .await;
+    let b = &s.body["blind_key_check"];
+    assert_eq!(b["all"]["answers"], 4, "{}", s.text);
+    assert_eq!(b["all"]["agree"], 2);
+    assert_eq!(b["all"]["share"], 0.5);
+    assert!(
+        b["all"]["ci95"][0].as_f64().unwrap() < 0.5 && b["all"]["ci95"][1].as_f64().unwrap() > 0.5
+    );
+    assert_eq!(b["rows"][0]["qa_type"], "OE");
+    assert!(
+        b["measure"]
+            .as_str()
+            .unwrap()
+            .contains("not the human baseline")
+    );
+    let admin = app.login("admin1").await;
+    let stats = app
+        .page(
+            Some(&admin),
+            Method::GET,
+            &format!("/c/{CAMPAIGN}/stats"),
+            None,
+        )
+        .await;
+    assert!(
+        stats.text.contains("The blind key check") && stats.text.contains("0.500 ["),
+        "{}",
+        stats.text
+    );
+    // Turned off, the key shows at once again and verdicts need no answer.
+    let r = app
+        .call(
+            Method::PUT,
+            &format!("/api/v1/campaigns/{CAMPAIGN}/settings"),
+            Some(&c.admin),
+            Some(json!({"target_per_task": 100, "calibration_threshold": 0.8,
+                        "calibration_min_items": 10})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    let r = app.get(&item(&q1), &c.v0).await;
+    assert_eq!(r.body["question"]["answer"], 2, "{}", r.text);
+    assert!(r.body.get("blind").is_none());
+}

@@ -17,7 +17,8 @@ use crate::store::catalog::Campaign;
 use crate::store::review::{
     DecisionRowDb, Dedupe, ItemHeader, ItemViewRow, OwnDecision, Path, QueueEntry, QueueListing,
     QueueQuery, QueueStatus,
-    Recorded, ResolutionRequest, ResolutionView, SplitItem, SplitSide, ValidatorItem,
+    BlindAnswer, BlindCheck, Recorded, ResolutionRequest, ResolutionView, SplitItem, SplitSide,
+    ValidatorItem,
     VerdictRequest,
 };
 
@@ -436,13 +437,45 @@ impl Backend {
                 .check_stored(stage, &d.reasons)
                 .map_err(|m| Error::Internal(format!("change {} of `{key}`: {m}", d.change)))?;
         }
+        // The blind key check: the key stays hidden until the validator's own answer
+        // (unless a verdict of theirs came before the check was turned on).
+        let blind = if stage == Stage::Question && campaign.settings.blind_key_check {
+            let given: Option<(i64, i64)> = qa(
+                "SELECT b.answer, b.agrees FROM blind_answers b
+                 WHERE b.item_id = $1 AND b.validator_id = $2",
+            )
+            .bind(header.id)
+            .bind(validator.id)
+            .fetch_optional(&mut *c)
+            .await?;
+            let key = header.question.as_ref().and_then(|q| q.answer).unwrap_or(0);
+            Some(BlindCheck {
+                asked: given.is_none()
+                    && my_decisions.is_empty()
+                    && header.outcome == Outcome::Pending,
+                answered: given.map(|(answer, agrees)| BlindAnswer {
+                    answer,
+                    key,
+                    agrees: agrees == 1,
+                }),
+            })
+        } else {
+            None
+        };
+        let mut question = header.question;
+        if let (Some(q), Some(b)) = (question.as_mut(), &blind)
+            && b.asked
+        {
+            q.answer = None;
+        }
         Ok(ValidatorItem {
             stage,
             item_id: header.key,
             locked: header.outcome != Outcome::Pending,
             clip: header.clip.for_validator(),
-            question: header.question,
+            question,
             my_decisions,
+            blind,
         })
     }
 
@@ -484,6 +517,74 @@ impl Backend {
             })
         })
         .await
+    }
+
+    pub(crate) async fn record_blind_answer(
+        &self,
+        campaign: &Campaign,
+        validator: &User,
+        key: &str,
+        answer: i64,
+    ) -> Result<crate::store::review::BlindAnswer> {
+        let (campaign, key, validator) = (campaign.clone(), key.to_string(), validator.clone());
+        self.write_tx(Lock::Item, move |tx| {
+            let (campaign, key, validator) = (campaign.clone(), key.clone(), validator.clone());
+            Box::pin(async move {
+                let target = Target {
+                    campaign_id: campaign.id,
+                    campaign: &campaign,
+                    stage: Stage::Question,
+                    key: &key,
+                    version: None,
+                    path: Path::Queue,
+                };
+                write::review::record_blind_answer(tx, &target, &validator, answer).await
+            })
+        })
+        .await
+    }
+
+    pub(crate) async fn blind_records(
+        &self,
+        campaign: &Campaign,
+    ) -> Result<Vec<crate::domain::records::BlindRecord>> {
+        #[derive(sqlx::FromRow)]
+        struct Row {
+            item_key: String,
+            clip_key: String,
+            qa_type: String,
+            level: String,
+            name: String,
+            answer: i64,
+            keyed: i64,
+            outcome: String,
+        }
+        let rows = qa::<Row>(
+            "SELECT i.item_key, c.clip_key, q.qa_type, q.level, u.name, b.answer, q.answer AS keyed,
+                    i.outcome
+             FROM blind_answers b JOIN items i ON i.id = b.item_id
+             JOIN questions q ON q.id = i.question_id
+             JOIN clip_versions v ON v.id = i.clip_version_id JOIN clips c ON c.id = v.clip_id
+             JOIN users u ON u.id = b.validator_id
+             WHERE b.campaign_id = $1 AND i.is_current = 1
+             ORDER BY i.item_key, u.name",
+        )
+        .bind(campaign.id)
+        .fetch_all(&mut *self.read().await?)
+        .await?;
+        Ok(rows
+            .into_iter()
+            .map(|r| crate::domain::records::BlindRecord {
+                question_id: r.item_key,
+                clip_id: r.clip_key,
+                qa_type: r.qa_type,
+                level: r.level,
+                validator: r.name,
+                answer: r.answer,
+                key: r.keyed,
+                outcome: r.outcome,
+            })
+            .collect())
     }
 
     pub(crate) async fn splits(

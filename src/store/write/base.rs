@@ -60,6 +60,7 @@ row! {
         target_per_task: i64,
         calibration_threshold: f64,
         calibration_min_items: i64,
+        blind_key_check: i64,
         revision: i64,
         protocol_version: i64,
     }
@@ -152,6 +153,7 @@ impl TryFrom<CampaignRow> for Campaign {
                 target_per_task: r.target_per_task,
                 calibration_threshold: r.calibration_threshold,
                 calibration_min_items: r.calibration_min_items,
+                blind_key_check: r.blind_key_check == 1,
             },
             revision: r.revision,
             protocol_version: r.protocol_version,
@@ -163,7 +165,7 @@ pub(crate) async fn campaign(tx: &mut impl Tx, name: &str) -> Result<Option<Camp
     tx.fetch_opt::<CampaignRow>(
         sql!(
             "SELECT id, name, taxonomy, target_per_task, calibration_threshold,
-                    calibration_min_items, revision, protocol_version
+                    calibration_min_items, blind_key_check, revision, protocol_version
              FROM campaigns WHERE name = :name"
         ),
         named! { name },

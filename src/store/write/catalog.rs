@@ -430,13 +430,15 @@ pub(crate) async fn set_settings(tx: &mut impl Tx, campaign_id: i64, s: &Setting
     tx.exec(
         sql!(
             "UPDATE campaigns SET target_per_task = :target, calibration_threshold = :threshold,
-                    calibration_min_items = :min_items, revision = revision + 1
+                    calibration_min_items = :min_items, blind_key_check = :blind,
+                    revision = revision + 1
              WHERE id = :campaign"
         ),
         named! {
             target: s.target_per_task,
             threshold: s.calibration_threshold,
             min_items: s.calibration_min_items,
+            blind: i64::from(s.blind_key_check),
             campaign: campaign_id,
         },
     )

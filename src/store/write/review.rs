@@ -12,7 +12,7 @@ use super::{base, gates};
 use crate::clock::now_micros;
 use crate::domain::rules::resolve as resolve_outcome;
 use crate::domain::verdict::{
-    DecisionFact, ItemFacts, Plan, Record, Refusal, VerdictInput, decide_verdict,
+    Blind, DecisionFact, ItemFacts, Plan, Record, Refusal, VerdictInput, decide_verdict,
 };
 use crate::domain::{Origin, Outcome, Resolution, Stage};
 use crate::error::{Error, Result};
@@ -48,6 +48,8 @@ row! {
         pub gate: Option<i64>,
         pub protocol_version: i64,
         pub held: i64,
+        pub blind_key_check: i64,
+        pub blind_given: i64,
     }
 }
 
@@ -78,7 +80,10 @@ pub(crate) const FACTS: crate::store::db::Sql = locked!(
             (SELECT m.cleared FROM pool_members m
              WHERE m.campaign_id = :campaign AND m.user_id = :validator) AS gate,
             (SELECT k.protocol_version FROM campaigns k WHERE k.id = :campaign) AS protocol_version,
-            i.held
+            i.held,
+            (SELECT k.blind_key_check FROM campaigns k WHERE k.id = :campaign) AS blind_key_check,
+            (SELECT COUNT(*) FROM blind_answers b
+             WHERE b.item_id = i.id AND b.validator_id = :validator) AS blind_given
      FROM items i
      JOIN tasks t ON t.id = i.task_id
      JOIN clip_versions v ON v.id = i.clip_version_id
@@ -191,6 +196,11 @@ impl FactsRow {
                 _ => None,
             },
             held: r.held == 1,
+            blind: match (r.blind_key_check, r.blind_given) {
+                (0, _) => Blind::Off,
+                (_, 0) => Blind::Unanswered,
+                _ => Blind::Answered,
+            },
         };
         Ok(Loaded {
             facts,
@@ -784,4 +794,77 @@ pub(crate) async fn resolve(
         open_questions_of(tx, row.id, pair).await?;
     }
     Ok(true)
+}
+
+row! {
+    /// A question's keyed answer and how many options it has (as JSON).
+    struct KeyRow {
+        answer: i64,
+        options: String,
+    }
+}
+
+/// A validator's answer to a question of their queue before its key is shown (the
+/// blind key check, `domain::verdict::check_blind_answer`): four statements (the item's
+/// facts, its decisions, its key, the insert), the item's row locked on PostgreSQL.
+pub(crate) async fn record_blind_answer(
+    tx: &mut impl Tx,
+    target: &Target<'_>,
+    validator: &User,
+    answer: i64,
+) -> Result<crate::store::review::BlindAnswer> {
+    let Some(loaded) = facts(tx, target, validator.id).await? else {
+        return Err(target.not_found());
+    };
+    if loaded.gate != Some(1) {
+        return Err(gate_refusal(tx, target.campaign_id, validator, loaded.gate).await);
+    }
+    let item = loaded.facts.id;
+    let stored = decisions(tx, item).await?;
+    let key: KeyRow = tx
+        .fetch_one(
+            sql!(
+                "SELECT q.answer, q.options FROM items i JOIN questions q ON q.id = i.question_id
+                 WHERE i.id = :item"
+            ),
+            named! { item },
+        )
+        .await?;
+    let options = serde_json::from_str::<Vec<serde_json::Value>>(&key.options)
+        .map_err(|e| Error::Internal(format!("stored options of `{}`: {e}", target.key)))?
+        .len();
+    match crate::domain::verdict::check_blind_answer(
+        &loaded.facts,
+        &stored,
+        validator.id,
+        options,
+        answer,
+    ) {
+        Ok(()) => {}
+        Err(Refusal::NotInQueue) => return Err(target.not_found()),
+        Err(Refusal::Field(e)) => return Err(e.into()),
+        Err(Refusal::Conflict(m)) => return Err(Error::Conflict(m)),
+        Err(Refusal::NotInPair(_) | Refusal::NoPair(_)) => return Err(target.not_found()),
+    }
+    let agrees = answer == key.answer;
+    tx.exec(
+        sql!(
+            "INSERT INTO blind_answers (item_id, validator_id, campaign_id, answer, agrees, answered_at)
+             VALUES (:item, :validator, :campaign, :answer, :agrees, :at)"
+        ),
+        named! {
+            item,
+            validator: validator.id,
+            campaign: target.campaign_id,
+            answer,
+            agrees: i64::from(agrees),
+            at: now_micros(),
+        },
+    )
+    .await?;
+    Ok(crate::store::review::BlindAnswer {
+        answer,
+        key: key.answer,
+        agrees,
+    })
 }

@@ -514,6 +514,79 @@ pub async fn verdict(
     Ok((status, Json(recorded)))
 }
 
+/// A validator's answer to a question before its key is shown.
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+#[schema(example = json!({"answer": 2}))]
+pub struct BlindAnswerBody {
+    /// 0-based index of the option chosen (0 is A)
+    #[schema(minimum = 0)]
+    answer: i64,
+}
+
+/// Answer a question from the video before its key is shown (the campaign's blind key
+/// check, Stage 2): once, before the verdict. The reply gives the key; the verdict is
+/// taken after it.
+#[utoipa::path(
+    post,
+    path = "/api/v1/campaigns/{campaign}/items/{stage}/{item}/blind-answer",
+    tag = "review",
+    operation_id = "record_blind_answer",
+    params(ItemPath),
+    request_body = BlindAnswerBody,
+    responses(
+        (status = 201, description = "Recorded; the key is in the reply", body = crate::store::review::BlindAnswer),
+        (status = 409, description = "The check is off, the question was answered blind already, or a verdict came first"),
+        (status = 404, description = "Not a question of the validator's Stage 2 queue"),
+    )
+)]
+pub async fn blind_answer(
+    State(state): State<AppState>,
+    Extension(user): Extension<User>,
+    Path(p): Path<ItemPath>,
+    ApiJson(body): ApiJson<BlindAnswerBody>,
+) -> Result<(StatusCode, Json<crate::store::review::BlindAnswer>)> {
+    let campaign = campaign(&state, &p.campaign).await?;
+    if stage(&p.stage)? != Stage::Question {
+        return Err(Error::NotFound(
+            "blind answers are given to questions (Stage 2), not clips".into(),
+        ));
+    }
+    let answer = state
+        .store
+        .record_blind_answer(&campaign, &user, &p.item, body.answer)
+        .await?;
+    Ok((StatusCode::CREATED, Json(answer)))
+}
+
+/// Questions whose key is in doubt.
+#[derive(Serialize, ToSchema)]
+pub struct KeysInDoubt {
+    pub keys_in_doubt: Vec<crate::report::blind::KeyInDoubt>,
+}
+
+/// The questions both of whose validators answered, blind (the blind key check),
+/// otherwise than the key: for the authors to check the key.
+#[utoipa::path(
+    get,
+    path = "/api/v1/campaigns/{campaign}/keys-in-doubt",
+    tag = "authors",
+    operation_id = "list_keys_in_doubt",
+    params(CampaignPath),
+    responses((status = 200, description = "The questions", body = KeysInDoubt))
+)]
+pub async fn keys_in_doubt(
+    State(state): State<AppState>,
+    Path(p): Path<CampaignPath>,
+) -> Result<Json<KeysInDoubt>> {
+    let campaign = campaign(&state, &p.campaign).await?;
+    Ok(Json(KeysInDoubt {
+        keys_in_doubt: crate::report::blind::keys_in_doubt(
+            &state.store.blind_records(&campaign).await?,
+        ),
+    }))
+}
+
 /// Which splits to list.
 #[derive(Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]

@@ -656,6 +656,7 @@ pub async fn settings(
         target_per_task: parse_i("target_per_task").unwrap_or(0),
         calibration_threshold: threshold.unwrap_or(0.0),
         calibration_min_items: parse_i("calibration_min_items").unwrap_or(0),
+        blind_key_check: form.get("blind_key_check") == "on",
     };
     match state.store.set_settings(&campaign, new).await {
         Ok(()) => Ok(crate::web::flash::redirect(

@@ -20,6 +20,8 @@ pub struct SplitRow {
     pub task: String,
     pub status: &'static str,
     pub waiting: bool,
+    /// Its key is in doubt (the blind key check).
+    pub doubt: bool,
 }
 
 #[derive(Template)]
@@ -36,6 +38,8 @@ struct QueuePage {
     pager: super::Pager,
     /// The id prefix searched for.
     id: String,
+    /// Stage 2: the questions whose key both validators answered otherwise, blind.
+    keys_in_doubt: Vec<crate::report::blind::KeyInDoubt>,
 }
 
 /// The split list's search (the start of an item's id) and its page (`after` or
@@ -60,6 +64,11 @@ pub async fn queue(
     let prefix = paging::prefix("id", Some(&filter.id)).map_err(Error::from)?;
     let cursor = filter.at.cursor()?;
     let splits = state.store.splits(&campaign, stage, true).await?;
+    let keys_in_doubt = if stage == crate::domain::Stage::Question {
+        crate::report::blind::keys_in_doubt(&state.store.blind_records(&campaign).await?)
+    } else {
+        Vec::new()
+    };
     let rows: Vec<SplitRow> = splits
         .iter()
         .map(|s| SplitRow {
@@ -71,6 +80,7 @@ pub async fn queue(
                 _ => "waiting",
             },
             waiting: s.outcome == Outcome::Split,
+            doubt: keys_in_doubt.iter().any(|k| k.question_id == s.item_id),
         })
         .collect();
     let next = rows.iter().find(|r| r.waiting).map(|r| r.item_id.clone());
@@ -108,6 +118,7 @@ pub async fn queue(
         clip_review: campaign.taxonomy.clip_review,
         pager,
         id: wanted.to_string(),
+        keys_in_doubt,
     }))
 }
 

@@ -233,7 +233,11 @@ pub fn question_line(q: &crate::store::review::QuestionView) -> QuestionLine {
             .enumerate()
             .map(|(i, o)| {
                 let letter = char::from(b'A' + u8::try_from(i % 26).unwrap_or(0));
-                (letter, o.clone(), i64::try_from(i).ok() == Some(q.answer))
+                (
+                    letter,
+                    o.clone(),
+                    q.answer.is_some() && i64::try_from(i).ok() == q.answer,
+                )
             })
             .collect(),
         linked: q
@@ -322,6 +326,28 @@ struct ItemPage {
     rendered_at: i64,
     carried: Carried,
     version: i64,
+    /// The blind key check, when the campaign has it on (questions only).
+    blind: Option<BlindLine>,
+}
+
+impl ItemPage {
+    /// Whether the blind answer is asked for first (the verdict form waits).
+    fn blind_asked(&self) -> bool {
+        self.blind.as_ref().is_some_and(|b| b.asked)
+    }
+}
+
+/// The blind key check on the page: the answer asked for first (the verdict form
+/// waits), or the answer given beside the key.
+pub struct BlindLine {
+    pub asked: bool,
+    /// The letters of their answer and of the key, and whether they agree.
+    pub answered: Option<(char, char, bool)>,
+}
+
+/// The letter of a 0-based option (A, B, ...).
+fn option_letter(i: i64) -> char {
+    char::from(b'A' + u8::try_from(i.rem_euclid(26)).unwrap_or(0))
 }
 
 /// What the form holds when the page is drawn: the last verdict, or what was sent.
@@ -419,6 +445,12 @@ async fn item_page(
             .unwrap_or_else(|| now_micros() / 1000),
         carried: draft.carried,
         version: item.clip.version,
+        blind: item.blind.as_ref().map(|b| BlindLine {
+            asked: b.asked,
+            answered: b
+                .answered
+                .map(|a| (option_letter(a.answer), option_letter(a.key), a.agrees)),
+        }),
         item_id: item.item_id,
     };
     let mut resp = render(&page);
@@ -537,6 +569,75 @@ pub async fn decide(
                 stage,
                 item,
                 Some(draft),
+                Some(for_people(&e)),
+            )
+            .await
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// A validator's answer to a question before its key is shown (the blind key check),
+/// from the page: the option's letter (`chosen`). Back to the item, its key now shown.
+pub async fn blind_answer(
+    State(state): State<AppState>,
+    Extension(session): Extension<Session>,
+    Path((c, s, key)): Path<(String, String, String)>,
+    RawForm(body): RawForm,
+) -> PageResult {
+    let campaign = state.store.campaign(&c).await?;
+    let stage = stage(&s)?;
+    if stage != Stage::Question {
+        return Err(Error::NotFound(
+            "blind answers are given to questions (Stage 2), not clips".into(),
+        )
+        .into());
+    }
+    let form = FormFields::parse(&body)?;
+    let chosen = form.get("chosen");
+    let answer = match chosen.trim().as_bytes() {
+        [l] if l.is_ascii_alphabetic() => Ok(i64::from(l.to_ascii_uppercase() - b'A')),
+        _ => Err(Error::field(
+            "chosen",
+            "choose your answer first: type its letter (A, B, ...)",
+        )),
+    };
+    let saved = match answer {
+        Ok(a) => {
+            state
+                .store
+                .record_blind_answer(&campaign, &session.user, &key, a)
+                .await
+        }
+        Err(e) => Err(e),
+    };
+    let here = format!("/c/{c}/review/2/{key}");
+    match saved {
+        Ok(a) => Ok(crate::web::flash::redirect(
+            &here,
+            &format!(
+                "Your answer: {}. The key: {}{}. Now give the verdict.",
+                option_letter(a.answer),
+                option_letter(a.key),
+                if a.agrees {
+                    " (the same)"
+                } else {
+                    " (they differ)"
+                }
+            ),
+        )),
+        Err(e @ (Error::Field { .. } | Error::Conflict(_))) => {
+            let item = state
+                .store
+                .validator_item(&campaign, &session.user, stage, &key)
+                .await?;
+            item_page(
+                &state,
+                &session,
+                &c,
+                stage,
+                item,
+                None,
                 Some(for_people(&e)),
             )
             .await

@@ -185,6 +185,7 @@ struct StatsPage {
     quality2_svg: String,
     quality_model: String,
     quality_minimum: usize,
+    blind: Option<crate::report::blind::BlindKeyReply>,
     waiting1: i64,
     waiting2: i64,
 }
@@ -199,6 +200,17 @@ async fn report_for(
     let (report, quality) =
         crate::app::qc_report_with_quality(&state.store, &campaign, &scope).await?;
     Ok((campaign, report, quality))
+}
+
+impl StatsPage {
+    /// A blind-answer share with its interval: "0.750 [0.301, 0.954]".
+    fn share(&self, r: &crate::report::blind::BlindKeyRow) -> String {
+        match (r.share, r.ci95) {
+            (Some(s), Some([a, b])) => format!("{s:.3} [{a:.3}, {b:.3}]"),
+            (Some(s), None) => format!("{s:.3}"),
+            _ => "no answers".into(),
+        }
+    }
 }
 
 fn quality_rows(q: &ReviewQualityReply) -> Vec<QualityRow> {
@@ -321,6 +333,7 @@ pub async fn dashboard(
         quality2_svg: crate::report::quality::forest(&quality, 2, &two),
         quality_model: quality.model.clone(),
         quality_minimum: crate::report::quality::MIN_QUALITY_COUNT,
+        blind: crate::report::blind::build(&state.store.blind_records(&campaign).await?),
         waiting1: report.stage1.split_pending,
         waiting2: report.stage2.split_pending,
         campaign: c,

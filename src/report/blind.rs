@@ -1,0 +1,188 @@
+//! The blind key check's figures: how often validators, answering a question from the
+//! video before its key is shown, give the keyed answer (per QA type and level, with
+//! Wilson intervals), and the questions whose key both validators answered otherwise
+//! ("key in doubt", for the authors). Pure: the store gives the answers.
+
+use crate::domain::records::BlindRecord;
+use crate::stats::binomial::wilson;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use utoipa::ToSchema;
+
+/// Blind answers of one QA type and level (or of all: `qa_type` and `level` "all").
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+pub struct BlindKeyRow {
+    pub qa_type: String,
+    pub level: String,
+    /// Blind answers given.
+    pub answers: usize,
+    /// Of them, the keyed answer.
+    pub agree: usize,
+    /// `agree / answers`; null without answers.
+    pub share: Option<f64>,
+    /// Wilson 95% interval of the share.
+    pub ci95: Option<[f64; 2]>,
+}
+
+/// One validator's blind answer to a question whose key is in doubt.
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+pub struct BlindAnswerOf {
+    pub validator: String,
+    /// The option's letter.
+    pub answer: String,
+}
+
+/// A question both of whose validators answered blind otherwise than its key.
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+pub struct KeyInDoubt {
+    pub question_id: String,
+    pub clip_id: String,
+    pub qa_type: String,
+    pub level: String,
+    /// The keyed answer's letter.
+    pub key: String,
+    pub answers: Vec<BlindAnswerOf>,
+    /// Where the question stands (pending, both_pass, split, ...).
+    pub outcome: String,
+}
+
+/// `blind_key_check` in the statistics.
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+pub struct BlindKeyReply {
+    /// What the figure is.
+    pub measure: String,
+    /// Per QA type and level.
+    pub rows: Vec<BlindKeyRow>,
+    /// Over every blind answer.
+    pub all: BlindKeyRow,
+    /// Questions whose key both validators answered otherwise.
+    pub keys_in_doubt: Vec<KeyInDoubt>,
+}
+
+/// The letter of a 0-based option.
+pub fn letter(i: i64) -> String {
+    char::from(b'A' + u8::try_from(i.rem_euclid(26)).unwrap_or(0)).to_string()
+}
+
+fn row(qa_type: &str, level: &str, answers: usize, agree: usize) -> BlindKeyRow {
+    BlindKeyRow {
+        qa_type: qa_type.into(),
+        level: level.into(),
+        answers,
+        agree,
+        share: (answers > 0).then(|| agree as f64 / answers as f64),
+        ci95: wilson(agree as u64, answers as u64, 0.95).map(|(a, b)| [a, b]),
+    }
+}
+
+/// The questions whose every blind answer (two or more) differs from the key, in id
+/// order.
+pub fn keys_in_doubt(records: &[BlindRecord]) -> Vec<KeyInDoubt> {
+    let mut by_question: BTreeMap<&str, Vec<&BlindRecord>> = BTreeMap::new();
+    for r in records {
+        by_question
+            .entry(r.question_id.as_str())
+            .or_default()
+            .push(r);
+    }
+    by_question
+        .into_values()
+        .filter(|rs| rs.len() >= 2 && rs.iter().all(|r| r.answer != r.key))
+        .map(|rs| {
+            let first = rs[0];
+            KeyInDoubt {
+                question_id: first.question_id.clone(),
+                clip_id: first.clip_id.clone(),
+                qa_type: first.qa_type.clone(),
+                level: first.level.clone(),
+                key: letter(first.key),
+                answers: rs
+                    .iter()
+                    .map(|r| BlindAnswerOf {
+                        validator: r.validator.clone(),
+                        answer: letter(r.answer),
+                    })
+                    .collect(),
+                outcome: first.outcome.clone(),
+            }
+        })
+        .collect()
+}
+
+/// The figures of every blind answer; `None` when there is none.
+pub fn build(records: &[BlindRecord]) -> Option<BlindKeyReply> {
+    if records.is_empty() {
+        return None;
+    }
+    let mut cells: BTreeMap<(&str, &str), (usize, usize)> = BTreeMap::new();
+    for r in records {
+        let c = cells
+            .entry((r.qa_type.as_str(), r.level.as_str()))
+            .or_default();
+        c.0 += 1;
+        c.1 += usize::from(r.answer == r.key);
+    }
+    let agree = records.iter().filter(|r| r.answer == r.key).count();
+    Some(BlindKeyReply {
+        measure:
+            "the share of validators' answers, given from the video before the key was shown, \
+                  that are the keyed answer: a human accuracy figure of the validators, who \
+                  are not the human baseline's group; Wilson 95% intervals"
+                .into(),
+        rows: cells
+            .into_iter()
+            .map(|((t, l), (n, k))| row(t, l, n, k))
+            .collect(),
+        all: row("all", "all", records.len(), agree),
+        keys_in_doubt: keys_in_doubt(records),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec(q: &str, who: &str, answer: i64, key: i64, qa: &str, level: &str) -> BlindRecord {
+        BlindRecord {
+            question_id: q.into(),
+            clip_id: "C".into(),
+            qa_type: qa.into(),
+            level: level.into(),
+            validator: who.into(),
+            answer,
+            key,
+            outcome: "pending".into(),
+        }
+    }
+
+    #[test]
+    fn the_share_per_cell_and_the_keys_both_answered_otherwise() {
+        let records = [
+            rec("Q1", "a", 1, 1, "MC", "L1"),
+            rec("Q1", "b", 2, 1, "MC", "L1"),
+            rec("Q2", "a", 0, 3, "MC", "L2"),
+            rec("Q2", "b", 2, 3, "MC", "L2"),
+            rec("Q3", "a", 0, 3, "MC", "L2"),
+        ];
+        let r = build(&records).unwrap();
+        assert_eq!(r.rows.len(), 2);
+        assert_eq!(
+            (r.rows[0].answers, r.rows[0].agree, r.rows[0].share),
+            (2, 1, Some(0.5))
+        );
+        assert_eq!(
+            (r.rows[1].answers, r.rows[1].agree, r.rows[1].share),
+            (3, 0, Some(0.0))
+        );
+        let (lo, hi) = wilson(1, 2, 0.95).unwrap();
+        assert_eq!(r.rows[0].ci95, Some([lo, hi]));
+        assert_eq!((r.all.answers, r.all.agree), (5, 1));
+        // Q2: both otherwise; Q3: one answer alone is no doubt; Q1: one agrees.
+        assert_eq!(r.keys_in_doubt.len(), 1);
+        let d = &r.keys_in_doubt[0];
+        assert_eq!((d.question_id.as_str(), d.key.as_str()), ("Q2", "D"));
+        let said: Vec<&str> = d.answers.iter().map(|a| a.answer.as_str()).collect();
+        assert_eq!(said, ["A", "C"]);
+        assert_eq!(build(&[]), None);
+    }
+}
