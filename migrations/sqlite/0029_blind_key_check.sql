@@ -5,6 +5,7 @@
 ALTER TABLE campaigns ADD COLUMN blind_key_check BIGINT NOT NULL DEFAULT 0 CHECK (blind_key_check IN (0, 1));
 
 CREATE TABLE blind_answers (
+    id            INTEGER PRIMARY KEY,
     item_id       BIGINT  NOT NULL REFERENCES items (id),
     validator_id  BIGINT  NOT NULL REFERENCES users (id),
     campaign_id   BIGINT  NOT NULL REFERENCES campaigns (id),
@@ -13,6 +14,12 @@ CREATE TABLE blind_answers (
     -- Whether it is the keyed answer as the question stood when it was given.
     agrees        BIGINT  NOT NULL CHECK (agrees IN (0, 1)),
     answered_at   BIGINT  NOT NULL,
-    PRIMARY KEY (item_id, validator_id)
+    UNIQUE (item_id, validator_id)
 );
 CREATE INDEX blind_answers_campaign ON blind_answers (campaign_id, item_id);
+
+-- Answers are records: once stored, never changed or removed.
+CREATE TRIGGER blind_answers_no_update BEFORE UPDATE ON blind_answers
+BEGIN SELECT RAISE(ABORT, 'blind answers are final'); END;
+CREATE TRIGGER blind_answers_no_delete BEFORE DELETE ON blind_answers
+BEGIN SELECT RAISE(ABORT, 'blind answers are final'); END;

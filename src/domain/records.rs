@@ -160,7 +160,7 @@ pub struct AuditEvent {
     pub item_id: String,
     /// import, new_version, verdict, change, outcome, resolution, calibration_verdict,
     /// sample (drawn into a lot, held for its decision, retained by sample, sent to full
-    /// review)
+    /// review), blind_answer (the blind key check's answer before the key)
     pub event: String,
     pub who: String,
     pub detail: String,
@@ -174,8 +174,8 @@ pub struct AuditEvent {
 }
 
 /// An event's place in the audit trail, which pages cut beside: its time, its kind
-/// (imports, verdicts, outcomes, sample draws, resolutions, calibration verdicts, in
-/// that order at the same time) and its row. Unique: no two events share one.
+/// (imports, verdicts, outcomes, sample draws, resolutions, calibration verdicts, blind
+/// answers, in that order at the same time) and its row. Unique: no two events share one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
 pub struct AuditPosition {
     /// µs since the epoch.

@@ -1066,6 +1066,20 @@ async fn a_calibration_miss_says_where_the_flaw_is_and_a_bad_place_is_named() {
     ])
     .await;
     assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
+    let listed = app
+        .page(
+            Some(&admin),
+            Method::GET,
+            &format!("/c/{CAMPAIGN}/admin/calibration"),
+            None,
+        )
+        .await;
+    assert!(
+        listed.text.contains("<td>MARK_0</td>")
+            && listed.text.contains("<td>1.000 s to 1.500 s</td>"),
+        "{}",
+        listed.text
+    );
     let path = |id: &str| format!("/api/v1/campaigns/{CAMPAIGN}/calibration/1/{id}/verdict");
     let r = app
         .call(

@@ -792,6 +792,36 @@ async fn with_the_blind_key_check_the_key_waits_for_the_validators_own_answer() 
     );
     assert!(page.text.contains("key-mark") && page.text.contains("id=\"verdict-form\""));
     assert_eq!(app.pass(&c.v1, 2, &q0).await.status, 201);
+    // Both answers are in the audit trail, beside the verdicts.
+    let audit = app
+        .get(
+            &format!("/api/v1/campaigns/{CAMPAIGN}/audit?id={q0}"),
+            &c.admin,
+        )
+        .await;
+    let kinds: Vec<(&str, &str)> = audit.body["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| (e["event"].as_str().unwrap(), e["who"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            ("blind_answer", "val00"),
+            ("verdict", "val00"),
+            ("blind_answer", "val01"),
+            ("verdict", "val01"),
+            ("outcome", "")
+        ],
+        "{}",
+        audit.text
+    );
+    assert!(
+        audit
+            .text
+            .contains("answered D before the key was shown; the key is C (they differ)")
+    );
     // A question both answered right is no doubt.
     assert_eq!(blind(&q1, &c.v0, 2).await.status, StatusCode::CREATED);
     assert_eq!(blind(&q1, &c.v1, 2).await.status, StatusCode::CREATED);

@@ -123,7 +123,33 @@ const CALIBRATIONS: AuditKind = AuditKind {
     kind: 5,
 };
 
-const AUDIT_KINDS: [AuditKind; 6] = [IMPORTS, VERDICTS, OUTCOMES, SAMPLES, RESOLUTIONS, CALIBRATIONS];
+// The blind key check: a validator's answer before the key was shown.
+const BLIND_ANSWERS: AuditKind = AuditKind {
+    base: "SELECT x.* FROM (
+             SELECT c.clip_key, i.clip_version AS version, i.stage, i.item_key, b.answer,
+                    q.answer AS keyed, b.answered_at, u.name, b.campaign_id,
+                    b.id AS row_id
+             FROM blind_answers b JOIN items i ON i.id = b.item_id
+             JOIN questions q ON q.id = i.question_id JOIN users u ON u.id = b.validator_id
+             JOIN clip_versions v ON v.id = i.clip_version_id JOIN clips c ON c.id = v.clip_id
+           ) x WHERE x.campaign_id = ",
+    clip: "x.clip_key",
+    item: Some("x.item_key"),
+    who: Some("x.name"),
+    at: "x.answered_at",
+    row: "x.row_id",
+    kind: 6,
+};
+
+const AUDIT_KINDS: [AuditKind; 7] = [
+    IMPORTS,
+    VERDICTS,
+    OUTCOMES,
+    SAMPLES,
+    RESOLUTIONS,
+    CALIBRATIONS,
+    BLIND_ANSWERS,
+];
 
 /// How an audit query reads: every matching row, the latest `limit` (newest first),
 /// a page's rows beside its position, or the count of matching rows.
@@ -854,6 +880,44 @@ impl Backend {
                 ),
                 order: 1,
                     position: AuditPosition { at: r.decided_at, kind: CALIBRATIONS.kind, row: r.row_id },
+            });
+        }
+        #[derive(sqlx::FromRow)]
+        struct Blind {
+            row_id: i64,
+            clip_key: String,
+            version: i64,
+            stage: i64,
+            item_key: String,
+            answer: i64,
+            keyed: i64,
+            answered_at: i64,
+            name: String,
+        }
+        let mut q = BLIND_ANSWERS.query(campaign.id, filter, read);
+        super::super::count::add(1);
+        for r in q.build_query_as::<Blind>().fetch_all(&mut *c).await? {
+            let letter = crate::report::blind::letter;
+            out.push(AuditEvent {
+                at: r.answered_at,
+                item_id: r.item_key,
+                clip_id: r.clip_key,
+                version: r.version,
+                stage: Some(r.stage),
+                event: "blind_answer".into(),
+                who: r.name,
+                detail: format!(
+                    "answered {} before the key was shown; the key is {}{}",
+                    letter(r.answer),
+                    letter(r.keyed),
+                    if r.answer == r.keyed { "" } else { " (they differ)" }
+                ),
+                order: 1,
+                position: AuditPosition {
+                    at: r.answered_at,
+                    kind: BLIND_ANSWERS.kind,
+                    row: r.row_id,
+                },
             });
         }
         Ok(out)

@@ -398,6 +398,8 @@ pub struct KeyRow {
     pub item_id: String,
     pub known: String,
     pub note: String,
+    /// Where the known flaw is, in words; empty when the key does not say.
+    pub flaw: String,
 }
 
 #[derive(Template)]
@@ -444,6 +446,7 @@ fn key_row(tax: &Taxonomy, k: &CalibrationKey) -> KeyRow {
         item_id: k.item_id.clone(),
         known: describe(tax, k.stage, k.known.verdict, &k.known.reasons),
         note: k.known.note.clone(),
+        flaw: k.known.flaw.map(Flaw::words).unwrap_or_default(),
     }
 }
 
