@@ -77,6 +77,14 @@ pub async fn decisions(store: &Store, campaign: &Campaign) -> Result<Download> {
     Ok(Download::bytes(campaign, "decisions.csv", CSV, body))
 }
 
+/// Every blind answer of the campaign (the blind key check) as CSV.
+pub async fn blind_answers(store: &Store, campaign: &Campaign) -> Result<Download> {
+    let records = store.blind_records(campaign).await?;
+    let mut body = Vec::new();
+    io::records::write_blind_answers(&mut body, &records)?;
+    Ok(Download::bytes(campaign, "blind-answers.csv", CSV, body))
+}
+
 /// Every resolution of the campaign as CSV.
 pub async fn resolutions(store: &Store, campaign: &Campaign) -> Result<Download> {
     let records = store.resolution_records(campaign).await?;

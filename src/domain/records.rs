@@ -145,6 +145,8 @@ pub struct BlindRecord {
     pub answer: i64,
     pub key: i64,
     pub outcome: String,
+    /// µs since the epoch.
+    pub answered_at: i64,
 }
 
 /// One event in the life of a clip.

@@ -368,6 +368,46 @@ pub fn write_audit(out: impl Write, events: &[crate::domain::records::AuditEvent
     w.flush().map_err(|e| Error::io("cannot write CSV", e))
 }
 
+/// Writes every blind answer (the blind key check) as CSV: the question, its QA type and
+/// level, the validator, their answer and the key as letters, whether they agree, when.
+pub fn write_blind_answers(
+    out: impl Write,
+    records: &[crate::domain::records::BlindRecord],
+) -> Result<()> {
+    let letter =
+        |i: i64| char::from(b'A' + u8::try_from(i.rem_euclid(26)).unwrap_or(0)).to_string();
+    let mut w = csv::Writer::from_writer(out);
+    w.write_record([
+        "question_id",
+        "clip_id",
+        "qa_type",
+        "level",
+        "validator",
+        "answer",
+        "key",
+        "agrees",
+        "answered_at",
+        "outcome",
+    ])
+    .map_err(csv_error)?;
+    for r in records {
+        w.write_record([
+            r.question_id.clone(),
+            r.clip_id.clone(),
+            safe(&r.qa_type),
+            safe(&r.level),
+            safe(&r.validator),
+            letter(r.answer),
+            letter(r.key),
+            u8::from(r.answer == r.key).to_string(),
+            to_rfc3339(r.answered_at),
+            r.outcome.clone(),
+        ])
+        .map_err(csv_error)?;
+    }
+    w.flush().map_err(|e| Error::io("cannot write CSV", e))
+}
+
 /// Writes the regeneration work list as JSON Lines, one rejected clip a line.
 pub fn write_regeneration(
     mut out: impl Write,

@@ -152,6 +152,7 @@ mod tests {
             answer,
             key,
             outcome: "pending".into(),
+            answered_at: 0,
         }
     }
 

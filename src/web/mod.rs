@@ -281,6 +281,7 @@ pub fn routes() -> Vec<Route> {
         a(ADMIN, utoipa_axum::routes!(api::export_audit)),
         a(ADMIN, utoipa_axum::routes!(api::export_regeneration)),
         a(ADMIN, utoipa_axum::routes!(api::export_study_responses)),
+        a(ADMIN, utoipa_axum::routes!(api::export_blind_answers)),
         a(ADMIN, utoipa_axum::routes!(api::export_baseline_answers)),
         // A pipeline's long operations: jobs that any server answers for.
         a(ADMIN, utoipa_axum::routes!(api::jobs::import_upload)),
@@ -735,6 +736,13 @@ pub fn routes() -> Vec<Route> {
             ADMIN,
             Page,
             get(pages::admin::export_study_responses),
+        ),
+        r(
+            "GET",
+            "/c/{campaign}/admin/exports/blind-answers.csv",
+            ADMIN,
+            Page,
+            get(pages::admin::export_blind_answers),
         ),
         r(
             "GET",

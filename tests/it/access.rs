@@ -123,6 +123,11 @@ const MATRIX: &[(&str, &str, &str)] = &[
     ),
     (
         "GET",
+        "/api/v1/campaigns/{campaign}/export/blind-answers",
+        "admin",
+    ),
+    (
+        "GET",
         "/api/v1/campaigns/{campaign}/export/baseline-answers",
         "admin",
     ),
@@ -237,6 +242,11 @@ const MATRIX: &[(&str, &str, &str)] = &[
     (
         "GET",
         "/c/{campaign}/admin/exports/study-responses.csv",
+        "admin",
+    ),
+    (
+        "GET",
+        "/c/{campaign}/admin/exports/blind-answers.csv",
         "admin",
     ),
     (

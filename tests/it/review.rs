@@ -822,6 +822,31 @@ async fn with_the_blind_key_check_the_key_waits_for_the_validators_own_answer() 
             .text
             .contains("answered D before the key was shown; the key is C (they differ)")
     );
+    let csv = app
+        .call(
+            Method::GET,
+            &format!("/api/v1/campaigns/{CAMPAIGN}/export/blind-answers"),
+            Some(&c.admin),
+            None,
+        )
+        .await;
+    assert_eq!(csv.status, StatusCode::OK, "{}", csv.text);
+    let lines: Vec<&str> = csv.text.lines().collect();
+    assert_eq!(
+        lines[0],
+        "question_id,clip_id,qa_type,level,validator,answer,key,agrees,answered_at,outcome"
+    );
+    assert_eq!(lines.len(), 3, "{}", csv.text);
+    assert!(
+        lines[1].starts_with(&format!("{q0},{},OE,", ids[0])) && lines[1].contains(",val00,A,C,0,"),
+        "{}",
+        csv.text
+    );
+    assert!(
+        lines[2].contains(",val01,D,C,0,") && lines[2].ends_with(",both_pass"),
+        "{}",
+        csv.text
+    );
     // A question both answered right is no doubt.
     assert_eq!(blind(&q1, &c.v0, 2).await.status, StatusCode::CREATED);
     assert_eq!(blind(&q1, &c.v1, 2).await.status, StatusCode::CREATED);

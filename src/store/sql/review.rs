@@ -558,10 +558,11 @@ impl Backend {
             answer: i64,
             keyed: i64,
             outcome: String,
+            answered_at: i64,
         }
         let rows = qa::<Row>(
             "SELECT i.item_key, c.clip_key, q.qa_type, q.level, u.name, b.answer, q.answer AS keyed,
-                    i.outcome
+                    i.outcome, b.answered_at
              FROM blind_answers b JOIN items i ON i.id = b.item_id
              JOIN questions q ON q.id = i.question_id
              JOIN clip_versions v ON v.id = i.clip_version_id JOIN clips c ON c.id = v.clip_id
@@ -583,6 +584,7 @@ impl Backend {
                 answer: r.answer,
                 key: r.keyed,
                 outcome: r.outcome,
+                answered_at: r.answered_at,
             })
             .collect())
     }

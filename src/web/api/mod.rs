@@ -998,6 +998,28 @@ pub async fn export_regeneration(
     ))
 }
 
+/// Every blind answer (the blind key check) as CSV: question_id, clip_id, qa_type,
+/// level, validator, answer, key, agrees, answered_at, outcome.
+#[utoipa::path(
+    get,
+    path = "/api/v1/campaigns/{campaign}/export/blind-answers",
+    tag = "exports",
+    operation_id = "export_blind_answers",
+    params(CampaignPath),
+    responses(
+        (status = 200, description = "blind-answers.csv", content_type = "text/csv", body = String),
+    )
+)]
+pub async fn export_blind_answers(
+    State(state): State<AppState>,
+    Path(p): Path<CampaignPath>,
+) -> Result<Response> {
+    let campaign = campaign(&state, &p.campaign).await?;
+    Ok(download(
+        exports::blind_answers(&state.store, &campaign).await?,
+    ))
+}
+
 /// The blind study's answers as CSV (participants by pseudonym).
 #[utoipa::path(
     get,

@@ -1049,6 +1049,17 @@ pub async fn export_paper(State(state): State<AppState>, Path(c): Path<String>) 
     ))
 }
 
+/// Every blind answer (the blind key check) as CSV.
+pub async fn export_blind_answers(
+    State(state): State<AppState>,
+    Path(c): Path<String>,
+) -> PageResult {
+    let campaign = state.store.campaign(&c).await?;
+    Ok(download(
+        exports::blind_answers(&state.store, &campaign).await?,
+    ))
+}
+
 /// The blind study's answers as CSV.
 pub async fn export_study_responses(
     State(state): State<AppState>,
