@@ -2250,3 +2250,70 @@ async fn with_the_blind_key_check_the_key_shows_only_after_the_answer_typed_blin
         .unwrap();
     assert_eq!((answer, agrees), (3, 0));
 }
+
+/// The statistics page's review quality at 1366x768: a row and a bar per validator,
+/// bounds said as bounds (no known items), the plot inside the page's width.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_review_quality_section_reads_at_a_laptops_size() {
+    let Some(d) = driver().await else { return };
+    let app = spawn_app().await;
+    let c = cast(&app).await;
+    let ids = app.import_clips(&["MC_F_EGO_STA"], 12, &[]).await;
+    // Twelve ratings each: two rejects by val00, three by val01 (one shared).
+    for (i, id) in ids.iter().enumerate() {
+        for (token, rejects) in [(&c.v0, [0, 1].as_slice()), (&c.v1, [1, 2, 3].as_slice())] {
+            let r = if rejects.contains(&i) {
+                app.reject(token, 1, id, "generation_artifact").await
+            } else {
+                app.pass(token, 1, id).await
+            };
+            assert_eq!(r.status, 201, "{}", r.text);
+        }
+    }
+    sign_in_by_keyboard(&d, &app, "admin1").await;
+    d.viewport(1366, 768).await;
+    d.go(&format!("{}/c/{CAMPAIGN}/stats", app.base)).await;
+    d.wait_ready().await;
+    let seen = d
+        .exec(
+            "const h = [...document.querySelectorAll('h2')].find(h => h.textContent === 'How good the review is'); \
+             h.scrollIntoView(); \
+             const s = h.closest('section'); \
+             const rows = [...s.querySelectorAll('table.quality tbody tr')].map(r => [...r.children].map(c => c.textContent)); \
+             const svg = s.querySelector('.plot svg'); const b = svg.getBoundingClientRect(); \
+             return {rows, svg: [b.left, b.right, b.height], inner: window.innerWidth, \
+                     scroll: document.documentElement.scrollWidth, names: svg.textContent};",
+            vec![],
+        )
+        .await;
+    let rows = seen["rows"].as_array().unwrap();
+    let names: Vec<&str> = rows.iter().map(|r| r[0].as_str().unwrap()).collect();
+    assert_eq!(names, ["val00", "val01"], "{seen}");
+    for r in rows {
+        assert_eq!(r[2], "12", "twelve counted verdicts: {r}");
+        assert!(
+            r[4].as_str().unwrap().ends_with("(bounds)")
+                && r[5].as_str().unwrap().ends_with("(bounds)"),
+            "without known items the figures are bounds: {r}"
+        );
+    }
+    let inner = seen["inner"].as_f64().unwrap();
+    let (left, right, height) = (
+        seen["svg"][0].as_f64().unwrap(),
+        seen["svg"][1].as_f64().unwrap(),
+        seen["svg"][2].as_f64().unwrap(),
+    );
+    assert!(
+        left >= 0.0 && right <= inner && height > 100.0,
+        "the plot fits: {seen}"
+    );
+    assert!(
+        seen["scroll"].as_f64().unwrap() <= inner,
+        "no sideways scrolling: {seen}"
+    );
+    let text = seen["names"].as_str().unwrap();
+    assert!(
+        text.contains("val00") && text.contains("val01") && text.contains("Not identified"),
+        "{text}"
+    );
+}
