@@ -481,7 +481,12 @@ pub async fn paper_bundle(
         }
         None => None,
     };
-    let (baseline_report, groups, quality) = (reply.baseline, reply.t16, reply.review_quality);
+    let (baseline_report, groups, quality, blind) = (
+        reply.baseline,
+        reply.t16,
+        reply.review_quality,
+        reply.blind_key_check,
+    );
     let baseline_csv = match &baseline_report {
         Some(_) => {
             let mut out = Vec::new();
@@ -513,6 +518,7 @@ pub async fn paper_bundle(
             groups: &groups,
             baseline_csv,
             quality: quality.as_ref(),
+            blind: blind.as_ref(),
             computed,
         })
     })

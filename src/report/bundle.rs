@@ -41,6 +41,8 @@ pub struct Input<'a> {
     pub baseline_csv: Option<Vec<u8>>,
     /// How good the review is (`review_quality` of stats.json).
     pub quality: Option<&'a super::quality::ReviewQualityReply>,
+    /// The blind key check's table, once there are blind answers.
+    pub blind: Option<&'a super::blind::BlindKeyReply>,
     /// When it was computed, µs since the epoch.
     pub computed: i64,
 }
@@ -154,6 +156,20 @@ pub fn files(input: &Input) -> Result<Vec<BundleFile>> {
             format!("{what}: JSON, as `review_quality` in stats.json"),
         ));
         more_tables.push("review-quality");
+    }
+    if let Some(b) = input.blind {
+        let what = "The blind key check: the share of validators' answers before the key that are the keyed answer, per QA type and level";
+        out.push(file(
+            "tables/blind-key-check.tex",
+            super::blind::latex_table(b),
+            format!("{what}: LaTeX, a complete table environment (booktabs)"),
+        ));
+        out.push(file(
+            "tables/blind-key-check.csv",
+            super::blind::csv_table(b).to_csv()?,
+            format!("{what}: CSV; numeric columns hold numbers or nothing"),
+        ));
+        more_tables.push("blind-key-check");
     }
     if let Some(b) = input.baseline {
         out.push(file(

@@ -909,6 +909,25 @@ async fn with_the_blind_key_check_the_key_waits_for_the_validators_own_answer() 
         "{}",
         stats.text
     );
+    // The paper bundle has the table, as LaTeX that compiles and as CSV.
+    let campaign = app.store.campaign(CAMPAIGN).await.unwrap();
+    let bundle = tandem::app::paper_bundle(&app.store, &campaign, 0)
+        .await
+        .unwrap();
+    let file = |name: &str| {
+        bundle
+            .iter()
+            .find(|f| f.path == name)
+            .map(|f| String::from_utf8_lossy(&f.bytes).to_string())
+            .unwrap_or_else(|| panic!("{name} in the bundle"))
+    };
+    let tex = file("tables/blind-key-check.tex");
+    assert!(tex.contains("All & & 4 & 2 & 0.50 ["), "{tex}");
+    assert!(file("paper.tex").contains("\\input{tables/blind-key-check.tex}"));
+    assert!(file("tables/blind-key-check.csv").contains("\nall,all,4,2,0.5,"));
+    if pdflatex_available() {
+        latex_compiles(&tex);
+    }
     // Turned off, the key shows at once again and verdicts need no answer.
     let r = app
         .call(
