@@ -478,6 +478,30 @@ pub async fn item(
     item_page(&state, &session, &c, stage, item, None, None).await
 }
 
+/// The item page again, with why a form was refused (and what it held).
+async fn refused(
+    state: &AppState,
+    session: &Session,
+    (campaign, stage, key): (&crate::store::catalog::Campaign, Stage, &str),
+    draft: Option<Draft>,
+    e: &Error,
+) -> PageResult {
+    let item = state
+        .store
+        .validator_item(campaign, &session.user, stage, key)
+        .await?;
+    item_page(
+        state,
+        session,
+        &campaign.name,
+        stage,
+        item,
+        draft,
+        Some(for_people(e)),
+    )
+    .await
+}
+
 pub async fn decide(
     State(state): State<AppState>,
     Extension(session): Extension<Session>,
@@ -558,20 +582,7 @@ pub async fn decide(
             }
         }
         Err(e @ (Error::Field { .. } | Error::Invalid(_) | Error::Conflict(_))) => {
-            let item = state
-                .store
-                .validator_item(&campaign, &session.user, stage, &key)
-                .await?;
-            item_page(
-                &state,
-                &session,
-                &c,
-                stage,
-                item,
-                Some(draft),
-                Some(for_people(&e)),
-            )
-            .await
+            refused(&state, &session, (&campaign, stage, &key), Some(draft), &e).await
         }
         Err(e) => Err(e.into()),
     }
@@ -627,20 +638,7 @@ pub async fn blind_answer(
             ),
         )),
         Err(e @ (Error::Field { .. } | Error::Conflict(_))) => {
-            let item = state
-                .store
-                .validator_item(&campaign, &session.user, stage, &key)
-                .await?;
-            item_page(
-                &state,
-                &session,
-                &c,
-                stage,
-                item,
-                None,
-                Some(for_people(&e)),
-            )
-            .await
+            refused(&state, &session, (&campaign, stage, &key), None, &e).await
         }
         Err(e) => Err(e.into()),
     }
