@@ -132,6 +132,11 @@ pub struct RegenerationItem {
     pub notes: Vec<String>,
 }
 
+/// The letter of a 0-based option (A, B, ...), as pages and files name options.
+pub fn option_letter(i: i64) -> char {
+    char::from(b'A' + u8::try_from(i.rem_euclid(26)).unwrap_or(0))
+}
+
 /// A validator's answer to a question before its key was shown (the blind key check),
 /// beside the key: the question's current version.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -374,8 +374,7 @@ pub fn write_blind_answers(
     out: impl Write,
     records: &[crate::domain::records::BlindRecord],
 ) -> Result<()> {
-    let letter =
-        |i: i64| char::from(b'A' + u8::try_from(i.rem_euclid(26)).unwrap_or(0)).to_string();
+    let letter = |i: i64| crate::domain::records::option_letter(i).to_string();
     let mut w = csv::Writer::from_writer(out);
     w.write_record([
         "question_id",

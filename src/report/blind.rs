@@ -61,7 +61,7 @@ pub struct BlindKeyReply {
 
 /// The letter of a 0-based option.
 pub fn letter(i: i64) -> String {
-    char::from(b'A' + u8::try_from(i.rem_euclid(26)).unwrap_or(0)).to_string()
+    crate::domain::records::option_letter(i).to_string()
 }
 
 fn row(qa_type: &str, level: &str, answers: usize, agree: usize) -> BlindKeyRow {

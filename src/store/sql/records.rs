@@ -897,7 +897,7 @@ impl Backend {
         let mut q = BLIND_ANSWERS.query(campaign.id, filter, read);
         super::super::count::add(1);
         for r in q.build_query_as::<Blind>().fetch_all(&mut *c).await? {
-            let letter = crate::report::blind::letter;
+            let letter = crate::domain::records::option_letter;
             out.push(AuditEvent {
                 at: r.answered_at,
                 item_id: r.item_key,

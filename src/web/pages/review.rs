@@ -345,10 +345,7 @@ pub struct BlindLine {
     pub answered: Option<(char, char, bool)>,
 }
 
-/// The letter of a 0-based option (A, B, ...).
-fn option_letter(i: i64) -> char {
-    char::from(b'A' + u8::try_from(i.rem_euclid(26)).unwrap_or(0))
-}
+use crate::domain::records::option_letter;
 
 /// What the form holds when the page is drawn: the last verdict, or what was sent.
 struct Draft {
