@@ -243,7 +243,9 @@ pub fn check_blind_answer(
             format!(
                 "{answer} is not an option of question `{key}`: its options are 0 to {} (A to {})",
                 options.saturating_sub(1),
-                char::from(b'A' + u8::try_from(options.saturating_sub(1).min(25)).unwrap_or(0))
+                super::records::option_letter(
+                    i64::try_from(options.saturating_sub(1)).unwrap_or(0)
+                )
             ),
         )));
     }

@@ -232,12 +232,8 @@ pub fn question_line(q: &crate::store::review::QuestionView) -> QuestionLine {
             .iter()
             .enumerate()
             .map(|(i, o)| {
-                let letter = char::from(b'A' + u8::try_from(i % 26).unwrap_or(0));
-                (
-                    letter,
-                    o.clone(),
-                    q.answer.is_some() && i64::try_from(i).ok() == q.answer,
-                )
+                let i = i64::try_from(i).unwrap_or(i64::MAX);
+                (option_letter(i), o.clone(), q.answer == Some(i))
             })
             .collect(),
         linked: q
