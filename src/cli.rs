@@ -485,6 +485,14 @@ pub enum CalibrationCommand {
         #[command(flatten)]
         campaign: CampaignArg,
     },
+    /// Open again the queue of a validator the known items paused (their recent catch
+    /// rate on known defects was surely below the threshold), without the round the
+    /// pause opened
+    Lift {
+        name: String,
+        #[command(flatten)]
+        campaign: CampaignArg,
+    },
 }
 
 #[derive(Subcommand, Debug)]
@@ -521,6 +529,10 @@ pub enum CampaignCommand {
         /// its key is shown (on or off)
         #[arg(long, value_parser = ["on", "off"])]
         blind_key_check: Option<String>,
+        /// How many of a validator's latest known defects the recent catch rate looks
+        /// at (the known items of the live queue; 20 by default)
+        #[arg(long)]
+        known_window: Option<i64>,
         #[command(flatten)]
         campaign: CampaignArg,
     },
@@ -1252,8 +1264,17 @@ async fn command(command: Command, config: &Config, store: &Store) -> Result<()>
             for s in store.calibration_scores(&campaign).await? {
                 let st = &s.status;
                 println!(
-                    "{}\tround {}\t{} of {} decided\t{} agreed\t{:?}",
-                    s.validator, st.round, st.decided, st.total, st.agreed, st.state
+                    "{}\tround {}\t{} of {} decided\t{} agreed\t{:?}{}",
+                    s.validator,
+                    st.round,
+                    st.decided,
+                    st.total,
+                    st.agreed,
+                    st.state,
+                    st.paused
+                        .as_deref()
+                        .map(|why| format!("\tpaused by the known items: {why}"))
+                        .unwrap_or_default()
                 );
             }
             Ok(())
@@ -1262,6 +1283,14 @@ async fn command(command: Command, config: &Config, store: &Store) -> Result<()>
             let campaign = store.campaign(&campaign.campaign).await?;
             let draw = store.reset_calibration(&campaign, &name, "cli").await?;
             println!("{}", crate::domain::calibration::round_text(&name, &draw));
+            Ok(())
+        }
+        Command::Calibration(CalibrationCommand::Lift { name, campaign }) => {
+            let campaign = store.campaign(&campaign.campaign).await?;
+            let round = store.lift_pause(&campaign, &name, "cli").await?;
+            println!(
+                "{name}'s queue is open again; the pause's calibration round {round} stays on record, lifted"
+            );
             Ok(())
         }
         Command::Campaign(CampaignCommand::Create { name, protocol }) => {
@@ -1313,6 +1342,7 @@ async fn command(command: Command, config: &Config, store: &Store) -> Result<()>
             calibration_threshold,
             calibration_min,
             blind_key_check,
+            known_window,
             campaign,
         }) => {
             let campaign = store.campaign(&campaign.campaign).await?;
@@ -1329,16 +1359,20 @@ async fn command(command: Command, config: &Config, store: &Store) -> Result<()>
             if let Some(b) = blind_key_check {
                 s.blind_key_check = b == "on";
             }
+            if let Some(w) = known_window {
+                s.known_window = w;
+            }
             if s != campaign.settings {
                 store.set_settings(&campaign, s).await?;
             }
             println!(
-                "campaign `{}`: target {} retained clips per task; calibration needs {:.0}% agreement in rounds of {} items; the blind key check is {}",
+                "campaign `{}`: target {} retained clips per task; calibration needs {:.0}% agreement in rounds of {} items; the blind key check is {}; the recent catch rate on known items looks at the last {} known defects",
                 campaign.name,
                 s.target_per_task,
                 s.calibration_threshold * 100.0,
                 s.calibration_min_items,
-                if s.blind_key_check { "on" } else { "off" }
+                if s.blind_key_check { "on" } else { "off" },
+                s.known_window
             );
             Ok(())
         }

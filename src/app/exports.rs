@@ -85,6 +85,16 @@ pub async fn blind_answers(store: &Store, campaign: &Campaign) -> Result<Downloa
     Ok(Download::bytes(campaign, "blind-answers.csv", CSV, body))
 }
 
+/// Every verdict on a known item of the live queue, beside its known verdict, as CSV
+/// (kept apart from `decisions.csv`, which holds the benchmark's).
+pub async fn known_verdicts(store: &Store, campaign: &Campaign) -> Result<Download> {
+    let records = store.known_records(campaign).await?;
+    let body = crate::report::known::verdicts_csv(&records)
+        .to_csv()?
+        .into_bytes();
+    Ok(Download::bytes(campaign, "known-verdicts.csv", CSV, body))
+}
+
 /// Every resolution of the campaign as CSV.
 pub async fn resolutions(store: &Store, campaign: &Campaign) -> Result<Download> {
     let records = store.resolution_records(campaign).await?;

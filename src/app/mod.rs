@@ -8,6 +8,7 @@ pub mod accounts;
 pub mod baseline;
 pub mod exports;
 pub mod jobs;
+pub mod known;
 pub mod media;
 pub mod sampling;
 
@@ -383,7 +384,8 @@ pub async fn qc_report_with_quality(
     scope: &Scope,
 ) -> Result<(QcReport, crate::report::quality::ReviewQualityReply)> {
     let (report, outcomes) = qc_report_and_counts(store, campaign, scope).await?;
-    let quality = review_quality(campaign, &report, outcomes).await?;
+    let known = store.known_records(campaign).await?;
+    let quality = review_quality(campaign, &report, outcomes, known).await?;
     Ok((report, quality))
 }
 
@@ -392,6 +394,7 @@ async fn review_quality(
     campaign: &Campaign,
     report: &QcReport,
     outcomes: Vec<crate::domain::facts::OutcomeCount>,
+    known: Vec<crate::domain::records::KnownRecord>,
 ) -> Result<crate::report::quality::ReviewQualityReply> {
     let taxonomy = campaign.taxonomy.clone();
     let stages: Vec<i64> = if report.clip_review {
@@ -403,6 +406,7 @@ async fn review_quality(
         crate::report::quality::build(
             &taxonomy,
             &outcomes,
+            &known,
             &stages,
             crate::stats::quality::Options::default(),
         )
@@ -437,7 +441,8 @@ pub async fn stats_reply(
     let reply = report
         .reply()
         .with_review_quality(quality)
-        .with_blind_key_check(blind);
+        .with_blind_key_check(blind)
+        .with_known_items(known::figures(store, campaign).await?);
     let reply = match study_report(store, campaign).await? {
         Some(r) => reply.with_study(&r),
         None => reply,

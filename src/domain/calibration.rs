@@ -38,6 +38,9 @@ pub struct CalibrationStatus {
     pub threshold: f64,
     /// The next item to decide.
     pub next: Option<NextItem>,
+    /// Why the main queue is paused, when the known items of the live queue paused it:
+    /// this round must be passed (or an admin lifts the pause).
+    pub paused: Option<String>,
 }
 
 /// An item to decide: its stage and id (a clip_id in Stage 1, a question_id in Stage 2).
@@ -108,6 +111,9 @@ pub struct History {
     pub drawn: HashMap<i64, HashSet<i64>>,
     /// (round, item, agrees)
     pub decisions: Vec<(i64, i64, bool)>,
+    /// The round the known items of the live queue opened, with why, unless an admin
+    /// lifted it: passes of the rounds before it no longer count.
+    pub reopened: Option<(i64, String)>,
 }
 
 /// The items of a validator's round, in the set's order: those it drew when it started
@@ -173,14 +179,27 @@ pub fn status(
         required: rules.min_items.min(pool),
         threshold: rules.threshold,
         next: None,
+        paused: None,
     };
-    if pool == 0 {
-        return status;
-    }
     let empty = History::default();
     let h = h.unwrap_or(&empty);
+    let since = match &h.reopened {
+        Some((round, why)) => {
+            status.paused = Some(why.clone());
+            *round
+        }
+        None => i64::MIN,
+    };
+    if pool == 0 {
+        // Without calibration items a paused queue waits for the admin alone.
+        if let Some((round, _)) = &h.reopened {
+            status.round = *round;
+            status.state = CalibrationState::Failed;
+        }
+        return status;
+    }
     status.round = h.rounds.last().map_or(1, |r| r.0);
-    let passed = h.rounds.iter().any(|r| r.1);
+    let passed = h.rounds.iter().any(|r| r.1 && r.0 >= since);
     let mine = round_items(items, rules.round_size(), h, user, status.round);
     status.total = i64::try_from(mine.len()).unwrap_or(i64::MAX);
     status.required = status.total;
@@ -203,6 +222,9 @@ pub fn status(
     } else {
         CalibrationState::InProgress
     };
+    if status.state == CalibrationState::Passed {
+        status.paused = None;
+    }
     if status.state == CalibrationState::InProgress
         && let Some(it) = undecided
     {
@@ -591,6 +613,7 @@ mod tests {
             rounds: vec![(1, false)],
             drawn: HashMap::new(),
             decisions: vec![(1, 1, true)],
+            reopened: None,
         };
         let mut same = input(&items, &h, "C1", Verdict::Valid, &[]);
         same.earlier = Some(EarlierVerdict {
@@ -634,6 +657,7 @@ mod tests {
             rounds: vec![(1, false)],
             drawn: HashMap::new(),
             decisions: round.iter().map(|id| (1, *id, false)).collect(),
+            reopened: None,
         };
         let key = format!("C{}", round[0]);
         assert!(matches!(
@@ -669,5 +693,53 @@ mod tests {
             ),
             Err(CalibrationState::InProgress)
         );
+    }
+
+    #[test]
+    fn a_round_the_known_items_reopened_closes_the_queue_until_it_is_passed_or_lifted() {
+        let items: Vec<CalItem> = (1..=4).map(|i| item(i, Verdict::Valid)).collect();
+        let rules = Rules {
+            threshold: 0.75,
+            min_items: 2,
+        };
+        let mut h = History {
+            rounds: vec![(1, true)],
+            drawn: HashMap::new(),
+            decisions: vec![(1, 1, true), (1, 2, true)],
+            reopened: None,
+        };
+        assert!(status(&items, rules, Some(&h), 7).open());
+        // Paused: round 2 opens and the pass of round 1 no longer counts.
+        h.rounds.push((2, false));
+        h.reopened = Some((2, "Stage 1: 2 of the last 20 known defects caught".into()));
+        let s = status(&items, rules, Some(&h), 7);
+        assert_eq!((s.state, s.round), (CalibrationState::InProgress, 2));
+        assert!(!s.open());
+        assert!(
+            s.paused
+                .as_deref()
+                .is_some_and(|w| w.contains("known defects"))
+        );
+        // Passing round 2 opens it again, and the pause is no longer shown.
+        let round2: Vec<i64> = round_items(&items, 2, &h, 7, 2)
+            .iter()
+            .map(|i| i.id)
+            .collect();
+        for id in &round2 {
+            h.decisions.push((2, *id, true));
+        }
+        h.rounds[1].1 = true;
+        let s = status(&items, rules, Some(&h), 7);
+        assert!(s.open() && s.paused.is_none());
+        // Without calibration items a pause waits for the admin; lifted (no longer
+        // read as reopened), the queue is open.
+        let paused = History {
+            rounds: vec![(1, false)],
+            reopened: Some((1, "why".into())),
+            ..History::default()
+        };
+        let s = status(&[], rules, Some(&paused), 7);
+        assert_eq!(s.state, CalibrationState::Failed);
+        assert!(status(&[], rules, Some(&History::default()), 7).open());
     }
 }

@@ -25,6 +25,8 @@ pub struct ManifestQuestion {
     pub answer: usize,
     /// The known verdict of a calibration question.
     pub calibration: Option<CheckedVerdict>,
+    /// The known verdict of a known item of the live queue (`"known": {...}`).
+    pub known: Option<CheckedVerdict>,
 }
 
 #[derive(Debug, Clone)]
@@ -42,6 +44,9 @@ pub struct ManifestClip {
     pub questions: Vec<ManifestQuestion>,
     /// The known verdict of a held-out calibration clip (`"calibration": {...}`).
     pub calibration: Option<CheckedVerdict>,
+    /// The known verdict of a known item of the live queue (`"known": {...}`): served
+    /// to its pair among the real clips, scored, never counted in the benchmark.
+    pub known: Option<CheckedVerdict>,
     /// The video's frame rate and count, as read when it was taken in.
     pub timing: super::video::TimingRead,
 }
@@ -51,6 +56,48 @@ impl ManifestClip {
     /// protocol without clip review, where a clip has none) its questions have.
     pub fn is_calibration(&self) -> bool {
         self.calibration.is_some() || self.questions.iter().any(|q| q.calibration.is_some())
+    }
+
+    /// What the clip's Stage 1 item is, as `items.calibration` stores it.
+    pub fn kind(&self) -> ItemKind {
+        if self.is_calibration() {
+            ItemKind::Calibration
+        } else if self.known.is_some() {
+            ItemKind::Known
+        } else {
+            ItemKind::Real
+        }
+    }
+
+    /// What one of its questions' Stage 2 item is: a known clip's questions are known
+    /// items too (counted only where they carry their own known verdict).
+    pub fn question_kind(&self, q: &ManifestQuestion) -> ItemKind {
+        match self.kind() {
+            ItemKind::Real if q.known.is_some() => ItemKind::Known,
+            k => k,
+        }
+    }
+}
+
+/// What an item is, as `items.calibration` (and `clips.calibration`) store it: a real
+/// item of the benchmark (0), a held-out calibration item (1), or a known item of the
+/// live queue (2): served like a real one, scored against its known verdict, and left
+/// out of the outcomes, the tables and the exports of the benchmark like a calibration
+/// item.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ItemKind {
+    Real,
+    Calibration,
+    Known,
+}
+
+impl ItemKind {
+    pub fn stored(self) -> i64 {
+        match self {
+            ItemKind::Real => 0,
+            ItemKind::Calibration => 1,
+            ItemKind::Known => 2,
+        }
     }
 }
 

@@ -154,6 +154,40 @@ pub struct BlindRecord {
     pub answered_at: i64,
 }
 
+/// A validator's counted verdict on a known item of the live queue, beside its known
+/// verdict: the latest they gave on it.
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
+pub struct KnownRecord {
+    pub stage: i64,
+    /// The known item's id: the clip's (Stage 1) or the question's (Stage 2).
+    pub item_id: String,
+    pub clip_id: String,
+    pub task: String,
+    pub validator: String,
+    /// The validator's verdict and its reasons (protocol codes, `;`-joined).
+    pub verdict: String,
+    pub reasons: String,
+    /// The known verdict and its reasons.
+    pub known_verdict: String,
+    pub known_reasons: String,
+    /// µs since the epoch.
+    #[serde(serialize_with = "crate::clock::ser_time")]
+    #[schema(value_type = String, format = DateTime)]
+    pub decided_at: i64,
+}
+
+impl KnownRecord {
+    /// The item is a known defect.
+    pub fn defect(&self) -> bool {
+        self.known_verdict == "reject"
+    }
+
+    /// The validator rejected it.
+    pub fn rejected(&self) -> bool {
+        self.verdict == "reject"
+    }
+}
+
 /// One event in the life of a clip.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct AuditEvent {

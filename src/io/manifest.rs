@@ -273,6 +273,32 @@ fn check_line(
             }
         },
     };
+    // A known item of the live queue: reviewed by its pair like any clip, its verdicts
+    // scored against this one and never counted in the benchmark.
+    let known = match obj.get("known") {
+        None | Some(Value::Null) => None,
+        Some(_) if !taxonomy.clip_review => {
+            push(
+                Some("known"),
+                "the protocol reviews no clips (clip_review = false): a clip has no verdict of its own; give a question its known verdict".into(),
+            );
+            None
+        }
+        Some(_) if calibration.is_some() => {
+            push(
+                Some("known"),
+                "a clip is a calibration clip or a known item of the live queue, not both".into(),
+            );
+            None
+        }
+        Some(v) => match known_verdict(taxonomy, v, Stage::Clip, None) {
+            Ok(k) => Some(k),
+            Err((f, m)) => {
+                push(Some(&format!("known{f}")), m);
+                None
+            }
+        },
+    };
     let mut questions = Vec::new();
     match obj.get("questions") {
         Some(Value::Array(items)) => {
@@ -346,6 +372,12 @@ fn check_line(
                             "a question has a known verdict only on a calibration clip (give the clip its own `calibration` too)".into(),
                         );
                     }
+                    if q.known.is_some() && (calibration.is_some() || q.calibration.is_some()) {
+                        push(
+                            Some(&format!("questions[{i}].known")),
+                            "a question of a calibration clip is held out for calibration; a known item of the live queue is a question of a clip under review".into(),
+                        );
+                    }
                     questions.push(q);
                 }
             }
@@ -372,6 +404,9 @@ fn check_line(
     if obj.get("calibration").is_some_and(|v| !v.is_null()) && calibration.is_none() {
         return None;
     }
+    if obj.get("known").is_some_and(|v| !v.is_null()) && known.is_none() {
+        return None;
+    }
     let mut rest = obj;
     rest.remove("file");
     Some(ManifestClip {
@@ -388,6 +423,7 @@ fn check_line(
         fields: canonical_json(&Value::Object(rest)),
         questions,
         calibration,
+        known,
         timing: TimingRead::NotTried,
     })
 }
@@ -564,6 +600,16 @@ fn check_question(
             }
         },
     };
+    let known = match (obj.get("known"), &level) {
+        (None | Some(Value::Null), _) => None,
+        (Some(v), level) => match known_verdict(taxonomy, v, Stage::Question, level.as_ref()) {
+            Ok(k) => Some(k),
+            Err((f, m)) => {
+                errs.push((at(&format!("known{f}")), m));
+                None
+            }
+        },
+    };
     if !errs.is_empty() {
         for (f, m) in errs {
             push(Some(&f), m);
@@ -578,6 +624,7 @@ fn check_question(
         options,
         answer: answer?,
         calibration,
+        known,
     })
 }
 
@@ -592,7 +639,7 @@ fn known_verdict(
     let Value::Object(o) = v else {
         return Err((
             String::new(),
-            "`calibration` must be an object with a known `verdict`".into(),
+            "must be an object with a known `verdict`".into(),
         ));
     };
     let verdict = match o.get("verdict") {

@@ -6,6 +6,7 @@ pub mod baseline;
 pub mod blind;
 pub mod bundle;
 pub mod format;
+pub mod known;
 pub mod quality;
 pub mod render;
 pub mod reply;

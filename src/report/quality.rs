@@ -8,6 +8,7 @@
 use super::format::{Col, CsvTable, tex};
 use super::svg::{self, Caption};
 use crate::domain::facts::OutcomeCount;
+use crate::domain::records::KnownRecord;
 use crate::domain::taxonomy::Taxonomy;
 use crate::stats::quality::{self, Figure, Item, Options, Review};
 use serde::Serialize;
@@ -121,15 +122,23 @@ pub struct ReviewQualityReply {
 pub const AUTHOR: &str = "author";
 
 /// One stage's review from the counted outcomes: decided items only (not pending, not
-/// retained by sample), each row expanded to its count.
-fn stage_review(tax: &Taxonomy, outcomes: &[OutcomeCount], stage: i64) -> (Review, Vec<String>) {
+/// retained by sample), each row expanded to its count; and the known items of the
+/// live queue, each with the verdicts it received and its truth (never retained).
+fn stage_review(
+    tax: &Taxonomy,
+    outcomes: &[OutcomeCount],
+    known: &[KnownRecord],
+    stage: i64,
+) -> (Review, Vec<String>) {
     let rows: Vec<&OutcomeCount> = outcomes
         .iter()
         .filter(|c| c.stage == stage && c.outcome != "pending" && c.outcome != "by_sample")
         .collect();
+    let known: Vec<&KnownRecord> = known.iter().filter(|k| k.stage == stage).collect();
     let mut raters: Vec<String> = rows
         .iter()
         .flat_map(|c| [c.rater1.clone(), c.rater2.clone()])
+        .chain(known.iter().map(|k| k.validator.clone()))
         .collect();
     raters.sort();
     raters.dedup();
@@ -162,6 +171,24 @@ fn stage_review(tax: &Taxonomy, outcomes: &[OutcomeCount], stage: i64) -> (Revie
             });
         }
     }
+    let mut by_item: BTreeMap<&str, Vec<&KnownRecord>> = BTreeMap::new();
+    for k in known {
+        by_item.entry(k.item_id.as_str()).or_default().push(k);
+    }
+    for ks in by_item.into_values() {
+        let Some(group) = tax.tasks.iter().position(|t| t.code == ks[0].task) else {
+            continue;
+        };
+        items.push(Item {
+            group,
+            ratings: ks
+                .iter()
+                .map(|k| (index(&k.validator), k.rejected()))
+                .collect(),
+            known: Some(ks[0].defect()),
+            retained: false,
+        });
+    }
     raters.push(AUTHOR.to_string());
     (
         Review {
@@ -177,6 +204,7 @@ fn stage_review(tax: &Taxonomy, outcomes: &[OutcomeCount], stage: i64) -> (Revie
 pub fn build(
     tax: &Taxonomy,
     outcomes: &[OutcomeCount],
+    known: &[KnownRecord],
     stages: &[i64],
     options: Options,
 ) -> Result<ReviewQualityReply, crate::stats::StatsError> {
@@ -184,7 +212,7 @@ pub fn build(
     let mut authors = Vec::new();
     let mut out = Vec::new();
     for &stage in stages {
-        let (review, names) = stage_review(tax, outcomes, stage);
+        let (review, names) = stage_review(tax, outcomes, known, stage);
         let q = quality::estimate(&review, options)?;
         for (i, (name, r)) in names.iter().zip(&q.raters).enumerate() {
             if r.ratings == 0 {
@@ -627,7 +655,7 @@ mod tests {
             count("<b>a</b>", "b&c", "split_rejected", ("reject", "valid"), 2),
         ];
         let tax = Taxonomy::vgenst();
-        let q = build(&tax, &counts, &[1], Options::default()).unwrap();
+        let q = build(&tax, &counts, &[], &[1], Options::default()).unwrap();
         assert!(!q.stages[0].identified);
         let raters: Vec<&str> = q.raters(1).iter().map(|r| r.validator.as_str()).collect();
         assert_eq!(

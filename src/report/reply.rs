@@ -48,6 +48,11 @@ pub struct StatsReply {
     /// QA type and level, and the keys in doubt; only once there are blind answers.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub blind_key_check: Option<super::blind::BlindKeyReply>,
+    /// The known items of the live queue: each validator's catch rate on known defects
+    /// and pass rate on known sound items, with Wilson intervals, over the campaign and
+    /// recently; only once a known item has a verdict.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub known_items: Option<super::known::KnownItemsReply>,
 }
 
 /// What the figures count.
@@ -417,6 +422,7 @@ impl QcReport {
             t16: Default::default(),
             review_quality: None,
             blind_key_check: None,
+            known_items: None,
         }
     }
 }
@@ -435,6 +441,11 @@ impl StatsReply {
 
     pub fn with_blind_key_check(mut self, b: Option<super::blind::BlindKeyReply>) -> StatsReply {
         self.blind_key_check = b;
+        self
+    }
+
+    pub fn with_known_items(mut self, k: Option<super::known::KnownItemsReply>) -> StatsReply {
+        self.known_items = k;
         self
     }
 

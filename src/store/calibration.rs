@@ -66,6 +66,8 @@ pub enum RoundResult {
     Failed,
     /// The validator's current round, not finished.
     Open,
+    /// A round the known items opened, lifted by an admin before it was passed.
+    Lifted,
 }
 
 /// One round of one validator's calibration, with every verdict in it.
@@ -74,8 +76,14 @@ pub struct CalibrationRound {
     pub validator: String,
     pub round: i64,
     pub result: RoundResult,
-    /// The admin who started it (none for the first).
+    /// The admin who started it (none for the first, or one the known items opened).
     pub started_by: Option<String>,
+    /// µs since the epoch.
+    pub started_at: i64,
+    /// Why the known items of the live queue opened it (pausing the queue).
+    pub reopened: Option<String>,
+    /// The admin who lifted that pause.
+    pub lifted_by: Option<String>,
     pub decisions: Vec<RoundDecision>,
 }
 

@@ -34,6 +34,16 @@ pub struct Settings {
     /// before its keyed answer is shown, then gives the verdict. Off unless given.
     #[serde(default)]
     pub blind_key_check: bool,
+    /// How many of a validator's latest known defects (the known items of the live
+    /// queue) the recent catch rate looks at; when its 95% interval lies wholly below
+    /// the calibration threshold, the validator's queue pauses for a calibration round.
+    /// 20 unless given.
+    #[serde(default = "default_known_window")]
+    pub known_window: i64,
+}
+
+fn default_known_window() -> i64 {
+    20
 }
 
 impl Default for Settings {
@@ -43,6 +53,7 @@ impl Default for Settings {
             calibration_threshold: 0.8,
             calibration_min_items: 10,
             blind_key_check: false,
+            known_window: default_known_window(),
         }
     }
 }

@@ -579,6 +579,9 @@ forward! {
     /// Every blind answer to a question of the campaign's current versions, beside its
     /// key, by question id and validator.
     fn blind_records(&self, campaign: &Campaign) -> Result<Vec<crate::domain::records::BlindRecord>>;
+    /// Every validator's latest verdict on each known item of the live queue (current
+    /// versions, with a known verdict), beside it, in the order they were given.
+    fn known_records(&self, campaign: &Campaign) -> Result<Vec<crate::domain::records::KnownRecord>>;
     /// The splits of a stage; with `all`, resolved ones too.
     fn splits(&self, campaign: &Campaign, stage: Stage, all: bool) -> Result<Vec<SplitItem>>;
     /// One split (resolved or not) of the newest version.
@@ -597,6 +600,13 @@ forward! {
     fn record_calibration(&self, campaign: &Campaign, validator: &User, stage: Stage, key: &str, req: &VerdictRequest) -> Result<CalibrationFeedback>;
     /// Starts another calibration round for a validator who did not pass.
     fn reset_calibration(&self, campaign: &Campaign, name: &str, by: &str) -> Result<crate::domain::calibration::RoundDraw>;
+    /// Pauses a validator's main queue for their catch rate on the known items (`why`
+    /// says so): a calibration round opens and the gate closes, in one write. `None`
+    /// when the queue was not open or is paused already; else the round opened.
+    fn pause_for_known_items(&self, campaign: &Campaign, user_id: i64, why: &str) -> Result<Option<i64>>;
+    /// An admin lifts the known items' pause on a validator's queue: the round it
+    /// opened stays on record, marked lifted; answers that round.
+    fn lift_pause(&self, campaign: &Campaign, name: &str, by: &str) -> Result<i64>;
     /// Every pool validator's calibration, for the admin.
     fn calibration_scores(&self, campaign: &Campaign) -> Result<Vec<CalibrationScore>>;
     /// Every calibration round of every pool validator (or of one), with its verdicts

@@ -282,6 +282,7 @@ pub fn routes() -> Vec<Route> {
         a(ADMIN, utoipa_axum::routes!(api::export_regeneration)),
         a(ADMIN, utoipa_axum::routes!(api::export_study_responses)),
         a(ADMIN, utoipa_axum::routes!(api::export_blind_answers)),
+        a(ADMIN, utoipa_axum::routes!(api::export_known_verdicts)),
         a(ADMIN, utoipa_axum::routes!(api::export_baseline_answers)),
         // A pipeline's long operations: jobs that any server answers for.
         a(ADMIN, utoipa_axum::routes!(api::jobs::import_upload)),
@@ -298,6 +299,7 @@ pub fn routes() -> Vec<Route> {
         a(VALIDATOR, utoipa_axum::routes!(api::calibration_verdict)),
         a(ADMIN, utoipa_axum::routes!(api::calibration_scores)),
         a(ADMIN, utoipa_axum::routes!(api::admin::new_round)),
+        a(ADMIN, utoipa_axum::routes!(api::admin::lift_pause)),
         a(ADMIN, utoipa_axum::routes!(api::admin::set_settings)),
         a(ADMIN, utoipa_axum::routes!(api::regeneration)),
         a(ADMIN, utoipa_axum::routes!(api::audit)),
@@ -410,6 +412,13 @@ pub fn routes() -> Vec<Route> {
             ADMIN,
             Page,
             post(pages::calibration::reset),
+        ),
+        r(
+            "POST",
+            "/c/{campaign}/admin/calibration/lift",
+            ADMIN,
+            Page,
+            post(pages::calibration::lift),
         ),
         r(
             "POST",
@@ -743,6 +752,13 @@ pub fn routes() -> Vec<Route> {
             ADMIN,
             Page,
             get(pages::admin::export_blind_answers),
+        ),
+        r(
+            "GET",
+            "/c/{campaign}/admin/exports/known-verdicts.csv",
+            ADMIN,
+            Page,
+            get(pages::admin::export_known_verdicts),
         ),
         r(
             "GET",

@@ -27,6 +27,11 @@ const MATRIX: &[(&str, &str, &str)] = &[
         "/api/v1/campaigns/{campaign}/calibration-scores/{validator}/rounds",
         "admin",
     ),
+    (
+        "DELETE",
+        "/api/v1/campaigns/{campaign}/calibration-scores/{validator}/pause",
+        "admin",
+    ),
     ("PUT", "/api/v1/campaigns/{campaign}/settings", "admin"),
     ("PUT", "/api/v1/campaigns/{campaign}/study/display", "admin"),
     ("GET", "/admin/campaigns", "admin"),
@@ -128,6 +133,11 @@ const MATRIX: &[(&str, &str, &str)] = &[
     ),
     (
         "GET",
+        "/api/v1/campaigns/{campaign}/export/known-verdicts",
+        "admin",
+    ),
+    (
+        "GET",
         "/api/v1/campaigns/{campaign}/export/baseline-answers",
         "admin",
     ),
@@ -193,6 +203,7 @@ const MATRIX: &[(&str, &str, &str)] = &[
     ("GET", "/c/{campaign}/admin/sampling", "admin"),
     ("POST", "/c/{campaign}/admin/sampling/run", "admin"),
     ("POST", "/c/{campaign}/admin/calibration/reset", "admin"),
+    ("POST", "/c/{campaign}/admin/calibration/lift", "admin"),
     ("POST", "/c/{campaign}/admin/calibration/mark", "admin"),
     ("POST", "/c/{campaign}/admin/settings", "admin"),
     ("GET", "/c/{campaign}/admin/audit", "admin"),
@@ -247,6 +258,11 @@ const MATRIX: &[(&str, &str, &str)] = &[
     (
         "GET",
         "/c/{campaign}/admin/exports/blind-answers.csv",
+        "admin",
+    ),
+    (
+        "GET",
+        "/c/{campaign}/admin/exports/known-verdicts.csv",
         "admin",
     ),
     (

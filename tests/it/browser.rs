@@ -2317,3 +2317,92 @@ async fn the_review_quality_section_reads_at_a_laptops_size() {
         "{text}"
     );
 }
+
+/// A page's text or a URL with what differs by design between two items masked: the
+/// item's id, clip tokens (long runs of letters and digits) and times in µs or ms.
+fn masked(text: &str, id: &str) -> String {
+    let text = text.replace(id, "ID");
+    let mut out = String::new();
+    let mut word = String::new();
+    let flush = |word: &mut String, out: &mut String| {
+        let token = word.len() >= 20 && word.chars().any(|c| c.is_ascii_digit());
+        let time = word.len() >= 12 && word.chars().all(|c| c.is_ascii_digit());
+        out.push_str(if token {
+            "TOKEN"
+        } else if time {
+            "TIME"
+        } else {
+            word
+        });
+        word.clear();
+    };
+    for ch in text.chars() {
+        if ch.is_ascii_alphanumeric() || ch == '-' || ch == '_' {
+            word.push(ch);
+        } else {
+            flush(&mut word, &mut out);
+            out.push(ch);
+        }
+    }
+    flush(&mut word, &mut out);
+    out
+}
+
+/// A validator cannot tell a known item of the live queue from a real one: the page
+/// Chromium draws and every URL it loads are the same, ids, tokens and times aside.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_known_item_looks_and_loads_exactly_like_a_real_one() {
+    let Some(d) = driver().await else { return };
+    let app = spawn_app().await;
+    let _c = cast(&app).await;
+    let src = app.source();
+    let real = clip_line(&src, "MC_F_EGO_STA_0001", "MC_F_EGO_STA", &["OE"]);
+    let mut known = clip_line(&src, "MC_F_EGO_STA_0002", "MC_F_EGO_STA", &["OE"]);
+    known["known"] = json!({"verdict": "reject", "reasons": ["generation_artifact"],
+                            "note": "a planted flicker"});
+    let m = write_manifest(&src, "m.jsonl", &[real, known]);
+    app.import(&m).await.unwrap();
+    sign_in_by_keyboard(&d, &app, "val00").await;
+    d.viewport(1366, 768).await;
+    let mut seen = Vec::new();
+    for id in ["MC_F_EGO_STA_0001", "MC_F_EGO_STA_0002"] {
+        d.go(&format!("{}/c/{CAMPAIGN}/review/1/{id}", app.base))
+            .await;
+        d.wait_ready().await;
+        d.until(
+            "the clip requested",
+            "return performance.getEntriesByType('resource').some(e => e.name.includes('/media/')) || null;",
+        )
+        .await;
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let page = d
+            .exec("return document.documentElement.outerHTML;", vec![])
+            .await;
+        let loads = d
+            .exec(
+                "return performance.getEntriesByType('navigation').concat(performance.getEntriesByType('resource')).map(e => e.name);",
+                vec![],
+            )
+            .await;
+        let mut loads: Vec<String> = loads
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|u| masked(u.as_str().unwrap(), id))
+            .collect();
+        loads.sort();
+        let page = masked(page.as_str().unwrap(), id);
+        assert!(
+            !page.contains("flicker") && !page.contains("known"),
+            "{page}"
+        );
+        seen.push((page, loads));
+    }
+    assert!(
+        seen[0].1.iter().any(|u| u.contains("/media/")),
+        "{:?}",
+        seen[0].1
+    );
+    assert_eq!(seen[0].1, seen[1].1, "the URLs each page loads");
+    assert_eq!(seen[0].0, seen[1].0, "the pages as drawn");
+}

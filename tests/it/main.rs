@@ -16,6 +16,7 @@ mod contract;
 mod demo;
 mod hardening;
 mod imports;
+mod known;
 mod life;
 mod media;
 mod members;

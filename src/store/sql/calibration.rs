@@ -207,6 +207,29 @@ impl Backend {
         .await
     }
 
+    pub(crate) async fn pause_for_known_items(
+        &self,
+        campaign: &Campaign,
+        user_id: i64,
+        why: &str,
+    ) -> Result<Option<i64>> {
+        let (campaign_id, why) = (campaign.id, why.to_string());
+        self.write_tx(Lock::Item, move |tx| {
+            let why = why.clone();
+            Box::pin(async move { write::calibration::pause(tx, campaign_id, user_id, &why).await })
+        })
+        .await
+    }
+
+    pub(crate) async fn lift_pause(&self, campaign: &Campaign, name: &str, by: &str) -> Result<i64> {
+        let (campaign_id, name, by) = (campaign.id, name.to_string(), by.to_string());
+        self.write_tx(Lock::Item, move |tx| {
+            let (name, by) = (name.clone(), by.clone());
+            Box::pin(async move { write::calibration::lift(tx, campaign_id, &name, &by).await })
+        })
+        .await
+    }
+
     pub(crate) async fn calibration_scores(
         &self,
         campaign: &Campaign,
@@ -264,9 +287,13 @@ impl Backend {
             round: i64,
             passed_at: Option<i64>,
             reset_by: Option<String>,
+            started_at: i64,
+            reopened: Option<String>,
+            lifted_by: Option<String>,
         }
         let rounds = qa::<RoundRow>(
-            "SELECT r.user_id, u.name, r.round, r.passed_at, r.reset_by
+            "SELECT r.user_id, u.name, r.round, r.passed_at, r.reset_by, r.started_at, r.reopened,
+                    r.lifted_by
              FROM calibration_rounds r JOIN users u ON u.id = r.user_id
              WHERE r.campaign_id = $1 AND ($2 = 0 OR r.user_id = $2)
              ORDER BY u.name, r.round",
@@ -298,10 +325,15 @@ impl Backend {
             round,
             passed_at,
             reset_by,
+            started_at,
+            reopened,
+            lifted_by,
         } in rounds
         {
             let result = if passed_at.is_some() {
                 RoundResult::Passed
+            } else if lifted_by.is_some() {
+                RoundResult::Lifted
             } else if last.get(&user) == Some(&round) {
                 match status(&items, rules, histories.get(&user), user).state {
                     CalibrationState::InProgress => RoundResult::Open,
@@ -317,6 +349,9 @@ impl Backend {
                 round,
                 result,
                 started_by: reset_by,
+                started_at,
+                reopened,
+                lifted_by,
                 decisions: Vec::new(),
             });
         }

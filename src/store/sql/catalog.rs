@@ -182,6 +182,12 @@ impl Backend {
                 "at least 1 calibration item",
             ));
         }
+        if !(1..=10_000).contains(&settings.known_window) {
+            return Err(Error::field(
+                "known_window",
+                "the recent catch rate looks at the last 1 to 10000 known defects",
+            ));
+        }
         let id = campaign.id;
         self.write_tx(Lock::Structure, move |tx| {
             Box::pin(async move { write::catalog::set_settings(tx, id, &settings).await })

@@ -293,7 +293,8 @@ impl Backend {
 
     pub(crate) async fn record_counts(&self, campaign: &Campaign) -> Result<(usize, usize)> {
         let (d, r): (i64, i64) = qa(
-            "SELECT (SELECT COUNT(*) FROM decisions WHERE campaign_id = $1),
+            "SELECT (SELECT COUNT(*) FROM decisions d JOIN items i ON i.id = d.item_id
+                     WHERE d.campaign_id = $1 AND i.calibration = 0),
                     (SELECT COUNT(*) FROM resolutions r JOIN items i ON i.id = r.item_id
                      WHERE i.campaign_id = $1)",
         )
@@ -330,7 +331,7 @@ impl Backend {
              FROM decisions d
              JOIN items i ON i.id = d.item_id
              JOIN users u ON u.id = d.validator_id
-             WHERE d.campaign_id = $1
+             WHERE d.campaign_id = $1 AND i.calibration = 0
              ORDER BY d.id",
         )
         .bind(campaign.id)

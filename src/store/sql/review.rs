@@ -589,6 +589,56 @@ impl Backend {
             .collect())
     }
 
+    pub(crate) async fn known_records(
+        &self,
+        campaign: &Campaign,
+    ) -> Result<Vec<crate::domain::records::KnownRecord>> {
+        #[derive(sqlx::FromRow)]
+        struct Row {
+            stage: i64,
+            item_key: String,
+            clip_key: String,
+            task: String,
+            name: String,
+            verdict: String,
+            reasons: String,
+            k_verdict: String,
+            k_reasons: String,
+            decided_at: i64,
+        }
+        let rows = qa::<Row>(
+            "SELECT i.stage, i.item_key, c.clip_key, t.code AS task, u.name, d.verdict, d.reasons,
+                    k.verdict AS k_verdict, k.reasons AS k_reasons, d.decided_at
+             FROM decisions d JOIN items i ON i.id = d.item_id
+             JOIN calibration_keys k ON k.item_id = i.id
+             JOIN tasks t ON t.id = i.task_id
+             JOIN clip_versions v ON v.id = i.clip_version_id JOIN clips c ON c.id = v.clip_id
+             JOIN users u ON u.id = d.validator_id
+             WHERE d.campaign_id = $1 AND i.calibration = 2 AND i.is_current = 1
+               AND d.seq = (SELECT MAX(e.seq) FROM decisions e
+                            WHERE e.item_id = d.item_id AND e.validator_id = d.validator_id)
+             ORDER BY d.decided_at, d.id",
+        )
+        .bind(campaign.id)
+        .fetch_all(&mut *self.read().await?)
+        .await?;
+        Ok(rows
+            .into_iter()
+            .map(|r| crate::domain::records::KnownRecord {
+                stage: r.stage,
+                item_id: r.item_key,
+                clip_id: r.clip_key,
+                task: r.task,
+                validator: r.name,
+                verdict: r.verdict,
+                reasons: r.reasons,
+                known_verdict: r.k_verdict,
+                known_reasons: r.k_reasons,
+                decided_at: r.decided_at,
+            })
+            .collect())
+    }
+
     pub(crate) async fn splits(
         &self,
         campaign: &Campaign,
@@ -597,7 +647,7 @@ impl Backend {
     ) -> Result<Vec<SplitItem>> {
         qa::<SplitRow>(
             "SELECT * FROM split_details
-             WHERE campaign_id = $1 AND stage = $2 AND is_current = 1
+             WHERE campaign_id = $1 AND stage = $2 AND is_current = 1 AND calibration = 0
                AND (outcome = 'split' OR ($3 = 1 AND outcome IN ('split_accepted', 'split_rejected')))
              ORDER BY sort_key",
         )
@@ -620,7 +670,7 @@ impl Backend {
         let row = qa::<SplitRow>(
             "SELECT * FROM split_details
              WHERE campaign_id = $1 AND stage = $2 AND item_key = $3 AND is_current = 1
-               AND outcome IN ('split', 'split_accepted', 'split_rejected')",
+               AND calibration = 0 AND outcome IN ('split', 'split_accepted', 'split_rejected')",
         )
         .bind(campaign.id)
         .bind(stage.number())

@@ -61,6 +61,7 @@ row! {
         calibration_threshold: f64,
         calibration_min_items: i64,
         blind_key_check: i64,
+        known_window: i64,
         revision: i64,
         protocol_version: i64,
     }
@@ -154,6 +155,7 @@ impl TryFrom<CampaignRow> for Campaign {
                 calibration_threshold: r.calibration_threshold,
                 calibration_min_items: r.calibration_min_items,
                 blind_key_check: r.blind_key_check == 1,
+                known_window: r.known_window,
             },
             revision: r.revision,
             protocol_version: r.protocol_version,
@@ -165,7 +167,8 @@ pub(crate) async fn campaign(tx: &mut impl Tx, name: &str) -> Result<Option<Camp
     tx.fetch_opt::<CampaignRow>(
         sql!(
             "SELECT id, name, taxonomy, target_per_task, calibration_threshold,
-                    calibration_min_items, blind_key_check, revision, protocol_version
+                    calibration_min_items, blind_key_check, known_window, revision,
+                    protocol_version
              FROM campaigns WHERE name = :name"
         ),
         named! { name },

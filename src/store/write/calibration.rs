@@ -319,3 +319,89 @@ pub(crate) async fn mark(
     base::insert_keys(tx, &[(item_id, known)]).await?;
     gates::refresh_gates(tx, campaign_id).await
 }
+
+/// Pauses a validator's main queue because their recent catch rate on the known items
+/// of the live queue is surely below the threshold (`why` says so, with the figures):
+/// a calibration round opens, marked with why, and the gate closes in this write. Does
+/// nothing (answers `None`) when the queue is not open or a pause is already on; else
+/// answers the round that opened.
+pub(crate) async fn pause(
+    tx: &mut impl Tx,
+    campaign_id: i64,
+    user_id: i64,
+    why: &str,
+) -> Result<Option<i64>> {
+    // The membership row is this validator's lock for their calibration.
+    let cleared: Option<i64> = tx
+        .scalar_opt(
+            locked!(
+                "SELECT m.cleared FROM pool_members m
+                 WHERE m.campaign_id = :campaign AND m.user_id = :user",
+                "m"
+            ),
+            named! { campaign: campaign_id, user: user_id },
+        )
+        .await?;
+    if cleared != Some(1) {
+        return Ok(None);
+    }
+    let (rules, items, mut histories) =
+        gates::calibration_facts(tx, campaign_id, Some(user_id)).await?;
+    let history = histories.remove(&user_id).unwrap_or_default();
+    if history.reopened.is_some() && !status(&items, rules, Some(&history), user_id).open() {
+        return Ok(None);
+    }
+    let round = history.rounds.last().map_or(1, |r| r.0 + 1);
+    let drawn = crate::domain::calibration::drawn_ids(&items, rules, &history, user_id, round);
+    tx.exec(
+        sql!(
+            "INSERT INTO calibration_rounds (campaign_id, user_id, round, started_at, items, reopened)
+             VALUES (:campaign, :user, :round, :now, :items, :why)"
+        ),
+        named! { campaign: campaign_id, user: user_id, round, now: now_micros(), items: &drawn, why },
+    )
+    .await?;
+    tx.exec(
+        sql!(
+            "UPDATE pool_members SET cleared = 0
+             WHERE campaign_id = :campaign AND user_id = :user"
+        ),
+        named! { campaign: campaign_id, user: user_id },
+    )
+    .await?;
+    Ok(Some(round))
+}
+
+/// An admin lifts the pause the known items put on a validator's queue: the round it
+/// opened stays on record, marked lifted, and the gate follows in this write.
+pub(crate) async fn lift(tx: &mut impl Tx, campaign_id: i64, name: &str, by: &str) -> Result<i64> {
+    let user = base::user_by_name(tx, name)
+        .await?
+        .ok_or_else(|| Error::NotFound(format!("no user named `{name}`")))?;
+    let round: Option<i64> = tx
+        .scalar(
+            sql!(
+                "SELECT MAX(round) FROM calibration_rounds
+                 WHERE campaign_id = :campaign AND user_id = :user AND reopened IS NOT NULL
+                   AND lifted_at IS NULL"
+            ),
+            named! { campaign: campaign_id, user: user.id },
+        )
+        .await?;
+    let Some(round) = round else {
+        return Err(Error::Conflict(format!(
+            "{name}'s queue is not paused by the known items; there is nothing to lift"
+        )));
+    };
+    tx.exec(
+        sql!(
+            "UPDATE calibration_rounds SET lifted_by = :by, lifted_at = :now
+             WHERE campaign_id = :campaign AND user_id = :user AND reopened IS NOT NULL
+               AND lifted_at IS NULL"
+        ),
+        named! { by, now: now_micros(), campaign: campaign_id, user: user.id },
+    )
+    .await?;
+    gates::refresh_gates(tx, campaign_id).await?;
+    Ok(round)
+}

@@ -5,7 +5,7 @@
 
 use super::{base, gates};
 use crate::clock::now_micros;
-use crate::domain::import::{CheckedManifest, ManifestClip, ManifestQuestion};
+use crate::domain::import::{CheckedManifest, ItemKind, ManifestClip, ManifestQuestion};
 use crate::domain::pairing::{Pairing, least_open_work};
 use crate::domain::protocol::{InUse, change_problems};
 use crate::domain::rules::CheckedVerdict;
@@ -431,7 +431,7 @@ pub(crate) async fn set_settings(tx: &mut impl Tx, campaign_id: i64, s: &Setting
         sql!(
             "UPDATE campaigns SET target_per_task = :target, calibration_threshold = :threshold,
                     calibration_min_items = :min_items, blind_key_check = :blind,
-                    revision = revision + 1
+                    known_window = :window, revision = revision + 1
              WHERE id = :campaign"
         ),
         named! {
@@ -439,6 +439,7 @@ pub(crate) async fn set_settings(tx: &mut impl Tx, campaign_id: i64, s: &Setting
             threshold: s.calibration_threshold,
             min_items: s.calibration_min_items,
             blind: i64::from(s.blind_key_check),
+            window: s.known_window,
             campaign: campaign_id,
         },
     )
@@ -617,7 +618,7 @@ pub(crate) async fn import_manifest(
             campaign.id.into(),
             task(&p.clip.task)?.id.into(),
             p.clip.clip_id.as_str().into(),
-            i64::from(p.clip.is_calibration()).into(),
+            p.clip.kind().stored().into(),
         ]);
     }
     for (id, key) in tx
@@ -696,13 +697,13 @@ pub(crate) async fn import_manifest(
     // A new clip of a stratum reviewed by sample waits for its lot's draw; a new
     // version goes back to the pair that rejected the one before.
     let clip_held = |p: &Plan<'_>| {
-        !p.clip.is_calibration()
+        p.clip.kind() == ItemKind::Real
             && p.clip_pk.is_none()
             && rule_for(sampling, Stage::Clip, &p.clip.task, None).is_some()
     };
     // A question of a stratum reviewed by sample waits for its lot's draw too.
     let question_held = |p: &Plan<'_>, qu: &ManifestQuestion| {
-        !p.clip.is_calibration()
+        p.clip.question_kind(qu) == ItemKind::Real
             && rule_for(sampling, Stage::Question, &p.clip.task, Some(&qu.qa_type)).is_some()
     };
     // Pairing per clip: each new clip that enters review now goes to the two
@@ -759,7 +760,7 @@ pub(crate) async fn import_manifest(
             pair.1.into(),
             queue.0.into(),
             queue.1.into(),
-            i64::from(p.clip.is_calibration()).into(),
+            p.clip.kind().stored().into(),
             1i64.into(),
             i64::from(held).into(),
         ]);
@@ -773,7 +774,7 @@ pub(crate) async fn import_manifest(
             .collect();
     let mut keys: Vec<(i64, &CheckedVerdict)> = Vec::new();
     for p in &plans {
-        if let Some(key) = &p.clip.calibration
+        if let Some(key) = p.clip.calibration.as_ref().or(p.clip.known.as_ref())
             && let Some(item) = stage1.get(&version_id(p))
         {
             keys.push((*item, key));
@@ -867,7 +868,7 @@ pub(crate) async fn import_manifest(
             qu.qa_type.as_str().into(),
             qu.level.as_str().into(),
             key.as_str().into(),
-            i64::from(p.clip.is_calibration()).into(),
+            p.clip.question_kind(qu).stored().into(),
             1i64.into(),
             queue.0.into(),
             queue.1.into(),
@@ -884,7 +885,7 @@ pub(crate) async fn import_manifest(
             .map(|(id, question)| (question, id))
             .collect();
     for (p, i, qu) in &questions {
-        if let Some(key) = &qu.calibration
+        if let Some(key) = qu.calibration.as_ref().or(qu.known.as_ref())
             && let Some(item) = question_item.get(&qid(p, *i))
         {
             keys.push((*item, key));

@@ -153,7 +153,7 @@ pub(crate) async fn refresh_pairs(tx: &mut impl Tx, campaign_id: i64) -> Result<
 macro_rules! needs_pair {
     () => {
         " FROM items i LEFT JOIN items p ON p.id = i.parent_item_id
-     WHERE i.campaign_id = :campaign AND i.is_current = 1 AND i.calibration = 0
+     WHERE i.campaign_id = :campaign AND i.is_current = 1 AND i.calibration <> 1
        AND i.held = 0 AND i.outcome = 'pending' AND i.rater1_id IS NULL AND i.queue1 IS NULL
        AND (p.id IS NULL OR (p.rater1_id IS NULL AND p.outcome = 'by_sample'))"
     };
@@ -165,9 +165,9 @@ macro_rules! needs_pair {
 const NEEDS_PAIR: &str = concat!(
     "SELECT i.clip_version_id, COUNT(*) AS n, MIN(i.sort_key) AS first,
             (SELECT MIN(o.rater1_id) FROM items o
-             WHERE o.clip_version_id = i.clip_version_id AND o.calibration = 0) AS had1,
+             WHERE o.clip_version_id = i.clip_version_id AND o.calibration <> 1) AS had1,
             (SELECT MIN(o.rater2_id) FROM items o
-             WHERE o.clip_version_id = i.clip_version_id AND o.calibration = 0) AS had2",
+             WHERE o.clip_version_id = i.clip_version_id AND o.calibration <> 1) AS had2",
     needs_pair!(),
     " GROUP BY i.clip_version_id ORDER BY first"
 );
@@ -265,7 +265,7 @@ pub(crate) const MOVE_UNSTARTED: &str =
     "UPDATE items SET queue1 = t.rater1_id, queue2 = t.rater2_id
    FROM tasks t
    WHERE t.id = items.task_id AND items.campaign_id = :campaign AND items.is_current = 1
-     AND items.calibration = 0 AND items.rater1_id IS NULL AND items.held = 0
+     AND items.calibration <> 1 AND items.rater1_id IS NULL AND items.held = 0
      AND (items.stage = 1 OR items.parent_item_id IS NULL)
      AND (items.queue1 IS DISTINCT FROM t.rater1_id OR items.queue2 IS DISTINCT FROM t.rater2_id)";
 
@@ -355,11 +355,20 @@ pub(crate) async fn histories(
     user: Option<i64>,
 ) -> Result<HashMap<i64, History>> {
     let mut out: HashMap<i64, History> = HashMap::new();
-    let rounds: Vec<(i64, i64, Option<i64>, Option<String>)> = match user {
+    type RoundRow = (
+        i64,
+        i64,
+        Option<i64>,
+        Option<String>,
+        Option<String>,
+        Option<i64>,
+    );
+    let rounds: Vec<RoundRow> = match user {
         Some(user) => {
             tx.fetch(
                 sql!(
-                    "SELECT user_id, round, passed_at, items FROM calibration_rounds
+                    "SELECT user_id, round, passed_at, items, reopened, lifted_at
+                     FROM calibration_rounds
                      WHERE campaign_id = :campaign AND user_id = :user ORDER BY round"
                 ),
                 named! { campaign: campaign_id, user },
@@ -369,7 +378,8 @@ pub(crate) async fn histories(
         None => {
             tx.fetch(
                 sql!(
-                    "SELECT user_id, round, passed_at, items FROM calibration_rounds
+                    "SELECT user_id, round, passed_at, items, reopened, lifted_at
+                     FROM calibration_rounds
                      WHERE campaign_id = :campaign ORDER BY user_id, round"
                 ),
                 named! { campaign: campaign_id },
@@ -377,9 +387,12 @@ pub(crate) async fn histories(
             .await?
         }
     };
-    for (u, round, passed, items) in rounds {
+    for (u, round, passed, items, reopened, lifted_at) in rounds {
         let h = out.entry(u).or_default();
         h.rounds.push((round, passed.is_some()));
+        if let Some(why) = reopened.filter(|_| lifted_at.is_none()) {
+            h.reopened = Some((round, why));
+        }
         if let Some(items) = items.filter(|i| !i.is_empty()) {
             let ids = items
                 .split(',')
@@ -448,6 +461,16 @@ pub(crate) async fn calibration_status(
 
 /// Why a validator's main queue is not open.
 pub(crate) fn not_cleared(s: &CalibrationStatus) -> Error {
+    if s.paused.is_some() {
+        // Which items were known is not said to the validator.
+        return Error::Forbidden(match s.state {
+            CalibrationState::InProgress => format!(
+                "your review is paused: checks on your recent verdicts caught fewer defects than the threshold asks; pass calibration round {} ({} of {} decided) or ask an admin to open it again",
+                s.round, s.decided, s.required
+            ),
+            _ => "your review is paused: checks on your recent verdicts caught fewer defects than the threshold asks; an admin can open it again".into(),
+        });
+    }
     Error::Forbidden(match s.state {
         CalibrationState::Failed => format!(
             "calibration was not passed in round {} ({} of {} agreed); an admin can start another round",

@@ -10,6 +10,7 @@
 
 use super::{base, gates};
 use crate::clock::now_micros;
+use crate::domain::import::ItemKind;
 use crate::domain::rules::resolve as resolve_outcome;
 use crate::domain::verdict::{
     Blind, DecisionFact, ItemFacts, Plan, Record, Refusal, VerdictInput, decide_verdict,
@@ -62,6 +63,8 @@ pub(crate) struct Loaded {
     pub gate: Option<i64>,
     /// The version of the campaign's protocol in force, as the write read it.
     pub protocol_version: i64,
+    /// A known item of the live queue (scored against its known verdict afterwards).
+    pub known: bool,
 }
 
 fn outcome(s: &str) -> Result<Outcome> {
@@ -131,7 +134,7 @@ pub(crate) const UPDATE_COMPLETE: &str = "UPDATE items SET rater1_id = :rater1, 
 /// A retained clip's questions enter the queues of the pair that reviewed it (`:item`
 /// the clip's item).
 pub(crate) const OPEN_QUESTIONS: &str = "UPDATE items SET queue1 = :rater1, queue2 = :rater2
-     WHERE parent_item_id = :item AND is_current = 1 AND calibration = 0 AND rater1_id IS NULL
+     WHERE parent_item_id = :item AND is_current = 1 AND calibration <> 1 AND rater1_id IS NULL
        AND held = 0";
 
 /// PostgreSQL: [`INSERT_DECISION`] and [`UPDATE_MARKS`] as one statement.
@@ -161,7 +164,7 @@ pub(crate) const WRITE_COMPLETE: &str = concat!(
                 reasons1 = :reasons1, reasons2 = :reasons2, completed_at = :completed_at
            WHERE id = :item AND outcome = 'pending' RETURNING id),
      o AS (UPDATE items SET queue1 = :rater1, queue2 = :rater2
-           WHERE :open AND parent_item_id = :item AND is_current = 1 AND calibration = 0
+           WHERE :open AND parent_item_id = :item AND is_current = 1 AND calibration <> 1
              AND rater1_id IS NULL AND held = 0)
      SELECT COUNT(*) FROM u"
 );
@@ -179,7 +182,7 @@ impl FactsRow {
             task: r.task,
             version: r.clip_version,
             is_current: r.is_current == 1,
-            calibration: r.calibration != 0,
+            calibration: r.calibration == ItemKind::Calibration.stored(),
             level: gates::stored_level(r.level.as_deref(), key)?,
             outcome: outcome(&r.outcome)?,
             raters: pair(r.rater1_id, r.rater2_id),
@@ -208,6 +211,7 @@ impl FactsRow {
             decided: (r.decided1, r.decided2),
             gate: r.gate,
             protocol_version: r.protocol_version,
+            known: r.calibration == ItemKind::Known.stored(),
         })
     }
 }
@@ -324,6 +328,7 @@ pub(crate) fn decide(
             decision,
             recorded: false,
             is_final: loaded.facts.outcome != Outcome::Pending,
+            known: false,
         })),
         Err(Refusal::NotInQueue) => refused(target.not_found()),
         Err(Refusal::NotInPair(pair)) => Decided::NotInPair(pair),
@@ -349,6 +354,7 @@ pub(crate) fn recorded(record: Record, decided_at: i64) -> Recorded {
             time_spent_ms: record.time_spent_ms,
         },
         recorded: true,
+        known: false,
     }
 }
 
@@ -702,7 +708,10 @@ pub(crate) async fn record_verdict(
     );
     let write = ItemWrite::of(&loaded, &record, validator.id);
     apply(tx, &d, &write).await?;
-    Ok(recorded(record, decided_at))
+    Ok(Recorded {
+        known: loaded.known,
+        ..recorded(record, decided_at)
+    })
 }
 
 row! {
@@ -749,7 +758,7 @@ pub(crate) async fn resolve(
                         r.verdict, r.note
                  FROM items i LEFT JOIN resolutions r ON r.item_id = i.id
                  WHERE i.campaign_id = :campaign AND i.stage = :stage AND i.item_key = :key
-                   AND i.is_current = 1",
+                   AND i.is_current = 1 AND i.calibration = 0",
                 "i"
             ),
             named! { campaign: campaign_id, stage: stage.number(), key },

@@ -278,6 +278,44 @@ pub async fn new_round(
     ))
 }
 
+/// The known items' pause lifted.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct PauseLifted {
+    pub validator: String,
+    /// The calibration round the pause opened (kept on record, marked lifted).
+    pub round: i64,
+}
+
+/// Lift the pause the known items of the live queue put on a validator's queue (their
+/// recent catch rate on known defects was surely below the calibration threshold): the
+/// queue opens again without the calibration round the pause opened.
+#[utoipa::path(
+    delete,
+    path = "/api/v1/campaigns/{campaign}/calibration-scores/{validator}/pause",
+    tag = "calibration",
+    operation_id = "lift_pause",
+    params(ValidatorPath),
+    responses(
+        (status = 200, description = "The pause is lifted", body = PauseLifted),
+        (status = 409, description = "The validator's queue is not paused by the known items"),
+    )
+)]
+pub async fn lift_pause(
+    State(state): State<AppState>,
+    Extension(admin): Extension<User>,
+    Path(p): Path<ValidatorPath>,
+) -> Result<Json<PauseLifted>> {
+    let campaign = campaign(&state, &p.campaign).await?;
+    let round = state
+        .store
+        .lift_pause(&campaign, &p.validator, &admin.name)
+        .await?;
+    Ok(Json(PauseLifted {
+        validator: p.validator,
+        round,
+    }))
+}
+
 /// Set a campaign's target and calibration rules.
 #[utoipa::path(
     put,

@@ -495,17 +495,16 @@ pub async fn verdict(
 ) -> Result<(StatusCode, Json<Recorded>)> {
     let campaign = campaign(&state, &p.campaign).await?;
     let req = body.request()?;
-    let recorded = state
-        .store
-        .record_verdict(
-            &campaign,
-            &user,
-            stage(&p.stage)?,
-            &p.item,
-            &req,
-            Origin::Api,
-        )
-        .await?;
+    let recorded = crate::app::known::record_verdict(
+        &state.store,
+        &campaign,
+        &user,
+        stage(&p.stage)?,
+        &p.item,
+        &req,
+        Origin::Api,
+    )
+    .await?;
     let status = if recorded.recorded {
         StatusCode::CREATED
     } else {
@@ -1017,6 +1016,29 @@ pub async fn export_blind_answers(
     let campaign = campaign(&state, &p.campaign).await?;
     Ok(download(
         exports::blind_answers(&state.store, &campaign).await?,
+    ))
+}
+
+/// Every verdict on a known item of the live queue beside its known verdict, as CSV:
+/// stage, item_id, clip_id, task, validator, verdict, reasons, known_verdict,
+/// known_reasons, agrees, decided_at. Kept apart from the decisions export.
+#[utoipa::path(
+    get,
+    path = "/api/v1/campaigns/{campaign}/export/known-verdicts",
+    tag = "exports",
+    operation_id = "export_known_verdicts",
+    params(CampaignPath),
+    responses(
+        (status = 200, description = "known-verdicts.csv", content_type = "text/csv", body = String),
+    )
+)]
+pub async fn export_known_verdicts(
+    State(state): State<AppState>,
+    Path(p): Path<CampaignPath>,
+) -> Result<Response> {
+    let campaign = campaign(&state, &p.campaign).await?;
+    Ok(download(
+        exports::known_verdicts(&state.store, &campaign).await?,
     ))
 }
 

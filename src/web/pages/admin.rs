@@ -1060,6 +1060,17 @@ pub async fn export_blind_answers(
     ))
 }
 
+/// Every verdict on a known item, beside its known verdict, as CSV.
+pub async fn export_known_verdicts(
+    State(state): State<AppState>,
+    Path(c): Path<String>,
+) -> PageResult {
+    let campaign = state.store.campaign(&c).await?;
+    Ok(download(
+        exports::known_verdicts(&state.store, &campaign).await?,
+    ))
+}
+
 /// The blind study's answers as CSV.
 pub async fn export_study_responses(
     State(state): State<AppState>,

@@ -41,6 +41,8 @@ struct StatusPage {
     next: Option<String>,
     /// Their rounds, the latest first.
     rounds: Vec<RoundView>,
+    /// The known items of the live queue paused their review (which items is not said).
+    paused: bool,
 }
 
 /// A verdict of a round that differed from the known one, and why the known one holds.
@@ -74,8 +76,13 @@ fn round_view(tax: &Taxonomy, r: &CalibrationRound) -> RoundView {
             RoundResult::Passed => "passed",
             RoundResult::Failed => "below the threshold",
             RoundResult::Open => "in progress",
+            RoundResult::Lifted => "pause lifted",
         },
-        started_by: r.started_by.clone().unwrap_or_default(),
+        started_by: match (&r.reopened, &r.lifted_by) {
+            (Some(_), Some(by)) => format!("the known items (lifted by {by})"),
+            (Some(_), None) => "the known items".into(),
+            _ => r.started_by.clone().unwrap_or_default(),
+        },
         decided,
         agreed,
         agreement: if decided == 0 {
@@ -130,6 +137,7 @@ pub async fn status(
     Ok(render(&StatusPage {
         chrome,
         state: state_word(s.state),
+        paused: s.paused.is_some(),
         round: s.round,
         decided: s.decided,
         agreed: s.agreed,
@@ -391,6 +399,8 @@ pub struct ScoreRow {
     pub agreement: String,
     pub state: &'static str,
     pub failed: bool,
+    /// Why the known items paused the validator's queue, while they do.
+    pub paused: Option<String>,
 }
 
 pub struct KeyRow {
@@ -436,7 +446,8 @@ fn score_row(s: &CalibrationScore) -> ScoreRow {
             CalibrationState::Passed => "passed",
             CalibrationState::Failed => "below the threshold",
         },
-        failed: st.state == CalibrationState::Failed,
+        failed: st.state == CalibrationState::Failed && st.paused.is_none(),
+        paused: st.paused.clone(),
     }
 }
 
@@ -555,6 +566,33 @@ pub async fn reset(
     }
 }
 
+pub async fn lift(
+    State(state): State<AppState>,
+    Extension(session): Extension<Session>,
+    Path(c): Path<String>,
+    RawForm(body): RawForm,
+) -> PageResult {
+    let campaign = state.store.campaign(&c).await?;
+    let form = FormFields::parse(&body)?;
+    let name = form.get("name");
+    match state
+        .store
+        .lift_pause(&campaign, &name, &session.user.name)
+        .await
+    {
+        Ok(round) => Ok(crate::web::flash::redirect(
+            &format!("/c/{c}/admin/calibration"),
+            &format!(
+                "{name}'s queue is open again (the pause's round {round} stays on record, lifted)."
+            ),
+        )),
+        Err(e @ (Error::Conflict(_) | Error::NotFound(_))) => {
+            refused_on_admin_page(&state, &session, &c, &e).await
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
 pub async fn mark(
     State(state): State<AppState>,
     Extension(session): Extension<Session>,
@@ -660,6 +698,11 @@ pub async fn settings(
         calibration_threshold: threshold.unwrap_or(0.0),
         calibration_min_items: parse_i("calibration_min_items").unwrap_or(0),
         blind_key_check: form.get("blind_key_check") == "on",
+        // Left empty (or left out by an older page), the window stays as it is.
+        known_window: match form.get("known_window").trim() {
+            "" => campaign.settings.known_window,
+            typed => typed.parse::<i64>().unwrap_or(0),
+        },
     };
     match state.store.set_settings(&campaign, new).await {
         Ok(()) => Ok(crate::web::flash::redirect(

@@ -526,10 +526,16 @@ pub async fn decide(
                     .parse::<i64>()
                     .map_or(VersionRule::Newest, VersionRule::Shown),
             };
-            state
-                .store
-                .record_verdict(&campaign, &session.user, stage, &key, &req, Origin::Web)
-                .await
+            crate::app::known::record_verdict(
+                &state.store,
+                &campaign,
+                &session.user,
+                stage,
+                &key,
+                &req,
+                Origin::Web,
+            )
+            .await
         }
     };
     match outcome {

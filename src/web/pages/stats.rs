@@ -186,6 +186,8 @@ struct StatsPage {
     quality_model: String,
     quality_minimum: usize,
     blind: Option<crate::report::blind::BlindKeyReply>,
+    known: Option<crate::report::known::KnownItemsReply>,
+    min_recent: usize,
     waiting1: i64,
     waiting2: i64,
 }
@@ -203,6 +205,11 @@ async fn report_for(
 }
 
 impl StatsPage {
+    /// A fraction as a whole percentage: "80%".
+    fn pct(&self, x: &f64) -> String {
+        format!("{:.0}%", x * 100.0)
+    }
+
     /// A blind-answer share with its interval: "0.750 [0.301, 0.954]".
     fn share(&self, r: &crate::report::blind::BlindKeyRow) -> String {
         match (r.share, r.ci95) {
@@ -334,6 +341,8 @@ pub async fn dashboard(
         quality_model: quality.model.clone(),
         quality_minimum: crate::report::quality::MIN_QUALITY_COUNT,
         blind: crate::report::blind::build(&state.store.blind_records(&campaign).await?),
+        known: crate::app::known::figures(&state.store, &campaign).await?,
+        min_recent: crate::report::known::MIN_RECENT_DEFECTS,
         waiting1: report.stage1.split_pending,
         waiting2: report.stage2.split_pending,
         campaign: c,

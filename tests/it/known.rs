@@ -1,0 +1,387 @@
+//! Known items of the live queue: imported with their known verdict, served to their
+//! pair among the real clips exactly like them, scored, kept out of the benchmark, and
+//! a validator whose recent catch rate is surely below the threshold paused until an
+//! admin lifts it.
+
+use crate::helpers::*;
+use reqwest::{Method, StatusCode};
+use serde_json::{Value, json};
+use std::collections::BTreeSet;
+
+const MC: &str = "MC_F_EGO_STA";
+
+/// Every key path of a JSON value (`clip.media_url`, `question.options[]`, ...).
+fn shape(v: &Value, at: &str, out: &mut BTreeSet<String>) {
+    match v {
+        Value::Object(m) => {
+            for (k, x) in m {
+                let p = format!("{at}.{k}");
+                out.insert(p.clone());
+                shape(x, &p, out);
+            }
+        }
+        Value::Array(a) => {
+            for x in a {
+                shape(x, &format!("{at}[]"), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+fn shape_of(v: &Value) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    shape(v, "", &mut out);
+    out
+}
+
+/// The validator's calibration as the admin sees it.
+async fn score_of(app: &TestApp, admin: &str, name: &str) -> Value {
+    let r = app
+        .get(
+            &format!("/api/v1/campaigns/{CAMPAIGN}/calibration-scores"),
+            admin,
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    r.body["validators"]
+        .as_array()
+        .and_then(|vs| vs.iter().find(|v| v["validator"] == name).cloned())
+        .unwrap_or_else(|| panic!("no score of {name}: {}", r.text))
+}
+
+#[tokio::test]
+async fn known_items_are_served_like_real_ones_scored_apart_and_a_validator_who_misses_them_pauses()
+{
+    let app = spawn_app().await;
+    let c = cast(&app).await;
+    let src = app.source();
+    // Six real clips, six known defects and three known sound clips, ids of one kind.
+    let mut lines = Vec::new();
+    let real: Vec<String> = (0..6).map(|i| format!("{MC}_{:04}", i * 3)).collect();
+    let defects: Vec<String> = (0..6).map(|i| format!("{MC}_{:04}", i * 3 + 1)).collect();
+    let sound: Vec<String> = (0..3).map(|i| format!("{MC}_{:04}", i * 3 + 2)).collect();
+    for id in &real {
+        lines.push(clip_line(&src, id, MC, &["OE"]));
+    }
+    for id in &defects {
+        let mut l = clip_line(&src, id, MC, &["OE"]);
+        l["known"] = json!({"verdict": "reject", "reasons": ["generation_artifact"],
+                            "note": "the candle flickers out of existence"});
+        lines.push(l);
+    }
+    for id in &sound {
+        let mut l = clip_line(&src, id, MC, &["OE"]);
+        l["known"] = json!({"verdict": "valid"});
+        lines.push(l);
+    }
+    // A broken known verdict is named with its line and field; nothing is stored.
+    let mut broken = lines.clone();
+    broken[7]["known"] = json!({"verdict": "reject", "reasons": ["no_such_reason"]});
+    let m = write_manifest(&src, "broken.jsonl", &broken);
+    let e = app.import(&m).await.expect_err("a broken known verdict");
+    let text = e.to_string();
+    assert!(
+        text.contains("line 8") && text.contains("known.reasons"),
+        "{text}"
+    );
+    assert_eq!(app.count("SELECT COUNT(*) FROM clips").await, 0);
+    let m = write_manifest(&src, "manifest.jsonl", &lines);
+    app.import(&m).await.expect("import");
+
+    // The recent window is a setting of at least one known defect.
+    let settings = format!("/api/v1/campaigns/{CAMPAIGN}/settings");
+    let r = app
+        .call(
+            Method::PUT,
+            &settings,
+            Some(&c.admin),
+            Some(json!({"target_per_task": 100, "calibration_threshold": 0.8,
+                        "calibration_min_items": 10, "known_window": 0})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.text);
+    assert_eq!(r.body["field"], "known_window", "{}", r.text);
+
+    // Served in the queue among the real clips, counted in its total.
+    let q = app.queue(&c.v0, 1).await;
+    assert_eq!(q["total"], 15, "{q}");
+    assert_eq!(q["next"], json!(real[0]));
+    // A known clip's page in the API has the shape of a real one's, and says nothing.
+    let item = |id: &str| format!("/api/v1/campaigns/{CAMPAIGN}/items/1/{id}");
+    let (r, k) = (
+        app.get(&item(&real[1]), &c.v0).await,
+        app.get(&item(&defects[1]), &c.v0).await,
+    );
+    assert_eq!(
+        (r.status, k.status),
+        (StatusCode::OK, StatusCode::OK),
+        "{}",
+        k.text
+    );
+    assert_eq!(
+        shape_of(&r.body),
+        shape_of(&k.body),
+        "{}\n{}",
+        r.text,
+        k.text
+    );
+    for word in ["known", "calibration", "flickers"] {
+        assert!(!k.text.contains(word), "{word}: {}", k.text);
+    }
+    // The pages too: the same page with another clip's id and token.
+    let web = app.login("val00").await;
+    let page = |id: &str| format!("/c/{CAMPAIGN}/review/1/{id}");
+    let (rp, kp) = (
+        app.page(Some(&web), Method::GET, &page(&real[1]), None)
+            .await,
+        app.page(Some(&web), Method::GET, &page(&defects[1]), None)
+            .await,
+    );
+    assert_eq!((rp.status, kp.status), (StatusCode::OK, StatusCode::OK));
+    let strip = |html: &str, id: &str| {
+        // Tokens and ids differ by design; what else differs would tell.
+        let no_id = html.replace(id, "ID");
+        no_id
+            .split(['"', '\'', '/', '?', '&', '=', ' ', '<', '>'])
+            .filter(|w| {
+                // A clip token (long, letters and digits) or a time in µs (ms).
+                let token = w.len() >= 20
+                    && w.chars().any(|c| c.is_ascii_digit())
+                    && w.chars()
+                        .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c));
+                let time = w.len() >= 12 && w.chars().all(|c| c.is_ascii_digit());
+                !token && !time
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    assert_eq!(strip(&rp.text, &real[1]), strip(&kp.text, &defects[1]));
+
+    // val00 catches every known defect and passes the sound ones; val01 misses.
+    for id in real.iter().chain(&sound) {
+        assert_eq!(app.pass(&c.v0, 1, id).await.status, StatusCode::CREATED);
+        assert_eq!(app.pass(&c.v1, 1, id).await.status, StatusCode::CREATED);
+    }
+    for id in &defects {
+        let r = app.reject(&c.v0, 1, id, "generation_artifact").await;
+        assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    }
+    // Five misses: 0 of 5 caught, [0.00, 0.43], wholly below 80%: the queue pauses
+    // (looked at after the reply).
+    for id in &defects[..5] {
+        assert_eq!(app.pass(&c.v1, 1, id).await.status, StatusCode::CREATED);
+    }
+    let mut paused = Value::Null;
+    for _ in 0..100 {
+        paused = score_of(&app, &c.admin, "val01").await;
+        if !paused["paused"].is_null() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let why = paused["paused"]
+        .as_str()
+        .unwrap_or_else(|| panic!("not paused: {paused}"));
+    assert!(
+        why.contains("0 of the last 5 known defects caught"),
+        "{why}"
+    );
+    assert!(why.contains("below the threshold of 80%"), "{why}");
+    assert!(score_of(&app, &c.admin, "val00").await["paused"].is_null());
+    // Paused: the next verdict is refused, without naming the known items.
+    let r = app.pass(&c.v1, 1, &defects[5]).await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN, "{}", r.text);
+    assert!(r.text.contains("review is paused"), "{}", r.text);
+    assert!(!r.text.contains("known"), "{}", r.text);
+    // The admin sees why on the calibration page, and lifts the pause.
+    let admin = app.login("admin1").await;
+    let cal = app
+        .page(
+            Some(&admin),
+            Method::GET,
+            &format!("/c/{CAMPAIGN}/admin/calibration"),
+            None,
+        )
+        .await;
+    assert!(
+        cal.text.contains("Queue paused by the known items"),
+        "{}",
+        cal.text
+    );
+    assert!(
+        cal.text.contains("0 of the last 5 known defects caught"),
+        "{}",
+        cal.text
+    );
+    let lift = format!("/api/v1/campaigns/{CAMPAIGN}/calibration-scores/val01/pause");
+    let r = app.call(Method::DELETE, &lift, Some(&c.admin), None).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    assert_eq!(r.body["round"], 1, "{}", r.text);
+    let r = app.call(Method::DELETE, &lift, Some(&c.admin), None).await;
+    assert_eq!(r.status, StatusCode::CONFLICT, "{}", r.text);
+    // The last miss counts after the pause alone: 0 of 1 is too few to pause again.
+    assert_eq!(
+        app.pass(&c.v1, 1, &defects[5]).await.status,
+        StatusCode::CREATED
+    );
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    assert!(score_of(&app, &c.admin, "val01").await["paused"].is_null());
+    let rounds = app
+        .page(
+            Some(&admin),
+            Method::GET,
+            &format!("/c/{CAMPAIGN}/admin/calibration"),
+            None,
+        )
+        .await;
+    assert!(
+        rounds.text.contains("the known items (lifted by admin1)"),
+        "{}",
+        rounds.text
+    );
+
+    // The figures: each validator's rates on the known items.
+    let r = app
+        .get(&format!("/api/v1/campaigns/{CAMPAIGN}/stats"), &c.admin)
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    let k = &r.body["known_items"];
+    assert_eq!(
+        (k["items"].as_i64(), k["verdicts"].as_i64()),
+        (Some(9), Some(18)),
+        "{k}"
+    );
+    let row = |name: &str| {
+        k["validators"]
+            .as_array()
+            .and_then(|vs| vs.iter().find(|v| v["validator"] == name).cloned())
+            .unwrap_or_default()
+    };
+    let (v0, v1) = (row("val00"), row("val01"));
+    assert_eq!(
+        (v0["defects"].as_i64(), v0["caught"].as_i64()),
+        (Some(6), Some(6)),
+        "{v0}"
+    );
+    assert_eq!(
+        (v0["sound"].as_i64(), v0["passed"].as_i64()),
+        (Some(3), Some(3)),
+        "{v0}"
+    );
+    assert_eq!(v0["sensitivity"]["estimate"], 1.0);
+    assert_eq!(
+        (v1["defects"].as_i64(), v1["caught"].as_i64()),
+        (Some(6), Some(0)),
+        "{v1}"
+    );
+    assert_eq!(v1["sensitivity"]["estimate"], 0.0);
+    // 1 known defect since the pause: the recent rate looks at it alone.
+    assert_eq!(v1["recent_defects"], 1, "{v1}");
+    // The known items anchor the review-quality model: Stage 1 is identified.
+    let s1 = &r.body["review_quality"]["stages"][0];
+    assert_eq!(s1["stage"], 1);
+    assert_eq!(
+        (s1["identified"].as_bool(), s1["known_items"].as_i64()),
+        (Some(true), Some(9)),
+        "{s1}"
+    );
+
+    // Kept out of the benchmark: the tables count the six real clips, no split waits
+    // for the author (val00 and val01 differ on six known defects), the decisions and
+    // the retained set hold none of them; their verdicts are exported apart.
+    let t11 = r.body["t11"].to_string();
+    assert!(!t11.contains(&defects[0]), "{t11}");
+    let splits = app
+        .get(&format!("/api/v1/campaigns/{CAMPAIGN}/splits/1"), &c.author)
+        .await;
+    assert_eq!(splits.status, StatusCode::OK, "{}", splits.text);
+    assert_eq!(
+        splits.body["splits"].as_array().map(Vec::len),
+        Some(0),
+        "{}",
+        splits.text
+    );
+    let decisions = app
+        .get(
+            &format!("/api/v1/campaigns/{CAMPAIGN}/export/decisions"),
+            &c.admin,
+        )
+        .await;
+    assert_eq!(decisions.text.lines().count(), 1 + 12, "{}", decisions.text);
+    for id in defects.iter().chain(&sound) {
+        assert!(
+            !decisions.text.contains(id.as_str()),
+            "{id}: {}",
+            decisions.text
+        );
+    }
+    let campaign = app.store.campaign(CAMPAIGN).await.unwrap();
+    let (retained, _) = app.store.retained(&campaign).await.unwrap();
+    let kept: Vec<&str> = retained.iter().map(|r| r.clip_id.as_str()).collect();
+    assert_eq!(kept, real.iter().map(String::as_str).collect::<Vec<_>>());
+    let known = app
+        .get(
+            &format!("/api/v1/campaigns/{CAMPAIGN}/export/known-verdicts"),
+            &c.admin,
+        )
+        .await;
+    assert_eq!(known.status, StatusCode::OK, "{}", known.text);
+    assert_eq!(known.text.lines().count(), 1 + 18, "{}", known.text);
+    assert!(
+        known
+            .text
+            .starts_with("stage,item_id,clip_id,task,validator,verdict"),
+        "{}",
+        known.text
+    );
+    // A known sound clip passed by both opens its question like a real one; a known
+    // defect does not.
+    let q2 = app.queue(&c.v0, 2).await;
+    assert_eq!(q2["total"], 6 + 3, "{q2}");
+    // The statistics page shows the table.
+    let stats = app
+        .page(
+            Some(&admin),
+            Method::GET,
+            &format!("/c/{CAMPAIGN}/stats"),
+            None,
+        )
+        .await;
+    assert!(
+        stats.text.contains("Known items of the live queue"),
+        "{}",
+        stats.text
+    );
+    assert!(stats.text.contains("6 of 6"), "{}", stats.text);
+}
+
+#[tokio::test]
+async fn a_known_verdict_needs_clip_review_and_is_not_a_calibration_one_too() {
+    let app = spawn_app().await;
+    let _c = cast(&app).await;
+    let src = app.source();
+    let mut both = clip_line(&src, "K_0001", MC, &["OE"]);
+    both["calibration"] = json!({"verdict": "valid"});
+    both["known"] = json!({"verdict": "valid"});
+    let mut q_on_cal = clip_line(&src, "K_0002", MC, &["OE"]);
+    q_on_cal["calibration"] = json!({"verdict": "valid"});
+    q_on_cal["questions"][0]["known"] = json!({"verdict": "valid"});
+    let mut bad = clip_line(&src, "K_0003", MC, &["OE"]);
+    bad["known"] = json!("valid");
+    let m = write_manifest(&src, "m.jsonl", &[both, q_on_cal, bad]);
+    let text = app.import(&m).await.expect_err("refused").to_string();
+    assert!(
+        text.contains("line 1") && text.contains("not both"),
+        "{text}"
+    );
+    assert!(
+        text.contains("line 2") && text.contains("questions[0].known"),
+        "{text}"
+    );
+    assert!(
+        text.contains("line 3") && text.contains("must be an object with a known `verdict`"),
+        "{text}"
+    );
+    assert_eq!(app.count("SELECT COUNT(*) FROM clips").await, 0);
+}
