@@ -541,29 +541,42 @@ pub async fn admin(
     admin_page(&state, &session, &c, None, &at).await
 }
 
+/// An admin's action on the validator the form names (`name`): its words shown on the
+/// calibration page, or its refusal there.
+async fn on_validator(
+    state: &AppState,
+    session: &Session,
+    c: &str,
+    body: &[u8],
+    act: impl AsyncFnOnce(&crate::store::catalog::Campaign, &str, &str) -> Result<String, Error>,
+) -> PageResult {
+    let campaign = state.store.campaign(c).await?;
+    let form = FormFields::parse(body)?;
+    let name = form.get("name");
+    match act(&campaign, &name, &session.user.name).await {
+        Ok(words) => Ok(crate::web::flash::redirect(
+            &format!("/c/{c}/admin/calibration"),
+            &words,
+        )),
+        Err(e @ (Error::Conflict(_) | Error::NotFound(_))) => {
+            refused_on_admin_page(state, session, c, &e).await
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
 pub async fn reset(
     State(state): State<AppState>,
     Extension(session): Extension<Session>,
     Path(c): Path<String>,
     RawForm(body): RawForm,
 ) -> PageResult {
-    let campaign = state.store.campaign(&c).await?;
-    let form = FormFields::parse(&body)?;
-    let name = form.get("name");
-    match state
-        .store
-        .reset_calibration(&campaign, &name, &session.user.name)
-        .await
-    {
-        Ok(draw) => Ok(crate::web::flash::redirect(
-            &format!("/c/{c}/admin/calibration"),
-            &crate::domain::calibration::round_text(&name, &draw),
-        )),
-        Err(e @ (Error::Conflict(_) | Error::NotFound(_))) => {
-            refused_on_admin_page(&state, &session, &c, &e).await
-        }
-        Err(e) => Err(e.into()),
-    }
+    let store = &state.store;
+    on_validator(&state, &session, &c, &body, async |campaign, name, by| {
+        let draw = store.reset_calibration(campaign, name, by).await?;
+        Ok(crate::domain::calibration::round_text(name, &draw))
+    })
+    .await
 }
 
 pub async fn lift(
@@ -572,25 +585,14 @@ pub async fn lift(
     Path(c): Path<String>,
     RawForm(body): RawForm,
 ) -> PageResult {
-    let campaign = state.store.campaign(&c).await?;
-    let form = FormFields::parse(&body)?;
-    let name = form.get("name");
-    match state
-        .store
-        .lift_pause(&campaign, &name, &session.user.name)
-        .await
-    {
-        Ok(round) => Ok(crate::web::flash::redirect(
-            &format!("/c/{c}/admin/calibration"),
-            &format!(
-                "{name}'s queue is open again (the pause's round {round} stays on record, lifted)."
-            ),
-        )),
-        Err(e @ (Error::Conflict(_) | Error::NotFound(_))) => {
-            refused_on_admin_page(&state, &session, &c, &e).await
-        }
-        Err(e) => Err(e.into()),
-    }
+    let store = &state.store;
+    on_validator(&state, &session, &c, &body, async |campaign, name, by| {
+        let round = store.lift_pause(campaign, name, by).await?;
+        Ok(format!(
+            "{name}'s queue is open again (the pause's round {round} stays on record, lifted)."
+        ))
+    })
+    .await
 }
 
 pub async fn mark(
