@@ -64,6 +64,10 @@ async fn known_items_are_served_like_real_ones_scored_apart_and_a_validator_who_
     for id in &real {
         lines.push(clip_line(&src, id, MC, &["OE"]));
     }
+    // A known question of a real clip, and another real clip's real question.
+    lines[0]["questions"][0]["known"] = json!({"verdict": "valid"});
+    let known_question = format!("{}_OE", real[0]);
+    let real_question = format!("{}_OE", real[1]);
     for id in &defects {
         let mut l = clip_line(&src, id, MC, &["OE"]);
         l["known"] = json!({"verdict": "reject", "reasons": ["generation_artifact"],
@@ -241,6 +245,14 @@ async fn known_items_are_served_like_real_ones_scored_apart_and_a_validator_who_
         rounds.text
     );
 
+    // Stage 2: the known question opens with its real clip, among the real questions.
+    for token in [&c.v0, &c.v1] {
+        for q in [&known_question, &real_question] {
+            let r = app.pass(token, 2, q).await;
+            assert_eq!(r.status, StatusCode::CREATED, "{q}: {}", r.text);
+        }
+    }
+
     // The figures: each validator's rates on the known items.
     let r = app
         .get(&format!("/api/v1/campaigns/{CAMPAIGN}/stats"), &c.admin)
@@ -249,16 +261,30 @@ async fn known_items_are_served_like_real_ones_scored_apart_and_a_validator_who_
     let k = &r.body["known_items"];
     assert_eq!(
         (k["items"].as_i64(), k["verdicts"].as_i64()),
-        (Some(9), Some(18)),
+        (Some(10), Some(20)),
         "{k}"
     );
-    let row = |name: &str| {
+    let row = |name: &str, stage: i64| {
         k["validators"]
             .as_array()
-            .and_then(|vs| vs.iter().find(|v| v["validator"] == name).cloned())
+            .and_then(|vs| {
+                vs.iter()
+                    .find(|v| v["validator"] == name && v["stage"] == stage)
+                    .cloned()
+            })
             .unwrap_or_default()
     };
-    let (v0, v1) = (row("val00"), row("val01"));
+    let (v0, v1) = (row("val00", 1), row("val01", 1));
+    let q0 = row("val00", 2);
+    assert_eq!(
+        (
+            q0["defects"].as_i64(),
+            q0["sound"].as_i64(),
+            q0["passed"].as_i64()
+        ),
+        (Some(0), Some(1), Some(1)),
+        "{q0}"
+    );
     assert_eq!(
         (v0["defects"].as_i64(), v0["caught"].as_i64()),
         (Some(6), Some(6)),
@@ -292,6 +318,9 @@ async fn known_items_are_served_like_real_ones_scored_apart_and_a_validator_who_
     // the retained set hold none of them; their verdicts are exported apart.
     let t11 = r.body["t11"].to_string();
     assert!(!t11.contains(&defects[0]), "{t11}");
+    assert_eq!(r.body["t11"][MC]["reviewed"], 6, "{t11}");
+    // Table 12 counts the real question alone.
+    assert_eq!(r.body["t12"][MC]["OE"]["reviewed"], 1, "{}", r.body["t12"]);
     let splits = app
         .get(&format!("/api/v1/campaigns/{CAMPAIGN}/splits/1"), &c.author)
         .await;
@@ -308,7 +337,17 @@ async fn known_items_are_served_like_real_ones_scored_apart_and_a_validator_who_
             &c.admin,
         )
         .await;
-    assert_eq!(decisions.text.lines().count(), 1 + 12, "{}", decisions.text);
+    assert_eq!(
+        decisions.text.lines().count(),
+        1 + 12 + 2,
+        "{}",
+        decisions.text
+    );
+    assert!(
+        !decisions.text.contains(&known_question),
+        "{}",
+        decisions.text
+    );
     for id in defects.iter().chain(&sound) {
         assert!(
             !decisions.text.contains(id.as_str()),
@@ -320,6 +359,15 @@ async fn known_items_are_served_like_real_ones_scored_apart_and_a_validator_who_
     let (retained, _) = app.store.retained(&campaign).await.unwrap();
     let kept: Vec<&str> = retained.iter().map(|r| r.clip_id.as_str()).collect();
     assert_eq!(kept, real.iter().map(String::as_str).collect::<Vec<_>>());
+    let questions: Vec<&str> = retained
+        .iter()
+        .flat_map(|r| r.questions.iter().map(|q| q.question_id.as_str()))
+        .collect();
+    assert_eq!(
+        questions,
+        [real_question.as_str()],
+        "only the real question both passed"
+    );
     let known = app
         .get(
             &format!("/api/v1/campaigns/{CAMPAIGN}/export/known-verdicts"),
@@ -327,7 +375,7 @@ async fn known_items_are_served_like_real_ones_scored_apart_and_a_validator_who_
         )
         .await;
     assert_eq!(known.status, StatusCode::OK, "{}", known.text);
-    assert_eq!(known.text.lines().count(), 1 + 18, "{}", known.text);
+    assert_eq!(known.text.lines().count(), 1 + 20, "{}", known.text);
     assert!(
         known
             .text
