@@ -533,6 +533,10 @@ pub enum CampaignCommand {
         /// at (the known items of the live queue; 20 by default)
         #[arg(long)]
         known_window: Option<i64>,
+        /// The share of known clips served beside each task's real clips (0.05: 5%; 0:
+        /// every known clip)
+        #[arg(long)]
+        known_rate: Option<f64>,
         #[command(flatten)]
         campaign: CampaignArg,
     },
@@ -1343,6 +1347,7 @@ async fn command(command: Command, config: &Config, store: &Store) -> Result<()>
             calibration_min,
             blind_key_check,
             known_window,
+            known_rate,
             campaign,
         }) => {
             let campaign = store.campaign(&campaign.campaign).await?;
@@ -1362,16 +1367,27 @@ async fn command(command: Command, config: &Config, store: &Store) -> Result<()>
             if let Some(w) = known_window {
                 s.known_window = w;
             }
+            if let Some(r) = known_rate {
+                s.known_rate = r;
+            }
             if s != campaign.settings {
                 store.set_settings(&campaign, s).await?;
             }
             println!(
-                "campaign `{}`: target {} retained clips per task; calibration needs {:.0}% agreement in rounds of {} items; the blind key check is {}; the recent catch rate on known items looks at the last {} known defects",
+                "campaign `{}`: target {} retained clips per task; calibration needs {:.0}% agreement in rounds of {} items; the blind key check is {}; known clips are served at {}; the recent catch rate on known items looks at the last {} known defects",
                 campaign.name,
                 s.target_per_task,
                 s.calibration_threshold * 100.0,
                 s.calibration_min_items,
                 if s.blind_key_check { "on" } else { "off" },
+                if s.known_rate > 0.0 {
+                    format!(
+                        "{}% of each task's real clips",
+                        (s.known_rate * 1e6).round() / 1e4
+                    )
+                } else {
+                    "every one imported".into()
+                },
                 s.known_window
             );
             Ok(())

@@ -11,5 +11,9 @@ ALTER TABLE calibration_rounds ADD COLUMN reopened TEXT;
 ALTER TABLE calibration_rounds ADD COLUMN lifted_by TEXT;
 ALTER TABLE calibration_rounds ADD COLUMN lifted_at BIGINT;
 
+-- The share of known clips served beside the real clips of each task (0: every known clip
+-- imported); the others wait in reserve (held, in no queue) until the real clips grow.
+ALTER TABLE campaigns ADD COLUMN known_rate DOUBLE PRECISION NOT NULL DEFAULT 0 CHECK (known_rate >= 0 AND known_rate <= 1);
+
 -- How many of a validator's latest known defects the recent catch rate looks at.
 ALTER TABLE campaigns ADD COLUMN known_window BIGINT NOT NULL DEFAULT 20 CHECK (known_window >= 1);

@@ -91,6 +91,29 @@ pub enum ItemKind {
     Known,
 }
 
+/// Which known clips of one task to serve at `rate` (a share of the task's `real` clips;
+/// 0: every one), given each as `(id, served now, started)` in import order: the started
+/// ones always (a verdict is never taken back), then the earliest others until
+/// `ceil(rate * real)` are served. Answers `(id, serve)` for each, in the order given.
+pub fn known_to_serve(rate: f64, real: usize, known: &[(i64, bool, bool)]) -> Vec<(i64, bool)> {
+    let target = if rate <= 0.0 {
+        usize::MAX
+    } else {
+        (rate * real as f64).ceil() as usize
+    };
+    let mut room = target.saturating_sub(known.iter().filter(|k| k.2).count());
+    known
+        .iter()
+        .map(|&(id, _, started)| {
+            let serve = started || room > 0;
+            if serve && !started {
+                room -= 1;
+            }
+            (id, serve)
+        })
+        .collect()
+}
+
 impl ItemKind {
     pub fn stored(self) -> i64 {
         match self {
@@ -171,4 +194,45 @@ pub struct ServedCopy {
     pub sha256: String,
     pub media_type: String,
     pub size: i64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::known_to_serve;
+
+    #[test]
+    fn known_clips_are_served_at_the_rate_started_ones_always() {
+        let none_started: Vec<(i64, bool, bool)> = (1..=4).map(|i| (i, true, false)).collect();
+        // 5% of 30 real clips: ceil(1.5) = 2, the earliest.
+        assert_eq!(
+            known_to_serve(0.05, 30, &none_started),
+            [(1, true), (2, true), (3, false), (4, false)]
+        );
+        // No rate: every one.
+        assert!(known_to_serve(0.0, 30, &none_started).iter().all(|k| k.1));
+        // A started one stays served and takes its place in the count.
+        let started = [
+            (1, true, false),
+            (2, false, false),
+            (3, true, true),
+            (4, true, false),
+        ];
+        assert_eq!(
+            known_to_serve(0.05, 30, &started),
+            [(1, true), (2, false), (3, true), (4, false)]
+        );
+        // Started beyond the rate: still served, no other added.
+        let over = [
+            (1, true, true),
+            (2, true, true),
+            (3, true, true),
+            (4, true, false),
+        ];
+        assert_eq!(
+            known_to_serve(0.05, 10, &over),
+            [(1, true), (2, true), (3, true), (4, false)]
+        );
+        // No real clip yet: nothing unstarted is served.
+        assert!(known_to_serve(0.05, 0, &none_started).iter().all(|k| !k.1));
+    }
 }

@@ -40,6 +40,11 @@ pub struct Settings {
     /// 20 unless given.
     #[serde(default = "default_known_window")]
     pub known_window: i64,
+    /// The share of known clips served beside each task's real clips (0.05: one known
+    /// clip for every twenty real ones, rounded up); the others wait in reserve until the
+    /// real clips grow. 0, the default: every known clip imported is served.
+    #[serde(default)]
+    pub known_rate: f64,
 }
 
 fn default_known_window() -> i64 {
@@ -54,6 +59,7 @@ impl Default for Settings {
             calibration_min_items: 10,
             blind_key_check: false,
             known_window: default_known_window(),
+            known_rate: 0.0,
         }
     }
 }

@@ -433,3 +433,89 @@ async fn a_known_verdict_needs_clip_review_and_is_not_a_calibration_one_too() {
     );
     assert_eq!(app.count("SELECT COUNT(*) FROM clips").await, 0);
 }
+
+#[tokio::test]
+async fn known_clips_are_served_at_the_campaigns_rate_the_rest_wait_in_reserve() {
+    let app = spawn_app().await;
+    let c = cast(&app).await;
+    let src = app.source();
+    let mut lines: Vec<Value> = (0..10)
+        .map(|i| clip_line(&src, &format!("{MC}_{i:04}"), MC, &[]))
+        .collect();
+    let known: Vec<String> = (0..4).map(|i| format!("{MC}_{:04}", 100 + i)).collect();
+    for id in &known {
+        let mut l = clip_line(&src, id, MC, &[]);
+        l["known"] = json!({"verdict": "valid"});
+        lines.push(l);
+    }
+    app.import(&write_manifest(&src, "a.jsonl", &lines))
+        .await
+        .expect("import");
+    // No rate: every known clip is served.
+    assert_eq!(app.queue(&c.v0, 1).await["total"], 14);
+    let settings = format!("/api/v1/campaigns/{CAMPAIGN}/settings");
+    let set = |rate: f64| {
+        let (app, settings, admin) = (&app, settings.clone(), c.admin.clone());
+        async move {
+            app.call(
+                Method::PUT,
+                &settings,
+                Some(&admin),
+                Some(json!({"target_per_task": 100, "calibration_threshold": 0.8,
+                            "calibration_min_items": 10, "known_rate": rate})),
+            )
+            .await
+        }
+    };
+    let r = set(1.5).await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.text);
+    assert_eq!(r.body["field"], "known_rate", "{}", r.text);
+    // 10%: one known clip for the ten real ones, the earliest; the others wait.
+    assert_eq!(set(0.1).await.status, StatusCode::OK);
+    assert_eq!(app.queue(&c.v0, 1).await["total"], 11);
+    let item = |id: &str| format!("/api/v1/campaigns/{CAMPAIGN}/items/1/{id}");
+    assert_eq!(
+        app.get(&item(&known[0]), &c.v0).await.status,
+        StatusCode::OK
+    );
+    assert_eq!(
+        app.get(&item(&known[1]), &c.v0).await.status,
+        StatusCode::NOT_FOUND
+    );
+    assert_eq!(
+        app.pass(&c.v0, 1, &known[1]).await.status,
+        StatusCode::NOT_FOUND
+    );
+    // The served one is decided: it stays served whatever the rate.
+    assert_eq!(
+        app.pass(&c.v0, 1, &known[0]).await.status,
+        StatusCode::CREATED
+    );
+    // Ten more real clips: 10% of twenty is two.
+    let more: Vec<Value> = (10..20)
+        .map(|i| clip_line(&src, &format!("{MC}_{i:04}"), MC, &[]))
+        .collect();
+    app.import(&write_manifest(&src, "b.jsonl", &more))
+        .await
+        .expect("import");
+    let q = app.queue(&c.v1, 1).await;
+    assert_eq!(
+        (q["total"].as_i64(), q["done"].as_i64()),
+        (Some(22), Some(0)),
+        "{q}"
+    );
+    assert_eq!(
+        app.get(&item(&known[1]), &c.v1).await.status,
+        StatusCode::OK
+    );
+    // A rate below what is started keeps the started one and serves no other.
+    assert_eq!(set(0.01).await.status, StatusCode::OK);
+    assert_eq!(app.queue(&c.v0, 1).await["total"], 21);
+    assert_eq!(
+        app.get(&item(&known[0]), &c.v1).await.status,
+        StatusCode::OK
+    );
+    // Back to every one.
+    assert_eq!(set(0.0).await.status, StatusCode::OK);
+    assert_eq!(app.queue(&c.v0, 1).await["total"], 24);
+}

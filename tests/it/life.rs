@@ -947,10 +947,12 @@ async fn an_admin_starts_a_round_and_sets_the_rules_through_the_api() {
             &c.admin,
         )
         .await;
-    // Left out, the blind key check is off and the known items' window is 20.
+    // Left out, the blind key check is off, the known items' window is 20 and every
+    // known clip is served (rate 0).
     let mut in_force = good.clone();
     in_force["blind_key_check"] = json!(false);
     in_force["known_window"] = json!(20);
+    in_force["known_rate"] = json!(0.0);
     assert_eq!(r.body["settings"], in_force, "{}", r.text);
     // Only admins.
     let r = app

@@ -182,6 +182,12 @@ impl Backend {
                 "at least 1 calibration item",
             ));
         }
+        if !(0.0..=1.0).contains(&settings.known_rate) {
+            return Err(Error::field(
+                "known_rate",
+                "the known clips' share is a fraction from 0 (every known clip) to 1 (0.05 is 5%)",
+            ));
+        }
         if !(1..=10_000).contains(&settings.known_window) {
             return Err(Error::field(
                 "known_window",

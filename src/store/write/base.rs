@@ -62,6 +62,7 @@ row! {
         calibration_min_items: i64,
         blind_key_check: i64,
         known_window: i64,
+        known_rate: f64,
         revision: i64,
         protocol_version: i64,
     }
@@ -156,6 +157,7 @@ impl TryFrom<CampaignRow> for Campaign {
                 calibration_min_items: r.calibration_min_items,
                 blind_key_check: r.blind_key_check == 1,
                 known_window: r.known_window,
+                known_rate: r.known_rate,
             },
             revision: r.revision,
             protocol_version: r.protocol_version,
@@ -167,7 +169,7 @@ pub(crate) async fn campaign(tx: &mut impl Tx, name: &str) -> Result<Option<Camp
     tx.fetch_opt::<CampaignRow>(
         sql!(
             "SELECT id, name, taxonomy, target_per_task, calibration_threshold,
-                    calibration_min_items, blind_key_check, known_window, revision,
+                    calibration_min_items, blind_key_check, known_window, known_rate, revision,
                     protocol_version
              FROM campaigns WHERE name = :name"
         ),

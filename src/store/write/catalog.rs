@@ -431,7 +431,7 @@ pub(crate) async fn set_settings(tx: &mut impl Tx, campaign_id: i64, s: &Setting
         sql!(
             "UPDATE campaigns SET target_per_task = :target, calibration_threshold = :threshold,
                     calibration_min_items = :min_items, blind_key_check = :blind,
-                    known_window = :window, revision = revision + 1
+                    known_window = :window, known_rate = :rate, revision = revision + 1
              WHERE id = :campaign"
         ),
         named! {
@@ -440,10 +440,12 @@ pub(crate) async fn set_settings(tx: &mut impl Tx, campaign_id: i64, s: &Setting
             min_items: s.calibration_min_items,
             blind: i64::from(s.blind_key_check),
             window: s.known_window,
+            rate: s.known_rate,
             campaign: campaign_id,
         },
     )
     .await?;
+    gates::place_known(tx, campaign_id).await?;
     gates::refresh_gates(tx, campaign_id).await
 }
 
@@ -895,6 +897,8 @@ pub(crate) async fn import_manifest(
         base::insert_keys(tx, &keys).await?;
         gates::refresh_gates(tx, campaign.id).await?;
     }
+    // New real clips raise the known clips' share; new known clips may wait in reserve.
+    gates::place_known(tx, campaign.id).await?;
     let stored = plans.iter().map(|p| p.clip.media.sha256.clone()).collect();
     Ok((summary, stored))
 }

@@ -527,3 +527,97 @@ pub(crate) fn stored_level(
         })
         .transpose()
 }
+
+row! {
+    /// A known clip's Stage 1 item, for `place_known`.
+    struct KnownClip {
+        id: i64,
+        task_id: i64,
+        held: i64,
+        started: i64,
+    }
+}
+
+/// Keeps the known clips served in each task at the campaign's `known_rate` (a share of
+/// the task's real clips; 0: every known clip), chosen by
+/// `domain::import::known_to_serve`: one beyond it waits in reserve (held, in no queue,
+/// its pair cleared) until the real clips grow; one released goes to its task's pair (or,
+/// paired per clip, to the two with the least open work). A known clip anyone decided
+/// stays served. Run by the writes that change what it depends on (an import, the
+/// settings), in their transaction.
+pub(crate) async fn place_known(tx: &mut impl Tx, campaign_id: i64) -> Result<()> {
+    let known: Vec<KnownClip> = tx
+        .fetch(
+            sql!(
+                "SELECT id, task_id, held,
+                        CASE WHEN decided1 = 1 OR decided2 = 1 OR outcome <> 'pending'
+                             THEN 1 ELSE 0 END AS started
+                 FROM items
+                 WHERE campaign_id = :campaign AND stage = 1 AND is_current = 1 AND calibration = 2
+                 ORDER BY task_id, id"
+            ),
+            named! { campaign: campaign_id },
+        )
+        .await?;
+    if known.is_empty() {
+        return Ok(());
+    }
+    let rate: f64 = tx
+        .scalar(
+            sql!("SELECT known_rate FROM campaigns WHERE id = :campaign"),
+            named! { campaign: campaign_id },
+        )
+        .await?;
+    let real: HashMap<i64, i64> = tx
+        .fetch::<(i64, i64)>(
+            sql!(
+                "SELECT task_id, COUNT(*) FROM items
+                 WHERE campaign_id = :campaign AND stage = 1 AND is_current = 1 AND calibration = 0
+                 GROUP BY task_id"
+            ),
+            named! { campaign: campaign_id },
+        )
+        .await?
+        .into_iter()
+        .collect();
+    let mut changed = false;
+    for task in known.chunk_by(|a, b| a.task_id == b.task_id) {
+        let n = usize::try_from(real.get(&task[0].task_id).copied().unwrap_or(0)).unwrap_or(0);
+        let now: Vec<(i64, bool, bool)> = task
+            .iter()
+            .map(|k| (k.id, k.held == 0, k.started == 1))
+            .collect();
+        for ((id, serve), k) in crate::domain::import::known_to_serve(rate, n, &now)
+            .into_iter()
+            .zip(task)
+        {
+            if serve && k.held == 1 {
+                tx.exec(
+                    sql!(
+                        "UPDATE items SET held = 0,
+                                queue1 = (SELECT t.rater1_id FROM tasks t WHERE t.id = items.task_id),
+                                queue2 = (SELECT t.rater2_id FROM tasks t WHERE t.id = items.task_id)
+                         WHERE id = :item"
+                    ),
+                    named! { item: id },
+                )
+                .await?;
+                changed = true;
+            } else if !serve && k.held == 0 {
+                tx.exec(
+                    sql!(
+                        "UPDATE items SET held = 1, queue1 = NULL, queue2 = NULL,
+                                          rater1_id = NULL, rater2_id = NULL
+                         WHERE id = :item AND decided1 = 0 AND decided2 = 0 AND outcome = 'pending'"
+                    ),
+                    named! { item: id },
+                )
+                .await?;
+            }
+        }
+    }
+    if changed {
+        assign_pairs(tx, campaign_id).await?;
+    }
+    Ok(())
+}

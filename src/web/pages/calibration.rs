@@ -419,6 +419,8 @@ struct AdminPage {
     campaign: String,
     settings: Settings,
     threshold_pct: i64,
+    /// The known clips' share in percent, as typed back ("5", "2.5").
+    known_rate_pct: String,
     scores: Vec<ScoreRow>,
     rounds: Vec<RoundView>,
     keys: Vec<KeyRow>,
@@ -494,6 +496,7 @@ async fn admin_page(
         campaign: c.to_string(),
         settings: campaign.settings,
         threshold_pct: (campaign.settings.calibration_threshold * 100.0).round() as i64,
+        known_rate_pct: format!("{}", (campaign.settings.known_rate * 1e6).round() / 1e4),
         scores: scores.iter().map(score_row).collect(),
         rounds: rounds
             .iter()
@@ -704,6 +707,11 @@ pub async fn settings(
         known_window: match form.get("known_window").trim() {
             "" => campaign.settings.known_window,
             typed => typed.parse::<i64>().unwrap_or(0),
+        },
+        // Typed in percent; left empty, as it is.
+        known_rate: match form.get("known_rate_pct").trim() {
+            "" => campaign.settings.known_rate,
+            typed => typed.parse::<f64>().map_or(-1.0, |p| p / 100.0),
         },
     };
     match state.store.set_settings(&campaign, new).await {
