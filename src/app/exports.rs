@@ -95,6 +95,41 @@ pub async fn known_verdicts(store: &Store, campaign: &Campaign) -> Result<Downlo
     Ok(Download::bytes(campaign, "known-verdicts.csv", CSV, body))
 }
 
+/// Each decided item's probability of a defect under its stage's review-quality model,
+/// anchored by the known items (empty where the data do not identify the model), as
+/// CSV. CPU work: off the runtime.
+pub async fn defect_probabilities(store: &Store, campaign: &Campaign) -> Result<Download> {
+    let items = store.decided_items(campaign).await?;
+    let known = store.known_records(campaign).await?;
+    let taxonomy = campaign.taxonomy.clone();
+    let stages: Vec<i64> = if taxonomy.clip_review {
+        vec![1, 2]
+    } else {
+        vec![2]
+    };
+    let rows = tokio::task::spawn_blocking(move || {
+        crate::report::quality::defect_probabilities(
+            &taxonomy,
+            &items,
+            &known,
+            &stages,
+            crate::stats::quality::Options::default(),
+        )
+    })
+    .await
+    .map_err(|e| Error::Internal(format!("the defect probabilities failed: {e}")))?
+    .map_err(|e| Error::Internal(format!("the defect probabilities: {e}")))?;
+    let body = crate::report::quality::defect_csv(&rows)
+        .to_csv()?
+        .into_bytes();
+    Ok(Download::bytes(
+        campaign,
+        "defect-probabilities.csv",
+        CSV,
+        body,
+    ))
+}
+
 /// Every resolution of the campaign as CSV.
 pub async fn resolutions(store: &Store, campaign: &Campaign) -> Result<Download> {
     let records = store.resolution_records(campaign).await?;

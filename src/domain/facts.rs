@@ -87,6 +87,15 @@ pub struct OutcomeCount {
     pub n: i64,
 }
 
+/// One decided item of the benchmark (current version, not pending, not retained by
+/// sample) with its counted verdicts: one row of [`OutcomeCount`] with `n` = 1.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DecidedItem {
+    pub item_id: String,
+    pub clip_id: String,
+    pub count: OutcomeCount,
+}
+
 /// One validator's counted verdicts in a stage.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ValidatorActivity {

@@ -129,15 +129,16 @@ fn stage_review(
     outcomes: &[OutcomeCount],
     known: &[KnownRecord],
     stage: i64,
-) -> (Review, Vec<String>) {
-    let rows: Vec<&OutcomeCount> = outcomes
+) -> (Review, Vec<String>, Vec<Option<usize>>) {
+    let rows: Vec<(usize, &OutcomeCount)> = outcomes
         .iter()
-        .filter(|c| c.stage == stage && c.outcome != "pending" && c.outcome != "by_sample")
+        .enumerate()
+        .filter(|(_, c)| c.stage == stage && c.outcome != "pending" && c.outcome != "by_sample")
         .collect();
     let known: Vec<&KnownRecord> = known.iter().filter(|k| k.stage == stage).collect();
     let mut raters: Vec<String> = rows
         .iter()
-        .flat_map(|c| [c.rater1.clone(), c.rater2.clone()])
+        .flat_map(|(_, c)| [c.rater1.clone(), c.rater2.clone()])
         .chain(known.iter().map(|k| k.validator.clone()))
         .collect();
     raters.sort();
@@ -147,7 +148,9 @@ fn stage_review(
     let author = raters.len();
     let index = |name: &str| raters.iter().position(|r| r == name).unwrap_or(author);
     let mut items = Vec::new();
-    for c in rows {
+    // Each item's row of `outcomes` (none for a known item).
+    let mut origin = Vec::new();
+    for (row, c) in rows {
         let Some(group) = tax.tasks.iter().position(|t| t.code == c.task) else {
             continue;
         };
@@ -169,6 +172,7 @@ fn stage_review(
                 known: None,
                 retained,
             });
+            origin.push(Some(row));
         }
     }
     let mut by_item: BTreeMap<&str, Vec<&KnownRecord>> = BTreeMap::new();
@@ -188,6 +192,7 @@ fn stage_review(
             known: Some(ks[0].defect()),
             retained: false,
         });
+        origin.push(None);
     }
     raters.push(AUTHOR.to_string());
     (
@@ -197,7 +202,89 @@ fn stage_review(
             items,
         },
         raters,
+        origin,
     )
+}
+
+/// One decided item's probability of a defect under the stage's fitted model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DefectProbability {
+    pub stage: i64,
+    pub item_id: String,
+    pub clip_id: String,
+    pub task: String,
+    pub outcome: String,
+    pub retained: bool,
+    /// `None` when the stage's data do not identify the model (no known items of both
+    /// kinds): then no item has a probability, only the bounds of the figures.
+    pub probability: Option<f64>,
+}
+
+/// Each decided item's probability of a defect (the posterior of the stage's best
+/// Dawid-Skene fit, anchored by the known items), for the stages given.
+pub fn defect_probabilities(
+    tax: &Taxonomy,
+    items: &[crate::domain::facts::DecidedItem],
+    known: &[KnownRecord],
+    stages: &[i64],
+    options: Options,
+) -> Result<Vec<DefectProbability>, crate::stats::StatsError> {
+    let counts: Vec<OutcomeCount> = items.iter().map(|d| d.count.clone()).collect();
+    let mut p: Vec<Option<f64>> = vec![None; items.len()];
+    for &stage in stages {
+        let (review, _, origin) = stage_review(tax, &counts, known, stage);
+        if review.items.is_empty() {
+            continue;
+        }
+        let q = quality::estimate(&review, options)?;
+        if !q.identified {
+            continue;
+        }
+        for (post, from) in q.posterior.iter().zip(&origin) {
+            if let Some(row) = from {
+                p[*row] = Some(*post);
+            }
+        }
+    }
+    Ok(items
+        .iter()
+        .zip(p)
+        .filter(|(d, _)| stages.contains(&d.count.stage))
+        .map(|(d, probability)| DefectProbability {
+            stage: d.count.stage,
+            item_id: d.item_id.clone(),
+            clip_id: d.clip_id.clone(),
+            task: d.count.task.clone(),
+            outcome: d.count.outcome.clone(),
+            retained: d.count.outcome == "both_pass" || d.count.outcome == "split_accepted",
+            probability,
+        })
+        .collect())
+}
+
+/// The items' probabilities as CSV (`defect-probabilities.csv`).
+pub fn defect_csv(rows: &[DefectProbability]) -> CsvTable {
+    let mut t = CsvTable::new(&[
+        ("stage", Col::Num),
+        ("item_id", Col::Text),
+        ("clip_id", Col::Text),
+        ("task", Col::Text),
+        ("outcome", Col::Text),
+        ("retained", Col::Num),
+        ("defect_probability", Col::Num),
+    ]);
+    for r in rows {
+        t.rows.push(vec![
+            r.stage.to_string(),
+            r.item_id.clone(),
+            r.clip_id.clone(),
+            r.task.clone(),
+            r.outcome.clone(),
+            u8::from(r.retained).to_string(),
+            r.probability.map_or_else(String::new, |p| format!("{p}")),
+        ]);
+    }
+    t
 }
 
 /// The estimates for every stage the campaign reviews (`stages`: 1 and 2, or 2 alone).
@@ -212,7 +299,7 @@ pub fn build(
     let mut authors = Vec::new();
     let mut out = Vec::new();
     for &stage in stages {
-        let (review, names) = stage_review(tax, outcomes, known, stage);
+        let (review, names, _) = stage_review(tax, outcomes, known, stage);
         let q = quality::estimate(&review, options)?;
         for (i, (name, r)) in names.iter().zip(&q.raters).enumerate() {
             if r.ratings == 0 {
@@ -642,6 +729,79 @@ mod tests {
             scope: "Stage 1 over first versions".into(),
             computed: "2026-12-01T00:00:00Z".into(),
         }
+    }
+
+    /// Each decided item's probability of a defect: none without known items, and with
+    /// them a rejected item's above a passed one's, each item beside its own row.
+    #[test]
+    fn each_item_has_its_patterns_probability_of_a_defect_once_known_items_identify_it() {
+        let decided =
+            |id: &str, outcome: &str, v: (&str, &str)| crate::domain::facts::DecidedItem {
+                item_id: id.into(),
+                clip_id: id.into(),
+                count: count("a", "b", outcome, v, 1),
+            };
+        let mut items = Vec::new();
+        for i in 0..30 {
+            items.push(decided(&format!("p{i}"), "both_pass", ("valid", "valid")));
+        }
+        for i in 0..8 {
+            items.push(decided(
+                &format!("r{i}"),
+                "both_reject",
+                ("reject", "reject"),
+            ));
+        }
+        items.push(decided("s0", "split_rejected", ("reject", "valid")));
+        let tax = Taxonomy::vgenst();
+        let none = defect_probabilities(&tax, &items, &[], &[1], Options::default()).unwrap();
+        assert_eq!(none.len(), items.len());
+        assert!(none.iter().all(|d| d.probability.is_none()));
+        let mut known = Vec::new();
+        for i in 0..6 {
+            for (who, caught) in [("a", i != 0), ("b", true)] {
+                known.push(KnownRecord {
+                    stage: 1,
+                    item_id: format!("k{i}"),
+                    clip_id: format!("k{i}"),
+                    task: "MC_F_EGO_STA".into(),
+                    validator: who.into(),
+                    verdict: if caught { "reject" } else { "valid" }.into(),
+                    reasons: String::new(),
+                    known_verdict: if i < 4 { "reject" } else { "valid" }.into(),
+                    known_reasons: String::new(),
+                    decided_at: i,
+                });
+            }
+        }
+        // k4 and k5 are sound: b passes them, a rejected them (a false alarm each).
+        for k in known
+            .iter_mut()
+            .filter(|k| k.known_verdict == "valid" && k.validator == "b")
+        {
+            k.verdict = "valid".into();
+        }
+        let p = defect_probabilities(&tax, &items, &known, &[1], Options::default()).unwrap();
+        assert_eq!(p.len(), items.len(), "known items are not listed");
+        let of = |id: &str| {
+            p.iter()
+                .find(|d| d.item_id == id)
+                .and_then(|d| d.probability)
+                .unwrap()
+        };
+        assert!(
+            of("r0") > 0.5 && of("p0") < 0.5,
+            "{} {}",
+            of("r0"),
+            of("p0")
+        );
+        assert_eq!(of("p0"), of("p29"), "one pattern, one probability");
+        assert!(
+            p.iter()
+                .find(|d| d.item_id == "p0")
+                .is_some_and(|d| d.retained)
+        );
+        assert_eq!(defect_csv(&p).rows.len(), items.len());
     }
 
     /// A Stage 1 review without known items: bounds, drawn as bars, said so in the

@@ -664,6 +664,10 @@ forward! {
     /// Items by stage, task, QA type, pair, outcome, counted verdicts and reasons: one
     /// scan of the campaign's items.
     fn outcome_counts(&self, campaign: &Campaign, scope: &Scope) -> Result<Vec<OutcomeCount>>;
+    /// Every decided item of the campaign's current versions (not pending, not retained
+    /// by sample, no calibration or known item) with its pair and counted verdicts, by
+    /// stage and review order.
+    fn decided_items(&self, campaign: &Campaign) -> Result<Vec<crate::domain::facts::DecidedItem>>;
     /// The Stage 2 items of linked questions in scope, each with its clip version, pair
     /// key and outcome: one statement over the items whose clip's line links questions.
     fn pair_items(&self, campaign: &Campaign, scope: &Scope) -> Result<Vec<crate::domain::facts::PairItem>>;

@@ -283,6 +283,10 @@ pub fn routes() -> Vec<Route> {
         a(ADMIN, utoipa_axum::routes!(api::export_study_responses)),
         a(ADMIN, utoipa_axum::routes!(api::export_blind_answers)),
         a(ADMIN, utoipa_axum::routes!(api::export_known_verdicts)),
+        a(
+            ADMIN,
+            utoipa_axum::routes!(api::export_defect_probabilities),
+        ),
         a(ADMIN, utoipa_axum::routes!(api::export_baseline_answers)),
         // A pipeline's long operations: jobs that any server answers for.
         a(ADMIN, utoipa_axum::routes!(api::jobs::import_upload)),
@@ -759,6 +763,13 @@ pub fn routes() -> Vec<Route> {
             ADMIN,
             Page,
             get(pages::admin::export_known_verdicts),
+        ),
+        r(
+            "GET",
+            "/c/{campaign}/admin/exports/defect-probabilities.csv",
+            ADMIN,
+            Page,
+            get(pages::admin::export_defect_probabilities),
         ),
         r(
             "GET",

@@ -138,6 +138,11 @@ const MATRIX: &[(&str, &str, &str)] = &[
     ),
     (
         "GET",
+        "/api/v1/campaigns/{campaign}/export/defect-probabilities",
+        "admin",
+    ),
+    (
+        "GET",
         "/api/v1/campaigns/{campaign}/export/baseline-answers",
         "admin",
     ),
@@ -263,6 +268,11 @@ const MATRIX: &[(&str, &str, &str)] = &[
     (
         "GET",
         "/c/{campaign}/admin/exports/known-verdicts.csv",
+        "admin",
+    ),
+    (
+        "GET",
+        "/c/{campaign}/admin/exports/defect-probabilities.csv",
         "admin",
     ),
     (

@@ -376,6 +376,34 @@ async fn known_items_are_served_like_real_ones_scored_apart_and_a_validator_who_
         .await;
     assert_eq!(known.status, StatusCode::OK, "{}", known.text);
     assert_eq!(known.text.lines().count(), 1 + 20, "{}", known.text);
+    // Each decided item's probability of a defect: Stage 1 is identified by the known
+    // clips, Stage 2 (one known sound question) is not, and says so by leaving it empty.
+    let p = app
+        .get(
+            &format!("/api/v1/campaigns/{CAMPAIGN}/export/defect-probabilities"),
+            &c.admin,
+        )
+        .await;
+    assert_eq!(p.status, StatusCode::OK, "{}", p.text);
+    let rows: Vec<Vec<&str>> = p
+        .text
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').collect())
+        .collect();
+    assert_eq!(rows.len(), 6 + 1, "{}", p.text);
+    for r in &rows[..6] {
+        assert_eq!((r[0], r[4], r[5]), ("1", "both_pass", "1"), "{}", p.text);
+        let prob: f64 = r[6].parse().unwrap_or_else(|_| panic!("{}", p.text));
+        assert!((0.0..=1.0).contains(&prob), "{}", p.text);
+        assert!(!defects.iter().any(|d| d == r[1]), "{}", p.text);
+    }
+    assert_eq!(
+        (rows[6][0], rows[6][1], rows[6][6]),
+        ("2", real_question.as_str(), ""),
+        "{}",
+        p.text
+    );
     assert!(
         known
             .text

@@ -97,6 +97,62 @@ impl Backend {
             .collect())
     }
 
+    pub(crate) async fn decided_items(
+        &self,
+        campaign: &Campaign,
+    ) -> Result<Vec<crate::domain::facts::DecidedItem>> {
+        #[derive(sqlx::FromRow)]
+        struct Row {
+            stage: i64,
+            item_key: String,
+            clip_key: String,
+            task: String,
+            qa_type: Option<String>,
+            rater1: Option<String>,
+            rater2: Option<String>,
+            outcome: String,
+            verdict1: Option<String>,
+            verdict2: Option<String>,
+            reasons1: Option<String>,
+            reasons2: Option<String>,
+        }
+        let rows: Vec<Row> = qa(
+            "SELECT i.stage, i.item_key, c.clip_key, t.code AS task, i.qa_type, u1.name AS rater1,
+                    u2.name AS rater2, i.outcome, i.verdict1, i.verdict2, i.reasons1, i.reasons2
+             FROM items i
+             JOIN tasks t ON t.id = i.task_id
+             JOIN clip_versions v ON v.id = i.clip_version_id JOIN clips c ON c.id = v.clip_id
+             LEFT JOIN users u1 ON u1.id = i.rater1_id
+             LEFT JOIN users u2 ON u2.id = i.rater2_id
+             WHERE i.campaign_id = $1 AND i.calibration = 0 AND i.is_current = 1
+               AND i.outcome NOT IN ('pending', 'by_sample')
+             ORDER BY i.stage, i.sort_key, i.id",
+        )
+        .bind(campaign.id)
+        .fetch_all(&mut *self.read().await?)
+        .await?;
+        Ok(rows
+            .into_iter()
+            .map(|r| crate::domain::facts::DecidedItem {
+                item_id: r.item_key,
+                clip_id: r.clip_key,
+                count: OutcomeCount {
+                    stage: r.stage,
+                    task: r.task,
+                    qa_type: r.qa_type,
+                    rater1: r.rater1.unwrap_or_default(),
+                    rater2: r.rater2.unwrap_or_default(),
+                    outcome: r.outcome,
+                    verdict1: r.verdict1,
+                    verdict2: r.verdict2,
+                    reasons1: r.reasons1,
+                    reasons2: r.reasons2,
+                    n: 1,
+                },
+            })
+            .collect())
+    }
+
     pub(crate) async fn pair_items(
         &self,
         campaign: &Campaign,

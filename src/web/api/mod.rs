@@ -1042,6 +1042,29 @@ pub async fn export_known_verdicts(
     ))
 }
 
+/// Each decided item's probability of a defect (the review-quality model's, per stage,
+/// anchored by the known items) as CSV: stage, item_id, clip_id, task, outcome,
+/// retained, defect_probability (empty where the data do not identify the model).
+#[utoipa::path(
+    get,
+    path = "/api/v1/campaigns/{campaign}/export/defect-probabilities",
+    tag = "exports",
+    operation_id = "export_defect_probabilities",
+    params(CampaignPath),
+    responses(
+        (status = 200, description = "defect-probabilities.csv", content_type = "text/csv", body = String),
+    )
+)]
+pub async fn export_defect_probabilities(
+    State(state): State<AppState>,
+    Path(p): Path<CampaignPath>,
+) -> Result<Response> {
+    let campaign = campaign(&state, &p.campaign).await?;
+    Ok(download(
+        exports::defect_probabilities(&state.store, &campaign).await?,
+    ))
+}
+
 /// The blind study's answers as CSV (participants by pseudonym).
 #[utoipa::path(
     get,

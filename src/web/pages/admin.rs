@@ -1071,6 +1071,17 @@ pub async fn export_known_verdicts(
     ))
 }
 
+/// Each decided item's probability of a defect, as CSV.
+pub async fn export_defect_probabilities(
+    State(state): State<AppState>,
+    Path(c): Path<String>,
+) -> PageResult {
+    let campaign = state.store.campaign(&c).await?;
+    Ok(download(
+        exports::defect_probabilities(&state.store, &campaign).await?,
+    ))
+}
+
 /// The blind study's answers as CSV.
 pub async fn export_study_responses(
     State(state): State<AppState>,
