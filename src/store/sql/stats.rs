@@ -7,6 +7,40 @@ use crate::error::{Error, Result};
 use crate::store::catalog::Campaign;
 use std::collections::HashMap;
 
+/// The columns of an [`OutcomeCount`], as the statements below name them.
+#[derive(sqlx::FromRow)]
+struct CountRow {
+    stage: i64,
+    task: String,
+    qa_type: Option<String>,
+    rater1: Option<String>,
+    rater2: Option<String>,
+    outcome: String,
+    verdict1: Option<String>,
+    verdict2: Option<String>,
+    reasons1: Option<String>,
+    reasons2: Option<String>,
+    n: i64,
+}
+
+impl From<CountRow> for OutcomeCount {
+    fn from(r: CountRow) -> OutcomeCount {
+        OutcomeCount {
+            stage: r.stage,
+            task: r.task,
+            qa_type: r.qa_type,
+            rater1: r.rater1.unwrap_or_default(),
+            rater2: r.rater2.unwrap_or_default(),
+            outcome: r.outcome,
+            verdict1: r.verdict1,
+            verdict2: r.verdict2,
+            reasons1: r.reasons1,
+            reasons2: r.reasons2,
+            n: r.n,
+        }
+    }
+}
+
 impl Backend {
     pub(crate) async fn outcome_counts(
         &self,
@@ -38,18 +72,9 @@ impl Backend {
         let (r1, r2) = scope.pair.clone().unwrap_or_default();
         #[derive(sqlx::FromRow)]
         struct Row {
-            stage: i64,
             position: i64,
-            task: String,
-            qa_type: Option<String>,
-            rater1: Option<String>,
-            rater2: Option<String>,
-            outcome: String,
-            verdict1: Option<String>,
-            verdict2: Option<String>,
-            reasons1: Option<String>,
-            reasons2: Option<String>,
-            n: i64,
+            #[sqlx(flatten)]
+            count: CountRow,
         }
         // A Stage 2 item counts once its clip was retained (it entered the queues): the
         // questions of a rejected version never open and are not "pending".
@@ -77,24 +102,14 @@ impl Backend {
         .await?;
         let mut rows = rows;
         rows.sort_by(|a, b| {
-            (a.stage, a.position, &a.rater1, &a.rater2).cmp(&(b.stage, b.position, &b.rater1, &b.rater2))
+            (a.count.stage, a.position, &a.count.rater1, &a.count.rater2).cmp(&(
+                b.count.stage,
+                b.position,
+                &b.count.rater1,
+                &b.count.rater2,
+            ))
         });
-        Ok(rows
-            .into_iter()
-            .map(|r| OutcomeCount {
-                stage: r.stage,
-                task: r.task,
-                qa_type: r.qa_type,
-                rater1: r.rater1.unwrap_or_default(),
-                rater2: r.rater2.unwrap_or_default(),
-                outcome: r.outcome,
-                verdict1: r.verdict1,
-                verdict2: r.verdict2,
-                reasons1: r.reasons1,
-                reasons2: r.reasons2,
-                n: r.n,
-            })
-            .collect())
+        Ok(rows.into_iter().map(|r| r.count.into()).collect())
     }
 
     pub(crate) async fn decided_items(
@@ -103,22 +118,15 @@ impl Backend {
     ) -> Result<Vec<crate::domain::facts::DecidedItem>> {
         #[derive(sqlx::FromRow)]
         struct Row {
-            stage: i64,
             item_key: String,
             clip_key: String,
-            task: String,
-            qa_type: Option<String>,
-            rater1: Option<String>,
-            rater2: Option<String>,
-            outcome: String,
-            verdict1: Option<String>,
-            verdict2: Option<String>,
-            reasons1: Option<String>,
-            reasons2: Option<String>,
+            #[sqlx(flatten)]
+            count: CountRow,
         }
         let rows: Vec<Row> = qa(
             "SELECT i.stage, i.item_key, c.clip_key, t.code AS task, i.qa_type, u1.name AS rater1,
-                    u2.name AS rater2, i.outcome, i.verdict1, i.verdict2, i.reasons1, i.reasons2
+                    u2.name AS rater2, i.outcome, i.verdict1, i.verdict2, i.reasons1, i.reasons2,
+                    CAST(1 AS BIGINT) AS n
              FROM items i
              JOIN tasks t ON t.id = i.task_id
              JOIN clip_versions v ON v.id = i.clip_version_id JOIN clips c ON c.id = v.clip_id
@@ -136,19 +144,7 @@ impl Backend {
             .map(|r| crate::domain::facts::DecidedItem {
                 item_id: r.item_key,
                 clip_id: r.clip_key,
-                count: OutcomeCount {
-                    stage: r.stage,
-                    task: r.task,
-                    qa_type: r.qa_type,
-                    rater1: r.rater1.unwrap_or_default(),
-                    rater2: r.rater2.unwrap_or_default(),
-                    outcome: r.outcome,
-                    verdict1: r.verdict1,
-                    verdict2: r.verdict2,
-                    reasons1: r.reasons1,
-                    reasons2: r.reasons2,
-                    n: 1,
-                },
+                count: r.count.into(),
             })
             .collect())
     }
