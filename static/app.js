@@ -111,6 +111,13 @@
       };
       video.requestVideoFrameCallback(onFrame);
     }
+    // Without a known rate, the frame on screen is known from the last one presented.
+    // On a loaded machine the last frame presented before a pause can go unreported, so
+    // the screen may be a frame past `shown`: going back to the frame `shown` names
+    // makes the two agree before any step counts from it.
+    video.addEventListener("pause", function () {
+      if (rvfc && !timing() && shown !== null && !video.seeking && !video.ended) setTime(shown + EPS);
+    });
     video.addEventListener("seeked", function () {
       if (!video.seeking) pending = null;
       if (awaitingFrame) {
