@@ -1403,6 +1403,10 @@ async fn command(command: Command, config: &Config, store: &Store) -> Result<()>
                 .import_decisions(&campaign, &rows, problems, &what)
                 .await?;
             println!("imported {}: {summary}", file.display());
+            // Imported verdicts on known items count toward a pause as live ones do.
+            for (who, why) in crate::app::known::check_pauses(store, &campaign).await? {
+                println!("paused {who}'s queue: {why}");
+            }
             Ok(())
         }
         Command::Resolutions(ImportCommand::Import { file, campaign }) => {
@@ -2068,5 +2072,6 @@ async fn serve(config: &Config, store: &Store, bind: &str) -> Result<()> {
     tracing::info!(%addr, data_dir = %config.data_dir.display(), "Tandem is listening");
     println!("Tandem is listening on http://{addr}");
     crate::app::media::warm_up(store, config);
+    crate::app::known::catch_up(store);
     crate::server::serve_until_stopped(listener, config.clone(), store.clone()).await
 }

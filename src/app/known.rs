@@ -88,6 +88,67 @@ pub async fn check_pause(
     }
 }
 
+/// `check_pause` for every validator with a verdict on a known item: what a pause
+/// after a reply could miss (verdicts imported from a decisions file, a server
+/// stopped between a reply and its check). Answers who was paused, with why.
+pub async fn check_pauses(store: &Store, campaign: &Campaign) -> Result<Vec<(String, String)>> {
+    let records = store.known_records(campaign).await?;
+    let since = last_pauses(store, campaign, None).await?;
+    let s = &campaign.settings;
+    let names: std::collections::BTreeSet<&str> =
+        records.iter().map(|r| r.validator.as_str()).collect();
+    let mut paused = Vec::new();
+    for name in names {
+        let from = since.get(name).copied().unwrap_or(i64::MIN);
+        let why = pause_reason(
+            &records,
+            name,
+            s.known_window,
+            s.calibration_threshold,
+            from,
+        );
+        let (Some(why), Some(user)) = (why, store.user_by_name(name).await?) else {
+            continue;
+        };
+        if store
+            .pause_for_known_items(campaign, user.id, &why)
+            .await?
+            .is_some()
+        {
+            paused.push((name.to_string(), why));
+        }
+    }
+    Ok(paused)
+}
+
+/// At a server's start, off the listening path: `check_pauses` in every campaign.
+pub fn catch_up(store: &Store) {
+    let store = store.clone();
+    tokio::spawn(async move {
+        let names = match store.campaign_names().await {
+            Ok(names) => names,
+            Err(e) => {
+                tracing::warn!("the known items' check at start could not list campaigns: {e}");
+                return;
+            }
+        };
+        for name in names {
+            let done = async {
+                let campaign = store.campaign(&name).await?;
+                check_pauses(&store, &campaign).await
+            };
+            match done.await {
+                Ok(paused) => {
+                    for (who, why) in paused {
+                        tracing::info!("paused {who} in campaign `{name}` at start: {why}");
+                    }
+                }
+                Err(e) => tracing::warn!("the known items' check of campaign `{name}` failed: {e}"),
+            }
+        }
+    });
+}
+
 /// Every validator's figures on the known items; `None` before any verdict on one.
 pub async fn figures(store: &Store, campaign: &Campaign) -> Result<Option<KnownItemsReply>> {
     let records = store.known_records(campaign).await?;

@@ -1186,3 +1186,90 @@ fn the_example_manifests_import_into_campaigns_on_their_protocols() {
         );
     }
 }
+
+/// Verdicts on known items from a decisions file count toward a pause as live ones do;
+/// a pause a stopped server could not take is taken by the next server at its start.
+#[test]
+fn imported_misses_of_known_defects_pause_and_a_server_start_catches_up() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let src = dir.path().join("src");
+    std::fs::create_dir_all(&src).unwrap();
+    let mc = "MC_F_EGO_STA";
+    let mut lines = vec![clip_line(&src, "R", mc, &["OE"])];
+    for i in 0..10 {
+        let mut l = clip_line(&src, &format!("K{i}"), mc, &["OE"]);
+        l["known"] = json!({"verdict": "reject", "reasons": ["generation_artifact"]});
+        lines.push(l);
+    }
+    let manifest = write_manifest(&src, "manifest.jsonl", &lines);
+    ok(&tandem(&data, &["import", manifest.to_str().unwrap()]));
+    for (name, idx) in [("val00", "0"), ("val01", "1")] {
+        ok(&tandem(
+            &data,
+            &["user", "add", name, "--role", "validator", "--index", idx],
+        ));
+    }
+    let misses = |who: &str, from: usize| {
+        let mut csv = String::from("stage,item_id,validator,verdict,reasons,note,decided_at\n");
+        for i in from..from + 5 {
+            csv.push_str(&format!(
+                "1,K{i},{who},valid,,,2026-03-01T10:00:0{}Z\n",
+                i % 10
+            ));
+        }
+        let file = src.join(format!("{who}.csv"));
+        std::fs::write(&file, csv).unwrap();
+        file
+    };
+    let status = || ok(&tandem(&data, &["calibration", "status"]));
+    let paused = |text: &str, who: &str| {
+        text.lines()
+            .any(|l| l.starts_with(who) && l.contains("paused by the known items"))
+    };
+    // Five known defects passed: the catch rate is surely below 80%.
+    let file = misses("val00", 0);
+    let out = ok(&tandem(
+        &data,
+        &["decisions", "import", file.to_str().unwrap()],
+    ));
+    assert!(out.contains("5 recorded"), "{out}");
+    assert!(out.contains("paused val00's queue"), "{out}");
+    assert!(paused(&status(), "val00"), "{}", status());
+
+    // Under a threshold of 5% the same misses pause no one ...
+    ok(&tandem(
+        &data,
+        &["campaign", "settings", "--calibration-threshold", "0.05"],
+    ));
+    let file = misses("val01", 5);
+    let out = ok(&tandem(
+        &data,
+        &["decisions", "import", file.to_str().unwrap()],
+    ));
+    assert!(!out.contains("paused"), "{out}");
+    // ... until the threshold is raised: the next server's start takes the pause.
+    ok(&tandem(
+        &data,
+        &["campaign", "settings", "--calibration-threshold", "0.8"],
+    ));
+    assert!(!paused(&status(), "val01"), "{}", status());
+    let server = crate::helpers::start_server(&data, None, &[]);
+    let start = std::time::Instant::now();
+    while !paused(&status(), "val01") {
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(30),
+            "no pause after the start: {}",
+            status()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    drop(server);
+    // val00's pause stays one pause: the start paused no one twice.
+    let rounds = status();
+    assert_eq!(
+        rounds.matches("paused by the known items").count(),
+        2,
+        "{rounds}"
+    );
+}
