@@ -486,11 +486,12 @@ pub async fn paper_bundle(
         }
         None => None,
     };
-    let (baseline_report, groups, quality, blind) = (
+    let (baseline_report, groups, quality, blind, known) = (
         reply.baseline,
         reply.t16,
         reply.review_quality,
         reply.blind_key_check,
+        reply.known_items,
     );
     let baseline_csv = match &baseline_report {
         Some(_) => {
@@ -524,6 +525,7 @@ pub async fn paper_bundle(
             baseline_csv,
             quality: quality.as_ref(),
             blind: blind.as_ref(),
+            known: known.as_ref(),
             computed,
         })
     })

@@ -43,6 +43,8 @@ pub struct Input<'a> {
     pub quality: Option<&'a super::quality::ReviewQualityReply>,
     /// The blind key check's table, once there are blind answers.
     pub blind: Option<&'a super::blind::BlindKeyReply>,
+    /// The validators' record on the known items, once one has a verdict.
+    pub known: Option<&'a super::known::KnownItemsReply>,
     /// When it was computed, µs since the epoch.
     pub computed: i64,
 }
@@ -170,6 +172,22 @@ pub fn files(input: &Input) -> Result<Vec<BundleFile>> {
             format!("{what}: CSV; numeric columns hold numbers or nothing"),
         ));
         more_tables.push("blind-key-check");
+    }
+    if let Some(k) = input.known {
+        let what = "Known items of the live queue: each validator's catch rate on known defects and pass rate on known sound items";
+        out.push(file(
+            "tables/known-items.tex",
+            super::known::latex_table(k),
+            format!("{what}: LaTeX, a complete table environment (booktabs)"),
+        ));
+        out.push(file(
+            "tables/known-items.csv",
+            super::known::rates_csv(k).to_csv()?,
+            format!(
+                "{what}, with the recent window's: CSV; numeric columns hold numbers or nothing"
+            ),
+        ));
+        more_tables.push("known-items");
     }
     if let Some(b) = input.baseline {
         out.push(file(

@@ -434,6 +434,37 @@ async fn known_items_are_served_like_real_ones_scored_apart_and_a_validator_who_
         stats.text
     );
     assert!(stats.text.contains("6 of 6"), "{}", stats.text);
+    // The paper bundle has the table, as LaTeX that compiles and as CSV.
+    let campaign = app.store.campaign(CAMPAIGN).await.unwrap();
+    let bundle = tandem::app::paper_bundle(&app.store, &campaign, 0)
+        .await
+        .unwrap();
+    let file = |name: &str| {
+        bundle
+            .iter()
+            .find(|f| f.path == name)
+            .map(|f| String::from_utf8_lossy(&f.bytes).to_string())
+            .unwrap_or_else(|| panic!("{name} in the bundle"))
+    };
+    let tex = file("tables/known-items.tex");
+    assert!(
+        tex.contains("\\label{tab:known-items}")
+            && tex.contains("\\midrule\n1 & val00 & 6/6 & 1.00 [0.61, 1.00] & 3/3 & 1.00 [0.44, 1.00] \\\\\n1 & val01 & 0/6 & 0.00 [0.00, 0.39]"),
+        "{tex}"
+    );
+    assert!(
+        tex.contains("\\midrule\n2 & val00 & 0/0 & -- & 1/1"),
+        "{tex}"
+    );
+    assert!(file("paper.tex").contains("\\input{tables/known-items.tex}"));
+    assert!(
+        file("tables/known-items.csv").starts_with("validator,stage,defects,caught,"),
+        "{}",
+        file("tables/known-items.csv")
+    );
+    if pdflatex_available() {
+        latex_compiles(&tex);
+    }
 }
 
 #[tokio::test]
