@@ -207,3 +207,28 @@ fn full_report_100x(bencher: Bencher) {
             .unwrap()
     });
 }
+
+/// The whole `stats --json` reply (the dashboard's figures), review-quality model
+/// included: the first read fits it (printed once), the later ones find the fit kept
+/// for their unchanged inputs (`app::estimates`).
+#[divan::bench(sample_count = 10, sample_size = 1)]
+fn stats_reply_paper_scale(bencher: Bencher) {
+    let b = built(false);
+    let reply = || {
+        runtime()
+            .block_on(tandem::app::stats_reply(
+                &b.store,
+                &b.campaign,
+                &Scope::default(),
+            ))
+            .unwrap()
+    };
+    let start = std::time::Instant::now();
+    let first = reply();
+    eprintln!(
+        "stats_reply_paper_scale: the first read, fitting the model: {:.0} ms",
+        start.elapsed().as_secs_f64() * 1e3
+    );
+    assert!(first.review_quality.is_some());
+    bencher.bench(reply);
+}

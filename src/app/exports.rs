@@ -101,24 +101,7 @@ pub async fn known_verdicts(store: &Store, campaign: &Campaign) -> Result<Downlo
 pub async fn defect_probabilities(store: &Store, campaign: &Campaign) -> Result<Download> {
     let items = store.decided_items(campaign).await?;
     let known = store.known_records(campaign).await?;
-    let taxonomy = campaign.taxonomy.clone();
-    let stages: Vec<i64> = if taxonomy.clip_review {
-        vec![1, 2]
-    } else {
-        vec![2]
-    };
-    let rows = tokio::task::spawn_blocking(move || {
-        crate::report::quality::defect_probabilities(
-            &taxonomy,
-            &items,
-            &known,
-            &stages,
-            crate::stats::quality::Options::default(),
-        )
-    })
-    .await
-    .map_err(|e| Error::Internal(format!("the defect probabilities failed: {e}")))?
-    .map_err(|e| Error::Internal(format!("the defect probabilities: {e}")))?;
+    let rows = super::estimates::defect_probabilities(&campaign.taxonomy, items, known).await?;
     let body = crate::report::quality::defect_csv(&rows)
         .to_csv()?
         .into_bytes();

@@ -6,6 +6,7 @@
 
 pub mod accounts;
 pub mod baseline;
+pub mod estimates;
 pub mod exports;
 pub mod jobs;
 pub mod known;
@@ -385,35 +386,19 @@ pub async fn qc_report_with_quality(
 ) -> Result<(QcReport, crate::report::quality::ReviewQualityReply)> {
     let (report, outcomes) = qc_report_and_counts(store, campaign, scope).await?;
     let known = store.known_records(campaign).await?;
-    let quality = review_quality(campaign, &report, outcomes, known).await?;
+    let quality = review_quality(campaign, outcomes, known).await?;
     Ok((report, quality))
 }
 
-/// The review-quality estimates over the counted outcomes (CPU work: off the runtime).
+/// The review-quality estimates over the counted outcomes (CPU work: off the runtime;
+/// kept for equal inputs by `estimates`).
 async fn review_quality(
     campaign: &Campaign,
-    report: &QcReport,
     outcomes: Vec<crate::domain::facts::OutcomeCount>,
     known: Vec<crate::domain::records::KnownRecord>,
 ) -> Result<crate::report::quality::ReviewQualityReply> {
-    let taxonomy = campaign.taxonomy.clone();
-    let stages: Vec<i64> = if report.clip_review {
-        vec![1, 2]
-    } else {
-        vec![2]
-    };
-    tokio::task::spawn_blocking(move || {
-        crate::report::quality::build(
-            &taxonomy,
-            &outcomes,
-            &known,
-            &stages,
-            crate::stats::quality::Options::default(),
-        )
-    })
-    .await
-    .map_err(|e| Error::Internal(format!("the review-quality estimates failed: {e}")))?
-    .map_err(|e| Error::Internal(format!("the review-quality estimates: {e}")))
+    let fitted = estimates::review_quality(&campaign.taxonomy, outcomes, known).await?;
+    Ok((*fitted).clone())
 }
 
 /// Tables 14 and 15, when the campaign has a study.
