@@ -44,18 +44,8 @@ pub async fn record_verdict(
 }
 
 /// When each validator's queue was last paused by the known items (µs), by name.
-async fn last_pauses(
-    store: &Store,
-    campaign: &Campaign,
-    validator: Option<&User>,
-) -> Result<BTreeMap<String, i64>> {
-    let mut since = BTreeMap::new();
-    for r in store.calibration_rounds(campaign, validator).await? {
-        if r.reopened.is_some() {
-            since.insert(r.validator.clone(), r.started_at);
-        }
-    }
-    Ok(since)
+async fn last_pauses(store: &Store, campaign: &Campaign) -> Result<BTreeMap<String, i64>> {
+    Ok(store.pause_starts(campaign).await?.into_iter().collect())
 }
 
 /// Pauses the validator's queue when their recent catch rate on known defects (since
@@ -67,7 +57,7 @@ pub async fn check_pause(
     validator: &User,
 ) -> Result<Option<i64>> {
     let records = store.known_records(campaign).await?;
-    let since = last_pauses(store, campaign, Some(validator))
+    let since = last_pauses(store, campaign)
         .await?
         .remove(&validator.name)
         .unwrap_or(i64::MIN);
@@ -93,7 +83,7 @@ pub async fn check_pause(
 /// stopped between a reply and its check). Answers who was paused, with why.
 pub async fn check_pauses(store: &Store, campaign: &Campaign) -> Result<Vec<(String, String)>> {
     let records = store.known_records(campaign).await?;
-    let since = last_pauses(store, campaign, None).await?;
+    let since = last_pauses(store, campaign).await?;
     let s = &campaign.settings;
     let names: std::collections::BTreeSet<&str> =
         records.iter().map(|r| r.validator.as_str()).collect();
@@ -155,7 +145,7 @@ pub async fn figures(store: &Store, campaign: &Campaign) -> Result<Option<KnownI
     if records.is_empty() {
         return Ok(None);
     }
-    let since = last_pauses(store, campaign, None).await?;
+    let since = last_pauses(store, campaign).await?;
     let s = &campaign.settings;
     Ok(build(
         &records,

@@ -604,6 +604,8 @@ forward! {
     /// says so): a calibration round opens and the gate closes, in one write. `None`
     /// when the queue was not open or is paused already; else the round opened.
     fn pause_for_known_items(&self, campaign: &Campaign, user_id: i64, why: &str) -> Result<Option<i64>>;
+    /// When each validator's queue was last paused by the known items (µs), by name.
+    fn pause_starts(&self, campaign: &Campaign) -> Result<Vec<(String, i64)>>;
     /// An admin lifts the known items' pause on a validator's queue: the round it
     /// opened stays on record, marked lifted; answers that round.
     fn lift_pause(&self, campaign: &Campaign, name: &str, by: &str) -> Result<i64>;

@@ -221,6 +221,19 @@ impl Backend {
         .await
     }
 
+    pub(crate) async fn pause_starts(&self, campaign: &Campaign) -> Result<Vec<(String, i64)>> {
+        qa::<(String, i64)>(
+            "SELECT u.name, MAX(r.started_at) FROM calibration_rounds r
+             JOIN users u ON u.id = r.user_id
+             WHERE r.campaign_id = $1 AND r.reopened IS NOT NULL
+             GROUP BY u.name",
+        )
+        .bind(campaign.id)
+        .fetch_all(&mut *self.read().await?)
+        .await
+        .map_err(Error::from)
+    }
+
     pub(crate) async fn lift_pause(&self, campaign: &Campaign, name: &str, by: &str) -> Result<i64> {
         let (campaign_id, name, by) = (campaign.id, name.to_string(), by.to_string());
         self.write_tx(Lock::Item, move |tx| {
