@@ -265,6 +265,44 @@ pub fn write_sample_manifest(dir: &Path, taxonomy: &Taxonomy) -> Result<std::pat
     Ok(manifest)
 }
 
+/// Two known clips of the live queue, written beside the sample manifest: the first two
+/// sample clips again under the next ids of their tasks (ids like the real ones'), one
+/// the lab knows is flawed, one it knows is sound. None without clip review.
+pub fn write_known_manifest(
+    dir: &Path,
+    taxonomy: &Taxonomy,
+    sample: &Path,
+) -> Result<Option<std::path::PathBuf>> {
+    if !taxonomy.clip_review {
+        return Ok(None);
+    }
+    let written = std::fs::read_to_string(sample)
+        .map_err(|e| Error::io(format!("cannot read {}", sample.display()), e))?;
+    let known = [
+        json!({"verdict": "reject", "reasons": [flaw_reason(taxonomy)?],
+               "note": "the square jumps between two frames"}),
+        json!({"verdict": "valid", "note": "a steady square on a plain ground"}),
+    ];
+    let n = CLIPS.len();
+    let mut lines = String::new();
+    for ((i, line), k) in written.lines().enumerate().zip(known) {
+        // The same task's next clip: its id, its video's name, its questions' ids.
+        let (from, to) = (format!("_D{i:02}"), format!("_D{:02}", i + n));
+        let mut copy: Value = serde_json::from_str(&line.replace(&from, &to))
+            .map_err(|e| Error::Internal(format!("the demo's manifest, line {}: {e}", i + 1)))?;
+        let file = copy["file"].as_str().unwrap_or_default().to_string();
+        std::fs::write(dir.join(&file), CLIPS[i])
+            .map_err(|e| Error::io(format!("cannot write {file}"), e))?;
+        copy["known"] = k;
+        lines.push_str(&copy.to_string());
+        lines.push('\n');
+    }
+    let manifest = dir.join("known.jsonl");
+    std::fs::write(&manifest, lines)
+        .map_err(|e| Error::io(format!("cannot write {}", manifest.display()), e))?;
+    Ok(Some(manifest))
+}
+
 /// The stage the demo's flaws are found in: clip review, or question review in a
 /// protocol without it.
 fn first_stage(taxonomy: &Taxonomy) -> Stage {
@@ -482,6 +520,10 @@ pub async fn build_with(
     import_manifest(&store, &config, CAMPAIGN, &manifest).await?;
     let calibration = write_calibration_manifest(&source, &taxonomy)?;
     import_manifest(&store, &config, CAMPAIGN, &calibration).await?;
+    let known = write_known_manifest(&source, &taxonomy, &manifest)?;
+    if let Some(known) = &known {
+        import_manifest(&store, &config, CAMPAIGN, known).await?;
+    }
     let sets = write_study_sets(&source)?;
     let checked = crate::io::study::check_sets(&sets, None, &crate::io::limits::Limits::default())?;
     crate::app::import_study(&store, &config, CAMPAIGN, &checked, None).await?;
@@ -574,6 +616,36 @@ pub async fn build_with(
                 time_spent_ms: Some(8000),
                 clip_version: None,
             });
+        }
+    }
+    // The known flawed clip decided by its task's pair: one caught it, one missed it.
+    // The known sound one waits in their queue among the real clips.
+    if known.is_some() {
+        let task = task_of(&taxonomy, 0)?;
+        let pair = tasks
+            .iter()
+            .find(|t| t.code == task.code)
+            .and_then(|t| t.rater1.clone().zip(t.rater2.clone()));
+        if let Some((r1, r2)) = pair {
+            for (who, v) in [(r1, Verdict::Reject), (r2, Verdict::Valid)] {
+                rows.push(DecisionRow {
+                    time_measure: None,
+                    line: rows.len() + 2,
+                    stage: Stage::Clip,
+                    item_id: format!("{}_D{:02}", task.code, CLIPS.len()),
+                    validator: who,
+                    verdict: v,
+                    reasons: if v == Verdict::Reject {
+                        vec![flaw.clone()]
+                    } else {
+                        vec![]
+                    },
+                    note: String::new(),
+                    decided_at: now,
+                    time_spent_ms: Some(8000),
+                    clip_version: None,
+                });
+            }
         }
     }
     store

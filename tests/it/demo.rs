@@ -31,6 +31,32 @@ async fn the_demo_campaign_holds_what_the_readme_says() {
         "{closed:?}"
     );
 
+    // Two known clips in the live queue: the flawed one decided (one caught, one
+    // missed), the sound one waiting among the real clips; neither is a split.
+    let known = store.known_records(&campaign).await.unwrap();
+    let said: Vec<(&str, &str, &str)> = known
+        .iter()
+        .map(|r| {
+            (
+                r.item_id.as_str(),
+                r.verdict.as_str(),
+                r.known_verdict.as_str(),
+            )
+        })
+        .collect();
+    assert_eq!(said.len(), 2, "{said:?}");
+    assert!(
+        said.iter()
+            .all(|(id, _, k)| id.ends_with("_D12") && *k == "reject"),
+        "{said:?}"
+    );
+    let figures = tandem::app::known::figures(&store, &campaign)
+        .await
+        .unwrap()
+        .expect("the known items' figures");
+    let caught: usize = figures.validators.iter().map(|v| v.caught).sum();
+    assert_eq!((figures.items, figures.verdicts, caught), (1, 2, 1));
+
     // A study of three sets for part1.
     let study = store.require_study(&campaign).await.unwrap();
     assert_eq!(store.study_size(&study).await.unwrap(), (3, 12));
