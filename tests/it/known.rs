@@ -7,6 +7,7 @@ use crate::helpers::*;
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
+use tandem::domain::Role;
 
 const MC: &str = "MC_F_EGO_STA";
 
@@ -581,4 +582,84 @@ async fn known_clips_are_served_at_the_campaigns_rate_the_rest_wait_in_reserve()
     // Back to every one.
     assert_eq!(set(0.0).await.status, StatusCode::OK);
     assert_eq!(app.queue(&c.v0, 1).await["total"], 24);
+}
+
+/// Without clip review (GLIMPSE's protocol) a known clip is a clip whose questions are
+/// all known: the rate serves such clips, questions together, as it does Stage 1 clips.
+#[tokio::test]
+async fn without_clip_review_the_rate_serves_known_clips_questions_together() {
+    let app = spawn_app().await;
+    let protocol = app.campaign_on("glimpse").await;
+    let v0 = app.user("val00", Role::Validator, Some(0)).await;
+    app.user("val01", Role::Validator, Some(1)).await;
+    let admin = app.user("admin1", Role::Admin, None).await;
+    let src = app.source();
+    let sample = tandem::demo::write_sample_manifest(&src, &protocol.taxonomy).unwrap();
+    let first = std::fs::read_to_string(&sample)
+        .unwrap()
+        .lines()
+        .next()
+        .unwrap()
+        .to_string();
+    let first: Value = serde_json::from_str(&first).unwrap();
+    let id = first["clip_id"].as_str().unwrap().to_string();
+    let per_clip = first["questions"].as_array().unwrap().len();
+    let clip = |i: usize, known: bool| {
+        let mut l: Value =
+            serde_json::from_str(&first.to_string().replace(&id, &format!("{id}{i:02}"))).unwrap();
+        l["file"] = first["file"].clone();
+        if known {
+            for q in l["questions"].as_array_mut().unwrap() {
+                q["known"] = json!({"verdict": "valid"});
+            }
+        }
+        l
+    };
+    // Ten real clips, then four known ones, and a real clip with a known question.
+    let mut lines: Vec<Value> = (0..10).map(|i| clip(i, false)).collect();
+    lines.extend((10..14).map(|i| clip(i, true)));
+    let mut mixed = clip(14, false);
+    let mut extra = mixed["questions"][0].clone();
+    extra["question_id"] = json!(format!("{}_B", extra["question_id"].as_str().unwrap()));
+    mixed["questions"].as_array_mut().unwrap().push(extra);
+    mixed["questions"][0]["known"] = json!({"verdict": "valid"});
+    lines.push(mixed);
+    app.import(&write_manifest(&src, "a.jsonl", &lines))
+        .await
+        .expect("import");
+    // The real clips' questions (the mixed clip has one more) and n known clips'.
+    let total = |n: usize| json!(11 * per_clip + 1 + n * per_clip);
+    assert_eq!(app.queue(&v0, 2).await["total"], total(4));
+    let settings = format!("/api/v1/campaigns/{CAMPAIGN}/settings");
+    let set = |rate: f64| {
+        let (app, settings, admin) = (&app, settings.clone(), admin.clone());
+        async move {
+            app.call(
+                Method::PUT,
+                &settings,
+                Some(&admin),
+                Some(json!({"target_per_task": 100, "calibration_threshold": 0.8,
+                            "calibration_min_items": 10, "known_rate": rate})),
+            )
+            .await
+        }
+    };
+    // 10% of eleven real clips (the mixed one is real) is two known clips, the earliest.
+    let r = set(0.1).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    assert_eq!(app.queue(&v0, 2).await["total"], total(2));
+    let question = |i: usize| {
+        let q = clip(i, false)["questions"][0]["question_id"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        format!("/api/v1/campaigns/{CAMPAIGN}/items/2/{q}")
+    };
+    for (i, served) in [(10, true), (11, true), (12, false), (13, false), (14, true)] {
+        let status = app.get(&question(i), &v0).await.status;
+        assert_eq!(status == StatusCode::OK, served, "clip {i}: {status}");
+    }
+    // Back to every one.
+    assert_eq!(set(0.0).await.status, StatusCode::OK);
+    assert_eq!(app.queue(&v0, 2).await["total"], total(4));
 }

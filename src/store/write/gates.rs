@@ -529,35 +529,45 @@ pub(crate) fn stored_level(
 }
 
 row! {
-    /// A known clip's Stage 1 item, for `place_known`.
+    /// A known clip, for `place_known`: its Stage 1 item, or (without clip review) its
+    /// questions, all known, as one.
     struct KnownClip {
-        id: i64,
+        stage: i64,
+        version: i64,
         task_id: i64,
         held: i64,
         started: i64,
     }
 }
 
+/// The known clips of a campaign, by stage and task in import order: a known clip's
+/// Stage 1 item, or, where clips are not reviewed (questions with no clip item), a clip
+/// version all of whose questions are known. A real clip's known question is not one:
+/// it is served with its clip.
+const KNOWN_CLIPS: &str = "SELECT stage, clip_version_id AS version, task_id, MAX(held) AS held,
+        MAX(CASE WHEN decided1 = 1 OR decided2 = 1 OR outcome <> 'pending' THEN 1 ELSE 0 END) AS started
+   FROM items
+   WHERE campaign_id = :campaign AND is_current = 1 AND parent_item_id IS NULL
+   GROUP BY stage, task_id, clip_version_id
+   HAVING MIN(calibration) = 2 AND MAX(calibration) = 2
+   ORDER BY stage, task_id, MIN(id)";
+
+/// Real clips per stage and task, counted as `KNOWN_CLIPS` counts known ones.
+const REAL_CLIPS: &str = "SELECT stage, task_id, COUNT(DISTINCT clip_version_id) FROM items
+   WHERE campaign_id = :campaign AND is_current = 1 AND parent_item_id IS NULL AND calibration = 0
+   GROUP BY stage, task_id";
+
 /// Keeps the known clips served in each task at the campaign's `known_rate` (a share of
 /// the task's real clips; 0: every known clip), chosen by
 /// `domain::import::known_to_serve`: one beyond it waits in reserve (held, in no queue,
 /// its pair cleared) until the real clips grow; one released goes to its task's pair (or,
 /// paired per clip, to the two with the least open work). A known clip anyone decided
-/// stays served. Run by the writes that change what it depends on (an import, the
-/// settings), in their transaction.
+/// stays served. A known clip is its Stage 1 item, or without clip review its questions
+/// together. Run by the writes that change what it depends on (an import, the settings),
+/// in their transaction.
 pub(crate) async fn place_known(tx: &mut impl Tx, campaign_id: i64) -> Result<()> {
     let known: Vec<KnownClip> = tx
-        .fetch(
-            sql!(
-                "SELECT id, task_id, held,
-                        CASE WHEN decided1 = 1 OR decided2 = 1 OR outcome <> 'pending'
-                             THEN 1 ELSE 0 END AS started
-                 FROM items
-                 WHERE campaign_id = :campaign AND stage = 1 AND is_current = 1 AND calibration = 2
-                 ORDER BY task_id, id"
-            ),
-            named! { campaign: campaign_id },
-        )
+        .fetch(sql!(KNOWN_CLIPS), named! { campaign: campaign_id })
         .await?;
     if known.is_empty() {
         return Ok(());
@@ -568,38 +578,35 @@ pub(crate) async fn place_known(tx: &mut impl Tx, campaign_id: i64) -> Result<()
             named! { campaign: campaign_id },
         )
         .await?;
-    let real: HashMap<i64, i64> = tx
-        .fetch::<(i64, i64)>(
-            sql!(
-                "SELECT task_id, COUNT(*) FROM items
-                 WHERE campaign_id = :campaign AND stage = 1 AND is_current = 1 AND calibration = 0
-                 GROUP BY task_id"
-            ),
-            named! { campaign: campaign_id },
-        )
+    let real: HashMap<(i64, i64), i64> = tx
+        .fetch::<(i64, i64, i64)>(sql!(REAL_CLIPS), named! { campaign: campaign_id })
         .await?
         .into_iter()
+        .map(|(stage, task, n)| ((stage, task), n))
         .collect();
     let mut changed = false;
-    for task in known.chunk_by(|a, b| a.task_id == b.task_id) {
-        let n = usize::try_from(real.get(&task[0].task_id).copied().unwrap_or(0)).unwrap_or(0);
+    for task in known.chunk_by(|a, b| (a.stage, a.task_id) == (b.stage, b.task_id)) {
+        let key = (task[0].stage, task[0].task_id);
+        let n = usize::try_from(real.get(&key).copied().unwrap_or(0)).unwrap_or(0);
         let now: Vec<(i64, bool, bool)> = task
             .iter()
-            .map(|k| (k.id, k.held == 0, k.started == 1))
+            .map(|k| (k.version, k.held == 0, k.started == 1))
             .collect();
-        for ((id, serve), k) in crate::domain::import::known_to_serve(rate, n, &now)
+        for ((version, serve), k) in crate::domain::import::known_to_serve(rate, n, &now)
             .into_iter()
             .zip(task)
         {
+            let stage = k.stage;
             if serve && k.held == 1 {
                 tx.exec(
                     sql!(
                         "UPDATE items SET held = 0,
                                 queue1 = (SELECT t.rater1_id FROM tasks t WHERE t.id = items.task_id),
                                 queue2 = (SELECT t.rater2_id FROM tasks t WHERE t.id = items.task_id)
-                         WHERE id = :item"
+                         WHERE clip_version_id = :version AND stage = :stage
+                           AND calibration = 2 AND is_current = 1"
                     ),
-                    named! { item: id },
+                    named! { version, stage },
                 )
                 .await?;
                 changed = true;
@@ -608,9 +615,11 @@ pub(crate) async fn place_known(tx: &mut impl Tx, campaign_id: i64) -> Result<()
                     sql!(
                         "UPDATE items SET held = 1, queue1 = NULL, queue2 = NULL,
                                           rater1_id = NULL, rater2_id = NULL
-                         WHERE id = :item AND decided1 = 0 AND decided2 = 0 AND outcome = 'pending'"
+                         WHERE clip_version_id = :version AND stage = :stage
+                           AND calibration = 2 AND is_current = 1
+                           AND decided1 = 0 AND decided2 = 0 AND outcome = 'pending'"
                     ),
-                    named! { item: id },
+                    named! { version, stage },
                 )
                 .await?;
             }
