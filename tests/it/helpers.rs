@@ -217,6 +217,22 @@ impl TestApp {
         protocol
     }
 
+    /// The paper bundle of the default campaign, as text by path.
+    pub async fn bundle_text(&self) -> std::collections::BTreeMap<String, String> {
+        let campaign = self.store.campaign(CAMPAIGN).await.expect("campaign");
+        tandem::app::paper_bundle(&self.store, &campaign, 0)
+            .await
+            .expect("the paper bundle")
+            .into_iter()
+            .map(|f| {
+                (
+                    f.path.clone(),
+                    String::from_utf8_lossy(&f.bytes).to_string(),
+                )
+            })
+            .collect()
+    }
+
     pub fn source(&self) -> PathBuf {
         let p = self.dir.path().join("source");
         std::fs::create_dir_all(&p).expect("source dir");

@@ -436,15 +436,11 @@ async fn known_items_are_served_like_real_ones_scored_apart_and_a_validator_who_
     );
     assert!(stats.text.contains("6 of 6"), "{}", stats.text);
     // The paper bundle has the table, as LaTeX that compiles and as CSV.
-    let campaign = app.store.campaign(CAMPAIGN).await.unwrap();
-    let bundle = tandem::app::paper_bundle(&app.store, &campaign, 0)
-        .await
-        .unwrap();
+    let bundle = app.bundle_text().await;
     let file = |name: &str| {
         bundle
-            .iter()
-            .find(|f| f.path == name)
-            .map(|f| String::from_utf8_lossy(&f.bytes).to_string())
+            .get(name)
+            .cloned()
             .unwrap_or_else(|| panic!("{name} in the bundle"))
     };
     let tex = file("tables/known-items.tex");
@@ -517,20 +513,7 @@ async fn known_clips_are_served_at_the_campaigns_rate_the_rest_wait_in_reserve()
         .expect("import");
     // No rate: every known clip is served.
     assert_eq!(app.queue(&c.v0, 1).await["total"], 14);
-    let settings = format!("/api/v1/campaigns/{CAMPAIGN}/settings");
-    let set = |rate: f64| {
-        let (app, settings, admin) = (&app, settings.clone(), c.admin.clone());
-        async move {
-            app.call(
-                Method::PUT,
-                &settings,
-                Some(&admin),
-                Some(json!({"target_per_task": 100, "calibration_threshold": 0.8,
-                            "calibration_min_items": 10, "known_rate": rate})),
-            )
-            .await
-        }
-    };
+    let set = |rate: f64| set_known_rate(&app, &c.admin, rate);
     let r = set(1.5).await;
     assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.text);
     assert_eq!(r.body["field"], "known_rate", "{}", r.text);
@@ -584,6 +567,18 @@ async fn known_clips_are_served_at_the_campaigns_rate_the_rest_wait_in_reserve()
     assert_eq!(app.queue(&c.v0, 1).await["total"], 24);
 }
 
+/// The campaign's settings with this `known_rate`, as an admin puts them.
+async fn set_known_rate(app: &TestApp, admin: &str, rate: f64) -> Reply {
+    app.call(
+        Method::PUT,
+        &format!("/api/v1/campaigns/{CAMPAIGN}/settings"),
+        Some(admin),
+        Some(json!({"target_per_task": 100, "calibration_threshold": 0.8,
+                    "calibration_min_items": 10, "known_rate": rate})),
+    )
+    .await
+}
+
 /// Without clip review (GLIMPSE's protocol) a known clip is a clip whose questions are
 /// all known: the rate serves such clips, questions together, as it does Stage 1 clips.
 #[tokio::test]
@@ -630,20 +625,7 @@ async fn without_clip_review_the_rate_serves_known_clips_questions_together() {
     // The real clips' questions (the mixed clip has one more) and n known clips'.
     let total = |n: usize| json!(11 * per_clip + 1 + n * per_clip);
     assert_eq!(app.queue(&v0, 2).await["total"], total(4));
-    let settings = format!("/api/v1/campaigns/{CAMPAIGN}/settings");
-    let set = |rate: f64| {
-        let (app, settings, admin) = (&app, settings.clone(), admin.clone());
-        async move {
-            app.call(
-                Method::PUT,
-                &settings,
-                Some(&admin),
-                Some(json!({"target_per_task": 100, "calibration_threshold": 0.8,
-                            "calibration_min_items": 10, "known_rate": rate})),
-            )
-            .await
-        }
-    };
+    let set = |rate: f64| set_known_rate(&app, &admin, rate);
     // 10% of eleven real clips (the mixed one is real) is two known clips, the earliest.
     let r = set(0.1).await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.text);

@@ -910,15 +910,11 @@ async fn with_the_blind_key_check_the_key_waits_for_the_validators_own_answer() 
         stats.text
     );
     // The paper bundle has the table, as LaTeX that compiles and as CSV.
-    let campaign = app.store.campaign(CAMPAIGN).await.unwrap();
-    let bundle = tandem::app::paper_bundle(&app.store, &campaign, 0)
-        .await
-        .unwrap();
+    let bundle = app.bundle_text().await;
     let file = |name: &str| {
         bundle
-            .iter()
-            .find(|f| f.path == name)
-            .map(|f| String::from_utf8_lossy(&f.bytes).to_string())
+            .get(name)
+            .cloned()
             .unwrap_or_else(|| panic!("{name} in the bundle"))
     };
     let tex = file("tables/blind-key-check.tex");
