@@ -493,6 +493,23 @@ pub enum CalibrationCommand {
         #[command(flatten)]
         campaign: CampaignArg,
     },
+    /// Make a clip the author resolved a known item for the validators who did not
+    /// review it: its video and questions copied under a new id (`--as`), the author's
+    /// verdicts the known ones, served to a pair that reviewed none of it
+    Copy {
+        /// The clip with an item the author resolved
+        clip: String,
+        /// The copy's clip id, new to the campaign (its questions' ids follow it)
+        #[arg(long = "as")]
+        copy: String,
+        #[command(flatten)]
+        campaign: CampaignArg,
+    },
+    /// The known copies of resolved clips: each with its source, known items and pair
+    Copies {
+        #[command(flatten)]
+        campaign: CampaignArg,
+    },
 }
 
 #[derive(Subcommand, Debug)]
@@ -1295,6 +1312,29 @@ async fn command(command: Command, config: &Config, store: &Store) -> Result<()>
             println!(
                 "{name}'s queue is open again; the pause's calibration round {round} stays on record, lifted"
             );
+            Ok(())
+        }
+        Command::Calibration(CalibrationCommand::Copy {
+            clip,
+            copy,
+            campaign,
+        }) => {
+            let campaign = store.campaign(&campaign.campaign).await?;
+            let made = store.copy_resolved(&campaign, &clip, &copy).await?;
+            println!("{}", made.words());
+            Ok(())
+        }
+        Command::Calibration(CalibrationCommand::Copies { campaign }) => {
+            let campaign = store.campaign(&campaign.campaign).await?;
+            for k in store.known_copies(&campaign).await? {
+                println!(
+                    "{}\tcopy of {}\tknown: {}\tserved to {}",
+                    k.clip_id,
+                    k.source,
+                    k.known_items.join(", "),
+                    k.validators.join(" and ")
+                );
+            }
             Ok(())
         }
         Command::Campaign(CampaignCommand::Create { name, protocol }) => {

@@ -49,6 +49,9 @@ pub struct ManifestClip {
     pub known: Option<CheckedVerdict>,
     /// The video's frame rate and count, as read when it was taken in.
     pub timing: super::video::TimingRead,
+    /// The stored clip version this known clip copies (a clip the author resolved, served
+    /// to validators who did not review it: `known_copy`); none for a manifest's clips.
+    pub copy_of: Option<i64>,
 }
 
 impl ManifestClip {
@@ -62,7 +65,7 @@ impl ManifestClip {
     pub fn kind(&self) -> ItemKind {
         if self.is_calibration() {
             ItemKind::Calibration
-        } else if self.known.is_some() {
+        } else if self.known.is_some() || self.copy_of.is_some() {
             ItemKind::Known
         } else {
             ItemKind::Real
@@ -112,6 +115,61 @@ pub fn known_to_serve(rate: f64, real: usize, known: &[(i64, bool, bool)]) -> Ve
             (id, serve)
         })
         .collect()
+}
+
+/// The media types an import recognises (`io::manifest` sniffs a video as one of them).
+pub const MEDIA_TYPES: [&str; 6] = [
+    "video/mp4",
+    "video/quicktime",
+    "video/webm",
+    "video/x-matroska",
+    "video/ogg",
+    "video/x-msvideo",
+];
+
+/// A stored media type as one an import recognises.
+pub fn media_type(stored: &str) -> Option<&'static str> {
+    MEDIA_TYPES.iter().copied().find(|t| *t == stored)
+}
+
+/// The id a copy gives one of its source's ids (`source` the source clip's, `copy` the
+/// copy's): the clip's own id becomes the copy's, and a question id that starts with
+/// its clip's id keeps what follows (`MC_0001_OE` of `MC_0001` is `MC_0003_OE` of
+/// `MC_0003`); any other gets the copy's id in front, joined by `_`.
+pub fn copied_id(source: &str, copy: &str, id: &str) -> String {
+    if id == source {
+        copy.to_string()
+    } else if let Some(rest) = id.strip_prefix(source) {
+        format!("{copy}{rest}")
+    } else {
+        format!("{copy}_{id}")
+    }
+}
+
+/// A stored clip's line (`clip_versions.fields`, canonical JSON) as its copy's: its
+/// `clip_id` and every `question_id` under `questions` renamed by `copied_id`, the
+/// `known` and `calibration` verdicts of a manifest left out (the copy's are the
+/// author's); every other field as it was, in the same order.
+pub fn copied_fields(fields: &str, source: &str, copy: &str) -> Result<String, String> {
+    let mut line: serde_json::Value =
+        serde_json::from_str(fields).map_err(|e| format!("the stored line of `{source}`: {e}"))?;
+    let obj = line
+        .as_object_mut()
+        .ok_or_else(|| format!("the stored line of `{source}` is not an object"))?;
+    obj.remove("known");
+    obj.remove("calibration");
+    obj.insert("clip_id".into(), copy.into());
+    if let Some(questions) = obj.get_mut("questions").and_then(|q| q.as_array_mut()) {
+        for q in questions.iter_mut().filter_map(|q| q.as_object_mut()) {
+            q.remove("known");
+            q.remove("calibration");
+            if let Some(id) = q.get("question_id").and_then(|v| v.as_str()) {
+                let renamed = copied_id(source, copy, id);
+                q.insert("question_id".into(), renamed.into());
+            }
+        }
+    }
+    Ok(line.to_string())
 }
 
 impl ItemKind {
@@ -198,7 +256,23 @@ pub struct ServedCopy {
 
 #[cfg(test)]
 mod tests {
-    use super::known_to_serve;
+    use super::{copied_fields, copied_id, known_to_serve, media_type};
+
+    #[test]
+    fn a_copy_renames_its_clip_and_questions_and_keeps_every_other_field() {
+        assert_eq!(copied_id("MC_0001", "MC_0131", "MC_0001"), "MC_0131");
+        assert_eq!(copied_id("MC_0001", "MC_0131", "MC_0001_OE"), "MC_0131_OE");
+        assert_eq!(copied_id("MC_0001", "MC_0131", "Q77"), "MC_0131_Q77");
+        let stored = r#"{"clip_id":"MC_0001","known":{"verdict":"valid"},"questions":[{"calibration":null,"pair":"P1","question_id":"MC_0001_OE"},{"question_id":"Q77"}],"task":"MC","theme":"a cup"}"#;
+        assert_eq!(
+            copied_fields(stored, "MC_0001", "MC_0131").unwrap(),
+            r#"{"clip_id":"MC_0131","questions":[{"pair":"P1","question_id":"MC_0131_OE"},{"question_id":"MC_0131_Q77"}],"task":"MC","theme":"a cup"}"#
+        );
+        assert!(copied_fields("[1]", "MC_0001", "MC_0131").is_err());
+        assert!(copied_fields("{", "MC_0001", "MC_0131").is_err());
+        assert_eq!(media_type("video/webm"), Some("video/webm"));
+        assert_eq!(media_type("text/plain"), None);
+    }
 
     #[test]
     fn known_clips_are_served_at_the_rate_started_ones_always() {

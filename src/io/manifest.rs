@@ -425,6 +425,7 @@ fn check_line(
         calibration,
         known,
         timing: TimingRead::NotTried,
+        copy_of: None,
     })
 }
 
@@ -773,8 +774,13 @@ pub fn inspect_media(path: &Path) -> std::result::Result<Media, String> {
     })
 }
 
-/// The media type of a video from its first bytes, if it is one Tandem serves.
+/// The media type of a video from its first bytes, if it is one Tandem serves (one of
+/// `domain::import::MEDIA_TYPES`, which a stored clip's copy is read back as).
 pub fn sniff_video(head: &[u8]) -> Option<&'static str> {
+    sniffed(head).and_then(crate::domain::import::media_type)
+}
+
+fn sniffed(head: &[u8]) -> Option<&'static str> {
     if head.len() >= 12 && &head[4..8] == b"ftyp" {
         return Some(if &head[8..12] == b"qt  " {
             "video/quicktime"

@@ -11,6 +11,47 @@ use serde::Serialize;
 pub use crate::domain::calibration::{CalibrationState, CalibrationStatus, KnownVerdict};
 
 /// What the validator gets back after a calibration verdict.
+/// A clip the author resolved, copied as a known clip for validators who did not
+/// review it (`write::known::copy_resolved`).
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+pub struct KnownCopy {
+    /// The copy's clip id.
+    pub clip_id: String,
+    /// The clip it copies.
+    pub source: String,
+    /// The copy's items that carry the author's verdict as their known one.
+    pub known_items: Vec<String>,
+    /// The two validators it is served to (neither reviewed the source).
+    pub validators: Vec<String>,
+}
+
+/// An item of the benchmark the author resolved, which its clip's copy can make a known
+/// item for the validators who did not review it.
+impl KnownCopy {
+    /// The copy in words, for the CLI and the admin page.
+    pub fn words(&self) -> String {
+        format!(
+            "{} is a known copy of {}, served to {} (who did not review it); known: {}",
+            self.clip_id,
+            self.source,
+            self.validators.join(" and "),
+            self.known_items.join(", ")
+        )
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ResolvedItem {
+    pub clip_id: String,
+    pub task: String,
+    pub stage: Stage,
+    pub item_id: String,
+    /// The author's verdict: `accept` or `reject`.
+    pub verdict: String,
+    /// The pair that reviewed it.
+    pub reviewers: Vec<String>,
+}
+
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct CalibrationFeedback {
     pub verdict: Verdict,

@@ -609,6 +609,14 @@ forward! {
     /// An admin lifts the known items' pause on a validator's queue: the round it
     /// opened stays on record, marked lifted; answers that round.
     fn lift_pause(&self, campaign: &Campaign, name: &str, by: &str) -> Result<i64>;
+    /// Copies a clip the author resolved as a known clip under a new id, served to a pair
+    /// that reviewed none of it, the author's verdicts its known ones (one write).
+    fn copy_resolved(&self, campaign: &Campaign, source: &str, copy: &str) -> Result<crate::store::calibration::KnownCopy>;
+    /// The known copies of resolved clips, by copy id, each with its source, its known
+    /// items and its pair.
+    fn known_copies(&self, campaign: &Campaign) -> Result<Vec<crate::store::calibration::KnownCopy>>;
+    /// The items of the benchmark the author resolved, in review order, at most `limit`.
+    fn resolved_items(&self, campaign: &Campaign, limit: i64) -> Result<Vec<crate::store::calibration::ResolvedItem>>;
     /// Every pool validator's calibration, for the admin.
     fn calibration_scores(&self, campaign: &Campaign) -> Result<Vec<CalibrationScore>>;
     /// Every calibration round of every pool validator (or of one), with its verdicts

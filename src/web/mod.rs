@@ -304,6 +304,8 @@ pub fn routes() -> Vec<Route> {
         a(ADMIN, utoipa_axum::routes!(api::calibration_scores)),
         a(ADMIN, utoipa_axum::routes!(api::admin::new_round)),
         a(ADMIN, utoipa_axum::routes!(api::admin::lift_pause)),
+        a(ADMIN, utoipa_axum::routes!(api::admin::copy_resolved)),
+        a(ADMIN, utoipa_axum::routes!(api::admin::known_copies)),
         a(ADMIN, utoipa_axum::routes!(api::admin::set_settings)),
         a(ADMIN, utoipa_axum::routes!(api::regeneration)),
         a(ADMIN, utoipa_axum::routes!(api::audit)),
@@ -423,6 +425,13 @@ pub fn routes() -> Vec<Route> {
             ADMIN,
             Page,
             post(pages::calibration::lift),
+        ),
+        r(
+            "POST",
+            "/c/{campaign}/admin/calibration/copy",
+            ADMIN,
+            Page,
+            post(pages::calibration::copy),
         ),
         r(
             "POST",

@@ -1273,3 +1273,74 @@ fn imported_misses_of_known_defects_pause_and_a_server_start_catches_up() {
         "{rounds}"
     );
 }
+
+/// `tandem calibration copy` makes a resolved clip a known item for two validators who
+/// did not review it, and `copies` lists it; refused while the task's pair reviewed it.
+#[test]
+fn a_resolved_clip_is_copied_as_a_known_item_from_the_command_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let src = dir.path().join("src");
+    std::fs::create_dir_all(&src).unwrap();
+    let mc = "MC_F_EGO_STA";
+    let lines = [clip_line(&src, "MC_F_EGO_STA_0001", mc, &["OE"])];
+    let manifest = write_manifest(&src, "manifest.jsonl", &lines);
+    ok(&tandem(&data, &["import", manifest.to_str().unwrap()]));
+    for (name, idx) in [
+        ("val00", "0"),
+        ("val01", "1"),
+        ("val02", "2"),
+        ("val03", "3"),
+    ] {
+        ok(&tandem(
+            &data,
+            &["user", "add", name, "--role", "validator", "--index", idx],
+        ));
+    }
+    ok(&tandem(
+        &data,
+        &["user", "add", "author1", "--role", "author"],
+    ));
+    let decisions = src.join("decisions.csv");
+    std::fs::write(
+        &decisions,
+        "stage,item_id,validator,verdict,reasons,note,decided_at\n\
+         1,MC_F_EGO_STA_0001,val00,valid,,,2026-03-01T10:00:00Z\n\
+         1,MC_F_EGO_STA_0001,val01,reject,generation_artifact,melts,2026-03-01T10:00:01Z\n",
+    )
+    .unwrap();
+    ok(&tandem(
+        &data,
+        &["decisions", "import", decisions.to_str().unwrap()],
+    ));
+    let resolutions = src.join("resolutions.csv");
+    std::fs::write(
+        &resolutions,
+        "stage,item_id,author,verdict,note,decided_at\n\
+         1,MC_F_EGO_STA_0001,author1,reject,the cup melts,2026-03-01T11:00:00Z\n",
+    )
+    .unwrap();
+    ok(&tandem(
+        &data,
+        &["resolutions", "import", resolutions.to_str().unwrap()],
+    ));
+    let copy = [
+        "calibration",
+        "copy",
+        "MC_F_EGO_STA_0001",
+        "--as",
+        "MC_F_EGO_STA_0002",
+    ];
+    let refused = tandem(&data, &copy);
+    assert!(!refused.status.success());
+    let err = String::from_utf8_lossy(&refused.stderr);
+    assert!(err.contains("val00, val01"), "{err}");
+    ok(&tandem(&data, &["pair", "set", mc, "val02", "val03"]));
+    let out = ok(&tandem(&data, &copy));
+    assert!(out.contains("served to val02 and val03"), "{out}");
+    let listed = ok(&tandem(&data, &["calibration", "copies"]));
+    assert_eq!(
+        listed.trim(),
+        "MC_F_EGO_STA_0002\tcopy of MC_F_EGO_STA_0001\tknown: MC_F_EGO_STA_0002\tserved to val02 and val03"
+    );
+}

@@ -645,3 +645,294 @@ async fn without_clip_review_the_rate_serves_known_clips_questions_together() {
     assert_eq!(set(0.0).await.status, StatusCode::OK);
     assert_eq!(app.queue(&v0, 2).await["total"], total(4));
 }
+
+/// A clip the author resolved becomes a known item only for validators who did not
+/// review it: copied under a new id, the author's verdicts its known ones, fixed to a
+/// pair that reviewed none of it (a re-pairing does not move it back), kept out of the
+/// benchmark and whatever the known rate.
+#[tokio::test]
+async fn a_resolved_clip_becomes_a_known_item_only_for_validators_who_did_not_review_it() {
+    let app = spawn_app().await;
+    let c = cast(&app).await;
+    let v2 = app.user("val02", Role::Validator, Some(2)).await;
+    let v3 = app.user("val03", Role::Validator, Some(3)).await;
+    let src = app.source();
+    let ids: Vec<String> = (0..4).map(|i| format!("{MC}_{i:04}")).collect();
+    let lines: Vec<Value> = ids
+        .iter()
+        .map(|id| clip_line(&src, id, MC, &["OE"]))
+        .collect();
+    app.import(&write_manifest(&src, "a.jsonl", &lines))
+        .await
+        .expect("import");
+    let created = |r: Reply| assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    // Clip 0 split in Stage 1, the author rejects it; clip 1's question split, accepted.
+    created(app.pass(&c.v0, 1, &ids[0]).await);
+    created(app.reject(&c.v1, 1, &ids[0], "generation_artifact").await);
+    created(
+        app.resolve(&c.author, 1, &ids[0], "reject", "the cup melts")
+            .await,
+    );
+    let question = format!("{}_OE", ids[1]);
+    created(app.pass(&c.v0, 1, &ids[1]).await);
+    created(app.pass(&c.v1, 1, &ids[1]).await);
+    created(app.pass(&c.v0, 2, &question).await);
+    created(app.reject(&c.v1, 2, &question, "incorrect_answer").await);
+    created(
+        app.resolve(&c.author, 2, &question, "accept", "the answer is there")
+            .await,
+    );
+
+    let copies = format!("/api/v1/campaigns/{CAMPAIGN}/known-copies");
+    let copy = |clip: &str, to: &str| {
+        app.call(
+            Method::POST,
+            &copies,
+            Some(&c.admin),
+            Some(json!({"clip_id": clip, "as": to})),
+        )
+    };
+    let (k0, k1) = (format!("{MC}_0100"), format!("{MC}_0101"));
+    // Pairing by task, the task's pair reviewed it: refused, naming them.
+    let r = copy(&ids[0], &k0).await;
+    assert_eq!(r.status, StatusCode::CONFLICT, "{}", r.text);
+    assert!(r.text.contains("val00, val01"), "{}", r.text);
+    // The task gets another pair: the copy goes to them.
+    let pair = format!("/api/v1/campaigns/{CAMPAIGN}/tasks/{MC}/pair");
+    let r = app
+        .call(
+            Method::PUT,
+            &pair,
+            Some(&c.admin),
+            Some(json!({"rater1": "val02", "rater2": "val03"})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    let r = copy(&ids[0], &k0).await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    assert_eq!(
+        r.body,
+        json!({"clip_id": k0, "source": ids[0], "known_items": [k0],
+               "validators": ["val02", "val03"]})
+    );
+    let r = copy(&ids[1], &k1).await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    assert_eq!(r.body["known_items"], json!([format!("{k1}_OE")]));
+    // Refused, nothing written: the id taken, an unknown clip, a clip nobody resolved,
+    // an id that cannot be one, the copy of a copy.
+    let before = app.dump().await;
+    for (clip, to, status) in [
+        (ids[0].as_str(), k1.as_str(), StatusCode::CONFLICT),
+        (
+            "MC_F_EGO_STA_9999",
+            "MC_F_EGO_STA_0102",
+            StatusCode::NOT_FOUND,
+        ),
+        (ids[2].as_str(), "MC_F_EGO_STA_0102", StatusCode::CONFLICT),
+        (ids[0].as_str(), "a b", StatusCode::UNPROCESSABLE_ENTITY),
+        (k0.as_str(), "MC_F_EGO_STA_0102", StatusCode::CONFLICT),
+    ] {
+        let r = copy(clip, to).await;
+        assert_eq!(r.status, status, "{clip} as {to}: {}", r.text);
+    }
+    assert_eq!(app.dump().await, before, "a refused copy wrote something");
+
+    // Back to the default pair: the copies stay with those who did not review them.
+    let r = app.call(Method::DELETE, &pair, Some(&c.admin), None).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    let item = |stage: u8, id: &str| format!("/api/v1/campaigns/{CAMPAIGN}/items/{stage}/{id}");
+    for (token, status) in [
+        (&c.v0, StatusCode::NOT_FOUND),
+        (&c.v1, StatusCode::NOT_FOUND),
+        (&v2, StatusCode::OK),
+        (&v3, StatusCode::OK),
+    ] {
+        assert_eq!(app.get(&item(1, &k0), token).await.status, status);
+        assert_eq!(app.get(&item(1, &k1), token).await.status, status);
+    }
+    // A known rate does not hold them back.
+    assert_eq!(
+        set_known_rate(&app, &c.admin, 0.01).await.status,
+        StatusCode::OK
+    );
+    assert_eq!(app.get(&item(1, &k0), &v2).await.status, StatusCode::OK);
+    // val02 misses the known defect, val03 catches it; the copied question is served
+    // to them once its clip is retained, and scored against the author's accept.
+    created(app.pass(&v2, 1, &k0).await);
+    created(app.reject(&v3, 1, &k0, "generation_artifact").await);
+    created(app.pass(&v2, 1, &k1).await);
+    created(app.pass(&v3, 1, &k1).await);
+    let copied_question = format!("{k1}_OE");
+    assert_eq!(
+        app.get(&item(2, &copied_question), &c.v0).await.status,
+        StatusCode::NOT_FOUND
+    );
+    created(app.pass(&v2, 2, &copied_question).await);
+    created(
+        app.reject(&v3, 2, &copied_question, "incorrect_answer")
+            .await,
+    );
+    // Never in the benchmark: no split for the author, not in the decisions export.
+    assert_eq!(app.outcome(1, &k0).await, "split");
+    for stage in [1, 2] {
+        let splits = app
+            .get(
+                &format!("/api/v1/campaigns/{CAMPAIGN}/splits/{stage}"),
+                &c.author,
+            )
+            .await;
+        assert_eq!(splits.status, StatusCode::OK, "{}", splits.text);
+        assert!(!splits.text.contains(&k0), "{}", splits.text);
+        assert!(!splits.text.contains(&k1), "{}", splits.text);
+    }
+    let decisions = app
+        .get(
+            &format!("/api/v1/campaigns/{CAMPAIGN}/export/decisions"),
+            &c.admin,
+        )
+        .await;
+    assert!(!decisions.text.contains(&k0), "{}", decisions.text);
+    // Scored apart.
+    let known = app
+        .get(
+            &format!("/api/v1/campaigns/{CAMPAIGN}/export/known-verdicts"),
+            &c.admin,
+        )
+        .await;
+    assert_eq!(known.status, StatusCode::OK, "{}", known.text);
+    assert_eq!(known.text.lines().count(), 1 + 4, "{}", known.text);
+    let r = app
+        .get(&format!("/api/v1/campaigns/{CAMPAIGN}/stats"), &c.admin)
+        .await;
+    let row = |name: &str, stage: i64| {
+        r.body["known_items"]["validators"]
+            .as_array()
+            .and_then(|vs| {
+                vs.iter()
+                    .find(|v| v["validator"] == name && v["stage"] == stage)
+                    .cloned()
+            })
+            .unwrap_or_default()
+    };
+    assert_eq!(
+        (
+            row("val02", 1)["defects"].as_i64(),
+            row("val02", 1)["caught"].as_i64()
+        ),
+        (Some(1), Some(0)),
+        "{}",
+        r.text
+    );
+    assert_eq!(row("val03", 1)["caught"].as_i64(), Some(1), "{}", r.text);
+    assert_eq!(
+        (
+            row("val03", 2)["sound"].as_i64(),
+            row("val03", 2)["passed"].as_i64()
+        ),
+        (Some(1), Some(0)),
+        "{}",
+        r.text
+    );
+    // The list, for scripts.
+    let r = app.get(&copies, &c.admin).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    assert_eq!(r.body.as_array().map(Vec::len), Some(2), "{}", r.text);
+    assert_eq!(r.body[1]["source"], json!(ids[1]), "{}", r.text);
+    assert_eq!(
+        r.body[1]["validators"],
+        json!(["val02", "val03"]),
+        "{}",
+        r.text
+    );
+}
+
+/// Pairing per clip (GLIMPSE's protocol), a resolved clip's copy goes to the two of the
+/// rest of the pool with the least open work; with fewer than two who did not review it,
+/// it is refused.
+#[tokio::test]
+async fn pairing_per_clip_a_resolved_clips_copy_goes_to_two_who_did_not_review_it() {
+    let app = spawn_app().await;
+    let protocol = app.campaign_on("glimpse").await;
+    let v0 = app.user("val00", Role::Validator, Some(0)).await;
+    let v1 = app.user("val01", Role::Validator, Some(1)).await;
+    let v2 = app.user("val02", Role::Validator, Some(2)).await;
+    let author = app.user("author1", Role::Author, None).await;
+    let admin = app.user("admin1", Role::Admin, None).await;
+    let src = app.source();
+    let sample = tandem::demo::write_sample_manifest(&src, &protocol.taxonomy).unwrap();
+    let first: Value = serde_json::from_str(
+        std::fs::read_to_string(&sample)
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap(),
+    )
+    .unwrap();
+    let id = first["clip_id"].as_str().unwrap().to_string();
+    let clip = |i: usize| {
+        let mut l: Value =
+            serde_json::from_str(&first.to_string().replace(&id, &format!("{id}{i:02}"))).unwrap();
+        l["file"] = first["file"].clone();
+        l
+    };
+    app.import(&write_manifest(&src, "a.jsonl", &[clip(0)]))
+        .await
+        .expect("import");
+    // The first clip goes to val00 and val01 (the least open work, pool order).
+    let q = clip(0)["questions"][0]["question_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let created = |r: Reply| assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    created(app.pass(&v0, 2, &q).await);
+    created(app.reject(&v1, 2, &q, "not_answerable").await);
+    created(
+        app.resolve(&author, 2, &q, "reject", "nothing in the clip says so")
+            .await,
+    );
+    let copies = format!("/api/v1/campaigns/{CAMPAIGN}/known-copies");
+    let copy = |to: &str| {
+        app.call(
+            Method::POST,
+            &copies,
+            Some(&admin),
+            Some(json!({"clip_id": format!("{id}00"), "as": to})),
+        )
+    };
+    // One validator besides the pair is not a pair.
+    let r = copy(&format!("{id}50")).await;
+    assert_eq!(r.status, StatusCode::CONFLICT, "{}", r.text);
+    assert!(r.text.contains("val00, val01 did"), "{}", r.text);
+    let v3 = app.user("val03", Role::Validator, Some(3)).await;
+    let r = copy(&format!("{id}50")).await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    assert_eq!(
+        r.body["validators"],
+        json!(["val02", "val03"]),
+        "{}",
+        r.text
+    );
+    let copied = q.replacen(&format!("{id}00"), &format!("{id}50"), 1);
+    assert_eq!(r.body["known_items"], json!([copied]), "{}", r.text);
+    // Its questions together, to them alone; scored against the author's reject.
+    let item = format!("/api/v1/campaigns/{CAMPAIGN}/items/2/{copied}");
+    for (token, status) in [
+        (&v0, StatusCode::NOT_FOUND),
+        (&v1, StatusCode::NOT_FOUND),
+        (&v2, StatusCode::OK),
+        (&v3, StatusCode::OK),
+    ] {
+        assert_eq!(app.get(&item, token).await.status, status);
+    }
+    let per_clip = clip(0)["questions"].as_array().unwrap().len();
+    assert_eq!(app.queue(&v2, 2).await["total"], per_clip);
+    created(app.reject(&v2, 2, &copied, "not_answerable").await);
+    let known = app
+        .get(
+            &format!("/api/v1/campaigns/{CAMPAIGN}/export/known-verdicts"),
+            &admin,
+        )
+        .await;
+    assert_eq!(known.text.lines().count(), 1 + 1, "{}", known.text);
+    assert!(known.text.contains(&copied), "{}", known.text);
+}

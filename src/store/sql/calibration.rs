@@ -13,7 +13,8 @@ use crate::store::Lock;
 use crate::store::accounts::User;
 use crate::store::calibration::{
     CalibrationFeedback, CalibrationItem, CalibrationKey, CalibrationRound, CalibrationScore,
-    CalibrationState, CalibrationStatus, KnownVerdict, RoundDecision, RoundResult,
+    CalibrationState, CalibrationStatus, KnownCopy, KnownVerdict, ResolvedItem, RoundDecision,
+    RoundResult,
 };
 use crate::store::catalog::Campaign;
 use crate::store::review::{ItemHeader, ItemViewRow, VerdictRequest};
@@ -232,6 +233,111 @@ impl Backend {
         .fetch_all(&mut *self.read().await?)
         .await
         .map_err(Error::from)
+    }
+
+    /// The known copies of resolved clips in a campaign, by copy id: each with its
+    /// source, its items that carry a known verdict and the pair it is served to. One
+    /// statement over the copies' items.
+    pub(crate) async fn known_copies(&self, campaign: &Campaign) -> Result<Vec<KnownCopy>> {
+        type Row = (String, String, String, i64, Option<String>, Option<String>);
+        let rows: Vec<Row> = qa::<Row>(
+            "SELECT c2.clip_key, c.clip_key, i.item_key,
+                    CAST(CASE WHEN k.item_id IS NULL THEN 0 ELSE 1 END AS BIGINT), u1.name, u2.name
+             FROM clip_versions v2 JOIN clips c2 ON c2.id = v2.clip_id
+             JOIN clip_versions v ON v.id = v2.copy_of JOIN clips c ON c.id = v.clip_id
+             JOIN items i ON i.clip_version_id = v2.id
+             LEFT JOIN calibration_keys k ON k.item_id = i.id
+             LEFT JOIN users u1 ON u1.id = i.rater1_id LEFT JOIN users u2 ON u2.id = i.rater2_id
+             WHERE c2.campaign_id = $1 AND v2.copy_of IS NOT NULL
+             ORDER BY c2.clip_key, i.stage, i.sort_key",
+        )
+        .bind(campaign.id)
+        .fetch_all(&mut *self.read().await?)
+        .await?;
+        let mut out: Vec<KnownCopy> = Vec::new();
+        for (copy, source, item, keyed, r1, r2) in rows {
+            if out.last().is_none_or(|k| k.clip_id != copy) {
+                out.push(KnownCopy {
+                    clip_id: copy,
+                    source,
+                    known_items: Vec::new(),
+                    validators: Vec::new(),
+                });
+            }
+            let Some(last) = out.last_mut() else { continue };
+            if keyed == 1 {
+                last.known_items.push(item);
+            }
+            if last.validators.is_empty()
+                && let (Some(a), Some(b)) = (r1, r2)
+            {
+                let mut pair = vec![a, b];
+                pair.sort();
+                last.validators = pair;
+            }
+        }
+        Ok(out)
+    }
+
+    /// The items of the benchmark the author resolved (current versions), in review
+    /// order, with their pair: at most `limit`.
+    pub(crate) async fn resolved_items(
+        &self,
+        campaign: &Campaign,
+        limit: i64,
+    ) -> Result<Vec<ResolvedItem>> {
+        type Row = (String, String, i64, String, String, Option<String>, Option<String>);
+        let rows: Vec<Row> = qa::<Row>(
+            "SELECT c.clip_key, t.code, i.stage, i.item_key, r.verdict, u1.name, u2.name
+             FROM items i JOIN resolutions r ON r.item_id = i.id
+             JOIN clip_versions v ON v.id = i.clip_version_id
+             JOIN clips c ON c.id = v.clip_id
+             JOIN tasks t ON t.id = i.task_id
+             LEFT JOIN users u1 ON u1.id = i.rater1_id LEFT JOIN users u2 ON u2.id = i.rater2_id
+             WHERE i.campaign_id = $1 AND i.calibration = 0 AND i.is_current = 1
+               AND i.outcome IN ('split_accepted', 'split_rejected')
+             ORDER BY i.sort_key, i.stage LIMIT $2",
+        )
+        .bind(campaign.id)
+        .bind(limit)
+        .fetch_all(&mut *self.read().await?)
+        .await?;
+        rows.into_iter()
+            .map(|(clip_id, task, stage, item_id, verdict, r1, r2)| {
+                Ok(ResolvedItem {
+                    clip_id,
+                    task,
+                    stage: Stage::from_number(stage)
+                        .ok_or_else(|| Error::Internal(format!("stored stage {stage}")))?,
+                    item_id,
+                    verdict,
+                    reviewers: r1.into_iter().chain(r2).collect(),
+                })
+            })
+            .collect()
+    }
+
+    pub(crate) async fn copy_resolved(
+        &self,
+        campaign: &Campaign,
+        source: &str,
+        copy: &str,
+    ) -> Result<crate::store::calibration::KnownCopy> {
+        let (name, source, copy) = (
+            campaign.name.clone(),
+            source.to_string(),
+            copy.to_string(),
+        );
+        let made = self
+            .write_tx_alone(move |tx| {
+                let (name, source, copy) = (name.clone(), source.clone(), copy.clone());
+                Box::pin(
+                    async move { write::known::copy_resolved(tx, &name, &source, &copy).await },
+                )
+            })
+            .await?;
+        self.after_import().await;
+        Ok(made)
     }
 
     pub(crate) async fn lift_pause(&self, campaign: &Campaign, name: &str, by: &str) -> Result<i64> {

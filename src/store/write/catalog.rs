@@ -56,7 +56,7 @@ pub(crate) const POINT_AT_NEW_VERSIONS: &str =
 pub(crate) const INSERT_CLIPS: &str =
     "INSERT INTO clips (campaign_id, task_id, clip_key, calibration)";
 pub(crate) const INSERT_VERSIONS: &str = "INSERT INTO clip_versions (clip_id, version, media_sha256, media_type, media_size, source_file, fields, import_id, created_at,
-                           fps, frame_count, constant_rate, timing_probed_at)";
+                           fps, frame_count, constant_rate, timing_probed_at, copy_of)";
 pub(crate) const INSERT_STAGE1: &str = "INSERT INTO items (campaign_id, task_id, stage, clip_version_id, item_key, clip_version, sort_key,
                           rater1_id, rater2_id, queue1, queue2, calibration, is_current, held)";
 pub(crate) const INSERT_QUESTIONS: &str = "INSERT INTO questions (clip_version_id, position, question_key, qa_type, level, body, options, answer)";
@@ -663,6 +663,7 @@ pub(crate) async fn import_manifest(
                 frames.into(),
                 constant.into(),
                 probed.into(),
+                p.clip.copy_of.into(),
             ]
         })
         .collect();

@@ -544,13 +544,17 @@ row! {
 /// Stage 1 item, or, where clips are not reviewed (questions with no clip item), a clip
 /// version all of whose questions are known. A real clip's known question is not one:
 /// it is served with its clip. Only the versions that hold a known item are grouped (by
-/// `items_version`), not every item of the campaign.
+/// `items_version`), not every item of the campaign. A copy of a resolved clip
+/// (`clip_versions.copy_of`, `write::known`) is not one either: the admin chose it, and
+/// its pair is fixed to validators who did not review its source.
 const KNOWN_CLIPS: &str = "SELECT stage, clip_version_id AS version, task_id, MAX(held) AS held,
         MAX(CASE WHEN decided1 = 1 OR decided2 = 1 OR outcome <> 'pending' THEN 1 ELSE 0 END) AS started
    FROM items
    WHERE campaign_id = :campaign AND is_current = 1 AND parent_item_id IS NULL
      AND clip_version_id IN (SELECT k.clip_version_id FROM items k
-                             WHERE k.campaign_id = :campaign AND k.calibration = 2 AND k.is_current = 1)
+                             JOIN clip_versions v ON v.id = k.clip_version_id
+                             WHERE k.campaign_id = :campaign AND k.calibration = 2 AND k.is_current = 1
+                               AND v.copy_of IS NULL)
    GROUP BY stage, task_id, clip_version_id
    HAVING MIN(calibration) = 2 AND MAX(calibration) = 2
    ORDER BY stage, task_id, MIN(id)";

@@ -15,6 +15,7 @@ pub(crate) mod catalog;
 pub(crate) mod gates;
 pub(crate) mod invitations;
 pub(crate) mod jobs;
+pub(crate) mod known;
 pub(crate) mod misc;
 pub(crate) mod records;
 pub(crate) mod review;

@@ -316,6 +316,71 @@ pub async fn lift_pause(
     }))
 }
 
+/// A clip the author resolved, to be copied as a known clip.
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+#[schema(example = json!({"clip_id": "MC_F_EGO_STA_0007", "as": "MC_F_EGO_STA_0131"}))]
+pub struct NewKnownCopy {
+    /// The clip of the benchmark with an item the author resolved.
+    clip_id: String,
+    /// The copy's clip id: new to the campaign; give it one like the real clips' (its
+    /// questions' ids follow it).
+    #[serde(rename = "as")]
+    copy: String,
+}
+
+/// Make a clip the author resolved a known item for the validators who did not review
+/// it: its current version is copied under a new id (the same video, fields and
+/// questions), each item the author resolved known with the author's verdict (a reject
+/// with the reasons of the validator who rejected), and served to a pair that reviewed
+/// none of the clip: the task's pair in force when neither of them did, or, pairing per
+/// clip, the two others with the least open work. The copy is scored and kept out of the
+/// benchmark as any known item; the campaign's `known_rate` does not hold it back.
+#[utoipa::path(
+    post,
+    path = "/api/v1/campaigns/{campaign}/known-copies",
+    tag = "calibration",
+    operation_id = "copy_resolved",
+    params(CampaignPath),
+    request_body = NewKnownCopy,
+    responses(
+        (status = 201, description = "The copy, served", body = crate::store::calibration::KnownCopy),
+        (status = 404, description = "No such clip in the campaign"),
+        (status = 409, description = "The clip has no item the author resolved, is not a clip of the benchmark, the id is taken, or no pair reviewed none of it (the detail says which)"),
+    )
+)]
+pub async fn copy_resolved(
+    State(state): State<AppState>,
+    Path(p): Path<CampaignPath>,
+    ApiJson(body): ApiJson<NewKnownCopy>,
+) -> Result<(StatusCode, Json<crate::store::calibration::KnownCopy>)> {
+    let campaign = campaign(&state, &p.campaign).await?;
+    let made = state
+        .store
+        .copy_resolved(&campaign, body.clip_id.trim(), body.copy.trim())
+        .await?;
+    Ok((StatusCode::CREATED, Json(made)))
+}
+
+/// The known copies of resolved clips in the campaign, by copy id: each with the clip it
+/// copies, its items that carry the author's verdict as their known one, and the pair it
+/// is served to.
+#[utoipa::path(
+    get,
+    path = "/api/v1/campaigns/{campaign}/known-copies",
+    tag = "calibration",
+    operation_id = "known_copies",
+    params(CampaignPath),
+    responses((status = 200, description = "The copies", body = Vec<crate::store::calibration::KnownCopy>))
+)]
+pub async fn known_copies(
+    State(state): State<AppState>,
+    Path(p): Path<CampaignPath>,
+) -> Result<Json<Vec<crate::store::calibration::KnownCopy>>> {
+    let campaign = campaign(&state, &p.campaign).await?;
+    Ok(Json(state.store.known_copies(&campaign).await?))
+}
+
 /// Set a campaign's target and calibration rules.
 #[utoipa::path(
     put,

@@ -429,7 +429,26 @@ struct AdminPage {
     pager: super::Pager,
     /// The protocol's Stage 1 reasons, for a known verdict.
     clip_reasons: Vec<ReasonBox>,
+    /// Items the author resolved (at most `RESOLVED_SHOWN`), with the copies made of
+    /// their clips.
+    resolved: Vec<ResolvedRow>,
+    /// Whether there are more resolved items than shown.
+    resolved_more: bool,
+    copies: Vec<crate::store::calibration::KnownCopy>,
     error: Option<String>,
+}
+
+/// How many resolved items the calibration page lists.
+const RESOLVED_SHOWN: usize = 200;
+
+/// A resolved item as the admin's calibration page lists it.
+struct ResolvedRow {
+    clip_id: String,
+    stage: i64,
+    item_id: String,
+    verdict: String,
+    reviewers: String,
+    copies: String,
 }
 
 fn score_row(s: &CalibrationScore) -> ScoreRow {
@@ -486,6 +505,32 @@ async fn admin_page(
     )
     .map_err(Error::from)?;
     let rounds = state.store.calibration_rounds(&campaign, None).await?;
+    let copies = state.store.known_copies(&campaign).await?;
+    let mut resolved = state
+        .store
+        .resolved_items(
+            &campaign,
+            i64::try_from(RESOLVED_SHOWN + 1).unwrap_or(i64::MAX),
+        )
+        .await?;
+    let resolved_more = resolved.len() > RESOLVED_SHOWN;
+    resolved.truncate(RESOLVED_SHOWN);
+    let resolved = resolved
+        .into_iter()
+        .map(|r| ResolvedRow {
+            copies: copies
+                .iter()
+                .filter(|k| k.source == r.clip_id)
+                .map(|k| k.clip_id.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+            stage: r.stage.number(),
+            verdict: r.verdict,
+            reviewers: r.reviewers.join(" and "),
+            item_id: r.item_id,
+            clip_id: r.clip_id,
+        })
+        .collect();
     let here = format!("/c/{c}/admin/calibration");
     let pager = super::Pager::new(&here, &[], &keys, |k| {
         paging::Cursor::token(false, &k.item_id)
@@ -510,6 +555,9 @@ async fn admin_page(
         key_count,
         pager,
         clip_reasons: reason_boxes(&campaign.taxonomy, Stage::Clip, None, &[]),
+        resolved,
+        resolved_more,
+        copies,
         error: error.clone(),
     });
     if error.is_some() {
@@ -596,6 +644,33 @@ pub async fn lift(
         ))
     })
     .await
+}
+
+/// Copies a clip the author resolved as a known clip for the validators who did not
+/// review it (`clip_id`, `as`).
+pub async fn copy(
+    State(state): State<AppState>,
+    Extension(session): Extension<Session>,
+    Path(c): Path<String>,
+    RawForm(body): RawForm,
+) -> PageResult {
+    let campaign = state.store.campaign(&c).await?;
+    let form = FormFields::parse(&body)?;
+    let (source, copy) = (form.get("clip_id"), form.get("as"));
+    match state
+        .store
+        .copy_resolved(&campaign, source.trim(), copy.trim())
+        .await
+    {
+        Ok(made) => Ok(crate::web::flash::redirect(
+            &format!("/c/{c}/admin/calibration"),
+            &format!("{}.", made.words()),
+        )),
+        Err(e @ (Error::Field { .. } | Error::Conflict(_) | Error::NotFound(_))) => {
+            refused_on_admin_page(&state, &session, &c, &e).await
+        }
+        Err(e) => Err(e.into()),
+    }
 }
 
 pub async fn mark(
