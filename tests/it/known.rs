@@ -715,9 +715,55 @@ async fn a_resolved_clip_becomes_a_known_item_only_for_validators_who_did_not_re
         json!({"clip_id": k0, "source": ids[0], "known_items": [k0],
                "validators": ["val02", "val03"]})
     );
-    let r = copy(&ids[1], &k1).await;
-    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
-    assert_eq!(r.body["known_items"], json!([format!("{k1}_OE")]));
+    // The second through the admin's page: listed there with its source and pair.
+    let web = app.login("admin1").await;
+    let form = |to: &'static str| {
+        let (app, web, clip) = (&app, &web, ids[1].clone());
+        async move {
+            app.page(
+                Some(web),
+                Method::POST,
+                &format!("/c/{CAMPAIGN}/admin/calibration/copy"),
+                Some(&[("clip_id", clip.as_str()), ("as", to)]),
+            )
+            .await
+        }
+    };
+    let r = form("MC_F_EGO_STA_0100").await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.text);
+    assert!(
+        r.text
+            .contains("has a clip \u{201c}MC_F_EGO_STA_0100\u{201d} already"),
+        "{}",
+        r.text
+    );
+    let r = form("MC_F_EGO_STA_0101").await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
+    let page = app
+        .page(
+            Some(&web),
+            Method::GET,
+            &format!("/c/{CAMPAIGN}/admin/calibration"),
+            None,
+        )
+        .await;
+    assert!(page.text.contains("is a known copy of"), "{}", page.text);
+    for row in [
+        format!(
+            "<td>{}</td><td>1</td><td>{}</td><td>reject</td><td>val00 and val01</td><td>{k0}</td>",
+            ids[0], ids[0]
+        ),
+        format!(
+            "<td>{}</td><td>2</td><td>{question}</td><td>accept</td><td>val00 and val01</td><td>{k1}</td>",
+            ids[1]
+        ),
+        format!(
+            "<td>{k1}</td><td>{}</td><td>{k1}_OE</td><td>val02 and val03</td>",
+            ids[1]
+        ),
+    ] {
+        assert!(page.text.contains(&row), "{row}: {}", page.text);
+    }
     // Refused, nothing written: the id taken, an unknown clip, a clip nobody resolved,
     // an id that cannot be one, the copy of a copy.
     let before = app.dump().await;
