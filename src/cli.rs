@@ -1285,13 +1285,13 @@ async fn command(command: Command, config: &Config, store: &Store) -> Result<()>
             for s in store.calibration_scores(&campaign).await? {
                 let st = &s.status;
                 println!(
-                    "{}\tround {}\t{} of {} decided\t{} agreed\t{:?}{}",
+                    "{}\tround {}\t{} of {} decided\t{} agreed\t{}{}",
                     s.validator,
                     st.round,
                     st.decided,
                     st.total,
                     st.agreed,
-                    st.state,
+                    st.state_words(),
                     st.paused
                         .as_deref()
                         .map(|why| format!("\tpaused by the known items: {why}"))

@@ -51,6 +51,19 @@ pub struct NextItem {
 }
 
 impl CalibrationStatus {
+    /// Where the validator stands, in words for the pages and the CLI: a queue the known
+    /// items paused says so, whatever its round's state.
+    pub fn state_words(&self) -> &'static str {
+        match (self.paused.is_some(), self.state) {
+            (true, CalibrationState::InProgress) => "paused, in a calibration round",
+            (true, _) => "paused",
+            (false, CalibrationState::NotRequired) => "no calibration set",
+            (false, CalibrationState::InProgress) => "in progress",
+            (false, CalibrationState::Passed) => "passed",
+            (false, CalibrationState::Failed) => "below the threshold",
+        }
+    }
+
     pub fn agreement(&self) -> Option<f64> {
         (self.decided > 0).then(|| self.agreed as f64 / self.decided as f64)
     }
@@ -714,6 +727,7 @@ mod tests {
         h.reopened = Some((2, "Stage 1: 2 of the last 20 known defects caught".into()));
         let s = status(&items, rules, Some(&h), 7);
         assert_eq!((s.state, s.round), (CalibrationState::InProgress, 2));
+        assert_eq!(s.state_words(), "paused, in a calibration round");
         assert!(!s.open());
         assert!(
             s.paused
@@ -740,6 +754,8 @@ mod tests {
         };
         let s = status(&[], rules, Some(&paused), 7);
         assert_eq!(s.state, CalibrationState::Failed);
+        // Said as a pause, not as a round below the threshold.
+        assert_eq!(s.state_words(), "paused");
         assert!(status(&[], rules, Some(&History::default()), 7).open());
     }
 }

@@ -461,12 +461,7 @@ fn score_row(s: &CalibrationScore) -> ScoreRow {
         agreement: st
             .agreement()
             .map_or("-".into(), |a| format!("{:.0}%", a * 100.0)),
-        state: match st.state {
-            CalibrationState::NotRequired => "no calibration set",
-            CalibrationState::InProgress => "in progress",
-            CalibrationState::Passed => "passed",
-            CalibrationState::Failed => "below the threshold",
-        },
+        state: st.state_words(),
         failed: st.state == CalibrationState::Failed && st.paused.is_none(),
         paused: st.paused.clone(),
     }
