@@ -970,6 +970,14 @@ async fn pairing_per_clip_a_resolved_clips_copy_goes_to_two_who_did_not_review_i
     ] {
         assert_eq!(app.get(&item, token).await.status, status);
     }
+    // A second copy of it: the pool has no two who have not seen it.
+    let r = copy(&format!("{id}51")).await;
+    assert_eq!(r.status, StatusCode::CONFLICT, "{}", r.text);
+    assert!(
+        r.text.contains("val00, val01, val02, val03 did"),
+        "{}",
+        r.text
+    );
     let per_clip = clip(0)["questions"].as_array().unwrap().len();
     assert_eq!(app.queue(&v2, 2).await["total"], per_clip);
     created(app.reject(&v2, 2, &copied, "not_answerable").await);

@@ -73,15 +73,17 @@ const RESOLVED: &str =
    WHERE i.clip_version_id = :version AND i.outcome IN ('split_accepted', 'split_rejected')
    ORDER BY i.stage, i.sort_key";
 
-/// Everyone who had any item of any version of a clip in their queue, or gave one a
-/// verdict: who reviewed it.
-const REVIEWERS: &str = "SELECT u.id, u.name FROM users u WHERE u.id IN (
-        SELECT i.rater1_id FROM items i JOIN clip_versions v ON v.id = i.clip_version_id WHERE v.clip_id = :clip
-        UNION SELECT i.rater2_id FROM items i JOIN clip_versions v ON v.id = i.clip_version_id WHERE v.clip_id = :clip
-        UNION SELECT i.queue1 FROM items i JOIN clip_versions v ON v.id = i.clip_version_id WHERE v.clip_id = :clip
-        UNION SELECT i.queue2 FROM items i JOIN clip_versions v ON v.id = i.clip_version_id WHERE v.clip_id = :clip
-        UNION SELECT d.validator_id FROM decisions d JOIN items i ON i.id = d.item_id
-              JOIN clip_versions v ON v.id = i.clip_version_id WHERE v.clip_id = :clip)
+/// Everyone who had any item of any version of a clip, or of a copy made of it before,
+/// in their queue, or gave one a verdict: who has seen it.
+const REVIEWERS: &str = "WITH seen AS (
+        SELECT i.id, i.rater1_id, i.rater2_id, i.queue1, i.queue2
+        FROM items i JOIN clip_versions v ON v.id = i.clip_version_id
+        WHERE v.clip_id = :clip
+           OR v.copy_of IN (SELECT s.id FROM clip_versions s WHERE s.clip_id = :clip))
+   SELECT u.id, u.name FROM users u WHERE u.id IN (
+        SELECT rater1_id FROM seen UNION SELECT rater2_id FROM seen
+        UNION SELECT queue1 FROM seen UNION SELECT queue2 FROM seen
+        UNION SELECT d.validator_id FROM decisions d JOIN seen ON seen.id = d.item_id)
    ORDER BY u.name";
 
 /// Fixes the copy's pair on its clip item, or without clip review on its questions (a
@@ -191,7 +193,8 @@ pub(crate) async fn copy_resolved(
         keys.insert((stage, copied_id(source, copy, &r.item_key)), key);
     }
 
-    // Who may see it: a pair neither of whom reviewed any version of the source.
+    // Who may see it: a pair neither of whom has seen any version of the source, or a
+    // copy of it: each validator meets its known item at most once.
     let reviewers: Vec<(i64, String)> = tx
         .fetch(sql!(REVIEWERS), named! { clip: src.clip_pk })
         .await?;
@@ -213,7 +216,7 @@ pub(crate) async fn copy_resolved(
                 Some((a, b)) if !seen.contains(&a) && !seen.contains(&b) => (a, b),
                 Some(_) => {
                     return Err(Error::Conflict(format!(
-                        "task `{}`'s pair reviewed `{source}` ({names}): pairing by task, its copy would reach them; give the task another pair first (its clips under review keep theirs), or pair per clip",
+                        "task `{}`'s pair has seen `{source}` or a copy of it (of those who have: {names}): pairing by task, this copy would reach them; give the task another pair first (its clips under review keep theirs), or pair per clip",
                         src.task
                     )));
                 }
@@ -233,7 +236,7 @@ pub(crate) async fn copy_resolved(
                 .collect();
             least_open_work(&mut pool, 1).ok_or_else(|| {
                 Error::Conflict(format!(
-                    "fewer than two validators of the pool (who can sign in) reviewed none of `{source}` ({names} did)"
+                    "fewer than two validators of the pool (who can sign in) reviewed none of `{source}` or its copies ({names} did)"
                 ))
             })?
         }
