@@ -51,6 +51,31 @@ async fn score_of(app: &TestApp, admin: &str, name: &str) -> Value {
         .unwrap_or_else(|| panic!("no score of {name}: {}", r.text))
 }
 
+/// The known-verdicts export as an admin downloads it.
+async fn known_verdicts(app: &TestApp, admin: &str) -> String {
+    let r = app
+        .get(
+            &format!("/api/v1/campaigns/{CAMPAIGN}/export/known-verdicts"),
+            admin,
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    r.text
+}
+
+/// A validator's row of the statistics' known-items table in one stage (`null` when
+/// there is none).
+fn known_row(stats: &Value, name: &str, stage: i64) -> Value {
+    stats["known_items"]["validators"]
+        .as_array()
+        .and_then(|vs| {
+            vs.iter()
+                .find(|v| v["validator"] == name && v["stage"] == stage)
+                .cloned()
+        })
+        .unwrap_or_default()
+}
+
 #[tokio::test]
 async fn known_items_are_served_like_real_ones_scored_apart_and_a_validator_who_misses_them_pauses()
 {
@@ -269,16 +294,7 @@ async fn known_items_are_served_like_real_ones_scored_apart_and_a_validator_who_
         (Some(10), Some(20)),
         "{k}"
     );
-    let row = |name: &str, stage: i64| {
-        k["validators"]
-            .as_array()
-            .and_then(|vs| {
-                vs.iter()
-                    .find(|v| v["validator"] == name && v["stage"] == stage)
-                    .cloned()
-            })
-            .unwrap_or_default()
-    };
+    let row = |name: &str, stage: i64| known_row(&r.body, name, stage);
     let (v0, v1) = (row("val00", 1), row("val01", 1));
     let q0 = row("val00", 2);
     assert_eq!(
@@ -373,14 +389,8 @@ async fn known_items_are_served_like_real_ones_scored_apart_and_a_validator_who_
         [real_question.as_str()],
         "only the real question both passed"
     );
-    let known = app
-        .get(
-            &format!("/api/v1/campaigns/{CAMPAIGN}/export/known-verdicts"),
-            &c.admin,
-        )
-        .await;
-    assert_eq!(known.status, StatusCode::OK, "{}", known.text);
-    assert_eq!(known.text.lines().count(), 1 + 20, "{}", known.text);
+    let known = known_verdicts(&app, &c.admin).await;
+    assert_eq!(known.lines().count(), 1 + 20, "{known}");
     // Each decided item's probability of a defect: Stage 1 is identified by the known
     // clips, Stage 2 (one known sound question) is not, and says so by leaving it empty.
     let p = app
@@ -410,11 +420,8 @@ async fn known_items_are_served_like_real_ones_scored_apart_and_a_validator_who_
         p.text
     );
     assert!(
-        known
-            .text
-            .starts_with("stage,item_id,clip_id,task,validator,verdict"),
-        "{}",
-        known.text
+        known.starts_with("stage,item_id,clip_id,task,validator,verdict"),
+        "{known}"
     );
     // A known sound clip passed by both opens its question like a real one; a known
     // defect does not.
@@ -839,27 +846,12 @@ async fn a_resolved_clip_becomes_a_known_item_only_for_validators_who_did_not_re
         .await;
     assert!(!decisions.text.contains(&k0), "{}", decisions.text);
     // Scored apart.
-    let known = app
-        .get(
-            &format!("/api/v1/campaigns/{CAMPAIGN}/export/known-verdicts"),
-            &c.admin,
-        )
-        .await;
-    assert_eq!(known.status, StatusCode::OK, "{}", known.text);
-    assert_eq!(known.text.lines().count(), 1 + 4, "{}", known.text);
+    let known = known_verdicts(&app, &c.admin).await;
+    assert_eq!(known.lines().count(), 1 + 4, "{known}");
     let r = app
         .get(&format!("/api/v1/campaigns/{CAMPAIGN}/stats"), &c.admin)
         .await;
-    let row = |name: &str, stage: i64| {
-        r.body["known_items"]["validators"]
-            .as_array()
-            .and_then(|vs| {
-                vs.iter()
-                    .find(|v| v["validator"] == name && v["stage"] == stage)
-                    .cloned()
-            })
-            .unwrap_or_default()
-    };
+    let row = |name: &str, stage: i64| known_row(&r.body, name, stage);
     assert_eq!(
         (
             row("val02", 1)["defects"].as_i64(),
@@ -981,12 +973,7 @@ async fn pairing_per_clip_a_resolved_clips_copy_goes_to_two_who_did_not_review_i
     let per_clip = clip(0)["questions"].as_array().unwrap().len();
     assert_eq!(app.queue(&v2, 2).await["total"], per_clip);
     created(app.reject(&v2, 2, &copied, "not_answerable").await);
-    let known = app
-        .get(
-            &format!("/api/v1/campaigns/{CAMPAIGN}/export/known-verdicts"),
-            &admin,
-        )
-        .await;
-    assert_eq!(known.text.lines().count(), 1 + 1, "{}", known.text);
-    assert!(known.text.contains(&copied), "{}", known.text);
+    let known = known_verdicts(&app, &admin).await;
+    assert_eq!(known.lines().count(), 1 + 1, "{known}");
+    assert!(known.contains(&copied), "{known}");
 }

@@ -599,12 +599,24 @@ async fn on_validator(
     let campaign = state.store.campaign(c).await?;
     let form = FormFields::parse(body)?;
     let name = form.get("name");
-    match act(&campaign, &name, &session.user.name).await {
+    let done = act(&campaign, &name, &session.user.name).await;
+    answered(state, session, c, done).await
+}
+
+/// An admin's form on the calibration page answered: back to the page with its words,
+/// or the page again with why it was refused (a field, a conflict, something unknown).
+async fn answered(
+    state: &AppState,
+    session: &Session,
+    c: &str,
+    done: Result<String, Error>,
+) -> PageResult {
+    match done {
         Ok(words) => Ok(crate::web::flash::redirect(
             &format!("/c/{c}/admin/calibration"),
             &words,
         )),
-        Err(e @ (Error::Conflict(_) | Error::NotFound(_))) => {
+        Err(e @ (Error::Field { .. } | Error::Conflict(_) | Error::NotFound(_))) => {
             refused_on_admin_page(state, session, c, &e).await
         }
         Err(e) => Err(e.into()),
@@ -652,20 +664,12 @@ pub async fn copy(
     let campaign = state.store.campaign(&c).await?;
     let form = FormFields::parse(&body)?;
     let (source, copy) = (form.get("clip_id"), form.get("as"));
-    match state
+    let done = state
         .store
         .copy_resolved(&campaign, source.trim(), copy.trim())
         .await
-    {
-        Ok(made) => Ok(crate::web::flash::redirect(
-            &format!("/c/{c}/admin/calibration"),
-            &format!("{}.", made.words()),
-        )),
-        Err(e @ (Error::Field { .. } | Error::Conflict(_) | Error::NotFound(_))) => {
-            refused_on_admin_page(&state, &session, &c, &e).await
-        }
-        Err(e) => Err(e.into()),
-    }
+        .map(|made| format!("{}.", made.words()));
+    answered(&state, &session, &c, done).await
 }
 
 pub async fn mark(
@@ -697,16 +701,8 @@ pub async fn mark(
             },
         },
     };
-    match result {
-        Ok(()) => Ok(crate::web::flash::redirect(
-            &format!("/c/{c}/admin/calibration"),
-            &format!("{clip} is now a calibration clip."),
-        )),
-        Err(e @ (Error::Field { .. } | Error::Conflict(_) | Error::NotFound(_))) => {
-            refused_on_admin_page(&state, &session, &c, &e).await
-        }
-        Err(e) => Err(e.into()),
-    }
+    let done = result.map(|()| format!("{clip} is now a calibration clip."));
+    answered(&state, &session, &c, done).await
 }
 
 /// Where the flaw of a known `reject` is, from the form's `flaw_from`, `flaw_to` and
