@@ -174,6 +174,10 @@ pub struct KnownRecord {
     #[serde(serialize_with = "crate::clock::ser_time")]
     #[schema(value_type = String, format = DateTime)]
     pub decided_at: i64,
+    /// The clip a known copy was made from, its known verdict the author's resolution
+    /// (none for a known item imported with its verdict).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub known_from: Option<String>,
 }
 
 impl KnownRecord {

@@ -212,6 +212,7 @@ pub fn verdicts_csv(records: &[KnownRecord]) -> CsvTable {
         ("known_reasons", Col::Text),
         ("agrees", Col::Num),
         ("decided_at", Col::Text),
+        ("known_from", Col::Text),
     ]);
     for r in records {
         t.rows.push(vec![
@@ -226,6 +227,7 @@ pub fn verdicts_csv(records: &[KnownRecord]) -> CsvTable {
             r.known_reasons.clone(),
             u8::from(r.rejected() == r.defect()).to_string(),
             crate::clock::to_rfc3339(r.decided_at),
+            r.known_from.clone().unwrap_or_default(),
         ]);
     }
     t
@@ -344,6 +346,7 @@ mod tests {
             known_verdict: v(defect),
             known_reasons: String::new(),
             decided_at: at,
+            known_from: None,
         }
     }
 

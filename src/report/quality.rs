@@ -771,6 +771,7 @@ mod tests {
                     known_verdict: if i < 4 { "reject" } else { "valid" }.into(),
                     known_reasons: String::new(),
                     decided_at: i,
+                    known_from: None,
                 });
             }
         }

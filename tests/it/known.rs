@@ -848,6 +848,15 @@ async fn a_resolved_clip_becomes_a_known_item_only_for_validators_who_did_not_re
     // Scored apart.
     let known = known_verdicts(&app, &c.admin).await;
     assert_eq!(known.lines().count(), 1 + 4, "{known}");
+    // Each verdict names the resolved clip its known item was copied from.
+    assert!(
+        known.lines().next().unwrap_or("").ends_with(",known_from"),
+        "{known}"
+    );
+    for line in known.lines().skip(1) {
+        let from = if line.contains(&k0) { &ids[0] } else { &ids[1] };
+        assert!(line.ends_with(&format!(",{from}")), "{line}");
+    }
     let r = app
         .get(&format!("/api/v1/campaigns/{CAMPAIGN}/stats"), &c.admin)
         .await;

@@ -605,14 +605,17 @@ impl Backend {
             k_verdict: String,
             k_reasons: String,
             decided_at: i64,
+            known_from: Option<String>,
         }
         let rows = qa::<Row>(
             "SELECT i.stage, i.item_key, c.clip_key, t.code AS task, u.name, d.verdict, d.reasons,
-                    k.verdict AS k_verdict, k.reasons AS k_reasons, d.decided_at
+                    k.verdict AS k_verdict, k.reasons AS k_reasons, d.decided_at,
+                    sc.clip_key AS known_from
              FROM decisions d JOIN items i ON i.id = d.item_id
              JOIN calibration_keys k ON k.item_id = i.id
              JOIN tasks t ON t.id = i.task_id
              JOIN clip_versions v ON v.id = i.clip_version_id JOIN clips c ON c.id = v.clip_id
+             LEFT JOIN clip_versions sv ON sv.id = v.copy_of LEFT JOIN clips sc ON sc.id = sv.clip_id
              JOIN users u ON u.id = d.validator_id
              WHERE d.campaign_id = $1 AND i.calibration = 2 AND i.is_current = 1
                AND d.seq = (SELECT MAX(e.seq) FROM decisions e
@@ -635,6 +638,7 @@ impl Backend {
                 known_verdict: r.k_verdict,
                 known_reasons: r.k_reasons,
                 decided_at: r.decided_at,
+                known_from: r.known_from,
             })
             .collect())
     }
