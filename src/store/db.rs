@@ -289,9 +289,11 @@ tuple_from_row!(A 0, B 1, C 2, D 3, E 4, F 5);
 /// A struct read from a row by column name, the same on every backend:
 /// `row! { pub(crate) struct X { pub id: i64, pub name: String } }`.
 macro_rules! row {
-    ($(#[$m:meta])* $vis:vis struct $name:ident { $($fvis:vis $field:ident : $ty:ty),* $(,)? }) => {
+    ($(#[$m:meta])* $vis:vis struct $name:ident {
+        $($(#[$fm:meta])* $fvis:vis $field:ident : $ty:ty),* $(,)?
+    }) => {
         $(#[$m])*
-        $vis struct $name { $($fvis $field: $ty),* }
+        $vis struct $name { $($(#[$fm])* $fvis $field: $ty),* }
         impl $crate::store::db::FromRow for $name {
             fn from_row(r: &impl $crate::store::db::Row) -> $crate::error::Result<Self> {
                 Ok($name { $($field: r.get::<$ty>(stringify!($field))?),* })

@@ -15,6 +15,58 @@
 //! file (connection settings, locks, the dump, the backup) and in small SQL macros.
 //! The public types live in the area modules (`accounts`, `catalog`, `review`, ...).
 
+/// Runs `$body` on a read connection of whichever backend serves, as a
+/// [`db::Tx`]: `read_tx!(self, |c| some_read(c, campaign).await)`. The body is written
+/// once and compiled for each backend's connection.
+macro_rules! read_tx {
+    ($store:expr, |$c:ident| $body:expr) => {
+        match &$store.inner.db {
+            $crate::store::Db::Sqlite(b) => {
+                let mut conn = b.read().await?;
+                let $c = &mut *conn;
+                $body
+            }
+            $crate::store::Db::Postgres(b) => {
+                let mut conn = b.read().await?;
+                let $c = &mut *conn;
+                $body
+            }
+        }
+    };
+}
+
+/// Runs `$body` as one write of whichever backend serves, holding `$lock`:
+/// `write_tx!(self, Lock::Item, (campaign, key), |tx| write_it(tx, campaign, key).await)`.
+/// The values named in parentheses are owned copies the write keeps (the body sees each
+/// as a reference): SQLite runs the write on its writer's thread, PostgreSQL may run it
+/// again after a serialization failure. Everything else the body names must be `Copy`.
+macro_rules! write_tx {
+    ($store:expr, $lock:expr, ($($v:ident),* $(,)?), |$tx:ident| $body:expr) => {{
+        $(let $v = $v.to_owned();)*
+        match &$store.inner.db {
+            $crate::store::Db::Sqlite(b) => {
+                b.write_tx($lock, move |$tx| {
+                    Box::pin(async move {
+                        $(let $v = &$v;)*
+                        $body
+                    })
+                })
+                .await
+            }
+            $crate::store::Db::Postgres(b) => {
+                b.write_tx($lock, move |$tx| {
+                    $(let $v = ::std::clone::Clone::clone(&$v);)*
+                    Box::pin(async move {
+                        $(let $v = &$v;)*
+                        $body
+                    })
+                })
+                .await
+            }
+        }
+    }};
+}
+
 pub mod accounts;
 pub mod baseline;
 pub mod calibration;
@@ -96,6 +148,9 @@ pub(crate) enum Lock {
     Item,
     /// An import, a change of pair or pool, a campaign's settings: alone.
     Structure,
+    /// A large import: alone, and in a transaction of its own on SQLite (not in a
+    /// savepoint of a batch, see `sqlite::Job::Alone`).
+    Import,
 }
 
 enum Db {
@@ -765,23 +820,4 @@ forward! {
     fn revoke_link(&self, campaign: &Campaign, participant: &str) -> Result<bool>;
     /// A participant's completion code in a part, when they came by a link.
     fn completion_code(&self, user: &User, part: Part) -> Result<Option<String>>;
-
-    // Jobs (long operations started through the API).
-    /// Stores a new job, queued.
-    fn create_job(&self, id: &str, campaign: i64, kind: jobs::JobKind, requested_by: &str) -> Result<()>;
-    /// A job starts (`starting`) or, running, is alive: false when it has ended already
-    /// (marked failed as stale).
-    fn job_beat(&self, id: &str, starting: bool) -> Result<bool>;
-    /// How a job ended: false when it had ended already.
-    fn finish_job(&self, id: &str, end: &jobs::JobEnd) -> Result<bool>;
-    /// Marks failed every unfinished job whose heartbeat is older than `cutoff`.
-    fn fail_stale_jobs(&self, cutoff: i64, error: &str) -> Result<u64>;
-    /// Forgets one finished job of a campaign; false when there is none.
-    fn delete_job(&self, campaign: i64, id: &str) -> Result<bool>;
-    /// Forgets every job finished before `cutoff`; returns their ids.
-    fn forget_jobs_before(&self, cutoff: i64) -> Result<Vec<String>>;
-    /// One job of a campaign.
-    fn job(&self, campaign: i64, id: &str) -> Result<Option<jobs::JobRecord>>;
-    /// A campaign's newest jobs, at most `limit`.
-    fn jobs(&self, campaign: i64, limit: i64) -> Result<Vec<jobs::JobRecord>>;
 }

@@ -128,7 +128,7 @@ impl Backend {
         let begin: &'static str = match lock {
             Lock::Rows => "BEGIN",
             Lock::Item => "BEGIN; SELECT pg_advisory_xact_lock_shared(8015331)",
-            Lock::Structure => "BEGIN; SELECT pg_advisory_xact_lock(8015331)",
+            Lock::Structure | Lock::Import => "BEGIN; SELECT pg_advisory_xact_lock(8015331)",
         };
         debug_assert_eq!(STRUCTURE_LOCK, 8_015_331);
         let mut attempt = 0;
@@ -185,23 +185,15 @@ impl Backend {
         }
     }
 
-    /// A write as every write is written (`store::write`, generic over [`super::db::Tx`]):
-    /// on PostgreSQL, the connection is the transaction.
+    /// A write as every write is written (generic over [`super::db::Tx`]): on
+    /// PostgreSQL, the connection is the transaction; an import holds the structural
+    /// lock.
     pub(super) async fn write_tx<T, F>(&self, lock: Lock, job: F) -> Result<T>
     where
         T: Send + 'static,
         F: for<'c> Fn(&'c mut Conn) -> BoxFuture<'c, Result<T>> + Send + Sync + 'static,
     {
         self.write(lock, job).await
-    }
-
-    /// A large structural write (an import): under the exclusive lock.
-    pub(super) async fn write_tx_alone<T, F>(&self, job: F) -> Result<T>
-    where
-        T: Send + 'static,
-        F: for<'c> Fn(&'c mut Conn) -> BoxFuture<'c, Result<T>> + Send + Sync + 'static,
-    {
-        self.write(Lock::Structure, job).await
     }
 
     /// Brings the planner's statistics up to date after a bulk write. Without it, the
@@ -348,6 +340,5 @@ shared!(
     stats,
     study,
     sampling,
-    jobs,
     baseline
 );

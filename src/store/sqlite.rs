@@ -268,24 +268,16 @@ impl Backend {
     }
 
     /// Runs `job` on the writer's connection as a [`super::db::Tx`], in its own
-    /// savepoint, in the next batch; answers once the batch is committed. The job's
-    /// future is polled once, on the writer's thread: it never waits (rusqlite answers in
-    /// place), so it holds the writer only while it runs.
-    pub(super) async fn write_tx<T, F>(&self, _lock: Lock, job: F) -> Result<T>
+    /// savepoint, in the next batch (an import: in a transaction of its own, see
+    /// `Job::Alone`); answers once its batch is committed. The job's future is polled
+    /// once, on the writer's thread: it never waits (rusqlite answers in place), so it
+    /// holds the writer only while it runs.
+    pub(super) async fn write_tx<T, F>(&self, lock: Lock, job: F) -> Result<T>
     where
         T: Send + 'static,
         F: for<'c> FnOnce(&'c mut WriteConn) -> LocalBoxFuture<'c, Result<T>> + Send + 'static,
     {
-        self.tx_job(job, false).await
-    }
-
-    /// As [`Backend::write_tx`], in a transaction of its own (see `Job::Alone`).
-    pub(super) async fn write_tx_alone<T, F>(&self, job: F) -> Result<T>
-    where
-        T: Send + 'static,
-        F: for<'c> FnOnce(&'c mut WriteConn) -> LocalBoxFuture<'c, Result<T>> + Send + 'static,
-    {
-        self.tx_job(job, true).await
+        self.tx_job(job, lock == Lock::Import).await
     }
 
     async fn tx_job<T, F>(&self, job: F, alone: bool) -> Result<T>
@@ -625,15 +617,18 @@ fn cell(row: &sqlx::sqlite::SqliteRow, col: Col<'_>) -> Result<Cell> {
     if raw.is_null() {
         return Ok(Cell::Null);
     }
-    let ty = raw.type_info().name().to_ascii_uppercase();
+    let info = raw.type_info();
+    let ty = info.name();
+    let is = |names: &[&str]| names.iter().any(|n| n.eq_ignore_ascii_case(ty));
     let bad = |e: sqlx::error::BoxDynError| Error::Internal(format!("{col}: {e}"));
-    Ok(match ty.as_str() {
-        "REAL" | "FLOAT" | "DOUBLE" => Cell::Real(<f64 as Decode<Db>>::decode(raw).map_err(bad)?),
-        "TEXT" | "DATE" | "TIME" | "DATETIME" => {
-            Cell::Text(<String as Decode<Db>>::decode(raw).map_err(bad)?)
-        }
-        "BLOB" => Cell::Blob(<Vec<u8> as Decode<Db>>::decode(raw).map_err(bad)?),
-        _ => Cell::Int(<i64 as Decode<Db>>::decode(raw).map_err(bad)?),
+    Ok(if is(&["REAL", "FLOAT", "DOUBLE"]) {
+        Cell::Real(<f64 as Decode<Db>>::decode(raw).map_err(bad)?)
+    } else if is(&["TEXT", "DATE", "TIME", "DATETIME"]) {
+        Cell::Text(<String as Decode<Db>>::decode(raw).map_err(bad)?)
+    } else if is(&["BLOB"]) {
+        Cell::Blob(<Vec<u8> as Decode<Db>>::decode(raw).map_err(bad)?)
+    } else {
+        Cell::Int(<i64 as Decode<Db>>::decode(raw).map_err(bad)?)
     })
 }
 
@@ -664,6 +659,5 @@ shared!(
     stats,
     study,
     sampling,
-    jobs,
     baseline
 );

@@ -329,7 +329,7 @@ impl Backend {
             copy.to_string(),
         );
         let made = self
-            .write_tx_alone(move |tx| {
+            .write_tx(Lock::Import, move |tx| {
                 let (name, source, copy) = (name.clone(), source.clone(), copy.clone());
                 Box::pin(
                     async move { write::known::copy_resolved(tx, &name, &source, &copy).await },

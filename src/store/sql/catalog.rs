@@ -303,7 +303,7 @@ impl Backend {
         let campaign_name = campaign_name.to_string();
         let manifest = Arc::new(manifest.clone());
         let stored = self
-            .write_tx_alone(move |tx| {
+            .write_tx(Lock::Import, move |tx| {
                 let (campaign_name, manifest) = (campaign_name.clone(), manifest.clone());
                 Box::pin(async move {
                     write::catalog::import_manifest(tx, &campaign_name, &manifest).await

@@ -14,7 +14,6 @@ pub(crate) mod calibration;
 pub(crate) mod catalog;
 pub(crate) mod gates;
 pub(crate) mod invitations;
-pub(crate) mod jobs;
 pub(crate) mod known;
 pub(crate) mod misc;
 pub(crate) mod records;

@@ -1,6 +1,10 @@
 //! Long operations started through the API: an import, the retained benchmark's zip, the
 //! paper bundle. The row is the job's whole state (any server answers a poll); what it
-//! made is in the media store. `app::jobs` runs them.
+//! made is in the media store. `app::jobs` runs them. Their reads are in `read`, their
+//! writes in `write`.
+
+mod read;
+mod write;
 
 use std::fmt;
 
@@ -78,25 +82,27 @@ impl JobState {
     }
 }
 
-/// A job's row as stored.
-#[derive(Debug, Clone, sqlx::FromRow)]
-pub struct JobRecord {
-    pub id: String,
-    pub campaign_id: i64,
-    pub kind: String,
-    pub state: String,
-    pub requested_by: String,
-    pub created_at: i64,
-    pub started_at: Option<i64>,
-    pub heartbeat_at: i64,
-    pub finished_at: Option<i64>,
-    /// JSON: what a finished import stored.
-    pub summary: Option<String>,
-    /// JSON: the API's error body of a failed job.
-    pub error: Option<String>,
-    pub file_name: Option<String>,
-    pub file_bytes: Option<i64>,
-    pub file_sha256: Option<String>,
+crate::store::db::row! {
+    /// A job's row as stored.
+    #[derive(Debug, Clone)]
+    pub struct JobRecord {
+        pub id: String,
+        pub campaign_id: i64,
+        pub kind: String,
+        pub state: String,
+        pub requested_by: String,
+        pub created_at: i64,
+        pub started_at: Option<i64>,
+        pub heartbeat_at: i64,
+        pub finished_at: Option<i64>,
+        /// JSON: what a finished import stored.
+        pub summary: Option<String>,
+        /// JSON: the API's error body of a failed job.
+        pub error: Option<String>,
+        pub file_name: Option<String>,
+        pub file_bytes: Option<i64>,
+        pub file_sha256: Option<String>,
+    }
 }
 
 /// The file a finished export made (in the media store).

@@ -1,12 +1,56 @@
 //! Jobs: their rows, from queued to done or failed.
 
+use super::{JobEnd, JobKind};
 use crate::clock::now_micros;
 use crate::error::Result;
 use crate::store::db::{Tx, named, sql};
-use crate::store::jobs::{JobEnd, JobKind};
+use crate::store::{Lock, Store};
+
+impl Store {
+    /// Stores a new job, queued.
+    pub async fn create_job(
+        &self,
+        id: &str,
+        campaign: i64,
+        kind: JobKind,
+        requested_by: &str,
+    ) -> Result<()> {
+        write_tx!(self, Lock::Rows, (id, requested_by), |tx| {
+            create(tx, id, campaign, kind, requested_by).await
+        })
+    }
+
+    /// A job starts (`starting`) or, running, is alive: false when it has ended already
+    /// (marked failed as stale).
+    pub async fn job_beat(&self, id: &str, starting: bool) -> Result<bool> {
+        write_tx!(self, Lock::Rows, (id), |tx| beat(tx, id, starting).await)
+    }
+
+    /// How a job ended: false when it had ended already.
+    pub async fn finish_job(&self, id: &str, end: &JobEnd) -> Result<bool> {
+        write_tx!(self, Lock::Rows, (id, end), |tx| finish(tx, id, end).await)
+    }
+
+    /// Marks failed every unfinished job whose heartbeat is older than `cutoff`.
+    pub async fn fail_stale_jobs(&self, cutoff: i64, error: &str) -> Result<u64> {
+        write_tx!(self, Lock::Rows, (error), |tx| {
+            fail_stale(tx, cutoff, error).await
+        })
+    }
+
+    /// Forgets one finished job of a campaign; false when there is none.
+    pub async fn delete_job(&self, campaign: i64, id: &str) -> Result<bool> {
+        write_tx!(self, Lock::Rows, (id), |tx| delete(tx, campaign, id).await)
+    }
+
+    /// Forgets every job finished before `cutoff`; returns their ids.
+    pub async fn forget_jobs_before(&self, cutoff: i64) -> Result<Vec<String>> {
+        write_tx!(self, Lock::Rows, (), |tx| forget_before(tx, cutoff).await)
+    }
+}
 
 /// A new job, queued.
-pub(crate) async fn create(
+async fn create(
     tx: &mut impl Tx,
     id: &str,
     campaign: i64,
@@ -27,7 +71,7 @@ pub(crate) async fn create(
 
 /// The job has started (or, still running, is alive): its heartbeat now. False when it
 /// is no longer unfinished (marked failed as stale meanwhile).
-pub(crate) async fn beat(tx: &mut impl Tx, id: &str, starting: bool) -> Result<bool> {
+async fn beat(tx: &mut impl Tx, id: &str, starting: bool) -> Result<bool> {
     let now = now_micros();
     let changed = if starting {
         tx.exec(
@@ -52,7 +96,7 @@ pub(crate) async fn beat(tx: &mut impl Tx, id: &str, starting: bool) -> Result<b
 }
 
 /// How the job ended; false when it had ended already (marked failed as stale).
-pub(crate) async fn finish(tx: &mut impl Tx, id: &str, end: &JobEnd) -> Result<bool> {
+async fn finish(tx: &mut impl Tx, id: &str, end: &JobEnd) -> Result<bool> {
     let now = now_micros();
     let changed = match end {
         JobEnd::Done { summary, file } => {
@@ -90,7 +134,7 @@ pub(crate) async fn finish(tx: &mut impl Tx, id: &str, end: &JobEnd) -> Result<b
 
 /// Marks failed every unfinished job whose heartbeat is older than `cutoff` (its server
 /// stopped); returns how many.
-pub(crate) async fn fail_stale(tx: &mut impl Tx, cutoff: i64, error: &str) -> Result<u64> {
+async fn fail_stale(tx: &mut impl Tx, cutoff: i64, error: &str) -> Result<u64> {
     let now = now_micros();
     tx.exec(
         sql!(
@@ -103,7 +147,7 @@ pub(crate) async fn fail_stale(tx: &mut impl Tx, cutoff: i64, error: &str) -> Re
 }
 
 /// Forgets a finished job; returns whether there was one.
-pub(crate) async fn delete(tx: &mut impl Tx, campaign: i64, id: &str) -> Result<bool> {
+async fn delete(tx: &mut impl Tx, campaign: i64, id: &str) -> Result<bool> {
     let n = tx
         .exec(
             sql!(
@@ -117,7 +161,7 @@ pub(crate) async fn delete(tx: &mut impl Tx, campaign: i64, id: &str) -> Result<
 }
 
 /// Forgets every job that finished before `cutoff`; returns their ids (their files go).
-pub(crate) async fn forget_before(tx: &mut impl Tx, cutoff: i64) -> Result<Vec<String>> {
+async fn forget_before(tx: &mut impl Tx, cutoff: i64) -> Result<Vec<String>> {
     let rows: Vec<(String,)> = tx
         .fetch(
             sql!(
