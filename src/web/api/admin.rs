@@ -3,13 +3,13 @@
 //! same use case as the admin pages.
 
 use super::{ApiJson, CampaignPath, UserPath, campaign};
-use crate::AppState;
 use crate::app::accounts::{Created, NewUser};
 use crate::domain::Role;
 use crate::domain::study::Display;
 use crate::error::{Error, Result};
 use crate::store::accounts::User;
 use crate::store::catalog::Settings;
+use crate::web::state::AppState;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::{Extension, Json};

@@ -4,13 +4,13 @@
 //! set-up, the links and what participants read first.
 
 use super::ApiJson;
-use crate::AppState;
 use crate::domain::Part;
 use crate::domain::baseline::{letter, letter_index};
 use crate::error::Error;
 use crate::store::accounts::User;
 use crate::store::baseline::{Baseline, BaselineProgress, PlaceProgress, SetupSummary};
 use crate::store::invitations::{LinkLine, NewLink, PartSettings};
+use crate::web::state::AppState;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::{Extension, Json};

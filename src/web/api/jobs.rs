@@ -4,11 +4,11 @@
 //! answers at once (202) with a job (`app::jobs`), whose state any server gives.
 
 use super::{ApiJson, CampaignPath, campaign};
-use crate::AppState;
 use crate::app::exports;
 use crate::app::jobs::{self, Job, Work};
 use crate::error::{Error, Result};
 use crate::store::accounts::User;
+use crate::web::state::AppState;
 use axum::body::Body;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode, header};

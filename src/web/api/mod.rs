@@ -6,7 +6,9 @@ pub mod baseline;
 pub mod jobs;
 pub mod study;
 
-use crate::AppState;
+use super::routes::{
+    ADMIN, AUTHOR, AUTHOR_OR_ADMIN, Access, BASELINE, PARTICIPANT, Route, STAFF, VALIDATOR,
+};
 use crate::app::exports;
 use crate::domain::{Origin, Resolution, Stage, Verdict};
 use crate::error::{Error, Result};
@@ -18,10 +20,11 @@ use crate::store::catalog::{Settings, TaskInfo, TaskProgress};
 use crate::store::review::{QueueEntry, QueueStatus, Recorded, SplitItem, ValidatorItem};
 use crate::store::review::{ResolutionRequest, VerdictRequest, VersionRule};
 use crate::web::media::download;
+use crate::web::state::AppState;
 use axum::extract::rejection::JsonRejection;
 use axum::extract::{FromRequest, Path, Query, Request, State};
-use axum::http::{StatusCode, header};
-use axum::response::{IntoResponse, Response};
+use axum::http::StatusCode;
+use axum::response::Response;
 use axum::{Extension, Json};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -119,23 +122,6 @@ pub struct TaskPath {
 pub struct UserPath {
     /// The account's name
     name: String,
-}
-
-/// The OpenAPI document of this API, made from the handlers themselves (see
-/// `web::doc`).
-#[utoipa::path(
-    get,
-    path = "/api/v1/openapi.json",
-    tag = "documentation",
-    operation_id = "openapi",
-    responses((status = 200, description = "This document (OpenAPI 3.1)", content_type = "application/json", body = Object))
-)]
-pub async fn openapi() -> Response {
-    (
-        [(header::CONTENT_TYPE, "application/json")],
-        crate::web::doc::document_json(),
-    )
-        .into_response()
 }
 
 /// Puts the URLs of a clip's file and strip, made for `user`, into an API reply.
@@ -1361,4 +1347,85 @@ pub async fn stats(
     let campaign = campaign(&state, &p.campaign).await?;
     let reply = crate::app::stats_reply(&state.store, &campaign, &q.scope()?).await?;
     Ok(Json(reply))
+}
+
+/// Every route of the JSON API, in the order the OpenAPI document lists them.
+pub fn routes() -> Vec<Route> {
+    use utoipa_axum::routes;
+    vec![
+        Route::api(Access::SignedIn, routes!(me)),
+        Route::api(ADMIN, routes!(users)),
+        Route::api(ADMIN, routes!(disable_user)),
+        Route::api(ADMIN, routes!(enable_user)),
+        Route::api(ADMIN, routes!(admin::create_user)),
+        Route::api(ADMIN, routes!(admin::set_role)),
+        Route::api(ADMIN, routes!(admin::create_token)),
+        Route::api(ADMIN, routes!(admin::revoke_tokens)),
+        // Participants never learn campaign names (they could hint at the sources).
+        Route::api(STAFF, routes!(campaigns)),
+        Route::api(VALIDATOR, routes!(queue)),
+        Route::api(VALIDATOR, routes!(queue_items)),
+        Route::api(VALIDATOR, routes!(item)),
+        Route::api(VALIDATOR, routes!(verdict)),
+        Route::api(VALIDATOR, routes!(blind_answer)),
+        Route::api(AUTHOR_OR_ADMIN, routes!(splits)),
+        Route::api(AUTHOR_OR_ADMIN, routes!(keys_in_doubt)),
+        Route::api(AUTHOR_OR_ADMIN, routes!(split)),
+        Route::api(AUTHOR, routes!(resolution)),
+        Route::api(STAFF, routes!(protocol)),
+        Route::api(ADMIN, routes!(sampling_status)),
+        Route::api(ADMIN, routes!(sampling_run)),
+        Route::api(ADMIN, routes!(tasks)),
+        Route::api(ADMIN, routes!(set_pair)),
+        Route::api(ADMIN, routes!(clear_pair)),
+        Route::api(ADMIN, routes!(progress)),
+        Route::api(ADMIN, routes!(export_decisions)),
+        Route::api(ADMIN, routes!(export_resolutions)),
+        Route::api(ADMIN, routes!(export_audit)),
+        Route::api(ADMIN, routes!(export_regeneration)),
+        Route::api(ADMIN, routes!(export_study_responses)),
+        Route::api(ADMIN, routes!(export_blind_answers)),
+        Route::api(ADMIN, routes!(export_known_verdicts)),
+        Route::api(ADMIN, routes!(export_defect_probabilities)),
+        Route::api(ADMIN, routes!(export_baseline_answers)),
+        // A pipeline's long operations: jobs that any server answers for.
+        Route::api(ADMIN, routes!(jobs::import_upload)),
+        Route::api(ADMIN, routes!(jobs::import_folder)),
+        Route::api(ADMIN, routes!(jobs::export_retained)),
+        Route::api(ADMIN, routes!(jobs::export_paper)),
+        Route::api(ADMIN, routes!(jobs::list)),
+        Route::api(ADMIN, routes!(jobs::get)),
+        Route::api(ADMIN, routes!(jobs::result)),
+        Route::api(ADMIN, routes!(jobs::delete)),
+        Route::api(AUTHOR_OR_ADMIN, routes!(stats)),
+        Route::api(VALIDATOR, routes!(calibration_status)),
+        Route::api(VALIDATOR, routes!(calibration_item)),
+        Route::api(VALIDATOR, routes!(calibration_verdict)),
+        Route::api(ADMIN, routes!(calibration_scores)),
+        Route::api(ADMIN, routes!(admin::new_round)),
+        Route::api(ADMIN, routes!(admin::lift_pause)),
+        Route::api(ADMIN, routes!(admin::copy_resolved)),
+        Route::api(ADMIN, routes!(admin::known_copies)),
+        Route::api(ADMIN, routes!(admin::set_settings)),
+        Route::api(ADMIN, routes!(regeneration)),
+        Route::api(ADMIN, routes!(audit)),
+        Route::api(ADMIN, routes!(study::status)),
+        Route::api(ADMIN, routes!(admin::set_study_display)),
+        Route::api(PARTICIPANT, routes!(study::studies)),
+        Route::api(PARTICIPANT, routes!(study::set)),
+        Route::api(PARTICIPANT, routes!(study::answer)),
+        Route::api(BASELINE, routes!(baseline::baselines)),
+        Route::api(BASELINE, routes!(baseline::baseline)),
+        Route::api(BASELINE, routes!(baseline::begin)),
+        Route::api(BASELINE, routes!(baseline::question)),
+        Route::api(BASELINE, routes!(baseline::answer)),
+        Route::api(ADMIN, routes!(baseline::setup)),
+        Route::api(ADMIN, routes!(baseline::status)),
+        // Invitation links: the token is the credential.
+        Route::api(Access::Public, routes!(baseline::join)),
+        Route::api(ADMIN, routes!(baseline::invite)),
+        Route::api(ADMIN, routes!(baseline::links)),
+        Route::api(ADMIN, routes!(baseline::revoke)),
+        Route::api(ADMIN, routes!(baseline::set_part)),
+    ]
 }

@@ -3,12 +3,12 @@
 //! the study's set-up and progress for admins and authors.
 
 use super::ApiJson;
-use crate::AppState;
 use crate::domain::study::{SetAnswer, Truth};
 use crate::error::Error;
 use crate::store::accounts::User;
 use crate::store::study::{ParticipantProgress, ShownSet, Study};
 use crate::web::media::study_clip_urls;
+use crate::web::state::AppState;
 use axum::extract::{Path, State};
 use axum::{Extension, Json};
 use serde::{Deserialize, Serialize};

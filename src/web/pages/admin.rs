@@ -2,7 +2,6 @@
 //! exports.
 
 use super::{Chrome, FormFields, PageResult, render};
-use crate::AppState;
 use crate::app::accounts::{Created, NewUser};
 use crate::app::exports;
 use crate::domain::Role;
@@ -13,6 +12,8 @@ use crate::io;
 use crate::store::catalog::{StageProgress, TaskProgress};
 use crate::store::sessions::Session;
 use crate::web::media::download;
+use crate::web::routes::{ADMIN, Kind::Page, Route};
+use crate::web::state::AppState;
 use askama::Template;
 use axum::Extension;
 use axum::extract::{Multipart, Path, RawForm, State};
@@ -1566,7 +1567,7 @@ pub async fn create_campaign(
         return campaigns_page(&state, &session, again, vec![e.to_string()]).await;
     }
     match state.store.create_campaign(&name, &protocol).await {
-        Ok(c) => Ok(super::super::see_other(&format!("/c/{}/admin", c.name))),
+        Ok(c) => Ok(super::see_other(&format!("/c/{}/admin", c.name))),
         Err(e @ (Error::Conflict(_) | Error::Field { .. })) => {
             campaigns_page(&state, &session, again, vec![e.to_string()]).await
         }
@@ -1640,4 +1641,176 @@ pub async fn sampling_run(
         }
         Err(e) => Err(e.into()),
     }
+}
+
+/// The admin's pages: the campaign's overview, sampled review, audit trail and items,
+/// pairs, accounts, campaigns, imports and exports.
+pub fn routes() -> Vec<Route> {
+    use axum::routing::{get, post};
+    vec![
+        Route::new(
+            "GET",
+            "/c/{campaign}/admin/sampling",
+            ADMIN,
+            Page,
+            get(sampling),
+        ),
+        Route::new(
+            "POST",
+            "/c/{campaign}/admin/sampling/run",
+            ADMIN,
+            Page,
+            post(sampling_run),
+        ),
+        Route::new("GET", "/c/{campaign}/admin/audit", ADMIN, Page, get(audit)),
+        Route::new("GET", "/c/{campaign}/admin/items", ADMIN, Page, get(items)),
+        Route::new(
+            "GET",
+            "/c/{campaign}/admin/exports/audit.csv",
+            ADMIN,
+            Page,
+            get(export_audit),
+        ),
+        Route::new(
+            "GET",
+            "/c/{campaign}/admin/exports/regeneration.jsonl",
+            ADMIN,
+            Page,
+            get(export_regeneration),
+        ),
+        Route::new("GET", "/c/{campaign}/admin", ADMIN, Page, get(overview)),
+        Route::new("GET", "/c/{campaign}/admin/pairs", ADMIN, Page, get(pairs)),
+        Route::new(
+            "POST",
+            "/c/{campaign}/admin/pairs",
+            ADMIN,
+            Page,
+            post(set_pair),
+        ),
+        Route::new("GET", "/admin/users", ADMIN, Page, get(users)),
+        Route::new("GET", "/admin/campaigns", ADMIN, Page, get(campaigns)),
+        Route::new(
+            "POST",
+            "/admin/campaigns",
+            ADMIN,
+            Page,
+            post(create_campaign),
+        ),
+        Route::new("POST", "/admin/users", ADMIN, Page, post(create_user)),
+        Route::new("POST", "/admin/roles", ADMIN, Page, post(set_role)),
+        Route::new(
+            "POST",
+            "/admin/users/{name}/token",
+            ADMIN,
+            Page,
+            post(create_token),
+        ),
+        Route::new(
+            "POST",
+            "/admin/users/{name}/revoke-tokens",
+            ADMIN,
+            Page,
+            post(revoke_tokens),
+        ),
+        Route::new(
+            "POST",
+            "/admin/users/{name}/{action}",
+            ADMIN,
+            Page,
+            post(set_disabled),
+        ),
+        Route::new(
+            "GET",
+            "/c/{campaign}/admin/import",
+            ADMIN,
+            Page,
+            get(import_page),
+        ),
+        Route::new(
+            "POST",
+            "/c/{campaign}/admin/import/upload",
+            ADMIN,
+            Page,
+            // The upload's size limit (TANDEM_MAX_UPLOAD_BYTES) and the free space
+            // are enforced by the handler while it streams the body to disk.
+            post(import_upload).layer(axum::extract::DefaultBodyLimit::disable()),
+        ),
+        Route::new(
+            "POST",
+            "/c/{campaign}/admin/import/folder",
+            ADMIN,
+            Page,
+            post(import_folder),
+        ),
+        Route::new(
+            "GET",
+            "/c/{campaign}/admin/exports",
+            ADMIN,
+            Page,
+            get(exports),
+        ),
+        Route::new(
+            "GET",
+            "/c/{campaign}/admin/exports/decisions.csv",
+            ADMIN,
+            Page,
+            get(export_decisions),
+        ),
+        Route::new(
+            "GET",
+            "/c/{campaign}/admin/exports/resolutions.csv",
+            ADMIN,
+            Page,
+            get(export_resolutions),
+        ),
+        Route::new(
+            "GET",
+            "/c/{campaign}/admin/exports/retained.zip",
+            ADMIN,
+            Page,
+            get(export_retained),
+        ),
+        Route::new(
+            "GET",
+            "/c/{campaign}/admin/exports/paper.zip",
+            ADMIN,
+            Page,
+            get(export_paper),
+        ),
+        Route::new(
+            "GET",
+            "/c/{campaign}/admin/exports/study-responses.csv",
+            ADMIN,
+            Page,
+            get(export_study_responses),
+        ),
+        Route::new(
+            "GET",
+            "/c/{campaign}/admin/exports/blind-answers.csv",
+            ADMIN,
+            Page,
+            get(export_blind_answers),
+        ),
+        Route::new(
+            "GET",
+            "/c/{campaign}/admin/exports/known-verdicts.csv",
+            ADMIN,
+            Page,
+            get(export_known_verdicts),
+        ),
+        Route::new(
+            "GET",
+            "/c/{campaign}/admin/exports/defect-probabilities.csv",
+            ADMIN,
+            Page,
+            get(export_defect_probabilities),
+        ),
+        Route::new(
+            "GET",
+            "/c/{campaign}/admin/exports/baseline-answers.csv",
+            ADMIN,
+            Page,
+            get(export_baseline_answers),
+        ),
+    ]
 }
