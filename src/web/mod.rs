@@ -5,6 +5,7 @@
 pub mod api;
 pub mod assets;
 pub mod doc;
+pub mod exports;
 pub mod flash;
 pub mod guard;
 pub mod health;
@@ -29,7 +30,7 @@ use std::sync::LazyLock;
 use std::time::Duration;
 use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::set_header::SetResponseHeaderLayer;
-use tower_http::timeout::{RequestBodyTimeoutLayer, TimeoutLayer};
+use tower_http::timeout::RequestBodyTimeoutLayer;
 use tower_http::trace::TraceLayer;
 
 /// Every route of the service with its access rule, each area's list in turn. The
@@ -79,10 +80,7 @@ pub fn app(state: AppState) -> Router {
                 (state.clone(), spec),
                 guard::guard,
             ))
-            .layer(TimeoutLayer::with_status_code(
-                StatusCode::REQUEST_TIMEOUT,
-                time_limit(spec.path),
-            ))
+            .layer(middleware::from_fn_with_state(spec, limit_time))
             .layer(middleware::from_fn_with_state(
                 (state.clone(), spec),
                 measure,
@@ -199,16 +197,30 @@ async fn measure(
     resp
 }
 
-/// How long a request may take before it is answered 408: imports and the retained
-/// export handle gigabytes; everything else answers in far less than two minutes.
-/// (A response's body, such as a video, streams after this and is not limited.)
-fn time_limit(path: &str) -> Duration {
-    if path.ends_with("/import/upload") || path.ends_with("/imports") {
+/// Answers 408 (without a body) when a route's handler has not answered within the
+/// request's time limit.
+async fn limit_time(State(spec): State<RouteSpec>, req: Request, next: Next) -> Response {
+    let limit = time_limit(spec.path, req.uri().path());
+    match tokio::time::timeout(limit, next.run(req)).await {
+        Ok(resp) => resp,
+        Err(_) => StatusCode::REQUEST_TIMEOUT.into_response(),
+    }
+}
+
+/// How long a request to `route` (its path: `path`) may take before it is answered 408:
+/// imports and the archives of the clips handle gigabytes; everything else answers in
+/// far less than two minutes. (A response's body, such as a video, streams after this
+/// and is not limited.)
+fn time_limit(route: &str, path: &str) -> Duration {
+    let archive = route == pages::admin::EXPORT_FILE
+        && path
+            .rsplit('/')
+            .next()
+            .and_then(exports::ExportFile::parse)
+            .is_some_and(exports::ExportFile::is_archive);
+    if route.ends_with("/import/upload") || route.ends_with("/imports") {
         Duration::from_secs(2 * 3600)
-    } else if path.ends_with("/import/folder")
-        || path.ends_with("/retained.zip")
-        || path.ends_with("/paper.zip")
-    {
+    } else if route.ends_with("/import/folder") || archive {
         Duration::from_secs(30 * 60)
     } else {
         Duration::from_secs(120)
@@ -220,5 +232,29 @@ async fn fallback(req: Request) -> Response {
         Error::NotFound("no such route".into()).into_response()
     } else {
         reply::error_page(StatusCode::NOT_FOUND, "There is no such page.")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_archives_alone_of_the_export_files_have_the_long_time_limit() {
+        let route = pages::admin::EXPORT_FILE;
+        let limit = |path| time_limit(route, path).as_secs();
+        assert_eq!(limit("/c/default/admin/exports/retained.zip"), 30 * 60);
+        assert_eq!(limit("/c/default/admin/exports/paper.zip"), 30 * 60);
+        assert_eq!(limit("/c/default/admin/exports/decisions.csv"), 120);
+        assert_eq!(limit("/c/default/admin/exports/other.zip"), 120);
+        let upload = "/c/{campaign}/admin/import/upload";
+        assert_eq!(
+            time_limit(upload, "/c/x/admin/import/upload").as_secs(),
+            2 * 3600
+        );
+        assert_eq!(
+            time_limit("/c/{campaign}/stats/{file}", "/c/x/stats/paper.zip").as_secs(),
+            120
+        );
     }
 }

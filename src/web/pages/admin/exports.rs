@@ -1,14 +1,17 @@
-//! The exports page and the files it offers.
+//! The exports page and the files it offers (`web::exports`).
 
 use super::audit::AuditQuery;
-use crate::app::exports;
+use crate::domain::records::AuditFilter;
 use crate::store::sessions::Session;
+use crate::web::exports::{ExportFile, ExportKind};
 use crate::web::media::download;
-use crate::web::pages::{Chrome, PageResult, render};
+use crate::web::pages::{Chrome, PageResult, error_page, render};
 use crate::web::state::AppState;
 use askama::Template;
 use axum::Extension;
-use axum::extract::{Path, State};
+use axum::extract::{Path, Query, State};
+use axum::http::{StatusCode, Uri};
+use axum::response::IntoResponse;
 
 #[derive(Template)]
 #[template(path = "admin/exports.html")]
@@ -44,110 +47,32 @@ pub async fn exports(
     }))
 }
 
-pub async fn export_baseline_answers(
+/// A file of the exports page (`decisions.csv`, `retained.zip`, ...: `web::exports`);
+/// the audit trail with the audit page's filters (all of it without). A file it does
+/// not offer is no page.
+pub async fn file(
     State(state): State<AppState>,
-    Path(c): Path<String>,
+    Path((c, name)): Path<(String, String)>,
+    uri: Uri,
 ) -> PageResult {
+    let Some(file) = ExportFile::parse(&name) else {
+        return Ok(error_page(StatusCode::NOT_FOUND, "There is no such page."));
+    };
+    let audit = match file {
+        ExportFile::Record(ExportKind::Audit) => match Query::<AuditQuery>::try_from_uri(&uri) {
+            Ok(Query(q)) => Some(q),
+            Err(rejection) => return Ok(rejection.into_response()),
+        },
+        _ => None,
+    };
     let campaign = state.store.campaign(&c).await?;
-    Ok(download(
-        exports::baseline_answers(&state.store, &campaign).await?,
-    ))
-}
-
-pub async fn export_decisions(State(state): State<AppState>, Path(c): Path<String>) -> PageResult {
-    let campaign = state.store.campaign(&c).await?;
-    Ok(download(exports::decisions(&state.store, &campaign).await?))
-}
-
-pub async fn export_resolutions(
-    State(state): State<AppState>,
-    Path(c): Path<String>,
-) -> PageResult {
-    let campaign = state.store.campaign(&c).await?;
-    Ok(download(
-        exports::resolutions(&state.store, &campaign).await?,
-    ))
-}
-
-/// The retained benchmark (as `tandem export retained` makes it) in one zip.
-pub async fn export_retained(State(state): State<AppState>, Path(c): Path<String>) -> PageResult {
-    let campaign = state.store.campaign(&c).await?;
-    Ok(download(
-        exports::retained_zip(&state.store, &state.config, &campaign).await?,
-    ))
-}
-
-/// Everything a paper needs (as `tandem export paper` makes it) in one zip.
-pub async fn export_paper(State(state): State<AppState>, Path(c): Path<String>) -> PageResult {
-    let campaign = state.store.campaign(&c).await?;
+    let filter = match &audit {
+        Some(q) => q.filter()?,
+        None => AuditFilter::default(),
+    };
     let now = crate::web::pages::stats::now_seconds();
-    Ok(download(
-        exports::paper_zip(&state.store, &state.config, &campaign, now).await?,
-    ))
-}
-
-/// Every blind answer (the blind key check) as CSV.
-pub async fn export_blind_answers(
-    State(state): State<AppState>,
-    Path(c): Path<String>,
-) -> PageResult {
-    let campaign = state.store.campaign(&c).await?;
-    Ok(download(
-        exports::blind_answers(&state.store, &campaign).await?,
-    ))
-}
-
-/// Every verdict on a known item, beside its known verdict, as CSV.
-pub async fn export_known_verdicts(
-    State(state): State<AppState>,
-    Path(c): Path<String>,
-) -> PageResult {
-    let campaign = state.store.campaign(&c).await?;
-    Ok(download(
-        exports::known_verdicts(&state.store, &campaign).await?,
-    ))
-}
-
-/// Each decided item's probability of a defect, as CSV.
-pub async fn export_defect_probabilities(
-    State(state): State<AppState>,
-    Path(c): Path<String>,
-) -> PageResult {
-    let campaign = state.store.campaign(&c).await?;
-    Ok(download(
-        exports::defect_probabilities(&state.store, &campaign).await?,
-    ))
-}
-
-/// The blind study's answers as CSV.
-pub async fn export_study_responses(
-    State(state): State<AppState>,
-    Path(c): Path<String>,
-) -> PageResult {
-    let campaign = state.store.campaign(&c).await?;
-    Ok(download(
-        exports::study_responses(&state.store, &campaign).await?,
-    ))
-}
-
-/// The audit trail as CSV, with the page's filters (all of it without).
-pub async fn export_audit(
-    State(state): State<AppState>,
-    Path(c): Path<String>,
-    axum::extract::Query(q): axum::extract::Query<AuditQuery>,
-) -> PageResult {
-    let campaign = state.store.campaign(&c).await?;
-    Ok(download(
-        exports::audit(&state.store, &campaign, &q.filter()?).await?,
-    ))
-}
-
-pub async fn export_regeneration(
-    State(state): State<AppState>,
-    Path(c): Path<String>,
-) -> PageResult {
-    let campaign = state.store.campaign(&c).await?;
-    Ok(download(
-        exports::regeneration(&state.store, &campaign).await?,
-    ))
+    let made = file
+        .make(&state.store, &state.config, &campaign, &filter, now)
+        .await?;
+    Ok(download(made))
 }

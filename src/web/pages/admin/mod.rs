@@ -14,15 +14,14 @@ use crate::web::routes::{ADMIN, Kind::Page, Route};
 use accounts::{create_token, create_user, revoke_tokens, set_disabled, set_role, users};
 use audit::audit;
 use campaigns::{campaigns, create_campaign};
-use exports::{
-    export_audit, export_baseline_answers, export_blind_answers, export_decisions,
-    export_defect_probabilities, export_known_verdicts, export_paper, export_regeneration,
-    export_resolutions, export_retained, export_study_responses, exports,
-};
+use exports::exports;
 use imports::{import_folder, import_page, import_upload};
 use overview::{items, overview};
 use pairs::{pairs, set_pair};
 use sampling::{sampling, sampling_run};
+
+/// The route of every file of the exports page (`web::exports::ExportFile`).
+pub const EXPORT_FILE: &str = "/c/{campaign}/admin/exports/{file}";
 
 /// The admin's pages: the campaign's overview, sampled review, audit trail and items,
 /// pairs, accounts, campaigns, imports and exports.
@@ -45,20 +44,6 @@ pub fn routes() -> Vec<Route> {
         ),
         Route::new("GET", "/c/{campaign}/admin/audit", ADMIN, Page, get(audit)),
         Route::new("GET", "/c/{campaign}/admin/items", ADMIN, Page, get(items)),
-        Route::new(
-            "GET",
-            "/c/{campaign}/admin/exports/audit.csv",
-            ADMIN,
-            Page,
-            get(export_audit),
-        ),
-        Route::new(
-            "GET",
-            "/c/{campaign}/admin/exports/regeneration.jsonl",
-            ADMIN,
-            Page,
-            get(export_regeneration),
-        ),
         Route::new("GET", "/c/{campaign}/admin", ADMIN, Page, get(overview)),
         Route::new("GET", "/c/{campaign}/admin/pairs", ADMIN, Page, get(pairs)),
         Route::new(
@@ -130,68 +115,6 @@ pub fn routes() -> Vec<Route> {
             Page,
             get(exports),
         ),
-        Route::new(
-            "GET",
-            "/c/{campaign}/admin/exports/decisions.csv",
-            ADMIN,
-            Page,
-            get(export_decisions),
-        ),
-        Route::new(
-            "GET",
-            "/c/{campaign}/admin/exports/resolutions.csv",
-            ADMIN,
-            Page,
-            get(export_resolutions),
-        ),
-        Route::new(
-            "GET",
-            "/c/{campaign}/admin/exports/retained.zip",
-            ADMIN,
-            Page,
-            get(export_retained),
-        ),
-        Route::new(
-            "GET",
-            "/c/{campaign}/admin/exports/paper.zip",
-            ADMIN,
-            Page,
-            get(export_paper),
-        ),
-        Route::new(
-            "GET",
-            "/c/{campaign}/admin/exports/study-responses.csv",
-            ADMIN,
-            Page,
-            get(export_study_responses),
-        ),
-        Route::new(
-            "GET",
-            "/c/{campaign}/admin/exports/blind-answers.csv",
-            ADMIN,
-            Page,
-            get(export_blind_answers),
-        ),
-        Route::new(
-            "GET",
-            "/c/{campaign}/admin/exports/known-verdicts.csv",
-            ADMIN,
-            Page,
-            get(export_known_verdicts),
-        ),
-        Route::new(
-            "GET",
-            "/c/{campaign}/admin/exports/defect-probabilities.csv",
-            ADMIN,
-            Page,
-            get(export_defect_probabilities),
-        ),
-        Route::new(
-            "GET",
-            "/c/{campaign}/admin/exports/baseline-answers.csv",
-            ADMIN,
-            Page,
-            get(export_baseline_answers),
-        ),
+        Route::new("GET", EXPORT_FILE, ADMIN, Page, get(exports::file)),
     ]
 }
