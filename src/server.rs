@@ -7,8 +7,8 @@
 //! `TCP_NODELAY`: a reply written in two parts (head, then a small body) must not wait
 //! for the client's delayed ACK.
 
-use crate::AppState;
 use crate::error::{Error, Result};
+use crate::web::state::AppState;
 use axum::extract::connect_info::ConnectInfo;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto::Builder;
@@ -37,6 +37,16 @@ pub async fn listen(bind: &str) -> Result<(TcpListener, SocketAddr)> {
         .local_addr()
         .map_err(|e| Error::io("cannot read the listening address", e))?;
     Ok((listener, addr))
+}
+
+/// Serves the application on `listener` until `shutdown` completes, then finishes the
+/// requests in flight (up to the configured grace period).
+pub async fn serve(
+    listener: TcpListener,
+    state: AppState,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    serve_with(listener, state, shutdown, None).await
 }
 
 /// Serves `state` on `listener` until `shutdown` completes; then keeps serving for the

@@ -33,15 +33,15 @@ from tandem_client import AuthenticatedClient
 from tandem_client.api.authors import get_split, list_splits, resolve_split
 from tandem_client.api.campaigns import get_progress, get_protocol, list_campaigns
 from tandem_client.api.accounts import me
-from tandem_client.api.exports import export_decisions, export_regeneration, export_retained
+from tandem_client.api.exports import export_file, export_retained
 from tandem_client.api.imports import import_upload
 from tandem_client.api.jobs import download_job_result, get_job, list_jobs
 from tandem_client.api.review import get_item, get_queue, list_queue_items, record_verdict
 from tandem_client.api.statistics import get_stats
 from tandem_client.models import (
-    Campaigns, ErrorBody, Job, JobState, Jobs, Me, Progress, ProtocolView, QueueItems,
-    QueueStatus, Recorded, Resolution, ResolutionBody, ResolutionReply, SplitItem, Splits,
-    Stage, StatsReply, ValidatorItem, Verdict, VerdictBody,
+    Campaigns, ErrorBody, ExportFileKind, Job, JobState, Jobs, Me, Progress, ProtocolView,
+    QueueItems, QueueStatus, Recorded, Resolution, ResolutionBody, ResolutionReply, SplitItem,
+    Splits, Stage, StatsReply, ValidatorItem, Verdict, VerdictBody,
 )
 from tandem_client.types import File, Unset
 
@@ -209,14 +209,14 @@ def main(setup_path: str) -> None:
                                        generate, 120.0)
     job = typed(get_job.sync_detailed(campaign, job.id, client=admin), Job)
     assert (job.import_.versions_new, job.import_.clips_new) == (2, 0), job.import_
-    text = export_regeneration.sync_detailed(campaign, client=admin)
+    text = export_file.sync_detailed(campaign, ExportFileKind.REGENERATION, client=admin)
     assert text.status_code == 200 and text.content == b"", text.content
 
     # The figures and the exports.
     stats = typed(get_stats.sync_detailed(campaign, client=admin), StatsReply)
     assert stats.t11[TASK].reviewed == 3, stats.t11
     typed(get_progress.sync_detailed(campaign, client=admin), Progress)
-    csv = export_decisions.sync_detailed(campaign, client=admin)
+    csv = export_file.sync_detailed(campaign, ExportFileKind.DECISIONS, client=admin)
     assert csv.status_code == 200 and csv.content.startswith(b"stage,item_id,validator"), csv.content
     started = typed(export_retained.sync_detailed(campaign, client=admin), Job, 202)
     done = wait(admin, campaign, started)

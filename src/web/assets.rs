@@ -1,6 +1,7 @@
 //! Static files (CSS, JavaScript), embedded in the binary and served under
 //! content-hashed URLs with long caching. Nothing is fetched from elsewhere.
 
+use super::routes::{Access, Kind, Route};
 use axum::extract::Path;
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -63,4 +64,15 @@ pub async fn serve(Path((hash, name)): Path<(String, String)>) -> Response {
         file.data.into_owned(),
     )
         .into_response()
+}
+
+/// The embedded files, for anyone.
+pub fn routes() -> Vec<Route> {
+    vec![Route::new(
+        "GET",
+        "/static/{hash}/{file}",
+        Access::Public,
+        Kind::Asset,
+        axum::routing::get(serve),
+    )]
 }

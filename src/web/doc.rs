@@ -2,16 +2,17 @@
 //! its `#[utoipa::path]` (path, parameters, body, replies and their types), the table
 //! says who may use it, and this adds what every route shares (the bearer scheme, who
 //! may call it, the one error reply under each status the route can answer). Served at
-//! `/api/v1/openapi.json` and rendered for people by Swagger UI at `/api/v1/docs/`.
+//! `/api/v1/openapi.json` (made once by `web::app` from every route) and rendered for
+//! people by Swagger UI at `/api/v1/docs/`.
 
-use super::{Access, RouteSpec};
+use super::routes::{Access, Kind, Route, RouteSpec};
 use crate::domain::Role;
 use crate::error::{ErrorBody, ErrorKind};
+use axum::Extension;
 use axum::extract::Path;
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Redirect, Response};
-use std::collections::BTreeSet;
-use std::sync::{Arc, LazyLock, Mutex};
+use std::sync::{Arc, LazyLock};
 use utoipa::openapi::path::{Operation, PathItem, Paths};
 use utoipa::openapi::response::ResponseBuilder;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityRequirement, SecurityScheme};
@@ -20,48 +21,6 @@ use utoipa::openapi::{
     ComponentsBuilder, ContentBuilder, InfoBuilder, OpenApi, OpenApiBuilder, Ref, RefOr,
 };
 use utoipa::{PartialSchema, ToSchema};
-
-/// The path and method of the one operation an API handler documents, as the route
-/// table keeps them. A handler documents exactly one (a test builds every route).
-pub fn only_operation(paths: &Paths) -> (&'static str, &'static str) {
-    let mut found = paths.paths.iter().flat_map(|(path, item)| {
-        methods(item)
-            .into_iter()
-            .map(move |(method, _)| (path.as_str(), method))
-    });
-    match (found.next(), found.next()) {
-        (Some((path, method)), None) => (intern(path), method),
-        _ => panic!("an API handler must document exactly one operation"),
-    }
-}
-
-/// A route's path as a `&'static str`, kept once however often the table is built.
-fn intern(path: &str) -> &'static str {
-    static PATHS: LazyLock<Mutex<BTreeSet<&'static str>>> = LazyLock::new(Default::default);
-    let mut paths = PATHS.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(p) = paths.get(path) {
-        return p;
-    }
-    let p: &'static str = Box::leak(path.to_string().into_boxed_str());
-    paths.insert(p);
-    p
-}
-
-fn methods(item: &PathItem) -> Vec<(&'static str, &Operation)> {
-    [
-        ("GET", &item.get),
-        ("POST", &item.post),
-        ("PUT", &item.put),
-        ("DELETE", &item.delete),
-        ("PATCH", &item.patch),
-        ("HEAD", &item.head),
-        ("OPTIONS", &item.options),
-        ("TRACE", &item.trace),
-    ]
-    .into_iter()
-    .filter_map(|(m, op)| op.as_ref().map(|op| (m, op)))
-    .collect()
-}
 
 fn operation_mut<'a>(item: &'a mut PathItem, method: &str) -> Option<&'a mut Operation> {
     match method {
@@ -221,8 +180,8 @@ fn decorate(spec: &RouteSpec, op: &mut Operation) {
     }
 }
 
-/// The whole document.
-pub fn document() -> OpenApi {
+/// The whole document, of these routes.
+pub fn document(routes: Vec<Route>) -> OpenApi {
     let mut paths = Paths::new();
     let mut components = ComponentsBuilder::new()
         .security_scheme(
@@ -241,7 +200,7 @@ pub fn document() -> OpenApi {
     let mut error_schemas = Vec::new();
     ErrorBody::schemas(&mut error_schemas);
     components.schemas.extend(error_schemas);
-    for route in super::routes() {
+    for route in routes {
         let Some(api) = route.doc else { continue };
         components.schemas.extend(api.schemas);
         for (path, mut item) in api.paths.paths {
@@ -324,14 +283,27 @@ person in the role they hold in that campaign, and 403 to anyone who holds none 
 admins are server-wide. The reasons, levels, tasks and QA types a campaign takes are its \
 protocol's: `GET /api/v1/campaigns/{campaign}/protocol`.";
 
-/// The document as served, made once.
-pub fn document_json() -> &'static str {
-    static JSON: LazyLock<String> = LazyLock::new(|| {
-        document()
-            .to_pretty_json()
-            .unwrap_or_else(|e| format!("{{\"error\": \"internal\", \"detail\": \"{e}\"}}"))
-    });
-    &JSON
+/// The document as served.
+pub fn to_json(doc: &OpenApi) -> String {
+    doc.to_pretty_json()
+        .unwrap_or_else(|e| format!("{{\"error\": \"internal\", \"detail\": \"{e}\"}}"))
+}
+
+/// The served document, which `web::app` hands every request.
+#[derive(Clone, Copy)]
+pub struct Served(pub &'static str);
+
+/// The OpenAPI document of this API, made from the handlers themselves (see
+/// `web::doc`).
+#[utoipa::path(
+    get,
+    path = "/api/v1/openapi.json",
+    tag = "documentation",
+    operation_id = "openapi",
+    responses((status = 200, description = "This document (OpenAPI 3.1)", content_type = "application/json", body = Object))
+)]
+pub async fn openapi(Extension(Served(json)): Extension<Served>) -> Response {
+    ([(header::CONTENT_TYPE, "application/json")], json).into_response()
 }
 
 /// Swagger UI, set to show this document.
@@ -366,15 +338,36 @@ pub async fn docs_file(Path(file): Path<String>) -> Response {
     }
 }
 
+/// The document, and Swagger UI's page and files, for anyone.
+pub fn routes() -> Vec<Route> {
+    use axum::routing::get;
+    vec![
+        Route::api(Access::Public, utoipa_axum::routes!(openapi)),
+        Route::new(
+            "GET",
+            "/api/v1/docs",
+            Access::Public,
+            Kind::Asset,
+            get(docs_root),
+        ),
+        Route::new(
+            "GET",
+            "/api/v1/docs/{*file}",
+            Access::Public,
+            Kind::Asset,
+            get(docs_file),
+        ),
+    ]
+}
+
 #[cfg(test)]
 mod tests {
-    use super::super::Kind;
     use super::*;
 
     #[test]
     fn every_api_route_is_documented_with_its_rule_and_errors() {
-        let doc = serde_json::to_value(document()).unwrap();
-        for spec in super::super::route_table() {
+        let doc = serde_json::to_value(crate::web::document()).unwrap();
+        for spec in crate::web::route_table() {
             if spec.kind != Kind::Api {
                 continue;
             }

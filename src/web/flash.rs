@@ -58,7 +58,7 @@ fn is_local_page(l: &str) -> bool {
 /// A 303 to a local path that leaves `message` for the page it leads to, with a link
 /// back to `link` (a local campaign page, such as the item just saved).
 pub fn redirect_with_link(path: &str, message: &str, link: &str) -> Response {
-    let mut resp = super::see_other(path);
+    let mut resp = super::reply::see_other(path);
     let value = format!(
         "{}&{}",
         encode(message),
@@ -73,7 +73,7 @@ pub fn redirect_with_link(path: &str, message: &str, link: &str) -> Response {
 
 /// A 303 to a local path that leaves `message` for the page it leads to.
 pub fn redirect(path: &str, message: &str) -> Response {
-    let mut resp = super::see_other(path);
+    let mut resp = super::reply::see_other(path);
     let cookie = format!(
         "{COOKIE}={}; Path=/; Max-Age=120; HttpOnly; SameSite=Lax",
         encode(message)

@@ -3,12 +3,11 @@
 //! stops sending requests as soon as shutdown starts). A write is probed at most once
 //! a second, so frequent checks cost almost nothing.
 
-use crate::AppState;
+use super::routes::{ADMIN, Access, Route};
+use super::state::AppState;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 /// How long a health check waits for the database's answer: a load balancer's check
@@ -16,24 +15,6 @@ use std::time::{Duration, Instant};
 const PING_WAIT: Duration = Duration::from_secs(2);
 /// How long a write probe's result is reused.
 const PROBE_EVERY: Duration = Duration::from_secs(1);
-
-/// The server's own state, shared by its handlers.
-#[derive(Default)]
-pub struct Life {
-    draining: AtomicBool,
-    last_probe: Mutex<Option<(Instant, Result<(), &'static str>)>>,
-    last_media: Mutex<Option<(Instant, &'static str)>>,
-}
-
-impl Life {
-    pub fn start_draining(&self) {
-        self.draining.store(true, Ordering::SeqCst);
-    }
-
-    pub fn draining(&self) -> bool {
-        self.draining.load(Ordering::SeqCst)
-    }
-}
 
 /// Reads and writes the database (the write at most once a second). A failure is said
 /// in fixed words (anyone may ask); the database's own words go to the log.
@@ -241,4 +222,14 @@ pub async fn metrics(State(state): State<AppState>) -> Response {
         state.metrics.encode(),
     )
         .into_response()
+}
+
+/// Health and readiness for anyone (a load balancer), the metrics for admins.
+pub fn routes() -> Vec<Route> {
+    use utoipa_axum::routes;
+    vec![
+        Route::api(Access::Public, routes!(healthz)),
+        Route::api(Access::Public, routes!(readyz)),
+        Route::api(ADMIN, routes!(metrics)),
+    ]
 }

@@ -11,11 +11,12 @@
 //! `Last-Modified`, so a browser revalidates with a 304; study clips carry neither
 //! (a hash could name a public real clip).
 
-use crate::AppState;
+use super::routes::{Access, Kind, Route};
 use crate::app::exports::{Download, DownloadBody};
 use crate::io::objects::MediaStore;
 use crate::store::accounts::User;
 use crate::store::sessions::GrantedMedia;
+use crate::web::state::AppState;
 use axum::Extension;
 use axum::body::{Body, Bytes};
 use axum::extract::{Path, State};
@@ -968,6 +969,39 @@ pub async fn baseline_clip(
         Ok(m) => serve_blind(&state, &m.sha256, &m.media_type, &method, &headers).await,
         Err(resp) => resp,
     }
+}
+
+/// Clip files, under opaque per-person URLs.
+pub fn routes() -> Vec<Route> {
+    use super::routes::{BASELINE, PARTICIPANT};
+    use Access::SignedIn;
+    use Kind::Media;
+    use axum::routing::get;
+    vec![
+        Route::new("GET", "/media/{token}", SignedIn, Media, get(clip)),
+        Route::new("GET", "/media/{token}/strip", SignedIn, Media, get(strip)),
+        Route::new(
+            "GET",
+            "/study/m/{token}",
+            PARTICIPANT,
+            Media,
+            get(study_clip),
+        ),
+        Route::new(
+            "GET",
+            "/study/m/{token}/frames",
+            PARTICIPANT,
+            Media,
+            get(study_frames),
+        ),
+        Route::new(
+            "GET",
+            "/baseline/m/{token}",
+            BASELINE,
+            Media,
+            get(baseline_clip),
+        ),
+    ]
 }
 
 #[cfg(test)]

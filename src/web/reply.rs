@@ -1,11 +1,12 @@
-//! How the web layer answers people: pages rendered never cached, and errors as a page
-//! that says what went wrong in words (the API's JSON errors are `error::Error`'s).
+//! How the web layer answers people: pages rendered never cached, redirects after a
+//! form, and errors as a page that says what went wrong in words (the API's JSON errors
+//! are `error::Error`'s).
 
 use super::assets;
 use crate::error::Error;
 use askama::Template;
 use axum::http::{StatusCode, header};
-use axum::response::{IntoResponse, Response};
+use axum::response::{IntoResponse, Redirect, Response};
 
 /// Renders a page: HTML, never cached (it carries a CSRF token).
 pub fn render<T: Template>(page: &T) -> Response {
@@ -26,6 +27,11 @@ pub fn render<T: Template>(page: &T) -> Response {
             )
         }
     }
+}
+
+/// A 303 to a local path.
+pub fn see_other(path: &str) -> Response {
+    Redirect::to(path).into_response()
 }
 
 #[derive(Template)]

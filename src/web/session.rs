@@ -1,10 +1,12 @@
-//! Signing in and out, the session cookie, and the CSRF check every form goes through.
+//! Signing in and out (by password, or by an invitation link), the session cookie, and
+//! the CSRF check every form goes through.
 
-use super::pages::{self, PageError, render};
-use crate::AppState;
+use super::reply::{PageError, error_page, render, see_other};
+use super::routes::{Access, Kind, Route};
 use crate::auth;
 use crate::error::Error;
 use crate::store::sessions::{Admission, Session};
+use crate::web::state::AppState;
 use askama::Template;
 use axum::body::Body;
 use axum::extract::{ConnectInfo, FromRequestParts, Path, Query, RawForm, Request, State};
@@ -77,7 +79,7 @@ fn equal_in_constant_time(a: &[u8], b: &[u8]) -> bool {
 }
 
 fn forged() -> Response {
-    pages::error_page(
+    error_page(
         StatusCode::FORBIDDEN,
         "This form has expired or did not come from this site. Go back, reload the page and try again.",
     )
@@ -106,7 +108,7 @@ pub async fn check_csrf(req: Request, expected: Option<&str>) -> Result<Request,
     let (parts, body) = req.into_parts();
     let bytes = axum::body::to_bytes(body, MAX_FORM_BYTES)
         .await
-        .map_err(|_| pages::error_page(StatusCode::PAYLOAD_TOO_LARGE, "The form is too large."))?;
+        .map_err(|_| error_page(StatusCode::PAYLOAD_TOO_LARGE, "The form is too large."))?;
     let token = serde_urlencoded::from_bytes::<Vec<(String, String)>>(&bytes)
         .ok()
         .and_then(|pairs| {
@@ -209,7 +211,7 @@ fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
 pub fn to_login(uri: &Uri) -> Response {
     let back = uri.path_and_query().map_or("/", |p| p.as_str());
     let q = serde_urlencoded::to_string([("next", back)]).unwrap_or_default();
-    super::see_other(&format!("/login?{q}"))
+    see_other(&format!("/login?{q}"))
 }
 
 /// A local path to go to after signing in; anything else becomes `/`.
@@ -517,7 +519,7 @@ pub async fn login(
     }
     let id = state.store.create_session(&user).await?;
     tracing::info!(user = %user.name, roles = %user.describe(), "signed in");
-    let mut resp = super::see_other(&next);
+    let mut resp = see_other(&next);
     set_session_cookie(&state, &mut resp, &id);
     set_cookie(
         &mut resp,
@@ -541,7 +543,7 @@ pub async fn logout(
     _form: RawForm,
 ) -> Result<Response, PageError> {
     state.store.end_session(&session).await?;
-    let mut resp = super::see_other("/login");
+    let mut resp = see_other("/login");
     set_cookie(
         &mut resp,
         format!("{SESSION_COOKIE}=; HttpOnly; SameSite=Lax; Path=/; Max-Age=0"),
@@ -670,7 +672,20 @@ pub async fn join(
         (crate::domain::Part::Baseline, Some(id)) => format!("/baseline/{id}"),
         (_, None) => "/".to_string(),
     };
-    let mut resp = super::see_other(&to);
+    let mut resp = see_other(&to);
     set_session_cookie(&state, &mut resp, &joined.session);
     Ok(resp)
+}
+
+/// Signing in and out, and invitation links (whose token is the credential).
+pub fn routes() -> Vec<Route> {
+    use Access::{Public, SignedIn};
+    use Kind::Page;
+    use axum::routing::{get, post};
+    vec![
+        Route::new("GET", "/login", Public, Page, get(login_page)),
+        Route::new("POST", "/login", Public, Page, post(login)),
+        Route::new("POST", "/logout", SignedIn, Page, post(logout)),
+        Route::new("GET", "/join/{token}", Public, Page, get(join)),
+    ]
 }

@@ -107,47 +107,7 @@ const MATRIX: &[(&str, &str, &str)] = &[
         "admin",
     ),
     ("GET", "/api/v1/campaigns/{campaign}/progress", "admin"),
-    (
-        "GET",
-        "/api/v1/campaigns/{campaign}/export/decisions",
-        "admin",
-    ),
-    (
-        "GET",
-        "/api/v1/campaigns/{campaign}/export/resolutions",
-        "admin",
-    ),
-    ("GET", "/api/v1/campaigns/{campaign}/export/audit", "admin"),
-    (
-        "GET",
-        "/api/v1/campaigns/{campaign}/export/regeneration",
-        "admin",
-    ),
-    (
-        "GET",
-        "/api/v1/campaigns/{campaign}/export/study-responses",
-        "admin",
-    ),
-    (
-        "GET",
-        "/api/v1/campaigns/{campaign}/export/blind-answers",
-        "admin",
-    ),
-    (
-        "GET",
-        "/api/v1/campaigns/{campaign}/export/known-verdicts",
-        "admin",
-    ),
-    (
-        "GET",
-        "/api/v1/campaigns/{campaign}/export/defect-probabilities",
-        "admin",
-    ),
-    (
-        "GET",
-        "/api/v1/campaigns/{campaign}/export/baseline-answers",
-        "admin",
-    ),
+    ("GET", "/api/v1/campaigns/{campaign}/export/{kind}", "admin"),
     ("POST", "/api/v1/campaigns/{campaign}/imports", "admin"),
     (
         "POST",
@@ -216,12 +176,6 @@ const MATRIX: &[(&str, &str, &str)] = &[
     ("POST", "/c/{campaign}/admin/settings", "admin"),
     ("GET", "/c/{campaign}/admin/audit", "admin"),
     ("GET", "/c/{campaign}/admin/items", "admin"),
-    ("GET", "/c/{campaign}/admin/exports/audit.csv", "admin"),
-    (
-        "GET",
-        "/c/{campaign}/admin/exports/regeneration.jsonl",
-        "admin",
-    ),
     ("GET", "/c/{campaign}/stats", "author admin"),
     ("GET", "/c/{campaign}/stats/{file}", "author admin"),
     ("GET", "/login", "public"),
@@ -250,39 +204,7 @@ const MATRIX: &[(&str, &str, &str)] = &[
     ("POST", "/c/{campaign}/admin/import/upload", "admin"),
     ("POST", "/c/{campaign}/admin/import/folder", "admin"),
     ("GET", "/c/{campaign}/admin/exports", "admin"),
-    ("GET", "/c/{campaign}/admin/exports/decisions.csv", "admin"),
-    (
-        "GET",
-        "/c/{campaign}/admin/exports/resolutions.csv",
-        "admin",
-    ),
-    ("GET", "/c/{campaign}/admin/exports/retained.zip", "admin"),
-    ("GET", "/c/{campaign}/admin/exports/paper.zip", "admin"),
-    (
-        "GET",
-        "/c/{campaign}/admin/exports/study-responses.csv",
-        "admin",
-    ),
-    (
-        "GET",
-        "/c/{campaign}/admin/exports/blind-answers.csv",
-        "admin",
-    ),
-    (
-        "GET",
-        "/c/{campaign}/admin/exports/known-verdicts.csv",
-        "admin",
-    ),
-    (
-        "GET",
-        "/c/{campaign}/admin/exports/defect-probabilities.csv",
-        "admin",
-    ),
-    (
-        "GET",
-        "/c/{campaign}/admin/exports/baseline-answers.csv",
-        "admin",
-    ),
+    ("GET", "/c/{campaign}/admin/exports/{file}", "admin"),
     ("GET", "/api/v1/campaigns/{campaign}/study", "admin"),
     ("GET", "/api/v1/studies", "participant"),
     (
@@ -486,6 +408,7 @@ async fn every_route_refuses_the_roles_it_does_not_name() {
                 .replace("{part}", "baseline")
                 .replace("{file}", "t13.csv")
                 .replace("{file}", "t13.csv")
+                .replace("{kind}", "decisions")
                 .replace("{token}", &media[who.min(roles.len() - 1)])
                 .replace("/static/{hash}/{file}", &css);
             let m = Method::from_bytes(method.as_bytes()).unwrap();

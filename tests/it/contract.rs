@@ -48,7 +48,7 @@ fn strict_defs(doc: &Value) -> Value {
 }
 
 static CONTRACT: LazyLock<Contract> = LazyLock::new(|| {
-    let doc = serde_json::to_value(tandem::web::doc::document()).unwrap();
+    let doc = serde_json::to_value(tandem::web::document()).unwrap();
     let mut routes = Vec::new();
     for (path, item) in doc["paths"].as_object().unwrap() {
         for method in item.as_object().unwrap().keys() {

@@ -4,13 +4,14 @@
 //! set-up, the links and what participants read first.
 
 use super::ApiJson;
-use crate::AppState;
 use crate::domain::Part;
 use crate::domain::baseline::{letter, letter_index};
 use crate::error::Error;
 use crate::store::accounts::User;
 use crate::store::baseline::{Baseline, BaselineProgress, PlaceProgress, SetupSummary};
 use crate::store::invitations::{LinkLine, NewLink, PartSettings};
+use crate::web::routes::{ADMIN, Access, BASELINE, Route};
+use crate::web::state::AppState;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::{Extension, Json};
@@ -527,4 +528,25 @@ pub struct PartSettingsBody {
     pub consent: String,
     #[serde(default)]
     pub keep_external_id: bool,
+}
+
+/// The human baseline: questions and answers for its participants, its set-up for
+/// admins, and invitation links (whose token is the credential).
+pub fn routes() -> Vec<Route> {
+    use utoipa_axum::routes;
+    vec![
+        Route::api(BASELINE, routes!(baselines)),
+        Route::api(BASELINE, routes!(baseline)),
+        Route::api(BASELINE, routes!(begin)),
+        Route::api(BASELINE, routes!(question)),
+        Route::api(BASELINE, routes!(answer)),
+        Route::api(ADMIN, routes!(setup)),
+        Route::api(ADMIN, routes!(status)),
+        // Invitation links: the token is the credential.
+        Route::api(Access::Public, routes!(join)),
+        Route::api(ADMIN, routes!(invite)),
+        Route::api(ADMIN, routes!(links)),
+        Route::api(ADMIN, routes!(revoke)),
+        Route::api(ADMIN, routes!(set_part)),
+    ]
 }

@@ -4,11 +4,12 @@
 //! answers at once (202) with a job (`app::jobs`), whose state any server gives.
 
 use super::{ApiJson, CampaignPath, campaign};
-use crate::AppState;
 use crate::app::exports;
 use crate::app::jobs::{self, Job, Work};
 use crate::error::{Error, Result};
 use crate::store::accounts::User;
+use crate::web::routes::{ADMIN, Route};
+use crate::web::state::AppState;
 use axum::body::Body;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode, header};
@@ -333,4 +334,19 @@ pub async fn delete(State(state): State<AppState>, Path(p): Path<JobPath>) -> Re
     let campaign = campaign(&state, &p.campaign).await?;
     jobs::delete(&state.store, &state.config, &campaign, &p.job).await?;
     Ok(StatusCode::NO_CONTENT)
+}
+
+/// A pipeline's long operations: jobs that any server answers for, for admins.
+pub fn routes() -> Vec<Route> {
+    use utoipa_axum::routes;
+    vec![
+        Route::api(ADMIN, routes!(import_upload)),
+        Route::api(ADMIN, routes!(import_folder)),
+        Route::api(ADMIN, routes!(export_retained)),
+        Route::api(ADMIN, routes!(export_paper)),
+        Route::api(ADMIN, routes!(list)),
+        Route::api(ADMIN, routes!(get)),
+        Route::api(ADMIN, routes!(result)),
+        Route::api(ADMIN, routes!(delete)),
+    ]
 }

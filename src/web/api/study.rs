@@ -3,12 +3,13 @@
 //! the study's set-up and progress for admins and authors.
 
 use super::ApiJson;
-use crate::AppState;
 use crate::domain::study::{SetAnswer, Truth};
 use crate::error::Error;
 use crate::store::accounts::User;
 use crate::store::study::{ParticipantProgress, ShownSet, Study};
 use crate::web::media::study_clip_urls;
+use crate::web::routes::{ADMIN, PARTICIPANT, Route};
+use crate::web::state::AppState;
 use axum::extract::{Path, State};
 use axum::{Extension, Json};
 use serde::{Deserialize, Serialize};
@@ -317,4 +318,57 @@ pub(super) async fn study_status(
         clips,
         participants,
     })
+}
+
+/// How the study shows its clips.
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+#[schema(example = json!({"display": "strip", "frames": 8}))]
+pub struct DisplayBody {
+    /// `video` or `strip`
+    #[schema(example = "strip")]
+    display: String,
+    /// Frames in a strip (with `strip`)
+    #[serde(default = "default_frames")]
+    frames: i64,
+}
+
+fn default_frames() -> i64 {
+    8
+}
+
+/// Set how the study shows its clips to participants: the videos, or strips of frames
+/// (drawn now, for every clip of the study).
+#[utoipa::path(
+    put,
+    path = "/api/v1/campaigns/{campaign}/study/display",
+    tag = "study",
+    operation_id = "set_study_display",
+    params(super::CampaignPath),
+    request_body = DisplayBody,
+    responses((status = 200, description = "The study as it now stands", body = StudyStatus))
+)]
+pub async fn set_study_display(
+    State(state): State<AppState>,
+    Path(p): Path<super::CampaignPath>,
+    ApiJson(body): ApiJson<DisplayBody>,
+) -> crate::error::Result<Json<StudyStatus>> {
+    let campaign = super::campaign(&state, &p.campaign).await?;
+    let display = crate::domain::study::Display::parse(&body.display)
+        .map_err(|m| Error::field("display", m))?;
+    crate::app::set_study_display(&state.store, &state.config, &campaign, display, body.frames)
+        .await?;
+    study_status(&state, &campaign).await.map(Json)
+}
+
+/// The study for its participants; its set-up and progress for admins.
+pub fn routes() -> Vec<Route> {
+    use utoipa_axum::routes;
+    vec![
+        Route::api(ADMIN, routes!(status)),
+        Route::api(ADMIN, routes!(set_study_display)),
+        Route::api(PARTICIPANT, routes!(studies)),
+        Route::api(PARTICIPANT, routes!(set)),
+        Route::api(PARTICIPANT, routes!(answer)),
+    ]
 }

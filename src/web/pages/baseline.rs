@@ -3,11 +3,12 @@
 //! participant's figures, and the downloads.
 
 use super::{Chrome, PageResult, render};
-use crate::AppState;
 use crate::domain::baseline::letter;
 use crate::report::baseline::{self as report, BaselineReport, Groups};
 use crate::stats::circular::{Accuracy, IntervalMethod, Proportion};
 use crate::store::sessions::Session;
+use crate::web::routes::{AUTHOR_OR_ADMIN, Kind::Page, Route};
+use crate::web::state::AppState;
 use askama::Template;
 use axum::Extension;
 use axum::extract::{Path, State};
@@ -190,4 +191,16 @@ pub async fn results(
         r.as_ref(),
         super::stats::now_seconds(),
     )))
+}
+
+/// The human baseline's results.
+pub fn routes() -> Vec<Route> {
+    use axum::routing::get;
+    vec![Route::new(
+        "GET",
+        "/c/{campaign}/baseline/results",
+        AUTHOR_OR_ADMIN,
+        Page,
+        get(results),
+    )]
 }

@@ -6,7 +6,6 @@ use super::{
     Carried, Chrome, FormFields, PageResult, ReasonBox, for_people, pretty, reason_boxes, render,
     stage,
 };
-use crate::AppState;
 use crate::domain::rules::check_verdict;
 use crate::domain::taxonomy::Taxonomy;
 use crate::domain::video::Flaw;
@@ -19,6 +18,8 @@ use crate::store::calibration::{
 use crate::store::catalog::Settings;
 use crate::store::review::{VerdictRequest, VersionRule};
 use crate::store::sessions::Session;
+use crate::web::routes::{ADMIN, Kind::Page, Route, VALIDATOR};
+use crate::web::state::AppState;
 use askama::Template;
 use axum::Extension;
 use axum::extract::{Path, RawForm, State};
@@ -371,7 +372,7 @@ pub async fn decide(
     };
     match result {
         // The same page now shows the known verdict next to the one given.
-        Ok(_) => Ok(crate::web::see_other(&format!(
+        Ok(_) => Ok(super::see_other(&format!(
             "/c/{c}/calibration/{}/{key}",
             stage.number()
         ))),
@@ -797,4 +798,74 @@ pub async fn settings(
         Err(e @ Error::Field { .. }) => refused_on_admin_page(&state, &session, &c, &e).await,
         Err(e) => Err(e.into()),
     }
+}
+
+/// Calibration for validators, and its administration.
+pub fn routes() -> Vec<Route> {
+    use axum::routing::{get, post};
+    vec![
+        Route::new(
+            "GET",
+            "/c/{campaign}/calibration",
+            VALIDATOR,
+            Page,
+            get(status),
+        ),
+        Route::new(
+            "GET",
+            "/c/{campaign}/calibration/{stage}/{item}",
+            VALIDATOR,
+            Page,
+            get(item),
+        ),
+        Route::new(
+            "POST",
+            "/c/{campaign}/calibration/{stage}/{item}",
+            VALIDATOR,
+            Page,
+            post(decide),
+        ),
+        Route::new(
+            "GET",
+            "/c/{campaign}/admin/calibration",
+            ADMIN,
+            Page,
+            get(admin),
+        ),
+        Route::new(
+            "POST",
+            "/c/{campaign}/admin/calibration/reset",
+            ADMIN,
+            Page,
+            post(reset),
+        ),
+        Route::new(
+            "POST",
+            "/c/{campaign}/admin/calibration/lift",
+            ADMIN,
+            Page,
+            post(lift),
+        ),
+        Route::new(
+            "POST",
+            "/c/{campaign}/admin/calibration/copy",
+            ADMIN,
+            Page,
+            post(copy),
+        ),
+        Route::new(
+            "POST",
+            "/c/{campaign}/admin/calibration/mark",
+            ADMIN,
+            Page,
+            post(mark),
+        ),
+        Route::new(
+            "POST",
+            "/c/{campaign}/admin/settings",
+            ADMIN,
+            Page,
+            post(settings),
+        ),
+    ]
 }

@@ -12,10 +12,11 @@ pub mod stats;
 pub mod study;
 
 use super::assets;
-use crate::AppState;
+use super::routes::{Access, Kind, Route};
 use crate::domain::{Role, Stage};
 use crate::error::Error;
 use crate::store::sessions::Session;
+use crate::web::state::AppState;
 use askama::Template;
 use axum::Extension;
 use axum::extract::State;
@@ -136,7 +137,7 @@ impl Chrome {
     }
 }
 
-pub use super::reply::{PageError, PageResult, error_page, for_people, render};
+pub use super::reply::{PageError, PageResult, error_page, for_people, render, see_other};
 
 /// Where a page of a long list starts, as a link gives it: `after` or `before` a row
 /// (`domain::paging::Cursor`); neither is the first page.
@@ -289,7 +290,7 @@ pub async fn home(
         }
     }
     if let [(start, _)] = links.as_slice() {
-        return Ok(super::see_other(start));
+        return Ok(see_other(start));
     }
     let chrome = Chrome::new(&state, &session, None, "Tandem", "/").await?;
     Ok(render(&HomePage {
@@ -581,6 +582,31 @@ fn is_empty(v: &serde_json::Value) -> bool {
         serde_json::Value::Array(a) => a.is_empty(),
         _ => false,
     }
+}
+
+/// Every page: the start page, then each area's.
+pub fn routes() -> Vec<Route> {
+    [
+        vec![Route::new(
+            "GET",
+            "/",
+            Access::SignedIn,
+            Kind::Page,
+            axum::routing::get(home),
+        )],
+        review::routes(),
+        resolve::routes(),
+        calibration::routes(),
+        stats::routes(),
+        study::routes(),
+        participate::routes(),
+        participants::routes(),
+        baseline::routes(),
+        admin::routes(),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
 }
 
 #[cfg(test)]

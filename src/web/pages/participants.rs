@@ -3,13 +3,14 @@
 //! (made, listed, revoked).
 
 use super::{Chrome, FormFields, PageResult, render};
-use crate::AppState;
 use crate::domain::Part;
 use crate::error::Error;
 use crate::report::baseline::Groups;
 use crate::store::baseline::{Baseline, PlaceProgress};
 use crate::store::invitations::{LinkLine, NewLink, PartSettings};
 use crate::store::sessions::Session;
+use crate::web::routes::{ADMIN, Kind::Page, Route};
+use crate::web::state::AppState;
 use askama::Template;
 use axum::Extension;
 use axum::extract::{Path, RawForm, State};
@@ -270,4 +271,46 @@ pub async fn revoke(
         &format!("/c/{c}/admin/participants"),
         &message,
     ))
+}
+
+/// The participants of the study and the baseline: set-up and invitation links.
+pub fn routes() -> Vec<Route> {
+    use axum::routing::{get, post};
+    vec![
+        Route::new(
+            "GET",
+            "/c/{campaign}/admin/participants",
+            ADMIN,
+            Page,
+            get(page),
+        ),
+        Route::new(
+            "POST",
+            "/c/{campaign}/admin/participants/baseline",
+            ADMIN,
+            Page,
+            post(setup),
+        ),
+        Route::new(
+            "POST",
+            "/c/{campaign}/admin/participants/settings",
+            ADMIN,
+            Page,
+            post(settings),
+        ),
+        Route::new(
+            "POST",
+            "/c/{campaign}/admin/participants/links",
+            ADMIN,
+            Page,
+            post(invite),
+        ),
+        Route::new(
+            "POST",
+            "/c/{campaign}/admin/participants/revoke",
+            ADMIN,
+            Page,
+            post(revoke),
+        ),
+    ]
 }

@@ -6,12 +6,13 @@
 //! id, clip id, source, key, campaign name or another rotation's order in front of them.
 
 use super::{Chrome, FormFields, PageResult, render};
-use crate::AppState;
 use crate::domain::Part;
 use crate::domain::baseline::{letter, letter_index};
 use crate::error::Error;
 use crate::store::baseline::{Baseline, BaselineProgress};
 use crate::store::sessions::Session;
+use crate::web::routes::{BASELINE, Kind::Page, Route};
+use crate::web::state::AppState;
 use askama::Template;
 use axum::Extension;
 use axum::extract::{Path, RawForm, State};
@@ -83,7 +84,7 @@ pub async fn begin(
 ) -> PageResult {
     let baseline = state.store.baseline_by_id(id).await?;
     let p = state.store.begin_baseline(&baseline, &session.user).await?;
-    Ok(crate::web::see_other(&next_url(&baseline, &p)))
+    Ok(super::see_other(&next_url(&baseline, &p)))
 }
 
 fn next_url(baseline: &Baseline, p: &BaselineProgress) -> String {
@@ -202,7 +203,7 @@ pub async fn answer(
         .answer_baseline(&baseline, &session.user, seq, chosen)
         .await
     {
-        Ok(p) => Ok(crate::web::see_other(&next_url(&baseline, &p))),
+        Ok(p) => Ok(super::see_other(&next_url(&baseline, &p))),
         Err(Error::Invalid(m) | Error::Conflict(m)) => {
             item_page(&state, &session, &baseline, seq, vec![m]).await
         }
@@ -211,4 +212,33 @@ pub async fn answer(
         }
         Err(e) => Err(e.into()),
     }
+}
+
+/// The human baseline, taken question by question.
+pub fn routes() -> Vec<Route> {
+    use axum::routing::{get, post};
+    vec![
+        Route::new("GET", "/baseline/{baseline}", BASELINE, Page, get(start)),
+        Route::new(
+            "POST",
+            "/baseline/{baseline}/begin",
+            BASELINE,
+            Page,
+            post(begin),
+        ),
+        Route::new(
+            "GET",
+            "/baseline/{baseline}/{seq}",
+            BASELINE,
+            Page,
+            get(item),
+        ),
+        Route::new(
+            "POST",
+            "/baseline/{baseline}/{seq}",
+            BASELINE,
+            Page,
+            post(answer),
+        ),
+    ]
 }

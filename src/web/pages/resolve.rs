@@ -3,12 +3,13 @@
 
 use super::review::{Player, QuestionLine, TaskLine, player, question_line, task_line};
 use super::{Chrome, FormFields, PageResult, pretty, render, stage};
-use crate::AppState;
 use crate::domain::taxonomy::Taxonomy;
 use crate::domain::{Origin, Outcome, Resolution, Role, Stage};
 use crate::error::Error;
 use crate::store::review::{ResolutionRequest, SplitItem, SplitSide};
 use crate::store::sessions::Session;
+use crate::web::routes::{AUTHOR, AUTHOR_OR_ADMIN, Kind::Page, Route};
+use crate::web::state::AppState;
 use askama::Template;
 use axum::Extension;
 use axum::extract::{Path, RawForm, State};
@@ -296,4 +297,32 @@ pub async fn decide(
         }
         Err(e) => Err(e.into()),
     }
+}
+
+/// The authors' splits.
+pub fn routes() -> Vec<Route> {
+    use axum::routing::{get, post};
+    vec![
+        Route::new(
+            "GET",
+            "/c/{campaign}/splits/{stage}",
+            AUTHOR_OR_ADMIN,
+            Page,
+            get(queue),
+        ),
+        Route::new(
+            "GET",
+            "/c/{campaign}/splits/{stage}/{item}",
+            AUTHOR_OR_ADMIN,
+            Page,
+            get(item),
+        ),
+        Route::new(
+            "POST",
+            "/c/{campaign}/splits/{stage}/{item}",
+            AUTHOR,
+            Page,
+            post(decide),
+        ),
+    ]
 }

@@ -5,13 +5,14 @@ use super::{
     Carried, Chrome, FormFields, PageResult, ReasonBox, for_people, pretty, reason_boxes, render,
     stage,
 };
-use crate::AppState;
 use crate::clock::now_micros;
 use crate::domain::{Origin, Stage, Verdict};
 use crate::error::Error;
 use crate::store::review::{ValidatorItem, VerdictRequest, VersionRule};
 use crate::store::sessions::Session;
 use crate::web::media;
+use crate::web::routes::{Kind::Page, Route, VALIDATOR};
+use crate::web::state::AppState;
 use askama::Template;
 use axum::Extension;
 use axum::extract::{Path, RawForm, State};
@@ -273,7 +274,7 @@ async fn calibration_first(
             .await?
             .open()
     {
-        return Ok(crate::web::see_other(&format!(
+        return Ok(super::see_other(&format!(
             "/c/{}/calibration",
             campaign.name
         )));
@@ -641,4 +642,39 @@ pub async fn blind_answer(
         }
         Err(e) => Err(e.into()),
     }
+}
+
+/// The validators' queues and items, both stages.
+pub fn routes() -> Vec<Route> {
+    use axum::routing::{get, post};
+    vec![
+        Route::new(
+            "GET",
+            "/c/{campaign}/review/{stage}",
+            VALIDATOR,
+            Page,
+            get(queue),
+        ),
+        Route::new(
+            "GET",
+            "/c/{campaign}/review/{stage}/{item}",
+            VALIDATOR,
+            Page,
+            get(item),
+        ),
+        Route::new(
+            "POST",
+            "/c/{campaign}/review/{stage}/{item}",
+            VALIDATOR,
+            Page,
+            post(decide),
+        ),
+        Route::new(
+            "POST",
+            "/c/{campaign}/review/{stage}/{item}/blind",
+            VALIDATOR,
+            Page,
+            post(blind_answer),
+        ),
+    ]
 }

@@ -2,7 +2,6 @@
 //! the author queue, with every table to download as CSV, JSON and LaTeX.
 
 use super::{Chrome, PageResult, render};
-use crate::AppState;
 use crate::domain::facts::{Scope, Versions};
 use crate::error::Error;
 use crate::report::format::{Format, TableId, render as render_table, thousands};
@@ -10,6 +9,8 @@ use crate::report::quality::ReviewQualityReply;
 use crate::report::{QcReport, StageSummary, svg};
 use crate::store::catalog::Campaign;
 use crate::store::sessions::Session;
+use crate::web::routes::{AUTHOR_OR_ADMIN, Kind::Page, Route};
+use crate::web::state::AppState;
 use askama::Template;
 use axum::Extension;
 use axum::extract::{Path, Query, State};
@@ -493,4 +494,25 @@ pub async fn download(
         body,
     )
         .into_response())
+}
+
+/// The QC dashboard and its downloads.
+pub fn routes() -> Vec<Route> {
+    use axum::routing::get;
+    vec![
+        Route::new(
+            "GET",
+            "/c/{campaign}/stats",
+            AUTHOR_OR_ADMIN,
+            Page,
+            get(dashboard),
+        ),
+        Route::new(
+            "GET",
+            "/c/{campaign}/stats/{file}",
+            AUTHOR_OR_ADMIN,
+            Page,
+            get(download),
+        ),
+    ]
 }

@@ -6,12 +6,13 @@
 //! source, truth, file name or campaign name in front of a participant.
 
 use super::{Chrome, FormFields, PageResult, render};
-use crate::AppState;
 use crate::domain::study::{Display, RANK_AXES, SetAnswer, Truth};
 use crate::error::Error;
 use crate::report::study::{self as report, StudyReport};
 use crate::store::sessions::Session;
 use crate::store::study::{ShownSet, Study};
+use crate::web::routes::{ADMIN, AUTHOR_OR_ADMIN, Kind::Page, PARTICIPANT, Route};
+use crate::web::state::AppState;
 use askama::Template;
 use axum::Extension;
 use axum::extract::{Path, RawForm, State};
@@ -232,7 +233,7 @@ pub async fn answer(
         .answer_study_set(&study, &session.user, position, &answer)
         .await
     {
-        Ok(p) => Ok(super::super::see_other(&match p.next {
+        Ok(p) => Ok(super::see_other(&match p.next {
             Some(n) => format!("/study/{id}/{n}"),
             None => format!("/study/{id}"),
         })),
@@ -617,4 +618,41 @@ pub async fn results(
     let here = format!("/c/{c}/study/results");
     let chrome = Chrome::new(&state, &session, Some(&c), "Study results", &here).await?;
     Ok(render(&results_page(chrome, c, r.as_ref())))
+}
+
+/// The blind study: the participants' sets, its set-up and its results.
+pub fn routes() -> Vec<Route> {
+    use axum::routing::{get, post};
+    vec![
+        Route::new("GET", "/study/{study}", PARTICIPANT, Page, get(start)),
+        Route::new(
+            "GET",
+            "/study/{study}/{position}",
+            PARTICIPANT,
+            Page,
+            get(set),
+        ),
+        Route::new(
+            "POST",
+            "/study/{study}/{position}",
+            PARTICIPANT,
+            Page,
+            post(answer),
+        ),
+        Route::new("GET", "/c/{campaign}/admin/study", ADMIN, Page, get(admin)),
+        Route::new(
+            "POST",
+            "/c/{campaign}/admin/study/display",
+            ADMIN,
+            Page,
+            post(set_display),
+        ),
+        Route::new(
+            "GET",
+            "/c/{campaign}/study/results",
+            AUTHOR_OR_ADMIN,
+            Page,
+            get(results),
+        ),
+    ]
 }
