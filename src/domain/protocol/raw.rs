@@ -1,0 +1,89 @@
+//! A protocol file as TOML gives it, before any check: each value with its place in the
+//! text (`Spanned`), so that a problem names its line.
+
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use toml::Spanned;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawFile {
+    pub protocol: Spanned<RawHeader>,
+    #[serde(default)]
+    pub task: Vec<Spanned<RawTask>>,
+    #[serde(default)]
+    pub qa_type: Vec<Spanned<RawQaType>>,
+    #[serde(default)]
+    pub reason: Vec<Spanned<RawReason>>,
+    #[serde(default)]
+    pub sampling: Vec<Spanned<RawSampling>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawHeader {
+    pub name: Spanned<String>,
+    pub version: Spanned<i64>,
+    #[serde(default)]
+    pub description: String,
+    pub target_per_task: Option<Spanned<i64>>,
+    #[serde(default = "yes")]
+    pub export_variants: bool,
+    #[serde(default)]
+    pub clip_review: Option<Spanned<bool>>,
+    pub pairing: Option<Spanned<String>>,
+    pub levels: Option<Spanned<Vec<Spanned<String>>>>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawTask {
+    pub code: Spanned<String>,
+    pub name: Spanned<String>,
+    #[serde(default)]
+    pub attributes: BTreeMap<String, Spanned<String>>,
+    pub qa_types: Spanned<Vec<Spanned<String>>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawQaType {
+    pub code: Spanned<String>,
+    pub name: Spanned<String>,
+    pub level: Spanned<String>,
+    #[serde(default)]
+    pub paired: bool,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawReason {
+    pub stage: Spanned<i64>,
+    pub code: Spanned<String>,
+    pub label: Spanned<String>,
+    pub key: Spanned<i64>,
+    #[serde(default)]
+    pub levels: Option<Spanned<Vec<Spanned<String>>>>,
+    #[serde(default)]
+    pub note: bool,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawSampling {
+    pub stage: Spanned<i64>,
+    pub task: Option<Spanned<String>>,
+    pub qa_type: Option<Spanned<String>>,
+    pub aql: Option<Spanned<f64>>,
+    pub rql: Option<Spanned<f64>>,
+    pub alpha: Option<Spanned<f64>>,
+    pub beta: Option<Spanned<f64>>,
+    pub p: Option<Spanned<f64>>,
+    pub n: Option<Spanned<i64>>,
+    pub c: Option<Spanned<i64>>,
+    pub confidence: Option<Spanned<f64>>,
+}
