@@ -45,52 +45,56 @@ fn capitalized(s: &str) -> String {
 /// A campaign or study that does not exist is `Campaign(None)`, which only admins pass
 /// (to the handler's 404), so that a member cannot tell an unknown campaign from one
 /// that is not theirs. (Admins act as admins everywhere: their requests are not looked
-/// into.)
+/// into.) A lookup that fails for another reason (the database cannot be reached) is
+/// that error, answered as such (503), never a refusal.
 async fn scope_of(
     state: &AppState,
     spec: RouteSpec,
     user: &User,
     req: Request,
-) -> (Request, Scope) {
+) -> (Request, Result<Scope, Error>) {
     if user.admin
         || (!spec.path.contains("{campaign}")
             && !spec.path.contains("{study}")
             && !spec.path.contains("{baseline}"))
     {
-        return (req, Scope::Server);
+        return (req, Ok(Scope::Server));
     }
     let (mut parts, body) = req.into_parts();
     let params = RawPathParams::from_request_parts(&mut parts, state).await;
     let req = Request::from_parts(parts, body);
     let Ok(params) = params else {
-        return (req, Scope::Campaign(None));
+        return (req, Ok(Scope::Campaign(None)));
     };
     for (key, value) in &params {
         let found = match key {
-            "campaign" => state.store.campaign(value).await.ok().map(|c| c.id),
+            "campaign" => found(state.store.campaign(value).await).map(|c| c.map(|c| c.id)),
             "study" => match value.parse::<i64>() {
-                Ok(id) => state
-                    .store
-                    .study_by_id(id)
-                    .await
-                    .ok()
-                    .map(|s| s.campaign_id),
-                Err(_) => None,
+                Ok(id) => {
+                    found(state.store.study_by_id(id).await).map(|s| s.map(|s| s.campaign_id))
+                }
+                Err(_) => Ok(None),
             },
             "baseline" => match value.parse::<i64>() {
-                Ok(id) => state
-                    .store
-                    .baseline_by_id(id)
-                    .await
-                    .ok()
-                    .map(|b| b.campaign_id),
-                Err(_) => None,
+                Ok(id) => {
+                    found(state.store.baseline_by_id(id).await).map(|b| b.map(|b| b.campaign_id))
+                }
+                Err(_) => Ok(None),
             },
             _ => continue,
         };
-        return (req, Scope::Campaign(found));
+        return (req, found.map(Scope::Campaign));
     }
-    (req, Scope::Campaign(None))
+    (req, Ok(Scope::Campaign(None)))
+}
+
+/// A lookup's record, `None` when there is none; any other failure stays an error.
+fn found<T>(r: Result<T, Error>) -> Result<Option<T>, Error> {
+    match r {
+        Ok(v) => Ok(Some(v)),
+        Err(Error::NotFound(_)) => Ok(None),
+        Err(e) => Err(e),
+    }
 }
 
 /// The account behind a request, from its bearer token.
@@ -139,6 +143,10 @@ pub async fn guard(
             };
             let scope;
             (req, scope) = scope_of(&state, spec, &user, req).await;
+            let scope = match scope {
+                Ok(scope) => scope,
+                Err(e) => return e.into_response(),
+            };
             if !spec.access.permits(Some(&user), scope) {
                 return Error::Forbidden(refusal(&user, scope)).into_response();
             }
@@ -156,6 +164,10 @@ pub async fn guard(
             };
             let scope;
             (req, scope) = scope_of(&state, spec, &user, req).await;
+            let scope = match scope {
+                Ok(scope) => scope,
+                Err(e) => return PageError(e).into_response(),
+            };
             if !spec.access.permits(Some(&user), scope) {
                 return (StatusCode::FORBIDDEN, refusal(&user, scope)).into_response();
             }
@@ -189,6 +201,10 @@ pub async fn guard(
                 Some(s) if !matches!(spec.access, Access::Public | Access::SignedIn) => {
                     let scope;
                     (req, scope) = scope_of(&state, spec, &s.user, req).await;
+                    let scope = match scope {
+                        Ok(scope) => scope,
+                        Err(e) => return PageError(e).into_response(),
+                    };
                     if !spec.access.permits(Some(&s.user), scope) {
                         return refuse(StatusCode::FORBIDDEN, &refusal(&s.user, scope));
                     }

@@ -583,3 +583,38 @@ async fn every_response_carries_the_security_headers() {
         assert_eq!(r.headers["x-frame-options"], "DENY");
     }
 }
+
+/// A campaign lookup that fails (the database cannot answer it) is that failure, not a
+/// refusal: a member told 403 during a database hiccup would take it as a lost role.
+/// Here the campaigns table goes away under a running server; the validator's token is
+/// still in the server's copies (read a moment earlier), so the campaign lookup is the
+/// first statement that fails.
+#[tokio::test]
+async fn a_campaign_lookup_that_fails_is_an_error_not_a_refusal() {
+    let app = spawn_app().await;
+    let c = cast(&app).await;
+    let queue = |campaign: &str| format!("/api/v1/campaigns/{campaign}/queue/1");
+    assert_eq!(
+        app.get(&queue(CAMPAIGN), &c.v0).await.status,
+        StatusCode::OK
+    );
+    // Another campaign's name: refused as not theirs while the lookup works.
+    assert_eq!(
+        app.get(&queue("elsewhere"), &c.v0).await.status,
+        StatusCode::FORBIDDEN
+    );
+    sqlx::query("ALTER TABLE campaigns RENAME TO campaigns_away")
+        .execute(&app.db)
+        .await
+        .unwrap();
+    let r = app.get(&queue("elsewhere"), &c.v0).await;
+    assert_eq!(r.status, StatusCode::INTERNAL_SERVER_ERROR, "{}", r.text);
+    sqlx::query("ALTER TABLE campaigns_away RENAME TO campaigns")
+        .execute(&app.db)
+        .await
+        .unwrap();
+    assert_eq!(
+        app.get(&queue("elsewhere"), &c.v0).await.status,
+        StatusCode::FORBIDDEN
+    );
+}
