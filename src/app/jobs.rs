@@ -317,8 +317,12 @@ where
             .and_then(|f| f.sync_all())
             .map_err(|e| Error::io("cannot make the archive durable", e))?;
         std::fs::rename(&p, &d).map_err(|e| Error::io("cannot store the archive", e))?;
-        if let Some(dir) = d.parent() {
-            let _ = std::fs::File::open(dir).and_then(|f| f.sync_all());
+        // The rename is durable only once the folder is: a failure here is the job's.
+        if let Some(dir) = d.parent()
+            && let Err(e) = std::fs::File::open(dir).and_then(|f| f.sync_all())
+        {
+            let _ = std::fs::remove_file(&d);
+            return Err(Error::io("cannot make the archive's folder durable", e));
         }
         Ok((bytes, sha256))
     })
