@@ -44,7 +44,14 @@ pub async fn import_manifest(
     campaign: &str,
     manifest: &Path,
 ) -> Result<ImportSummary> {
-    let taxonomy = store.taxonomy_for(campaign).await?;
+    let taxonomy = match store.campaign(campaign).await {
+        Ok(found) => found.taxonomy,
+        // The default campaign is created by the import's write, with the default protocol.
+        Err(Error::NotFound(_)) if campaign == crate::store::DEFAULT_CAMPAIGN => {
+            std::sync::Arc::new(crate::domain::taxonomy::Taxonomy::vgenst())
+        }
+        Err(e) => return Err(e),
+    };
     let media = media::media_store(store, config).await?;
     let local = matches!(media, io::objects::MediaStore::Local(_));
     let path = manifest.to_path_buf();

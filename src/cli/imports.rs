@@ -68,8 +68,8 @@ pub enum ImportCommand {
 /// known defects may pause a queue as live ones do.
 pub(super) async fn decisions(cmd: ImportCommand, config: &Config, store: &Store) -> Result<()> {
     let ImportCommand::Import { file, campaign } = cmd;
-    let campaign = store.campaign(&campaign.campaign).await?;
     let (rows, problems, what) = read_csv(config, &file, "decisions", io::records::read_decisions)?;
+    let campaign = store.campaign(&campaign.campaign).await?;
     let summary = store
         .import_decisions(&campaign, &rows, problems, &what)
         .await?;
@@ -84,9 +84,9 @@ pub(super) async fn decisions(cmd: ImportCommand, config: &Config, store: &Store
 /// `tandem resolutions import`: authors' resolutions of splits.
 pub(super) async fn resolutions(cmd: ImportCommand, config: &Config, store: &Store) -> Result<()> {
     let ImportCommand::Import { file, campaign } = cmd;
-    let campaign = store.campaign(&campaign.campaign).await?;
     let (rows, problems, what) =
         read_csv(config, &file, "resolutions", io::records::read_resolutions)?;
+    let campaign = store.campaign(&campaign.campaign).await?;
     let summary = store
         .import_resolutions(&campaign, &rows, problems, &what)
         .await?;

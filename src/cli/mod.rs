@@ -47,7 +47,7 @@ pub struct Cli {
 #[derive(Args, Debug, Clone)]
 pub struct CampaignArg {
     /// Campaign name
-    #[arg(long, default_value = "default")]
+    #[arg(long, default_value = crate::store::DEFAULT_CAMPAIGN)]
     pub campaign: String,
 }
 

@@ -83,7 +83,7 @@ impl UserCommand {
                                 "an admin is server-wide and takes no --campaign",
                             ));
                         }
-                        (_, c) => Some(c.unwrap_or_else(|| "default".into())),
+                        (_, c) => Some(c.unwrap_or_else(|| crate::store::DEFAULT_CAMPAIGN.into())),
                     },
                     index,
                     confirmed: false,

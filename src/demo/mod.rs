@@ -22,7 +22,7 @@ pub mod paper;
 use std::path::Path;
 
 /// The campaign the demo fills.
-pub const CAMPAIGN: &str = "default";
+pub const CAMPAIGN: &str = crate::store::DEFAULT_CAMPAIGN;
 const MARKER: &str = ".tandem-demo";
 
 /// The sample clips, in task order.

@@ -57,6 +57,31 @@ macro_rules! sql {
 }
 pub(crate) use sql;
 
+/// The condition that an item of table alias `$t` is retained (`Outcome::is_retained`),
+/// written once for every statement that needs it: `retained!("p")`.
+macro_rules! retained {
+    ($t:literal) => {
+        concat!(
+            $t,
+            ".outcome IN ('both_pass', 'split_accepted', 'by_sample')"
+        )
+    };
+}
+pub(crate) use retained;
+
+/// 1 when an item (alias `i`, its clip's item `p`) is open to review: a clip, a question
+/// of no clip, or a question of a retained clip; else 0.
+macro_rules! question_open {
+    () => {
+        concat!(
+            "CASE WHEN i.stage = 1 OR i.parent_item_id IS NULL OR ",
+            $crate::store::db::retained!("p"),
+            " THEN 1 ELSE 0 END"
+        )
+    };
+}
+pub(crate) use question_open;
+
 /// A `SELECT` that locks the rows of table alias `$t` until the write ends, on
 /// PostgreSQL (`FOR UPDATE OF t`).
 macro_rules! locked {
@@ -608,6 +633,26 @@ pub(crate) use sqlx_tx;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_retained_condition_names_the_retained_outcomes_and_no_other() {
+        use crate::domain::Outcome;
+        let text = retained!("p");
+        let listed: Vec<&str> = text
+            .split(['(', ')'])
+            .nth(1)
+            .unwrap_or_default()
+            .split(", ")
+            .map(|s| s.trim_matches('\''))
+            .collect();
+        let retained: Vec<&str> = Outcome::ALL
+            .into_iter()
+            .filter(|o| o.is_retained())
+            .map(Outcome::as_str)
+            .collect();
+        assert_eq!(listed, retained);
+        assert!(text.starts_with("p.outcome IN ("));
+    }
 
     #[test]
     fn names_become_numbers_in_order_of_first_use() {

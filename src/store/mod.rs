@@ -88,6 +88,8 @@ mod sqlite;
 mod stamp;
 mod write;
 
+pub use write::base::DEFAULT_CAMPAIGN;
+
 /// The texts of the statements whose plans and compilation the tests and benches check
 /// (they name a stage as a parameter, which SQLite's partial indexes could make it
 /// compile again on every run).
@@ -247,7 +249,7 @@ impl Store {
             return Ok(c);
         }
         let found: Option<Campaign> = on_backend!(self, load_campaign(name))?;
-        let c = found.ok_or_else(|| Error::NotFound(format!("no campaign named `{name}`")))?;
+        let c = found.ok_or_else(|| write::base::no_campaign(name))?;
         self.inner.cache.put_campaign(&c);
         Ok(c)
     }
@@ -575,9 +577,6 @@ forward! {
     fn pool_entries(&self) -> Result<Vec<PoolEntry>>;
 
     // Campaigns, tasks, imports.
-    /// The taxonomy a manifest for `name` is checked against: the campaign's own, or the
-    /// built-in one for a campaign that the import will create.
-    fn taxonomy_for(&self, name: &str) -> Result<Arc<crate::domain::taxonomy::Taxonomy>>;
     /// The SHA-256 of every stored video, newest first.
     fn media_hashes(&self) -> Result<Vec<String>>;
     /// The videos whose frame timing ffprobe has not been asked for.

@@ -323,8 +323,53 @@ fn cli_errors_are_one_clear_line_and_a_failure_status() {
         "{err}"
     );
     assert_eq!(err.trim().lines().count(), 1, "{err}");
+    // A campaign that does not exist is named, with what creates it (never another
+    // protocol's campaign made in its place); the file is checked before the campaign.
+    let empty = dir.path().join("empty.csv");
+    std::fs::write(&empty, "").unwrap();
+    let err = fails(&tandem(
+        &data,
+        &[
+            "decisions",
+            "import",
+            "--campaign",
+            "lab",
+            empty.to_str().unwrap(),
+        ],
+    ));
+    assert!(
+        err.contains("no campaign named `lab`")
+            && err.contains("tandem campaign create lab --protocol FILE"),
+        "{err}"
+    );
+    for args in [
+        &["import", "--campaign", "lab", "/nonexistent/manifest.jsonl"][..],
+        &[
+            "user",
+            "add",
+            "w",
+            "--role",
+            "validator",
+            "--index",
+            "9",
+            "--campaign",
+            "lab",
+        ][..],
+    ] {
+        let err = fails(&tandem(&data, args));
+        assert!(err.contains("no campaign named `lab`"), "{args:?}: {err}");
+    }
     let err = fails(&tandem(&data, &["decisions", "import", "nothing.csv"]));
-    assert!(err.contains("no campaign named `default`"), "{err}");
+    assert!(err.contains("nothing.csv"), "{err}");
+    let err = fails(&tandem(
+        &data,
+        &["decisions", "import", empty.to_str().unwrap()],
+    ));
+    assert!(
+        err.contains("the campaign `default` has nothing yet")
+            && err.contains("tandem import FILE"),
+        "{err}"
+    );
     let err = fails(&tandem(&data, &["import", "/nonexistent/manifest.jsonl"]));
     assert!(err.contains("cannot open the manifest"), "{err}");
     let err = fails(&tandem(&data, &["user", "add", "x", "--role", "owner"]));
@@ -509,7 +554,7 @@ fn the_study_through_the_command_line() {
     ok(&tandem(&data, &["migrate"]));
     let err = fails(&tandem(&data, &["study", "status"]));
     assert!(
-        err.contains("no campaign named") || err.contains("has no study"),
+        err.contains("the campaign `default` has nothing yet") || err.contains("has no study"),
         "{err}"
     );
 

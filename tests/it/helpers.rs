@@ -284,6 +284,14 @@ impl TestApp {
         index: Option<i64>,
     ) -> String {
         let hash = tandem::auth::hash_password(PASSWORD).expect("hash");
+        // Another campaign than the default is made first, with the default protocol (a
+        // campaign that does not exist is an error).
+        if self.store.campaign(campaign).await.is_err() {
+            self.store
+                .create_campaign(campaign, &tandem::domain::protocol::vgenst())
+                .await
+                .expect("campaign");
+        }
         self.store
             .add_user(name, role, &hash, Some(campaign.to_string()), index)
             .await

@@ -5,6 +5,7 @@ use crate::domain::import::CheckedManifest;
 use crate::domain::taxonomy::Taxonomy;
 use crate::error::{Error, Result};
 use crate::store::Lock;
+use crate::store::db::question_open;
 use crate::store::write;
 use crate::store::accounts::User;
 use crate::domain::Stage;
@@ -127,13 +128,6 @@ impl Backend {
 impl Backend {
     pub(crate) async fn load_campaign(&self, name: &str) -> Result<Option<Campaign>> {
         write::base::campaign(&mut *self.read().await?, name).await
-    }
-
-    pub(crate) async fn taxonomy_for(&self, name: &str) -> Result<Arc<Taxonomy>> {
-        Ok(match write::base::campaign(&mut *self.read().await?, name).await? {
-            Some(c) => c.taxonomy,
-            None => Arc::new(Taxonomy::vgenst()),
-        })
     }
 
     /// Creates a campaign with its protocol's taxonomy (`write::base::create_campaign`).
@@ -334,11 +328,12 @@ impl Backend {
             held: i64,
             n: i64,
         }
-        let rows: Vec<Row> = qa(
+        let rows: Vec<Row> = qa(concat!(
             "SELECT t.code, i.stage, i.outcome,
                     CAST(CASE WHEN i.decided1 = 1 OR i.decided2 = 1 THEN 1 ELSE 0 END AS BIGINT) AS started,
-                    CAST(CASE WHEN i.stage = 1 OR i.parent_item_id IS NULL
-                                   OR p.outcome IN ('both_pass', 'split_accepted', 'by_sample') THEN 1 ELSE 0 END AS BIGINT) AS is_open,
+                    CAST(",
+            question_open!(),
+            " AS BIGINT) AS is_open,
                     i.held,
                     COUNT(*) AS n
              FROM items i
@@ -346,11 +341,10 @@ impl Backend {
              LEFT JOIN items p ON p.id = i.parent_item_id
              WHERE i.campaign_id = $1 AND i.calibration = 0 AND i.is_current = 1
              GROUP BY t.code, i.stage, i.outcome,
-                      CASE WHEN i.decided1 = 1 OR i.decided2 = 1 THEN 1 ELSE 0 END,
-                      CASE WHEN i.stage = 1 OR i.parent_item_id IS NULL
-                                OR p.outcome IN ('both_pass', 'split_accepted', 'by_sample') THEN 1 ELSE 0 END,
-                      i.held",
-        )
+                      CASE WHEN i.decided1 = 1 OR i.decided2 = 1 THEN 1 ELSE 0 END, ",
+            question_open!(),
+            ", i.held"
+        ))
         .bind(campaign.id)
         .fetch_all(&mut *c)
         .await?;
@@ -400,11 +394,12 @@ impl Backend {
             rater1: Option<String>,
             rater2: Option<String>,
         }
-        let rows: Vec<Row> = qa(
+        let rows: Vec<Row> = qa(concat!(
             "SELECT i.item_key, c.clip_key, t.code, i.outcome,
                     CAST(CASE WHEN i.decided1 = 1 OR i.decided2 = 1 THEN 1 ELSE 0 END AS BIGINT) AS started,
-                    CAST(CASE WHEN i.stage = 1 OR i.parent_item_id IS NULL
-                                   OR p.outcome IN ('both_pass', 'split_accepted', 'by_sample') THEN 1 ELSE 0 END AS BIGINT) AS is_open,
+                    CAST(",
+            question_open!(),
+            " AS BIGINT) AS is_open,
                     i.held,
                     u1.name AS rater1, u2.name AS rater2
              FROM items i
@@ -414,8 +409,8 @@ impl Backend {
              LEFT JOIN users u1 ON u1.id = i.rater1_id LEFT JOIN users u2 ON u2.id = i.rater2_id
              WHERE i.campaign_id = $1 AND i.calibration = 0 AND i.is_current = 1 AND i.stage = $2
                AND ($3 = '' OR t.code = $3)
-             ORDER BY t.position, i.item_key",
-        )
+             ORDER BY t.position, i.item_key"
+        ))
         .bind(campaign.id)
         .bind(stage.number())
         .bind(query.task.as_deref().unwrap_or(""))

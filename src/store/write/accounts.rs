@@ -80,7 +80,7 @@ pub(crate) async fn add_user(
             add_to_pool_of(tx, &user, &placement).await?;
         }
         (Some(campaign), None) => {
-            let campaign = base::ensure_campaign(tx, campaign).await?;
+            let campaign = base::existing_campaign(tx, campaign).await?;
             grant(tx, &user, campaign.id, role).await?;
         }
         _ => {}
@@ -163,9 +163,7 @@ pub(crate) async fn set_role(
     let user = base::user_by_name(tx, name)
         .await?
         .ok_or_else(|| Error::NotFound(format!("no user named `{name}`")))?;
-    let campaign = base::campaign(tx, campaign)
-        .await?
-        .ok_or_else(|| Error::NotFound(format!("no campaign named `{campaign}`")))?;
+    let campaign = base::existing_campaign(tx, campaign).await?;
     access_changed(tx).await?;
     let held = user.role_in(campaign.id);
     if held == Some(Role::Validator) && role != Some(Role::Validator) {
@@ -266,7 +264,7 @@ async fn add_to_pool_of(tx: &mut impl Tx, user: &User, placement: &PoolPlacement
         return Err(Error::field("index", "a pool index is 0 or more"));
     }
     access_changed(tx).await?;
-    let campaign = base::ensure_campaign(tx, &placement.campaign).await?;
+    let campaign = base::existing_campaign(tx, &placement.campaign).await?;
     if let Some(held) = user.role_in(campaign.id).filter(|r| *r != Role::Validator) {
         return Err(Error::Conflict(format!(
             "{} is {} of campaign `{}`; a person holds one role per campaign",

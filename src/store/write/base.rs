@@ -180,12 +180,34 @@ pub(crate) async fn campaign(tx: &mut impl Tx, name: &str) -> Result<Option<Camp
     .transpose()
 }
 
-/// The campaign named `name`, created with VGenST-Bench's protocol if it does not exist.
-pub(crate) async fn ensure_campaign(tx: &mut impl Tx, name: &str) -> Result<Campaign> {
-    if let Some(found) = campaign(tx, name).await? {
-        return Ok(found);
+/// The one campaign that exists without being created: the commands and pages that name
+/// no campaign use it, and its first write creates it with the default protocol
+/// (VGenST-Bench's) unless it was created with another before.
+pub const DEFAULT_CAMPAIGN: &str = "default";
+
+/// A campaign that does not exist: named, with what creates one. Never a silent
+/// fall-back to another protocol.
+pub(crate) fn no_campaign(name: &str) -> Error {
+    if name == DEFAULT_CAMPAIGN {
+        return Error::NotFound(format!(
+            "the campaign `{name}` has nothing yet: import a manifest into it first (`tandem import FILE`), or create it with `tandem campaign create {name} --protocol FILE`"
+        ));
     }
-    create_campaign(tx, name, Taxonomy::vgenst(), None).await
+    Error::NotFound(format!(
+        "no campaign named `{name}`: create it first with `tandem campaign create {name} --protocol FILE` (or on the admin's Campaigns page)"
+    ))
+}
+
+/// The campaign named `name`; an error naming it when there is none, except for
+/// [`DEFAULT_CAMPAIGN`], which is created on its first use.
+pub(crate) async fn existing_campaign(tx: &mut impl Tx, name: &str) -> Result<Campaign> {
+    match campaign(tx, name).await? {
+        Some(found) => Ok(found),
+        None if name == DEFAULT_CAMPAIGN => {
+            create_campaign(tx, DEFAULT_CAMPAIGN, Taxonomy::vgenst(), None).await
+        }
+        None => Err(no_campaign(name)),
+    }
 }
 
 /// Creates the campaign `name` with the taxonomy of its protocol: its tasks in the

@@ -366,9 +366,7 @@ pub(crate) async fn change_protocol(
     name: &str,
     taxonomy: Taxonomy,
 ) -> Result<Campaign> {
-    let campaign = base::campaign(tx, name)
-        .await?
-        .ok_or_else(|| Error::NotFound(format!("no campaign named `{name}`")))?;
+    let campaign = base::existing_campaign(tx, name).await?;
     if *campaign.taxonomy == taxonomy {
         return Ok(campaign);
     }
@@ -580,7 +578,7 @@ pub(crate) async fn import_manifest(
     campaign_name: &str,
     manifest: &CheckedManifest,
 ) -> Result<(ImportSummary, HashSet<String>)> {
-    let campaign = base::ensure_campaign(tx, campaign_name).await?;
+    let campaign = base::existing_campaign(tx, campaign_name).await?;
     let known = known(tx, campaign.id).await?;
     let (plans, summary) = plan_import(&campaign, manifest, &known)?;
     if plans.is_empty() {

@@ -60,7 +60,7 @@ pub(crate) async fn invite(
     part: Part,
     links: &[(String, String)],
 ) -> Result<Vec<String>> {
-    let c = base::ensure_campaign(tx, campaign).await?;
+    let c = base::existing_campaign(tx, campaign).await?;
     let mut names = Vec::with_capacity(links.len());
     let mut n: i64 = tx
         .scalar(

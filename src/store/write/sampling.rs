@@ -30,11 +30,15 @@ macro_rules! pair_queue {
 /// and (a question) of a clip that is retained or of no reviewed clip.
 macro_rules! held_items {
     () => {
-        " FROM items i JOIN tasks t ON t.id = i.task_id
+        concat!(
+            " FROM items i JOIN tasks t ON t.id = i.task_id
      LEFT JOIN items p ON p.id = i.parent_item_id
      WHERE i.campaign_id = :campaign AND i.held = 1 AND i.lot_id IS NULL AND i.is_current = 1
        AND i.calibration = 0 AND i.outcome = 'pending'
-       AND (p.id IS NULL OR p.outcome IN ('both_pass', 'split_accepted', 'by_sample'))"
+       AND (p.id IS NULL OR ",
+            $crate::store::db::retained!("p"),
+            ")"
+        )
     };
 }
 
@@ -104,9 +108,7 @@ pub(crate) async fn run(
     planned: &[PlannedRule],
     seed: u64,
 ) -> Result<SamplingRun> {
-    let c = base::campaign(tx, campaign)
-        .await?
-        .ok_or_else(|| Error::NotFound(format!("no campaign named `{campaign}`")))?;
+    let c = base::existing_campaign(tx, campaign).await?;
     if c.protocol_version != version {
         return Err(Error::Conflict(format!(
             "the protocol of campaign `{campaign}` changed (version {} now, not {version}) while the sample was being planned: run it again",

@@ -469,7 +469,7 @@ pub(crate) async fn import_sets(
     display: Option<(Display, i64)>,
 ) -> Result<(StudyImportSummary, Study)> {
     let what = format!("study sets file {}", sets.path.display());
-    let campaign = base::ensure_campaign(tx, campaign_name).await?;
+    let campaign = base::existing_campaign(tx, campaign_name).await?;
     let study = match study_of(tx, campaign.id).await? {
         Some(s) => s,
         None => {
