@@ -119,33 +119,57 @@ macro_rules! insert_decision {
 /// A new decision, its values from [`DecisionInsert::args`].
 pub(crate) const INSERT_DECISION: &str = insert_decision!();
 
+/// The pair and the queue's marks, as every verdict's write sets them.
+macro_rules! set_marks {
+    () => {
+        "rater1_id = :rater1, rater2_id = :rater2, decided1 = :decided1, decided2 = :decided2"
+    };
+}
+
+/// The outcome's fields that a completing verdict sets besides the final decisions.
+macro_rules! set_outcome {
+    () => {
+        "outcome = :outcome, verdict1 = :verdict1, verdict2 = :verdict2,
+         reasons1 = :reasons1, reasons2 = :reasons2, completed_at = :completed_at"
+    };
+}
+
+/// The questions of a retained clip (`:item`) that no pair has reviewed yet.
+macro_rules! questions_to_open {
+    () => {
+        "parent_item_id = :item AND is_current = 1 AND calibration <> 1 AND rater1_id IS NULL
+         AND held = 0"
+    };
+}
+
 /// The pair fixed and the queue's marks ([`ItemWrite::Marks`]).
-pub(crate) const UPDATE_MARKS: &str = "UPDATE items SET rater1_id = :rater1, rater2_id = :rater2,
-                  decided1 = :decided1, decided2 = :decided2
-     WHERE id = :item";
+pub(crate) const UPDATE_MARKS: &str =
+    concat!("UPDATE items SET ", set_marks!(), " WHERE id = :item");
 
 /// The pair completes ([`ItemWrite::Complete`]).
-pub(crate) const UPDATE_COMPLETE: &str = "UPDATE items SET rater1_id = :rater1, rater2_id = :rater2,
-                  decided1 = :decided1, decided2 = :decided2, outcome = :outcome,
-                  verdict1 = :verdict1, verdict2 = :verdict2, final1_id = :final1, final2_id = :final2,
-                  reasons1 = :reasons1, reasons2 = :reasons2, completed_at = :completed_at
-     WHERE id = :item AND outcome = 'pending'";
+pub(crate) const UPDATE_COMPLETE: &str = concat!(
+    "UPDATE items SET ",
+    set_marks!(),
+    ", ",
+    set_outcome!(),
+    ", final1_id = :final1, final2_id = :final2
+     WHERE id = :item AND outcome = 'pending'"
+);
 
 /// A retained clip's questions enter the queues of the pair that reviewed it (`:item`
 /// the clip's item).
-pub(crate) const OPEN_QUESTIONS: &str = "UPDATE items SET queue1 = :rater1, queue2 = :rater2
-     WHERE parent_item_id = :item AND is_current = 1 AND calibration <> 1 AND rater1_id IS NULL
-       AND held = 0";
+pub(crate) const OPEN_QUESTIONS: &str = concat!(
+    "UPDATE items SET queue1 = :rater1, queue2 = :rater2 WHERE ",
+    questions_to_open!()
+);
 
 /// PostgreSQL: [`INSERT_DECISION`] and [`UPDATE_MARKS`] as one statement.
 pub(crate) const WRITE_MARKS: &str = concat!(
     "WITH d AS (",
     insert_decision!(),
-    "),
-     u AS (UPDATE items SET rater1_id = :rater1, rater2_id = :rater2,
-                            decided1 = :decided1, decided2 = :decided2
-           WHERE id = :item)
-     SELECT 1::BIGINT FROM d"
+    "), u AS (UPDATE items SET ",
+    set_marks!(),
+    " WHERE id = :item) SELECT 1::BIGINT FROM d"
 );
 
 /// PostgreSQL: [`INSERT_DECISION`], [`UPDATE_COMPLETE`] (the new decision's id taken
@@ -155,18 +179,17 @@ pub(crate) const WRITE_MARKS: &str = concat!(
 pub(crate) const WRITE_COMPLETE: &str = concat!(
     "WITH d AS (",
     insert_decision!(),
-    "),
-     u AS (UPDATE items SET rater1_id = :rater1, rater2_id = :rater2,
-                decided1 = :decided1, decided2 = :decided2,
-                outcome = :outcome, verdict1 = :verdict1, verdict2 = :verdict2,
-                final1_id = CASE WHEN :mine_first THEN (SELECT id FROM d) ELSE :partner END,
-                final2_id = CASE WHEN :mine_first THEN :partner ELSE (SELECT id FROM d) END,
-                reasons1 = :reasons1, reasons2 = :reasons2, completed_at = :completed_at
-           WHERE id = :item AND outcome = 'pending' RETURNING id),
-     o AS (UPDATE items SET queue1 = :rater1, queue2 = :rater2
-           WHERE :open AND parent_item_id = :item AND is_current = 1 AND calibration <> 1
-             AND rater1_id IS NULL AND held = 0)
-     SELECT COUNT(*) FROM u"
+    "), u AS (UPDATE items SET ",
+    set_marks!(),
+    ", ",
+    set_outcome!(),
+    ",
+         final1_id = CASE WHEN :mine_first THEN (SELECT id FROM d) ELSE :partner END,
+         final2_id = CASE WHEN :mine_first THEN :partner ELSE (SELECT id FROM d) END
+     WHERE id = :item AND outcome = 'pending' RETURNING id),
+     o AS (UPDATE items SET queue1 = :rater1, queue2 = :rater2 WHERE :open AND ",
+    questions_to_open!(),
+    ") SELECT COUNT(*) FROM u"
 );
 
 impl FactsRow {
