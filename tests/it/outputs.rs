@@ -432,6 +432,18 @@ async fn the_paper_bundle_downloads_as_one_zip_that_compiles() {
         .await;
     assert!(exports.text.contains("/admin/exports/paper.zip"));
     assert!(exports.text.contains("/admin/exports/study-responses.csv"));
+    assert!(exports.text.contains("V1/V2/V3 reformulations"));
+    // A protocol whose export has no reformulations is not promised them.
+    let plain = tandem::domain::protocol::shipped("vgenst")
+        .unwrap()
+        .replacen("[protocol]\n", "[protocol]\nexport_variants = false\n", 1);
+    let plain = tandem::domain::protocol::parse(&plain).unwrap();
+    app.store.create_campaign("plain", &plain).await.unwrap();
+    let other = app
+        .page(Some(&web), Method::GET, "/c/plain/admin/exports", None)
+        .await;
+    assert_eq!(other.status, reqwest::StatusCode::OK, "{}", other.text);
+    assert!(!other.text.contains("V1/V2/V3"), "{}", other.text);
     let r = app
         .client
         .get(format!("{}/c/{CAMPAIGN}/admin/exports/paper.zip", app.base))

@@ -60,7 +60,7 @@ async fn users_page(state: &AppState, session: &Session, error: Option<String>) 
         .collect::<Vec<_>>();
     let mut campaigns = state.store.campaign_names().await?;
     if campaigns.is_empty() {
-        campaigns.push("default".into());
+        campaigns.push(crate::store::DEFAULT_CAMPAIGN.into());
     }
     let chrome = Chrome::new(
         state,

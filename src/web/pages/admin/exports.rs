@@ -21,6 +21,8 @@ struct ExportsPage {
     decisions: usize,
     resolutions: usize,
     retained: usize,
+    /// Whether the protocol's export carries each question's reformulations.
+    variants: bool,
     has_study: bool,
     /// Presentations the human baseline's participants answered.
     baseline_answers: usize,
@@ -42,6 +44,7 @@ pub async fn exports(
         decisions,
         resolutions,
         retained: counts.clips_retained,
+        variants: campaign.taxonomy.variants,
         has_study: state.store.study(&campaign).await?.is_some(),
         baseline_answers: state.store.baseline_answers(&campaign).await?.len(),
     }))

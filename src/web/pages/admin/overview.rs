@@ -121,50 +121,19 @@ impl Shown {
 /// The overview's two charts: per task, Stage 1 against the target and Stage 2.
 fn progress_charts(rows: &[OverviewRow], target: i64) -> (String, String) {
     use crate::report::svg::{Series, stacked_bars};
-    let s1 = [
-        Series {
-            name: "retained",
-            colour: "#1f7a4d",
-        },
-        Series {
-            name: "waiting for an author",
-            colour: "#d49a00",
-        },
-        Series {
-            name: "one verdict in",
-            colour: "#7aa2d6",
-        },
-        Series {
-            name: "not started",
-            colour: "#c9ced8",
-        },
-        Series {
-            name: "rejected, waiting for a new version",
-            colour: "#b3361f",
-        },
-    ];
-    let s2 = [
-        Series {
-            name: "retained",
-            colour: "#1f7a4d",
-        },
-        Series {
-            name: "waiting for an author",
-            colour: "#d49a00",
-        },
-        Series {
-            name: "one verdict in",
-            colour: "#7aa2d6",
-        },
-        Series {
-            name: "not started",
-            colour: "#c9ced8",
-        },
-        Series {
-            name: "dropped (rejected)",
-            colour: "#b3361f",
-        },
-    ];
+    // The same four parts in both stages; the last is what a rejection leads to.
+    let series = |rejected: &'static str| {
+        [
+            ("retained", "#1f7a4d"),
+            ("waiting for an author", "#d49a00"),
+            ("one verdict in", "#7aa2d6"),
+            ("not started", "#c9ced8"),
+            (rejected, "#b3361f"),
+        ]
+        .map(|(name, colour)| Series { name, colour })
+    };
+    let s1 = series("rejected, waiting for a new version");
+    let s2 = series("dropped (rejected)");
     let r1: Vec<(String, Vec<i64>)> = rows
         .iter()
         .map(|r| {
