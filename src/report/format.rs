@@ -4,7 +4,7 @@
 //! `undefined` in LaTeX, and a count of nothing reviewed is marked "not reviewed".
 
 use super::{QcReport, StageSummary};
-use crate::domain::taxonomy::Taxonomy;
+use crate::domain::taxonomy::{Grouping, Table, TaskDef, Taxonomy};
 use crate::error::{Error, Result};
 use crate::stats::agreement::KAPPA_CI95_BOUNDED_METHOD;
 
@@ -47,6 +47,20 @@ impl TableId {
             TableId::T15 => "t15",
             TableId::T16 => "t16",
             TableId::Baseline => "baseline",
+        }
+    }
+
+    /// The table of the taxonomy's names (`Taxonomy::table_name`); none for the human
+    /// baseline's.
+    pub fn table(self) -> Option<Table> {
+        match self {
+            TableId::T11 => Some(Table::T11),
+            TableId::T12 => Some(Table::T12),
+            TableId::T13 => Some(Table::T13),
+            TableId::T14 => Some(Table::T14),
+            TableId::T15 => Some(Table::T15),
+            TableId::T16 => Some(Table::T16),
+            TableId::Baseline => None,
         }
     }
 
@@ -259,19 +273,19 @@ fn ratio(n: i64, of: i64) -> Option<f64> {
     (of > 0).then(|| n as f64 / of as f64)
 }
 
-/// Table 11 as CSV: a row per task with its attributes (VGenST's scale, perspective and
-/// dynamics; another protocol's own attributes, by name), then its counts.
+/// Table 11 as CSV: a row per task with its attributes (those of the protocol's Table 11
+/// layout first, VGenST's scale, perspective and dynamics; then the others by name),
+/// then its counts.
 fn t11_csv(report: &QcReport, tax: &Taxonomy) -> CsvTable {
     use Col::{Num, Text};
-    let attributes: Vec<String> = if grid(tax).by_axes {
-        ["scale", "perspective", "dynamics"]
-            .map(String::from)
-            .to_vec()
-    } else {
-        let names: std::collections::BTreeSet<&String> =
-            tax.tasks.iter().flat_map(|t| t.attributes.keys()).collect();
-        names.into_iter().cloned().collect()
-    };
+    let mut attributes = grid(tax).declared;
+    let others: std::collections::BTreeSet<&String> = tax
+        .tasks
+        .iter()
+        .flat_map(|t| t.attributes.iter().map(|(k, _)| k))
+        .filter(|k| !attributes.contains(k))
+        .collect();
+    attributes.extend(others.into_iter().cloned());
     let mut columns = vec![("task".to_string(), Text)];
     columns.extend(attributes.iter().map(|a| (a.clone(), Text)));
     columns.extend([
@@ -497,70 +511,90 @@ fn title_case(s: &str) -> String {
         .unwrap_or_default()
 }
 
-/// The grid of Table 11. VGenST-Bench's: spatial scales as rows, perspective x dynamics
-/// as columns. Another protocol's tasks, without those three attributes, are grouped by
-/// the first attribute every task declares (its values as rows, one column), or listed
-/// one task a row when they share none.
+/// The grid of Table 11: as the protocol's `[tables] t11` lays it out (VGenST-Bench's:
+/// spatial scales as rows, perspective x dynamics as columns), or, without one, the
+/// tasks grouped by the first attribute every task declares (its values as rows, one
+/// column), or listed one task a row when they share none.
 pub struct Grid {
     /// What the rows are ("spatial scale", an attribute's name, or "task").
     pub row_title: String,
-    /// What the columns are ("perspective / scene dynamics", or empty for one column).
+    /// What the columns are ("perspective / scene dynamics"), or empty for one column.
     pub column_title: String,
     pub rows: Vec<String>,
-    /// The columns' labels ("EGO_STA"; "tasks" for the one column of another protocol).
+    /// The columns' labels ("EGO_STA"; "tasks" for the one column).
     pub columns: Vec<String>,
     /// (row, column) -> the tasks there.
     pub cells: Vec<Vec<Vec<String>>>,
-    /// Whether this is VGenST's layout by scale, perspective and dynamics.
-    pub by_axes: bool,
+    /// The attributes the grid is laid out by when the protocol declares it (rows, then
+    /// columns); none otherwise.
+    pub declared: Vec<String>,
 }
 
 /// Lays a taxonomy's tasks out as Table 11 does.
 pub fn grid(tax: &Taxonomy) -> Grid {
-    let by_axes = tax
-        .tasks
-        .iter()
-        .any(|t| !(t.scale.is_empty() && t.perspective.is_empty() && t.dynamics.is_empty()));
-    if by_axes {
-        let mut rows: Vec<String> = Vec::new();
-        let mut columns: Vec<(String, String)> = Vec::new();
-        for t in &tax.tasks {
-            if !rows.contains(&t.scale) {
-                rows.push(t.scale.clone());
-            }
-            let c = (t.perspective.clone(), t.dynamics.clone());
-            if !columns.contains(&c) {
-                columns.push(c);
-            }
-        }
-        let mut cells = vec![vec![Vec::new(); columns.len()]; rows.len()];
-        for t in &tax.tasks {
-            let r = rows.iter().position(|x| *x == t.scale).unwrap_or(0);
-            let c = columns
-                .iter()
-                .position(|x| x.0 == t.perspective && x.1 == t.dynamics)
-                .unwrap_or(0);
-            cells[r][c].push(t.code.clone());
-        }
-        return Grid {
-            row_title: "spatial scale".into(),
-            column_title: "perspective / scene dynamics".into(),
-            rows,
-            columns: columns.iter().map(column_label).collect(),
-            cells,
-            by_axes,
-        };
+    match &tax.tables.t11 {
+        Some(grouping) => declared_grid(tax, grouping),
+        None => generic_grid(tax),
     }
+}
+
+/// The layout a protocol declares: a row per value of its `rows` attribute, a column per
+/// combination of its `columns` attributes' values, each in the tasks' order.
+fn declared_grid(tax: &Taxonomy, grouping: &Grouping) -> Grid {
+    let value = |t: &TaskDef, name: &str| t.attribute(name).unwrap_or_default().to_string();
+    let column_of =
+        |t: &TaskDef| -> Vec<String> { grouping.columns.iter().map(|c| value(t, c)).collect() };
+    let mut rows: Vec<String> = Vec::new();
+    let mut columns: Vec<Vec<String>> = Vec::new();
+    for t in &tax.tasks {
+        let row = value(t, &grouping.rows);
+        if !rows.contains(&row) {
+            rows.push(row);
+        }
+        let column = column_of(t);
+        if !columns.contains(&column) {
+            columns.push(column);
+        }
+    }
+    let mut cells = vec![vec![Vec::new(); columns.len()]; rows.len()];
+    for t in &tax.tasks {
+        let row = value(t, &grouping.rows);
+        let r = rows.iter().position(|x| *x == row).unwrap_or(0);
+        let column = column_of(t);
+        let c = columns.iter().position(|x| *x == column).unwrap_or(0);
+        cells[r][c].push(t.code.clone());
+    }
+    let columns = if grouping.columns.is_empty() {
+        vec!["tasks".to_string()]
+    } else {
+        columns.iter().map(|c| column_label(c)).collect()
+    };
+    Grid {
+        row_title: grouping.row_title.clone(),
+        column_title: grouping.column_title.clone(),
+        rows,
+        columns,
+        cells,
+        declared: std::iter::once(grouping.rows.clone())
+            .chain(grouping.columns.iter().cloned())
+            .collect(),
+    }
+}
+
+/// Without a declared layout: rows by the first attribute (in the first task's order)
+/// that every task declares, one column; one task a row when there is none.
+fn generic_grid(tax: &Taxonomy) -> Grid {
     let shared = tax.tasks.first().and_then(|first| {
         first
             .attributes
-            .keys()
-            .find(|k| tax.tasks.iter().all(|t| t.attributes.contains_key(*k)))
+            .iter()
+            .map(|(k, _)| k)
+            .find(|k| tax.tasks.iter().all(|t| t.attribute(k).is_some()))
             .cloned()
     });
     let row_title = shared.clone().unwrap_or_else(|| "task".into());
-    let row_of = |t: &crate::domain::taxonomy::TaskDef| match &shared {
-        Some(name) => t.attributes.get(name).cloned().unwrap_or_default(),
+    let row_of = |t: &TaskDef| match &shared {
+        Some(name) => t.attribute(name).unwrap_or_default().to_string(),
         None => t.code.clone(),
     };
     let mut rows: Vec<String> = Vec::new();
@@ -581,17 +615,19 @@ pub fn grid(tax: &Taxonomy) -> Grid {
         rows,
         columns: vec!["tasks".into()],
         cells,
-        by_axes,
+        declared: Vec::new(),
     }
 }
 
-/// "EGO_STA" for (egocentric, static).
-pub fn column_label(c: &(String, String)) -> String {
-    let short = |s: &str| s.chars().take(3).collect::<String>().to_uppercase();
-    format!("{}_{}", short(&c.0), short(&c.1))
+/// A column's label from its attributes' values: each one's first three letters, upper
+/// case, joined by `_` ("EGO_STA" for egocentric, static).
+pub fn column_label(values: &[String]) -> String {
+    let short = |s: &String| s.chars().take(3).collect::<String>().to_uppercase();
+    values.iter().map(short).collect::<Vec<_>>().join("_")
 }
 
-/// The short prefix of a task code ("MC" for MC_F_EGO_STA).
+/// The part of a task code before its first `_` ("MC" for MC_F_EGO_STA): the Table 13
+/// figure's short name of a task (which has no taxonomy at hand).
 pub fn task_prefix(code: &str) -> &str {
     code.split('_').next().unwrap_or(code)
 }
@@ -610,13 +646,13 @@ fn t11_latex(report: &QcReport, tax: &Taxonomy) -> String {
         // A cell holding a split that waits for its author is marked.
         let mark = if c.waiting > 0 { "$^{*}$" } else { "" };
         Some(match uniform {
-            _ if c.reviewed == 0 => format!("n/r ({})", tex(task_prefix(task))),
-            Some(_) => format!("{}{mark} ({})", c.retained, tex(task_prefix(task))),
+            _ if c.reviewed == 0 => format!("n/r ({})", tex(tax.task_label(task))),
+            Some(_) => format!("{}{mark} ({})", c.retained, tex(tax.task_label(task))),
             None => format!(
                 "{}/{}{mark} ({})",
                 c.retained,
                 c.reviewed,
-                tex(task_prefix(task))
+                tex(tax.task_label(task))
             ),
         })
     };
@@ -645,11 +681,17 @@ fn t11_latex(report: &QcReport, tax: &Taxonomy) -> String {
     ));
     out.push_str(&tex(&title_case(&g.row_title)));
     for c in &g.columns {
-        out.push_str(&format!(" & {}", tex(if g.by_axes { c } else { "Tasks" })));
+        // One column is headed as what it holds.
+        let head = if g.column_title.is_empty() {
+            "Tasks"
+        } else {
+            c
+        };
+        out.push_str(&format!(" & {}", tex(head)));
     }
     out.push_str(" \\\\\n\\midrule\n");
     for (r, scale) in g.rows.iter().enumerate() {
-        if g.by_axes {
+        if !g.declared.is_empty() {
             let initial = scale
                 .chars()
                 .next()
@@ -913,6 +955,35 @@ mod tests {
         assert_eq!(g.row_title, "spatial scale");
     }
 
+    /// A protocol's own layout: rows by the attribute it names, one column when it
+    /// names none; the cells show a task by its short label, else its code.
+    #[test]
+    fn a_declared_layout_groups_by_the_protocols_attributes() {
+        let text = format!(
+            "{}\n[tables]\nt11 = {{ rows = \"domain\", row_title = \"question domain\" }}\n",
+            crate::domain::protocol::shipped("glimpse").unwrap()
+        );
+        let tax = crate::domain::protocol::parse(&text).unwrap().taxonomy;
+        let g = grid(&tax);
+        assert_eq!(g.declared, vec!["domain"]);
+        assert_eq!(
+            (g.row_title.as_str(), g.column_title.as_str()),
+            ("question domain", "")
+        );
+        assert_eq!(
+            g.rows,
+            vec!["motion", "time", "quantity", "scene", "embodied"]
+        );
+        assert_eq!(g.columns, vec!["tasks"]);
+        assert_eq!(g.cells[1][0], vec!["TEMP", "EVENT", "REV"]);
+        let vgenst = grid(&Taxonomy::vgenst());
+        assert_eq!(vgenst.declared, vec!["scale", "perspective", "dynamics"]);
+        assert_eq!(
+            column_label(&["exocentric".into(), "dynamic".into()]),
+            "EXO_DYN"
+        );
+    }
+
     /// GLIMPSE's categories carry a `domain` each: rows by domain, one column; tasks
     /// without a shared attribute get a row each.
     #[test]
@@ -920,7 +991,7 @@ mod tests {
         let text = crate::domain::protocol::shipped("glimpse").unwrap();
         let tax = crate::domain::protocol::parse(text).unwrap().taxonomy;
         let g = grid(&tax);
-        assert!(!g.by_axes);
+        assert!(g.declared.is_empty());
         assert_eq!(g.row_title, "domain");
         assert_eq!(
             g.rows,

@@ -214,7 +214,7 @@ pub fn t11_grid(report: &QcReport, tax: &Taxonomy, caption: &Caption) -> String 
             let ink = if frac > 0.8 { "#ffffff" } else { INK };
             let label = tasks
                 .iter()
-                .map(|t| task_prefix(t))
+                .map(|t| tax.task_label(t))
                 .collect::<Vec<_>>()
                 .join(", ");
             if rev > 0 {

@@ -767,10 +767,8 @@ async fn a_protocol_change_keeps_what_is_stored_and_adds_what_is_new() {
     grown.tasks.push(tandem::domain::taxonomy::TaskDef {
         code: "NEWCAT".into(),
         name: "A new category".into(),
-        scale: String::new(),
-        perspective: String::new(),
-        dynamics: String::new(),
-        attributes: [("domain".to_string(), "new".to_string())].into(),
+        short: String::new(),
+        attributes: vec![("domain".to_string(), "new".to_string())],
     });
     grown
         .applicability

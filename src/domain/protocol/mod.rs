@@ -15,7 +15,8 @@
 //! [[task]]
 //! code = "TRJ"
 //! name = "Trajectory Analysis"
-//! attributes = { source = "real" }      # free: any names, text values
+//! short = "TR"                          # optional: its label in a table's cell (the code)
+//! attributes = { source = "real" }      # free: any names, text values, shown in this order
 //! qa_types = ["YN", "MC"]               # the QA types that apply to the task
 //!
 //! [[qa_type]]
@@ -44,6 +45,10 @@
 //! # n = 50                              # ... or the lab's own n and c
 //! # c = 1
 //! confidence = 0.95                     # optional: of each lot's upper bound
+//!
+//! [tables]                              # optional: Table 11's layout, the tables' names
+//! t11 = { rows = "source", row_title = "source of the video" }  # rows: an attribute of every task
+//! names = { t11 = "Table 1" }           # the others keep their generic names
 //! ```
 //!
 //! A file is checked whole: every problem comes back at once, each with its line and
@@ -61,6 +66,7 @@ mod header;
 mod raw;
 mod reasons;
 mod sampling;
+mod tables;
 mod tasks;
 #[cfg(test)]
 mod tests;
@@ -194,6 +200,7 @@ pub fn parse(text: &str) -> Result<Protocol, Vec<ProtocolProblem>> {
         applicability: &tasks.applicability,
     };
     let sampling = sampling::rules(&raw.sampling, &declared, &mut problems);
+    let tables = tables::tables(raw.tables.as_ref(), &tasks.tasks, &mut problems);
     let mut problems = problems.found;
     if !problems.is_empty() {
         problems.sort_by_key(|p| p.line);
@@ -215,6 +222,7 @@ pub fn parse(text: &str) -> Result<Protocol, Vec<ProtocolProblem>> {
             sampling,
             pairing: header.pairing,
             levels,
+            tables,
         },
     })
 }

@@ -17,6 +17,7 @@ pub(super) struct RawFile {
     pub reason: Vec<Spanned<RawReason>>,
     #[serde(default)]
     pub sampling: Vec<Spanned<RawSampling>>,
+    pub tables: Option<Spanned<RawTables>>,
 }
 
 #[derive(Deserialize)]
@@ -44,8 +45,10 @@ fn yes() -> bool {
 pub(super) struct RawTask {
     pub code: Spanned<String>,
     pub name: Spanned<String>,
+    pub short: Option<Spanned<String>>,
+    /// By name; each name's place in the text gives the protocol's order.
     #[serde(default)]
-    pub attributes: BTreeMap<String, Spanned<String>>,
+    pub attributes: BTreeMap<Spanned<String>, Spanned<String>>,
     pub qa_types: Spanned<Vec<Spanned<String>>>,
 }
 
@@ -86,4 +89,33 @@ pub(super) struct RawSampling {
     pub n: Option<Spanned<i64>>,
     pub c: Option<Spanned<i64>>,
     pub confidence: Option<Spanned<f64>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawTables {
+    pub t11: Option<Spanned<RawGrouping>>,
+    pub names: Option<Spanned<RawNames>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawGrouping {
+    pub rows: Spanned<String>,
+    #[serde(default)]
+    pub columns: Vec<Spanned<String>>,
+    pub row_title: Option<Spanned<String>>,
+    pub column_title: Option<Spanned<String>>,
+}
+
+/// A name for each table the protocol names (`domain::taxonomy::Table`'s keys).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawNames {
+    pub t11: Option<Spanned<String>>,
+    pub t12: Option<Spanned<String>>,
+    pub t13: Option<Spanned<String>>,
+    pub t14: Option<Spanned<String>>,
+    pub t15: Option<Spanned<String>>,
+    pub t16: Option<Spanned<String>>,
 }

@@ -62,9 +62,6 @@ pub(super) struct Tasks {
     pub codes: HashSet<String>,
 }
 
-/// Task attributes with a meaning of their own: Table 11 groups VGenST's tasks by them.
-const AXES: [&str; 3] = ["scale", "perspective", "dynamics"];
-
 pub(super) fn tasks(
     raw: &[Spanned<RawTask>],
     qa_codes: &HashSet<String>,
@@ -91,30 +88,51 @@ pub(super) fn tasks(
         if t.name.get_ref().trim().is_empty() {
             problems.push(t.name.span(), at("name"), "is empty");
         }
-        let mut attributes = BTreeMap::new();
-        for (k, v) in &t.attributes {
-            if let Err(m) = check_identifier("an attribute's name", k) {
-                problems.push(v.span(), at("attributes"), m);
+        let short = t.short.as_ref().map_or_else(String::new, |s| {
+            let text = s.get_ref().trim();
+            if text.is_empty() {
+                problems.push(
+                    s.span(),
+                    at("short"),
+                    "is empty (leave it out for the code)",
+                );
             }
-            if v.get_ref().trim().is_empty() {
-                problems.push(v.span(), at(&format!("attributes.{k}")), "is empty");
-            }
-            attributes.insert(k.clone(), v.get_ref().trim().to_string());
-        }
+            text.to_string()
+        });
+        let attributes = attributes(t, &at, problems);
         let applies = applicable(t, qa_codes, &at, problems);
-        let mut axis = |name: &str| attributes.remove(name).unwrap_or_default();
-        let (scale, perspective, dynamics) = (axis(AXES[0]), axis(AXES[1]), axis(AXES[2]));
         out.applicability.insert(code.clone(), applies);
         out.tasks.push(TaskDef {
             code: code.clone(),
             name: t.name.get_ref().trim().to_string(),
-            scale,
-            perspective,
-            dynamics,
+            short,
             attributes,
         });
     }
     out
+}
+
+/// A task's attributes, in the order the file gives them: each name an identifier,
+/// each value text.
+fn attributes(
+    t: &RawTask,
+    at: &dyn Fn(&str) -> String,
+    problems: &mut Problems,
+) -> Vec<(String, String)> {
+    let mut named: Vec<_> = t.attributes.iter().collect();
+    named.sort_by_key(|(k, _)| k.span().start);
+    let mut attributes = Vec::new();
+    for (k, v) in named {
+        let k = k.get_ref();
+        if let Err(m) = check_identifier("an attribute's name", k) {
+            problems.push(v.span(), at("attributes"), m);
+        }
+        if v.get_ref().trim().is_empty() {
+            problems.push(v.span(), at(&format!("attributes.{k}")), "is empty");
+        }
+        attributes.push((k.clone(), v.get_ref().trim().to_string()));
+    }
+    attributes
 }
 
 /// A task's QA types: each declared, none twice.

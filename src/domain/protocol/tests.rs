@@ -1,8 +1,10 @@
-//! The protocol file's checks, section by section, and the shipped protocols.
+//! The protocol file's checks, section by section, the shipped protocols, and their taxonomies
+//! as stored (now and by earlier versions) read back.
 
 use super::*;
 use crate::domain::pairing::Pairing;
 use crate::domain::sampling::PlanSpec;
+use crate::domain::taxonomy::Table;
 use crate::domain::{Level, Stage};
 
 fn problems(text: &str) -> Vec<String> {
@@ -58,9 +60,16 @@ fn a_small_protocol_gives_its_taxonomy() {
     assert_eq!((p.name.as_str(), p.version), ("small", 2));
     let t = &p.taxonomy;
     assert_eq!(t.tasks.len(), 1);
-    assert_eq!(t.tasks[0].scale, "vista");
-    assert_eq!(t.tasks[0].perspective, "");
-    assert_eq!(t.tasks[0].attributes["source"], "real");
+    // The attributes in the file's order, not by name.
+    assert_eq!(
+        t.tasks[0].attributes,
+        [
+            ("source".to_string(), "real".to_string()),
+            ("scale".to_string(), "vista".to_string())
+        ]
+    );
+    assert_eq!(t.tasks[0].attribute_line(), "real, vista");
+    assert_eq!(t.tasks[0].label(), "TRJ");
     assert!(t.applies("TRJ", "YN"));
     assert_eq!(t.qa_type("YN").map(|q| q.level.as_str()), Some("L1"));
 }
@@ -538,5 +547,150 @@ fn the_shipped_vgenst_protocol_is_the_papers_taxonomy() {
         (t.tasks.len(), t.qa_types.len(), t.cell_count()),
         (12, 12, 98)
     );
-    assert!(t.tasks.iter().all(|t| t.attributes.is_empty()));
+    assert!(
+        t.tasks
+            .iter()
+            .all(|t| t.attributes.len() == 3 && t.code.starts_with(&format!("{}_", t.short))),
+        "{:?}",
+        t.tasks
+    );
+}
+
+#[test]
+fn tables_give_table_11_its_layout_and_the_tables_their_names() {
+    let with = format!(
+        "{SMALL}\n[tables]\nt11 = {{ rows = \"scale\", columns = [\"source\"] }}\nnames = {{ t11 = \"Table 1\", t13 = \" Agreement \" }}\n"
+    );
+    let t = parse(&with).unwrap().taxonomy;
+    let g = t.tables.t11.clone().unwrap();
+    assert_eq!(
+        (g.rows.as_str(), g.columns.as_slice()),
+        ("scale", ["source".to_string()].as_slice())
+    );
+    // The titles are the attributes' names when left out.
+    assert_eq!(
+        (g.row_title.as_str(), g.column_title.as_str()),
+        ("scale", "source")
+    );
+    assert_eq!(t.table_name(Table::T11), "Table 1");
+    assert_eq!(t.table_name(Table::T13), "Agreement");
+    assert_eq!(t.table_name(Table::T12), Table::T12.generic_name());
+    // Without the section: the generic layout and names.
+    assert!(parse(SMALL).unwrap().taxonomy.tables.is_default());
+}
+
+#[test]
+fn broken_tables_are_named_with_their_line_and_field() {
+    let second = SMALL.replace(
+        "[[qa_type]]",
+        "[[task]]\ncode = \"TWO\"\nname = \"Two\"\nattributes = { source = \"fake\" }\nqa_types = [\"YN\"]\n\n[[qa_type]]",
+    );
+    let broken = format!(
+        "{second}\n[tables]\nt11 = {{ rows = \"scale\", columns = [\"source\", \"source\"], row_title = \" \" }}\nnames = {{ t12 = \"\" }}\n"
+    );
+    let p = problems(&broken);
+    let line = broken.lines().position(|l| l.starts_with("t11")).unwrap() + 1;
+    assert_eq!(
+        p,
+        [
+            format!(
+                "line {line}, tables.t11.rows: task `TWO` has no attribute `scale` (Table 11 groups every task by it)"
+            ),
+            format!("line {line}, tables.t11.columns[2]: attribute `source` is named twice"),
+            format!(
+                "line {line}, tables.t11.row_title: is empty (leave it out for the attributes' names)"
+            ),
+            format!(
+                "line {}, tables.names.t12: is empty (leave it out for \"Question rejections by task and QA type\")",
+                line + 1
+            ),
+        ]
+    );
+    let unknown = format!("{SMALL}\n[tables]\nnames = {{ t17 = \"Table 17\" }}\n");
+    assert!(
+        problems(&unknown)[0].contains("unknown field `t17`"),
+        "{unknown}"
+    );
+}
+
+/// What Tandem 0.1.0 stored for each shipped protocol, read back: the same taxonomy as
+/// the shipped file gives today.
+#[test]
+fn a_taxonomy_stored_by_0_1_0_reads_into_the_present_form() {
+    let stored = [
+        (
+            "vgenst",
+            include_str!("../taxonomy/stored-0.1.0-vgenst.json"),
+        ),
+        (
+            "glimpse",
+            include_str!("../taxonomy/stored-0.1.0-glimpse.json"),
+        ),
+        (
+            "tumtraffic",
+            include_str!("../taxonomy/stored-0.1.0-tumtraffic.json"),
+        ),
+    ];
+    for (name, json) in stored {
+        assert!(json.contains("\"scale\":"), "{name}: the former form");
+        let read: Taxonomy = serde_json::from_str(json).unwrap();
+        let text = shipped(name).unwrap();
+        let today = parse(text).unwrap().taxonomy;
+        assert_eq!(read, today, "{name}");
+        // Written again in the present form (no task field of its own for an axis),
+        // it reads back the same.
+        let again = serde_json::to_string(&read).unwrap();
+        let value: serde_json::Value = serde_json::from_str(&again).unwrap();
+        assert!(value["tasks"][0].get("scale").is_none(), "{again}");
+        assert_eq!(serde_json::from_str::<Taxonomy>(&again).unwrap(), read);
+    }
+}
+
+/// A task's attributes are stored as an object in the protocol's order, and read back in
+/// that order; a taxonomy with tables stores them, one without stores nothing more.
+#[test]
+fn attributes_and_tables_are_stored_in_order_and_read_back() {
+    let t = Taxonomy::vgenst();
+    let json = serde_json::to_string(&t).unwrap();
+    assert!(
+        json.contains(
+            r#""short":"MC","attributes":{"scale":"figural","perspective":"egocentric","dynamics":"static"}"#
+        ),
+        "{json}"
+    );
+    assert!(
+        json.contains(r#""tables":{"t11":{"rows":"scale""#),
+        "{json}"
+    );
+    assert_eq!(serde_json::from_str::<Taxonomy>(&json).unwrap(), t);
+    let mut order = t.clone();
+    order.tasks[0].attributes.reverse();
+    let json = serde_json::to_string(&order).unwrap();
+    let back: Taxonomy = serde_json::from_str(&json).unwrap();
+    assert_eq!(
+        back.tasks[0].attribute_line(),
+        "static, egocentric, figural"
+    );
+    let text = shipped("glimpse").unwrap();
+    let glimpse = parse(text).unwrap().taxonomy;
+    assert!(glimpse.tables.is_default());
+    let json = serde_json::to_string(&glimpse).unwrap();
+    assert!(!json.contains("tables"), "{json}");
+}
+
+#[test]
+fn tables_have_the_protocols_names_or_generic_ones() {
+    let t = Taxonomy::vgenst();
+    let names: Vec<&str> = Table::ALL.iter().map(|x| t.table_name(*x)).collect();
+    assert_eq!(
+        names,
+        [
+            "Table 11", "Table 12", "Table 13", "Table 14", "Table 15", "Table 16"
+        ]
+    );
+    let text = shipped("tumtraffic").unwrap();
+    let other = parse(text).unwrap().taxonomy;
+    assert_eq!(other.table_name(Table::T11), "Clip review by task");
+    assert_eq!(other.table_name(Table::T16), "Annotator pool");
+    assert_eq!(Table::from_key("t13"), Some(Table::T13));
 }
