@@ -1151,8 +1151,15 @@ async fn a_protocol_without_clip_review_opens_question_review_at_once() {
         .page(Some(&web), reqwest::Method::GET, "/c/default/stats", None)
         .await;
     assert_eq!(page.status, reqwest::StatusCode::OK);
+    // A protocol that names no tables gets headings without VGenST-Bench's numbers.
+    assert!(
+        page.text.contains("<h2>Inter-annotator agreement</h2>"),
+        "{}",
+        page.text
+    );
     for absent in [
         "Table 11: Stage 1",
+        "Stage 1, clips retained",
         "Video QC",
         "fig-t13-kappa-stage1",
         "fig-reasons-stage1",

@@ -433,6 +433,13 @@ async fn the_paper_bundle_downloads_as_one_zip_that_compiles() {
     assert!(exports.text.contains("/admin/exports/paper.zip"));
     assert!(exports.text.contains("/admin/exports/study-responses.csv"));
     assert!(exports.text.contains("V1/V2/V3 reformulations"));
+    assert!(
+        exports.text.contains(
+            "(zip): Table 11, Table 12, Table 13 and the study&#39;s Table 14, Table 15 as LaTeX"
+        ),
+        "{}",
+        exports.text
+    );
     // A protocol whose export has no reformulations is not promised them.
     let plain = tandem::domain::protocol::shipped("vgenst")
         .unwrap()

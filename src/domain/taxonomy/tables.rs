@@ -93,6 +93,20 @@ impl Tables {
         *self == Tables::default()
     }
 
+    /// A page's heading for `table`, which shows `what`: "Table 13: inter-annotator
+    /// agreement" where the protocol names the table, else `what` alone, capitalised.
+    pub fn heading(&self, table: Table, what: &str) -> String {
+        match self.names.get(table.key()) {
+            Some(name) => format!("{name}: {what}"),
+            None => {
+                let mut letters = what.chars();
+                letters.next().map_or_else(String::new, |first| {
+                    first.to_uppercase().chain(letters).collect()
+                })
+            }
+        }
+    }
+
     /// The name of `table`: the protocol's, else the generic one.
     pub fn name(&self, table: Table) -> &str {
         self.names

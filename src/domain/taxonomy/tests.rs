@@ -229,3 +229,19 @@ fn a_taxonomy_stored_before_reasons_reads_back_without_them() {
     let back: Taxonomy = serde_json::from_str(&json).unwrap();
     assert_eq!(back, Taxonomy::vgenst());
 }
+
+#[test]
+fn a_heading_carries_the_protocols_name_for_a_table_or_none() {
+    let t = Taxonomy::vgenst();
+    assert_eq!(
+        t.tables.heading(Table::T13, "inter-annotator agreement"),
+        "Table 13: inter-annotator agreement"
+    );
+    let none = Tables::default();
+    assert_eq!(
+        none.heading(Table::T13, "inter-annotator agreement"),
+        "Inter-annotator agreement"
+    );
+    assert_eq!(none.heading(Table::T14, "ünits"), "Ünits");
+    assert_eq!(none.heading(Table::T14, ""), "");
+}

@@ -3,6 +3,7 @@
 
 use super::{Chrome, PageResult, render};
 use crate::domain::facts::{Scope, Versions};
+use crate::domain::taxonomy::Table;
 use crate::error::Error;
 use crate::report::format::{Format, TableId, render as render_table, thousands};
 use crate::report::quality::ReviewQualityReply;
@@ -165,6 +166,8 @@ struct StatsPage {
     task: String,
     pair: String,
     all_versions: bool,
+    /// The headings of the three QC tables, as the protocol names them.
+    headings: [String; 3],
     t13: Vec<T13Row>,
     /// Whether the campaign reviews clips: without, no Stage 1 column, Table 11 or
     /// Stage 1 figures.
@@ -294,6 +297,15 @@ pub async fn dashboard(
         task: q.task.clone().unwrap_or_default(),
         pair: q.pair.clone().unwrap_or_default(),
         all_versions: report.versions == Versions::All,
+        headings: [
+            tax.tables
+                .heading(Table::T11, "Stage 1, clips retained per task"),
+            tax.tables.heading(
+                Table::T12,
+                "Stage 2, questions rejected per task and QA type",
+            ),
+            tax.tables.heading(Table::T13, "inter-annotator agreement"),
+        ],
         t13: t13_rows(&report.stage1, &report.stage2),
         clip_review: report.clip_review,
         ci_note: crate::stats::agreement::KAPPA_CI95_BOUNDED_NOTE,

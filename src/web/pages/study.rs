@@ -7,6 +7,7 @@
 
 use super::{Chrome, FormFields, PageResult, render};
 use crate::domain::study::{Display, RANK_AXES, SetAnswer, Truth};
+use crate::domain::taxonomy::Table;
 use crate::error::Error;
 use crate::report::study::{self as report, StudyReport};
 use crate::store::sessions::Session;
@@ -421,6 +422,8 @@ pub struct DetectionRow {
 struct ResultsPage {
     chrome: Chrome,
     campaign: String,
+    /// The headings of the two study tables, as the protocol names them.
+    headings: [String; 2],
     has_study: bool,
     sets: usize,
     responses: usize,
@@ -461,11 +464,17 @@ fn interval(x: Option<(f64, f64)>) -> String {
     })
 }
 
-fn results_page(chrome: Chrome, campaign: String, r: Option<&StudyReport>) -> ResultsPage {
+fn results_page(
+    chrome: Chrome,
+    campaign: String,
+    headings: [String; 2],
+    r: Option<&StudyReport>,
+) -> ResultsPage {
     let Some(r) = r else {
         return ResultsPage {
             chrome,
             campaign,
+            headings,
             has_study: false,
             sets: 0,
             responses: 0,
@@ -492,6 +501,7 @@ fn results_page(chrome: Chrome, campaign: String, r: Option<&StudyReport>) -> Re
     ResultsPage {
         chrome,
         campaign,
+        headings,
         has_study: true,
         sets: r.sets,
         responses: r.responses,
@@ -617,7 +627,12 @@ pub async fn results(
     let r = crate::app::study_report(&state.store, &campaign).await?;
     let here = format!("/c/{c}/study/results");
     let chrome = Chrome::new(&state, &session, Some(&c), "Study results", &here).await?;
-    Ok(render(&results_page(chrome, c, r.as_ref())))
+    let tables = &campaign.taxonomy.tables;
+    let headings = [
+        tables.heading(Table::T14, "mean rank ± std (1 = best)"),
+        tables.heading(Table::T15, "real or generated?"),
+    ];
+    Ok(render(&results_page(chrome, c, headings, r.as_ref())))
 }
 
 /// The blind study: the participants' sets, its set-up and its results.

@@ -2,6 +2,7 @@
 
 use super::audit::AuditQuery;
 use crate::domain::records::AuditFilter;
+use crate::domain::taxonomy::{Table, Taxonomy};
 use crate::store::sessions::Session;
 use crate::web::exports::{ExportFile, ExportKind};
 use crate::web::media::download;
@@ -21,6 +22,8 @@ struct ExportsPage {
     decisions: usize,
     resolutions: usize,
     retained: usize,
+    /// The tables of the paper bundle, by the names the protocol gives them.
+    tables: String,
     /// Whether the protocol's export carries each question's reformulations.
     variants: bool,
     has_study: bool,
@@ -36,6 +39,9 @@ pub async fn exports(
     let campaign = state.store.campaign(&c).await?;
     let (decisions, resolutions) = state.store.record_counts(&campaign).await?;
     let (_, counts) = state.store.retained(&campaign).await?;
+    let has_study = state.store.study(&campaign).await?.is_some();
+    let baseline_answers = state.store.baseline_answers(&campaign).await?.len();
+    let tables = bundle_tables(&campaign.taxonomy, has_study, baseline_answers > 0);
     let here = format!("/c/{c}/admin/exports");
     let chrome = Chrome::new(&state, &session, Some(&c), "Exports", &here).await?;
     Ok(render(&ExportsPage {
@@ -45,9 +51,35 @@ pub async fn exports(
         resolutions,
         retained: counts.clips_retained,
         variants: campaign.taxonomy.variants,
-        has_study: state.store.study(&campaign).await?.is_some(),
-        baseline_answers: state.store.baseline_answers(&campaign).await?.len(),
+        tables,
+        has_study,
+        baseline_answers,
     }))
+}
+
+/// "Table 11, Table 12, Table 13 and the study's Table 14, Table 15": the tables of the
+/// paper bundle, named as the protocol names them.
+fn bundle_tables(tax: &Taxonomy, has_study: bool, has_baseline: bool) -> String {
+    let names = |tables: &[Table]| {
+        tables
+            .iter()
+            .map(|t| tax.table_name(*t))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let qc: &[Table] = if tax.clip_review {
+        &[Table::T11, Table::T12, Table::T13]
+    } else {
+        &[Table::T12, Table::T13]
+    };
+    let mut text = names(qc);
+    if has_study {
+        text += &format!(" and the study's {}", names(&[Table::T14, Table::T15]));
+    }
+    if has_baseline {
+        text += " and the human baseline's table";
+    }
+    text
 }
 
 /// A file of the exports page (`decisions.csv`, `retained.zip`, ...: `web::exports`);
