@@ -554,36 +554,7 @@ fn results_page(
                 )
             })
             .collect(),
-        t15: r
-            .t15
-            .iter()
-            .map(|j| JudgmentRow {
-                source: j.source.clone(),
-                truth: j.truth.map_or("mixed", |t| match t {
-                    Truth::Real => "real",
-                    Truth::Fake => "generated",
-                }),
-                judged_fake: share(j.judged_fake),
-                // Each participant's fake labels over the labels they gave.
-                counts: r
-                    .participants
-                    .iter()
-                    .map(|p| match j.labels.get(p).copied().unwrap_or(0) {
-                        0 => "none labelled".to_string(),
-                        given => {
-                            format!("{} of {given}", j.fake_counts.get(p).copied().unwrap_or(0))
-                        }
-                    })
-                    .collect::<Vec<_>>()
-                    .join(" / ")
-                    + &match j.items_unlabelled {
-                        0 => String::new(),
-                        n => format!(" ({n} of {} clips unlabelled)", j.items),
-                    },
-                fleiss: fixed(j.agreement.fleiss_kappa, 3),
-                alpha: fixed(j.agreement.krippendorff_alpha, 3),
-            })
-            .collect(),
+        t15: r.t15.iter().map(|j| judgment_row(r, j)).collect(),
         pooled_fleiss: fixed(r.pooled.fleiss_kappa, 3),
         pooled_alpha: fixed(r.pooled.krippendorff_alpha, 3),
         error_rate: format!(
@@ -615,6 +586,37 @@ fn results_page(
             .collect(),
         t14_svg: report::t14_ranks(r, &caption),
         t15_svg: report::t15_bars(r, &caption),
+    }
+}
+
+/// One row of the study's judgment table: a source's share judged generated,
+/// each participant's fake labels over the labels they gave, and agreement.
+fn judgment_row(r: &StudyReport, j: &report::SourceJudgment) -> JudgmentRow {
+    JudgmentRow {
+        source: j.source.clone(),
+        truth: j.truth.map_or("mixed", |t| match t {
+            Truth::Real => "real",
+            Truth::Fake => "generated",
+        }),
+        judged_fake: share(j.judged_fake),
+        // Each participant's fake labels over the labels they gave.
+        counts: r
+            .participants
+            .iter()
+            .map(|p| match j.labels.get(p).copied().unwrap_or(0) {
+                0 => "none labelled".to_string(),
+                given => {
+                    format!("{} of {given}", j.fake_counts.get(p).copied().unwrap_or(0))
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(" / ")
+            + &match j.items_unlabelled {
+                0 => String::new(),
+                n => format!(" ({n} of {} clips unlabelled)", j.items),
+            },
+        fleiss: fixed(j.agreement.fleiss_kappa, 3),
+        alpha: fixed(j.agreement.krippendorff_alpha, 3),
     }
 }
 
