@@ -2,8 +2,8 @@
 //! its `#[utoipa::path]` (path, parameters, body, replies and their types), the table
 //! says who may use it, and this adds what every route shares (the bearer scheme, who
 //! may call it, the one error reply under each status the route can answer). Served at
-//! `/api/v1/openapi.json` (made once by `web::app` from every route) and rendered for
-//! people by Swagger UI at `/api/v1/docs/`.
+//! `/api/v1/openapi.json` (made once, on its first request, from every route) and
+//! rendered for people by Swagger UI at `/api/v1/docs/`.
 
 use super::routes::{Access, Kind, Route, RouteSpec};
 use crate::domain::Role;
@@ -289,9 +289,10 @@ pub fn to_json(doc: &OpenApi) -> String {
         .unwrap_or_else(|e| format!("{{\"error\": \"internal\", \"detail\": \"{e}\"}}"))
 }
 
-/// The served document, which `web::app` hands every request.
+/// What makes the served document (once, on its first request): `web` hands it to
+/// this route alone.
 #[derive(Clone, Copy)]
-pub struct Served(pub &'static str);
+pub struct Served(pub fn() -> &'static str);
 
 /// The OpenAPI document of this API, made from the handlers themselves (see
 /// `web::doc`).
@@ -303,7 +304,7 @@ pub struct Served(pub &'static str);
     responses((status = 200, description = "This document (OpenAPI 3.1)", content_type = "application/json", body = Object))
 )]
 pub async fn openapi(Extension(Served(json)): Extension<Served>) -> Response {
-    ([(header::CONTENT_TYPE, "application/json")], json).into_response()
+    ([(header::CONTENT_TYPE, "application/json")], json()).into_response()
 }
 
 /// Swagger UI, set to show this document.
@@ -339,10 +340,13 @@ pub async fn docs_file(Path(file): Path<String>) -> Response {
 }
 
 /// The document, and Swagger UI's page and files, for anyone.
-pub fn routes() -> Vec<Route> {
+/// The document's routes; `json` makes the document (see [`Served`]).
+pub fn routes(json: fn() -> &'static str) -> Vec<Route> {
     use axum::routing::get;
+    let mut document = Route::api(Access::Public, utoipa_axum::routes!(openapi));
+    document.handler = document.handler.layer(Extension(Served(json)));
     vec![
-        Route::api(Access::Public, utoipa_axum::routes!(openapi)),
+        document,
         Route::new(
             "GET",
             "/api/v1/docs",

@@ -21,16 +21,16 @@ pub use routes::{Access, Kind, Route, RouteSpec, Scope};
 pub use state::AppState;
 
 use crate::error::Error;
+use axum::Router;
 use axum::extract::{Request, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use axum::{Extension, Router};
 use std::sync::LazyLock;
 use std::time::Duration;
 use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::set_header::SetResponseHeaderLayer;
-use tower_http::timeout::RequestBodyTimeoutLayer;
+use tower_http::timeout::{RequestBodyTimeoutLayer, TimeoutLayer};
 use tower_http::trace::TraceLayer;
 
 /// Every route of the service with its access rule, each area's list in turn. The
@@ -39,7 +39,7 @@ use tower_http::trace::TraceLayer;
 pub fn routes() -> Vec<Route> {
     [
         health::routes(),
-        doc::routes(),
+        doc::routes(document_json),
         assets::routes(),
         api::routes(),
         session::routes(),
@@ -75,23 +75,31 @@ pub const CSP: &str = "default-src 'self'; script-src 'self'; style-src 'self'; 
 pub fn app(state: AppState) -> Router {
     let mut router = Router::new();
     for Route { spec, handler, .. } in routes() {
-        let guarded = handler
-            .route_layer(middleware::from_fn_with_state(
-                (state.clone(), spec),
-                guard::guard,
+        let guarded = handler.route_layer(middleware::from_fn_with_state(
+            (state.clone(), spec),
+            guard::guard,
+        ));
+        // The export files' route limits each request by the file it asks for; every
+        // other route has one limit, set once (a layer of its own per request costs
+        // every hot path a boxed clone and an allocation).
+        let timed = if spec.path == pages::admin::EXPORT_FILE {
+            guarded.layer(middleware::from_fn_with_state(spec, limit_time))
+        } else {
+            guarded.layer(TimeoutLayer::with_status_code(
+                StatusCode::REQUEST_TIMEOUT,
+                time_limit(spec.path, spec.path),
             ))
-            .layer(middleware::from_fn_with_state(spec, limit_time))
-            .layer(middleware::from_fn_with_state(
-                (state.clone(), spec),
-                measure,
-            ));
+        };
+        let guarded = timed.layer(middleware::from_fn_with_state(
+            (state.clone(), spec),
+            measure,
+        ));
         router = router.route(spec.path, guarded);
     }
     let header =
         |name, value| SetResponseHeaderLayer::if_not_present(name, HeaderValue::from_static(value));
     router
         .fallback(fallback)
-        .layer(Extension(doc::Served(document_json())))
         .layer(middleware::from_fn(api_errors_as_json))
         .layer(header(header::CONTENT_SECURITY_POLICY, CSP))
         .layer(header(header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
