@@ -1167,6 +1167,17 @@ async fn a_protocol_without_clip_review_opens_question_review_at_once() {
         assert!(!page.text.contains(absent), "{absent} on the page");
     }
     assert!(page.text.contains("QA QC (Stage 2)"));
+    // The groups (VGenST-Bench's Table 16) are headed the same way on the participants'
+    // and the baseline's pages.
+    for (path, heading) in [
+        ("/c/default/admin/participants", "<h2>The groups</h2>"),
+        ("/c/default/baseline/results", "<h2>The annotator pool</h2>"),
+    ] {
+        let page = app.page(Some(&web), reqwest::Method::GET, path, None).await;
+        assert_eq!(page.status, reqwest::StatusCode::OK, "{path}");
+        assert!(page.text.contains(heading), "{path}: {}", page.text);
+        assert!(!page.text.contains("Table 16"), "{path}: {}", page.text);
+    }
     let t11 = app
         .page(
             Some(&web),

@@ -4,6 +4,7 @@
 
 use super::{Chrome, PageResult, render};
 use crate::domain::baseline::letter;
+use crate::domain::taxonomy::Table;
 use crate::report::baseline::{self as report, BaselineReport, Groups};
 use crate::stats::circular::{Accuracy, IntervalMethod, Proportion};
 use crate::store::sessions::Session;
@@ -51,8 +52,9 @@ struct ResultsPage {
     agreement_items: usize,
     accuracy_svg: String,
     positions_svg: String,
-    /// Table 16: the campaign's groups.
+    /// The campaign's groups (Table 16), under the heading the protocol gives it.
     groups: Groups,
+    groups_heading: String,
 }
 
 fn pct(p: &Proportion) -> String {
@@ -98,7 +100,7 @@ fn bias_row(who: &str, b: &crate::stats::circular::PositionBias) -> BiasRow {
 fn page(
     chrome: Chrome,
     campaign: String,
-    groups: Groups,
+    (groups, groups_heading): (Groups, String),
     r: Option<&BaselineReport>,
     computed: i64,
 ) -> ResultsPage {
@@ -106,6 +108,7 @@ fn page(
         return ResultsPage {
             chrome,
             groups,
+            groups_heading,
             campaign,
             has_answers: false,
             participants: 0,
@@ -145,6 +148,7 @@ fn page(
     ResultsPage {
         chrome,
         groups,
+        groups_heading,
         participants: r.participants,
         questions: r.questions,
         presentations: r.presentations,
@@ -182,12 +186,16 @@ pub async fn results(
     let r = crate::app::baseline::report(&state.store, &campaign, IntervalMethod::ClopperPearson)
         .await?;
     let groups = crate::app::baseline::groups(&state.store, &campaign).await?;
+    let heading = campaign
+        .taxonomy
+        .tables
+        .heading(Table::T16, "the annotator pool");
     let here = format!("/c/{c}/baseline/results");
     let chrome = Chrome::new(&state, &session, Some(&c), "Human baseline", &here).await?;
     Ok(render(&page(
         chrome,
         c,
-        groups,
+        (groups, heading),
         r.as_ref(),
         super::stats::now_seconds(),
     )))

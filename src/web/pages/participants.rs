@@ -4,6 +4,7 @@
 
 use super::{Chrome, FormFields, PageResult, render};
 use crate::domain::Part;
+use crate::domain::taxonomy::Table;
 use crate::error::Error;
 use crate::report::baseline::Groups;
 use crate::store::baseline::{Baseline, PlaceProgress};
@@ -33,6 +34,8 @@ struct ParticipantsPage {
     chrome: Chrome,
     campaign: String,
     groups: Groups,
+    /// The groups' heading, as the protocol names Table 16.
+    groups_heading: String,
     baseline: Option<Baseline>,
     places: Vec<PlaceProgress>,
     study: bool,
@@ -115,6 +118,7 @@ async fn show(
         chrome,
         campaign: c.to_string(),
         groups: crate::app::baseline::groups(&state.store, &campaign).await?,
+        groups_heading: campaign.taxonomy.tables.heading(Table::T16, "the groups"),
         study: state.store.study(&campaign).await?.is_some(),
         baseline,
         places,
