@@ -8,44 +8,38 @@ use crate::domain::taxonomy::{Grouping, Table, TaskDef, Taxonomy};
 use crate::error::{Error, Result};
 use crate::stats::agreement::KAPPA_CI95_BOUNDED_METHOD;
 
-/// Which table.
+/// Which table: one of the QC report's and the study's (their names and keys are
+/// `Table`'s), or the human baseline's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TableId {
-    T11,
-    T12,
-    T13,
-    T14,
-    T15,
-    /// The annotator pool: the campaign's disjoint groups.
-    T16,
+    Paper(Table),
     /// The human baseline under circular evaluation.
     Baseline,
 }
 
 impl TableId {
+    pub const T11: TableId = TableId::Paper(Table::T11);
+    pub const T12: TableId = TableId::Paper(Table::T12);
+    pub const T13: TableId = TableId::Paper(Table::T13);
+    pub const T14: TableId = TableId::Paper(Table::T14);
+    pub const T15: TableId = TableId::Paper(Table::T15);
+    /// The annotator pool: the campaign's disjoint groups.
+    pub const T16: TableId = TableId::Paper(Table::T16);
+
     pub fn parse(s: &str) -> std::result::Result<TableId, String> {
-        match s.to_ascii_uppercase().as_str() {
-            "T11" => Ok(TableId::T11),
-            "T12" => Ok(TableId::T12),
-            "T13" => Ok(TableId::T13),
-            "T14" => Ok(TableId::T14),
-            "T15" => Ok(TableId::T15),
-            "T16" => Ok(TableId::T16),
-            "BASELINE" => Ok(TableId::Baseline),
-            other => Err(format!(
-                "table must be T11, T12, T13, T14, T15, T16 or baseline, not `{other}`"
+        let key = s.to_ascii_lowercase();
+        match Table::from_key(&key) {
+            Some(t) => Ok(TableId::Paper(t)),
+            None if key == "baseline" => Ok(TableId::Baseline),
+            None => Err(format!(
+                "table must be T11, T12, T13, T14, T15, T16 or baseline, not `{s}`"
             )),
         }
     }
 
     pub fn name(self) -> &'static str {
         match self {
-            TableId::T11 => "t11",
-            TableId::T12 => "t12",
-            TableId::T13 => "t13",
-            TableId::T14 => "t14",
-            TableId::T15 => "t15",
-            TableId::T16 => "t16",
+            TableId::Paper(t) => t.key(),
             TableId::Baseline => "baseline",
         }
     }
@@ -54,12 +48,7 @@ impl TableId {
     /// baseline's.
     pub fn table(self) -> Option<Table> {
         match self {
-            TableId::T11 => Some(Table::T11),
-            TableId::T12 => Some(Table::T12),
-            TableId::T13 => Some(Table::T13),
-            TableId::T14 => Some(Table::T14),
-            TableId::T15 => Some(Table::T15),
-            TableId::T16 => Some(Table::T16),
+            TableId::Paper(t) => Some(t),
             TableId::Baseline => None,
         }
     }
