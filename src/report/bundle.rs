@@ -102,22 +102,32 @@ fn figure_caption(name: &str) -> &'static str {
     }
 }
 
-/// Every file of the bundle, README first.
-pub fn files(input: &Input) -> Result<Vec<BundleFile>> {
-    let mut out: Vec<BundleFile> = Vec::new();
-    // Without clip review there is no Table 11.
-    let mut tables = if input.qc.clip_review {
+/// The bundle's tables, in its order: the QC's (without clip review no Table 11), the
+/// study's when there is one, the groups, the human baseline's when it has answers.
+pub fn tables(clip_review: bool, has_study: bool, has_baseline: bool) -> Vec<TableId> {
+    let mut tables = if clip_review {
         vec![TableId::T11, TableId::T12, TableId::T13]
     } else {
         vec![TableId::T12, TableId::T13]
     };
-    if input.study.is_some() {
+    if has_study {
         tables.extend([TableId::T14, TableId::T15]);
     }
     tables.push(TableId::T16);
-    if input.baseline.is_some() {
+    if has_baseline {
         tables.push(TableId::Baseline);
     }
+    tables
+}
+
+/// Every file of the bundle, README first.
+pub fn files(input: &Input) -> Result<Vec<BundleFile>> {
+    let mut out: Vec<BundleFile> = Vec::new();
+    let tables = tables(
+        input.qc.clip_review,
+        input.study.is_some(),
+        input.baseline.is_some(),
+    );
     for t in &tables {
         for f in [Format::Latex, Format::Csv, Format::Json] {
             let text = match (input.study, input.baseline) {

@@ -2,7 +2,9 @@
 
 use super::audit::AuditQuery;
 use crate::domain::records::AuditFilter;
-use crate::domain::taxonomy::{Table, Taxonomy};
+use crate::domain::taxonomy::Taxonomy;
+use crate::report::bundle;
+use crate::report::format::TableId;
 use crate::store::sessions::Session;
 use crate::web::exports::{ExportFile, ExportKind};
 use crate::web::media::download;
@@ -58,25 +60,24 @@ pub async fn exports(
 }
 
 /// "Table 11, Table 12, Table 13 and the study's Table 14, Table 15": the tables of the
-/// paper bundle, named as the protocol names them.
+/// paper bundle (`report::bundle::tables`), named as the protocol names them.
 fn bundle_tables(tax: &Taxonomy, has_study: bool, has_baseline: bool) -> String {
-    let names = |tables: &[Table]| {
+    let tables = bundle::tables(tax.clip_review, has_study, has_baseline);
+    let names = |keep: fn(&TableId) -> bool| {
         tables
             .iter()
-            .map(|t| tax.table_name(*t))
+            .filter(|t| keep(t))
+            .filter_map(|t| t.table())
+            .map(|t| tax.table_name(t))
             .collect::<Vec<_>>()
             .join(", ")
     };
-    let qc: &[Table] = if tax.clip_review {
-        &[Table::T11, Table::T12, Table::T13]
-    } else {
-        &[Table::T12, Table::T13]
-    };
-    let mut text = names(qc);
-    if has_study {
-        text += &format!(" and the study's {}", names(&[Table::T14, Table::T15]));
+    let mut text = names(|t| !t.is_study() && !t.is_groups());
+    let study = names(|t| t.is_study());
+    if !study.is_empty() {
+        text += &format!(" and the study's {study}");
     }
-    if has_baseline {
+    if tables.contains(&TableId::Baseline) {
         text += " and the human baseline's table";
     }
     text
