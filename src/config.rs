@@ -30,7 +30,14 @@ pub struct Config {
     /// The memory kept for recently read blocks of a bucket's objects
     /// (`TANDEM_MEDIA_CACHE_MB`, 64 by default, 0: none).
     pub media_cache_bytes: u64,
+    /// How long an open stored file, or a bucket object's size and date, is reused before
+    /// it is asked again ([`OPEN_FILE_REUSE`]; stored files are named by their hash and
+    /// never change, so only a removed file is seen late). Tests set it to zero.
+    pub open_file_reuse: Duration,
 }
+
+/// How long an open stored file is reused by default.
+pub const OPEN_FILE_REUSE: Duration = Duration::from_secs(10);
 
 impl std::fmt::Debug for Config {
     // The database URL may hold a password: never print it.
@@ -151,6 +158,7 @@ impl Config {
                 .filter(|(k, _)| k.starts_with("AWS_"))
                 .collect(),
             media_cache_bytes: media_cache_bytes(std::env::var("TANDEM_MEDIA_CACHE_MB").ok())?,
+            open_file_reuse: OPEN_FILE_REUSE,
         })
     }
 

@@ -33,7 +33,6 @@ const OVER: &[(&str, &str, usize)] = &[
     ("store/write/sampling.rs", "run", 155),
     ("store/write/study.rs", "import_responses", 215),
     ("store/write/study.rs", "import_sets", 181),
-    ("web/media.rs", "", 1006),
     ("web/session.rs", "login", 166),
 ];
 

@@ -737,3 +737,20 @@ pub async fn sql_pool(url: &str) -> sqlx::AnyPool {
         .await
         .expect("a pool of the tests' own")
 }
+
+/// What `probe` returns once it returns `Some`: asked every 20 ms for at most `within`
+/// (a test waits for the event, not for a fixed time); a panic naming `what` otherwise.
+pub async fn eventually<T, F, Fut>(what: &str, within: std::time::Duration, mut probe: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Option<T>>,
+{
+    let start = std::time::Instant::now();
+    loop {
+        if let Some(v) = probe().await {
+            return v;
+        }
+        assert!(start.elapsed() < within, "waited {within:?} for {what}");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}

@@ -203,9 +203,21 @@ fn serve(
 
 /// A test server whose media live in a bucket of a fresh S3 server (under `prefix`).
 pub async fn spawn_app_on_s3(prefix: &str) -> (TestApp, S3Server) {
+    spawn_app_on_s3_with(prefix, |_| {}).await
+}
+
+/// As [`spawn_app_on_s3`], with the server's configuration changed by `tweak` first.
+pub async fn spawn_app_on_s3_with(
+    prefix: &str,
+    tweak: impl FnOnce(&mut tandem::config::Config),
+) -> (TestApp, S3Server) {
     let s3 = S3Server::start().await;
     let vars = s3.vars();
-    let app = spawn_app_with(move |c| c.aws = vars).await;
+    let app = spawn_app_with(move |c| {
+        c.aws = vars;
+        tweak(c);
+    })
+    .await;
     app.store
         .set_media_location(&format!("s3://{BUCKET}/{prefix}"))
         .await
