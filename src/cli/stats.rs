@@ -66,7 +66,7 @@ async fn table_text(
     if table.is_groups() {
         crate::app::baseline::groups(store, campaign)
             .await?
-            .render(format)
+            .render(&campaign.taxonomy.tables, format)
     } else if table.is_baseline() {
         let method = crate::stats::circular::IntervalMethod::ClopperPearson;
         let report = crate::app::baseline::report(store, campaign, method)
@@ -88,7 +88,7 @@ async fn table_text(
                     table.name().to_uppercase()
                 ))
             })?;
-        crate::report::study::render(&report, table, format)
+        crate::report::study::render(&report, &campaign.taxonomy.tables, table, format)
     } else {
         let report = crate::app::qc_report(store, campaign, scope).await?;
         crate::report::format::render(&report, &campaign.taxonomy, table, format)

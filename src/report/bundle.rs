@@ -8,7 +8,7 @@ use super::format::{self, Format, TableId, pretty};
 use super::render;
 use super::study::{self, StudyReport};
 use super::svg::{self, Figure};
-use crate::domain::taxonomy::Taxonomy;
+use crate::domain::taxonomy::{Table, Tables, Taxonomy};
 use crate::error::{Error, Result};
 use serde_json::Value;
 use std::fmt::Write;
@@ -57,48 +57,65 @@ fn file(path: impl Into<String>, bytes: impl Into<Vec<u8>>, what: impl Into<Stri
     }
 }
 
-fn table_title(t: TableId) -> &'static str {
-    match t {
-        TableId::T11 => "Table 11, Stage 1: clips retained per task",
-        TableId::T12 => "Table 12, Stage 2: questions rejected per task and QA type",
-        TableId::T13 => "Table 13, agreement of the validator pairs in both stages",
-        TableId::T14 => "Table 14, blind study: mean rank per source and axis",
-        TableId::T15 => "Table 15, blind study: real-vs-fake judgments per source",
-        TableId::T16 => "Table 16, the annotator pool: the campaign's disjoint groups",
-        TableId::Baseline => "Human baseline: vanilla and circular accuracy",
-    }
+/// The README's title of table `t`: "Table 11, Stage 1: ..." where the protocol names
+/// the table, its words alone where it does not.
+fn table_title(tables: &Tables, t: TableId) -> String {
+    let what = match t {
+        TableId::T11 => "Stage 1: clips retained per task",
+        TableId::T12 => "Stage 2: questions rejected per task and QA type",
+        TableId::T13 => "agreement of the validator pairs in both stages",
+        TableId::T14 => "blind study: mean rank per source and axis",
+        TableId::T15 => "blind study: real-vs-fake judgments per source",
+        TableId::T16 => "the annotator pool: the campaign's disjoint groups",
+        TableId::Baseline => return "Human baseline: vanilla and circular accuracy".into(),
+    };
+    t.table().map_or_else(
+        || what.to_string(),
+        |table| tables.titled(table, ", ", what),
+    )
 }
 
-/// The figure's caption in the LaTeX document.
-fn figure_caption(name: &str) -> &'static str {
-    match name {
-        "t11-retained" => "Stage 1: clips retained per task (Table 11).",
-        "t12-rejected" => "Stage 2: questions rejected per task and QA type (Table 12).",
-        "t13-kappa-stage1" => {
-            "Stage 1: Cohen's $\\kappa$ per pair, per task and pair, and pooled, with 95\\% Wald intervals truncated to $[-1, 1]$ (Table 13)."
-        }
-        "t13-kappa-stage2" => {
-            "Stage 2: Cohen's $\\kappa$ per pair, per task and pair, and pooled, with 95\\% Wald intervals truncated to $[-1, 1]$ (Table 13)."
-        }
-        "reasons-stage1" => "Stage 1: reasons given with counted rejects.",
-        "reasons-stage2" => "Stage 2: reasons given with counted rejects.",
-        "quality-stage1" => {
-            "Stage 1: each rater's sensitivity and specificity (Dawid--Skene model by EM, the authors as one more rater), with 95\\% percentile bootstrap intervals over items, or the bounds the data allow where the model is not identified."
-        }
-        "quality-stage2" => {
-            "Stage 2: each rater's sensitivity and specificity (Dawid--Skene model by EM, the authors as one more rater), with 95\\% percentile bootstrap intervals over items, or the bounds the data allow where the model is not identified."
-        }
-        "t14-ranks" => {
-            "Blind study: mean rank per source and axis, $\\pm 1$ SD; lower is better (Table 14)."
-        }
-        "t15-judged-fake" => "Blind study: share of judgments fake per source (Table 15).",
-        "baseline-accuracy" => {
-            "Human baseline: vanilla and circular accuracy overall, per level and per task, with 95\\% intervals."
-        }
-        "baseline-positions" => {
-            "Human baseline: share of all answers at each displayed position against equal shares."
-        }
-        _ => "",
+/// The figure's caption in the LaTeX document, which ends "(Table 11)" where the figure
+/// draws a table the protocol names.
+fn figure_caption(tables: &Tables, name: &str) -> String {
+    const KAPPA: &str = "Cohen's $\\kappa$ per pair, per task and pair, and pooled, with 95\\% Wald intervals truncated to $[-1, 1]$";
+    const QUALITY: &str = "each rater's sensitivity and specificity (Dawid--Skene model by EM, the authors as one more rater), with 95\\% percentile bootstrap intervals over items, or the bounds the data allow where the model is not identified.";
+    let (what, table) = match name {
+        "t11-retained" => ("Stage 1: clips retained per task".to_string(), Some(Table::T11)),
+        "t12-rejected" => (
+            "Stage 2: questions rejected per task and QA type".to_string(),
+            Some(Table::T12),
+        ),
+        "t13-kappa-stage1" => (format!("Stage 1: {KAPPA}"), Some(Table::T13)),
+        "t13-kappa-stage2" => (format!("Stage 2: {KAPPA}"), Some(Table::T13)),
+        "reasons-stage1" => ("Stage 1: reasons given with counted rejects.".to_string(), None),
+        "reasons-stage2" => ("Stage 2: reasons given with counted rejects.".to_string(), None),
+        "quality-stage1" => (format!("Stage 1: {QUALITY}"), None),
+        "quality-stage2" => (format!("Stage 2: {QUALITY}"), None),
+        "t14-ranks" => (
+            "Blind study: mean rank per source and axis, $\\pm 1$ SD; lower is better".to_string(),
+            Some(Table::T14),
+        ),
+        "t15-judged-fake" => (
+            "Blind study: share of judgments fake per source".to_string(),
+            Some(Table::T15),
+        ),
+        "baseline-accuracy" => (
+            "Human baseline: vanilla and circular accuracy overall, per level and per task, with 95\\% intervals.".to_string(),
+            None,
+        ),
+        "baseline-positions" => (
+            "Human baseline: share of all answers at each displayed position against equal shares.".to_string(),
+            None,
+        ),
+        _ => (String::new(), None),
+    };
+    match table {
+        Some(table) => match tables.named(table) {
+            Some(named) => format!("{what} ({named})."),
+            None => format!("{what}."),
+        },
+        None => what,
     }
 }
 
@@ -122,6 +139,7 @@ pub fn tables(clip_review: bool, has_study: bool, has_baseline: bool) -> Vec<Tab
 
 /// Every file of the bundle, README first.
 pub fn files(input: &Input) -> Result<Vec<BundleFile>> {
+    let names = &input.taxonomy.tables;
     let mut out: Vec<BundleFile> = Vec::new();
     let tables = tables(
         input.qc.clip_review,
@@ -131,9 +149,9 @@ pub fn files(input: &Input) -> Result<Vec<BundleFile>> {
     for t in &tables {
         for f in [Format::Latex, Format::Csv, Format::Json] {
             let text = match (input.study, input.baseline) {
-                (Some(r), _) if t.is_study() => super::study::render(r, *t, f)?,
+                (Some(r), _) if t.is_study() => super::study::render(r, names, *t, f)?,
                 (_, Some(b)) if t.is_baseline() => super::baseline::render(b, f)?,
-                _ if t.is_groups() => input.groups.render(f)?,
+                _ if t.is_groups() => input.groups.render(names, f)?,
                 _ => format::render(input.qc, input.taxonomy, *t, f)?,
             };
             let kind = match f {
@@ -144,7 +162,7 @@ pub fn files(input: &Input) -> Result<Vec<BundleFile>> {
             out.push(file(
                 format!("tables/{}.{}", t.name(), f.extension()),
                 text,
-                format!("{}: {kind}", table_title(*t)),
+                format!("{}: {kind}", table_title(names, *t)),
             ));
         }
     }
@@ -217,6 +235,7 @@ pub fn files(input: &Input) -> Result<Vec<BundleFile>> {
     if let Some(r) = input.study {
         figures.extend(study::figures(
             r,
+            names,
             &r.caption(input.campaign, input.computed),
         ));
     }
@@ -231,7 +250,7 @@ pub fn files(input: &Input) -> Result<Vec<BundleFile>> {
         out.push(file(
             format!("figures/{}.svg", f.name),
             f.svg.clone(),
-            format!("{} (SVG)", figure_caption(f.name).replace("$", "")),
+            format!("{} (SVG)", figure_caption(names, f.name).replace("$", "")),
         ));
         out.push(file(
             format!("figures/{}.pdf", f.name),
@@ -246,7 +265,7 @@ pub fn files(input: &Input) -> Result<Vec<BundleFile>> {
     }
     out.push(file(
         "paper.tex",
-        document(&tables, &more_tables, &figures),
+        document(names, &tables, &more_tables, &figures),
         "one LaTeX document with every table and figure (pdflatex paper.tex)",
     ));
     out.push(file(
@@ -280,7 +299,12 @@ pub fn files(input: &Input) -> Result<Vec<BundleFile>> {
 }
 
 /// A document that compiles with pdflatex alone (booktabs, graphicx, geometry).
-fn document(tables: &[TableId], more_tables: &[&str], figures: &[Figure]) -> String {
+fn document(
+    names: &Tables,
+    tables: &[TableId],
+    more_tables: &[&str],
+    figures: &[Figure],
+) -> String {
     let mut s = String::new();
     s.push_str("% Every table and figure of the paper bundle. Generated by Tandem.\n");
     s.push_str("\\documentclass{article}\n\\usepackage[margin=1.5cm]{geometry}\n\\usepackage{booktabs}\n\\usepackage{graphicx}\n");
@@ -297,7 +321,7 @@ fn document(tables: &[TableId], more_tables: &[&str], figures: &[Figure]) -> Str
             s,
             "\\begin{{figure}}[p]\n\\centering\n\\includegraphics[width=\\linewidth,height=0.8\\textheight,keepaspectratio]{{figures/{}.pdf}}\n\\caption{{{}}}\n\\label{{fig:{}}}\n\\end{{figure}}",
             f.name,
-            figure_caption(f.name),
+            figure_caption(names, f.name),
             f.name
         );
     }
@@ -341,7 +365,12 @@ fn readme(input: &Input, files: &[BundleFile]) -> String {
             }
         }
         None => {
-            let _ = writeln!(s, "Study: none in this campaign (no Tables 14 and 15).");
+            let _ = writeln!(
+                s,
+                "Study: none in this campaign (no {} and no {}).",
+                input.taxonomy.table_name(Table::T14),
+                input.taxonomy.table_name(Table::T15)
+            );
         }
     }
     match input.baseline {
@@ -403,4 +432,64 @@ pub fn write(dir: &std::path::Path, files: &[BundleFile]) -> Result<()> {
             .map_err(|e| Error::io(format!("cannot write {}", path.display()), e))?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FIGURES: [&str; 12] = [
+        "t11-retained",
+        "t12-rejected",
+        "t13-kappa-stage1",
+        "t13-kappa-stage2",
+        "reasons-stage1",
+        "reasons-stage2",
+        "quality-stage1",
+        "quality-stage2",
+        "t14-ranks",
+        "t15-judged-fake",
+        "baseline-accuracy",
+        "baseline-positions",
+    ];
+
+    #[test]
+    fn titles_and_captions_name_a_table_only_as_the_protocol_does() {
+        let generic = Tables::default();
+        let paper = Taxonomy::vgenst().tables;
+        for t in tables(true, true, true) {
+            let title = table_title(&generic, t);
+            assert!(!title.contains("Table"), "{title}");
+            assert!(title.starts_with(char::is_uppercase), "{title}");
+        }
+        for name in FIGURES {
+            let caption = figure_caption(&generic, name);
+            assert!(
+                !caption.is_empty() && !caption.contains("Table"),
+                "{caption}"
+            );
+        }
+        // VGenST-Bench names its tables as the paper does, in the words the bundle
+        // has always had.
+        assert_eq!(
+            table_title(&paper, TableId::T11),
+            "Table 11, Stage 1: clips retained per task"
+        );
+        assert_eq!(
+            table_title(&paper, TableId::Baseline),
+            "Human baseline: vanilla and circular accuracy"
+        );
+        assert_eq!(
+            figure_caption(&paper, "t12-rejected"),
+            "Stage 2: questions rejected per task and QA type (Table 12)."
+        );
+        assert_eq!(
+            figure_caption(&paper, "t14-ranks"),
+            "Blind study: mean rank per source and axis, $\\pm 1$ SD; lower is better (Table 14)."
+        );
+        assert_eq!(
+            figure_caption(&paper, "reasons-stage1"),
+            "Stage 1: reasons given with counted rejects."
+        );
+    }
 }

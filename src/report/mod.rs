@@ -934,7 +934,12 @@ mod tests {
         );
         let csv = format::render(&r, &tax, format::TableId::T13, format::Format::Csv).unwrap();
         assert!(csv.contains("cohen_kappa_ci95_bounded_high") && csv.contains("wald_truncated"));
-        let plot = svg::kappa_bars(&r.stage1, "x", &r.caption(0));
+        let plot = svg::kappa_bars(
+            &r.stage1,
+            "x",
+            &crate::domain::taxonomy::Tables::default(),
+            &r.caption(0),
+        );
         assert!(plot.contains("truncated to [-1, 1]"), "{plot}");
         assert!(format::summary(&r).contains("Wald truncated to [-1, 1]"));
     }
@@ -1164,7 +1169,12 @@ mod tests {
             csv.contains("agreement_withheld") && csv.contains("too few items (3)"),
             "{csv}"
         );
-        let plot = svg::kappa_bars(&r.stage1, "x", &r.caption(0));
+        let plot = svg::kappa_bars(
+            &r.stage1,
+            "x",
+            &crate::domain::taxonomy::Tables::default(),
+            &r.caption(0),
+        );
         assert!(plot.contains("too few items (3)"), "{plot}");
         assert!(format::summary(&r).contains("Cohen's kappa too few items (3)"));
         // An empty table is not "too few": it is not reviewed.

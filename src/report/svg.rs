@@ -7,7 +7,7 @@
 use super::format::{grid, task_prefix};
 use super::{Agreement, QcReport, StageSummary};
 use crate::domain::Stage;
-use crate::domain::taxonomy::Taxonomy;
+use crate::domain::taxonomy::{Table, Tables, Taxonomy};
 use crate::stats::agreement::KAPPA_CI95_BOUNDED_NOTE;
 use std::fmt::Write;
 
@@ -155,11 +155,12 @@ pub fn t11_grid(report: &QcReport, tax: &Taxonomy, caption: &Caption) -> String 
         ));
     }
     let h = grid_bottom + 40 + footer_height(&notes);
-    let mut s = figure_open(
-        w,
-        h,
-        "Table 11 · Stage 1: clips retained per task (video quality control)",
+    let title = tax.tables.titled(
+        Table::T11,
+        " · ",
+        "Stage 1: clips retained per task (video quality control)",
     );
+    let mut s = figure_open(w, h, &title);
     let _ = write!(
         s,
         "<text x=\"{}\" y=\"40\" text-anchor=\"middle\" fill=\"{MUTED}\">{}</text>",
@@ -273,11 +274,12 @@ pub fn t12_heatmap(report: &QcReport, tax: &Taxonomy, caption: &Caption) -> Stri
         .max()
         .unwrap_or(0)
         .max(1);
-    let mut s = figure_open(
-        w,
-        h,
-        "Table 12 · Stage 2: questions rejected per task and QA type",
+    let title = tax.tables.titled(
+        Table::T12,
+        " · ",
+        "Stage 2: questions rejected per task and QA type",
     );
+    let mut s = figure_open(w, h, &title);
     let _ = write!(
         s,
         "<text x=\"{}\" y=\"38\" text-anchor=\"middle\" fill=\"{MUTED}\">QA type (level)</text>",
@@ -394,10 +396,18 @@ pub fn t12_heatmap(report: &QcReport, tax: &Taxonomy, caption: &Caption) -> Stri
 
 /// Cohen's kappa per pair (its tasks pooled), per task and pair, and pooled, as bars
 /// on [-1, 1] with their 95% intervals (truncated to [-1, 1]).
-pub fn kappa_bars(stage: &StageSummary, stage_name: &str, caption: &Caption) -> String {
+pub fn kappa_bars(
+    stage: &StageSummary,
+    stage_name: &str,
+    tables: &Tables,
+    caption: &Caption,
+) -> String {
     let (left, plot, right, row) = (260u32, 360u32, 200u32, 22u32);
-    let title =
-        format!("Table 13 · {stage_name}: Cohen's κ per pair, per task and pair, and pooled");
+    let title = tables.titled(
+        Table::T13,
+        " · ",
+        &format!("{stage_name}: Cohen's κ per pair, per task and pair, and pooled"),
+    );
     enum Line<'a> {
         Heading(&'static str),
         Row(String, &'a Agreement, bool),
@@ -510,40 +520,8 @@ pub fn kappa_bars(stage: &StageSummary, stage_name: &str, caption: &Caption) -> 
                         );
                     }
                     Some(k) => {
-                        let (x0, x1) = (x_of(0.0), x_of(k));
-                        let (a0, a1) = if x1 >= x0 { (x0, x1) } else { (x1, x0) };
-                        let fill = if *pooled { INK } else { "#2b5fab" };
-                        let _ = write!(
-                            s,
-                            "<rect x=\"{a0:.1}\" y=\"{}\" width=\"{:.1}\" height=\"12\" fill=\"{fill}\"><title>kappa {k:.3}</title></rect>",
-                            y + 5,
-                            (a1 - a0).max(1.0)
-                        );
-                        let mut value = format!("{k:.2}");
-                        if let Some([lo, hi]) = a.cohen_kappa_ci95_bounded {
-                            let (l, r) = (x_of(lo), x_of(hi));
-                            let cy = y + 11;
-                            let _ = write!(
-                                s,
-                                "<line x1=\"{l:.1}\" y1=\"{cy}\" x2=\"{r:.1}\" y2=\"{cy}\" stroke=\"#b3361f\" stroke-width=\"1.5\"/>"
-                            );
-                            for e in [l, r] {
-                                let _ = write!(
-                                    s,
-                                    "<line x1=\"{e:.1}\" y1=\"{}\" x2=\"{e:.1}\" y2=\"{}\" stroke=\"#b3361f\" stroke-width=\"1.5\"/>",
-                                    cy - 5,
-                                    cy + 5
-                                );
-                            }
-                            value = format!("{k:.2} [{lo:.2}, {hi:.2}]");
-                        }
-                        let _ = write!(
-                            s,
-                            "<text x=\"{}\" y=\"{}\">{}</text>",
-                            left + plot + 8,
-                            y + 15,
-                            esc(&value.replace('-', "−"))
-                        );
+                        let ci = a.cohen_kappa_ci95_bounded;
+                        kappa_bar(&mut s, &x_of, (y, left + plot + 8), k, ci, *pooled);
                     }
                 }
             }
@@ -562,6 +540,51 @@ pub fn kappa_bars(stage: &StageSummary, stage_name: &str, caption: &Caption) -> 
         x + 22
     );
     figure_close(s, h, &notes, caption)
+}
+
+/// One bar of [`kappa_bars`] at row `y`: kappa `k` from 0, its interval as whiskers, and
+/// the figures as text at `text_x`.
+fn kappa_bar(
+    s: &mut String,
+    x_of: &impl Fn(f64) -> f64,
+    (y, text_x): (u32, u32),
+    k: f64,
+    ci: Option<[f64; 2]>,
+    pooled: bool,
+) {
+    let (x0, x1) = (x_of(0.0), x_of(k));
+    let (a0, a1) = if x1 >= x0 { (x0, x1) } else { (x1, x0) };
+    let fill = if pooled { INK } else { "#2b5fab" };
+    let _ = write!(
+        s,
+        "<rect x=\"{a0:.1}\" y=\"{}\" width=\"{:.1}\" height=\"12\" fill=\"{fill}\"><title>kappa {k:.3}</title></rect>",
+        y + 5,
+        (a1 - a0).max(1.0)
+    );
+    let mut value = format!("{k:.2}");
+    if let Some([lo, hi]) = ci {
+        let (l, r) = (x_of(lo), x_of(hi));
+        let cy = y + 11;
+        let _ = write!(
+            s,
+            "<line x1=\"{l:.1}\" y1=\"{cy}\" x2=\"{r:.1}\" y2=\"{cy}\" stroke=\"#b3361f\" stroke-width=\"1.5\"/>"
+        );
+        for e in [l, r] {
+            let _ = write!(
+                s,
+                "<line x1=\"{e:.1}\" y1=\"{}\" x2=\"{e:.1}\" y2=\"{}\" stroke=\"#b3361f\" stroke-width=\"1.5\"/>",
+                cy - 5,
+                cy + 5
+            );
+        }
+        value = format!("{k:.2} [{lo:.2}, {hi:.2}]");
+    }
+    let _ = write!(
+        s,
+        "<text x=\"{text_x}\" y=\"{}\">{}</text>",
+        y + 15,
+        esc(&value.replace('-', "−"))
+    );
 }
 
 /// Totals of the reasons given with counted rejects in one stage, as horizontal bars.
@@ -768,11 +791,11 @@ pub fn qc_figures(report: &QcReport, tax: &Taxonomy, caption: &Caption) -> Vec<F
     let figures = vec![
         Figure {
             name: "t13-kappa-stage1",
-            svg: kappa_bars(&report.stage1, "Stage 1 (clips)", &one),
+            svg: kappa_bars(&report.stage1, "Stage 1 (clips)", &tax.tables, &one),
         },
         Figure {
             name: "t13-kappa-stage2",
-            svg: kappa_bars(&report.stage2, "Stage 2 (questions)", &two),
+            svg: kappa_bars(&report.stage2, "Stage 2 (questions)", &tax.tables, &two),
         },
         Figure {
             name: "t11-retained",
@@ -850,9 +873,13 @@ mod tests {
                 f.name
             );
         }
-        assert!(kappa_bars(&r.stage1, "x", &cap).contains("&lt;b&gt;a&lt;/b&gt; + b&amp;c"));
         assert!(
-            kappa_bars(&r.stage1, "x", &cap).contains("undefined (one category only)"),
+            kappa_bars(&r.stage1, "x", &Tables::default(), &cap)
+                .contains("&lt;b&gt;a&lt;/b&gt; + b&amp;c")
+        );
+        assert!(
+            kappa_bars(&r.stage1, "x", &Tables::default(), &cap)
+                .contains("undefined (one category only)"),
             "kappa of one category"
         );
     }

@@ -1200,6 +1200,13 @@ async fn a_protocol_without_clip_review_opens_question_review_at_once() {
         .unwrap();
     let names: Vec<&str> = bundle.iter().map(|f| f.path.as_str()).collect();
     assert!(names.contains(&"tables/t13.tex"), "{names:?}");
+    // A protocol that names no tables gets no paper's table numbers in any file.
+    for f in &bundle {
+        let text = String::from_utf8_lossy(&f.bytes);
+        for n in 11..=16 {
+            assert!(!text.contains(&format!("Table {n}")), "{}: {text}", f.path);
+        }
+    }
     assert!(
         !names
             .iter()

@@ -285,14 +285,32 @@ async fn responses_reconstructing_the_paper_give_back_tables_14_and_15() {
         .unwrap();
     use tandem::report::format::{Format, TableId};
     use tandem::report::study::render as render_study;
-    let latex = render_study(&report, TableId::T15, Format::Latex).unwrap();
+    let latex = render_study(
+        &report,
+        &campaign.taxonomy.tables,
+        TableId::T15,
+        Format::Latex,
+    )
+    .unwrap();
     assert!(
         latex.contains("VGenST & 50 & Fake & 63.3\\% & 32/29/34 & 0.66 & 0.66"),
         "{latex}"
     );
-    let csv = render_study(&report, TableId::T14, Format::Csv).unwrap();
+    let csv = render_study(
+        &report,
+        &campaign.taxonomy.tables,
+        TableId::T14,
+        Format::Csv,
+    )
+    .unwrap();
     assert!(csv.starts_with("source,axis,mean,std,n\n"), "{csv}");
-    let t14 = render_study(&report, TableId::T14, Format::Latex).unwrap();
+    let t14 = render_study(
+        &report,
+        &campaign.taxonomy.tables,
+        TableId::T14,
+        Format::Latex,
+    )
+    .unwrap();
     assert!(t14.contains("VGenST & $2.96 \\pm 1.07$"), "{t14}");
     latex_compiles(&format!("{t14}{latex}"));
     // The admin finds a participant by the start of their name.

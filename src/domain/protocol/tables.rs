@@ -65,7 +65,7 @@ fn grouping(raw: &RawGrouping, tasks: &[TaskDef], problems: &mut Problems) -> Gr
                 name.span(),
                 field,
                 format!(
-                    "task{} `{}` {} no attribute `{attribute}` (Table 11 groups every task by it)",
+                    "task{} `{}` {} no attribute `{attribute}` (the t11 layout groups every task by it)",
                     if lacking.len() == 1 { "" } else { "s" },
                     lacking.join("`, `"),
                     if lacking.len() == 1 { "has" } else { "have" },

@@ -594,7 +594,7 @@ fn broken_tables_are_named_with_their_line_and_field() {
         p,
         [
             format!(
-                "line {line}, tables.t11.rows: task `TWO` has no attribute `scale` (Table 11 groups every task by it)"
+                "line {line}, tables.t11.rows: task `TWO` has no attribute `scale` (the t11 layout groups every task by it)"
             ),
             format!("line {line}, tables.t11.columns[2]: attribute `source` is named twice"),
             format!(

@@ -96,8 +96,16 @@ impl Tables {
     /// A page's heading for `table`, which shows `what`: "Table 13: inter-annotator
     /// agreement" where the protocol names the table, else `what` alone, capitalised.
     pub fn heading(&self, table: Table, what: &str) -> String {
-        match self.names.get(table.key()) {
-            Some(name) => format!("{name}: {what}"),
+        self.titled(table, ": ", what)
+    }
+
+    /// A title for `table` that shows `what`: the protocol's name for it and `what`
+    /// joined by `sep` ("Table 11 · Stage 1: clips retained per task"), else `what`
+    /// alone, capitalised. Figures, LaTeX tables and the bundle's README title their
+    /// tables through it, so a protocol that names no tables gets no paper's numbers.
+    pub fn titled(&self, table: Table, sep: &str, what: &str) -> String {
+        match self.named(table) {
+            Some(name) => format!("{name}{sep}{what}"),
             None => {
                 let mut letters = what.chars();
                 letters.next().map_or_else(String::new, |first| {
@@ -107,11 +115,14 @@ impl Tables {
         }
     }
 
+    /// The protocol's own name for `table` ("Table 11"), if it gives one.
+    pub fn named(&self, table: Table) -> Option<&str> {
+        self.names.get(table.key()).map(String::as_str)
+    }
+
     /// The name of `table`: the protocol's, else the generic one.
     pub fn name(&self, table: Table) -> &str {
-        self.names
-            .get(table.key())
-            .map_or(table.generic_name(), String::as_str)
+        self.named(table).unwrap_or(table.generic_name())
     }
 
     /// VGenST-Bench's tables, as Tandem laid them out before protocols declared them

@@ -311,8 +311,8 @@ pub async fn dashboard(
         ci_note: crate::stats::agreement::KAPPA_CI95_BOUNDED_NOTE,
         t11_svg: svg::t11_grid(&report, tax, &one),
         t12_svg: svg::t12_heatmap(&report, tax, &two),
-        kappa1_svg: svg::kappa_bars(&report.stage1, "Stage 1 (clips)", &one),
-        kappa2_svg: svg::kappa_bars(&report.stage2, "Stage 2 (questions)", &two),
+        kappa1_svg: svg::kappa_bars(&report.stage1, "Stage 1 (clips)", &tax.tables, &one),
+        kappa2_svg: svg::kappa_bars(&report.stage2, "Stage 2 (questions)", &tax.tables, &two),
         reasons1_svg: svg::reason_bars(&report, tax, 1, &one),
         reasons2_svg: svg::reason_bars(&report, tax, 2, &two),
         reasons: report
@@ -387,7 +387,8 @@ async fn figure(
         }
     } else if name.starts_with("t14") || name.starts_with("t15") {
         if let Some(r) = crate::app::study_report(&state.store, campaign).await? {
-            figures = crate::report::study::figures(&r, &r.caption(&campaign.name, computed));
+            let caption = r.caption(&campaign.name, computed);
+            figures = crate::report::study::figures(&r, &campaign.taxonomy.tables, &caption);
         }
     } else if name.starts_with("quality") {
         let (report, quality) =
@@ -475,7 +476,7 @@ pub async fn download(
         if table.is_groups() {
             crate::app::baseline::groups(&state.store, &campaign)
                 .await?
-                .render(format)?
+                .render(&campaign.taxonomy.tables, format)?
         } else if table.is_baseline() {
             let method = crate::stats::circular::IntervalMethod::ClopperPearson;
             let report = crate::app::baseline::report(&state.store, &campaign, method)
@@ -488,7 +489,7 @@ pub async fn download(
             let report = crate::app::study_report(&state.store, &campaign)
                 .await?
                 .ok_or_else(|| Error::NotFound(format!("campaign `{c}` has no study")))?;
-            crate::report::study::render(&report, table, format)?
+            crate::report::study::render(&report, &campaign.taxonomy.tables, table, format)?
         } else {
             let report = crate::app::qc_report(&state.store, &campaign, &scope).await?;
             render_table(&report, &campaign.taxonomy, table, format)?

@@ -7,7 +7,7 @@
 
 use super::{Chrome, FormFields, PageResult, render};
 use crate::domain::study::{Display, RANK_AXES, SetAnswer, Truth};
-use crate::domain::taxonomy::Table;
+use crate::domain::taxonomy::{Table, Tables};
 use crate::error::Error;
 use crate::report::study::{self as report, StudyReport};
 use crate::store::sessions::Session;
@@ -467,9 +467,13 @@ fn interval(x: Option<(f64, f64)>) -> String {
 fn results_page(
     chrome: Chrome,
     campaign: String,
-    headings: [String; 2],
+    tables: &Tables,
     r: Option<&StudyReport>,
 ) -> ResultsPage {
+    let headings = [
+        tables.heading(Table::T14, "mean rank ± std (1 = best)"),
+        tables.heading(Table::T15, "real or generated?"),
+    ];
     let Some(r) = r else {
         return ResultsPage {
             chrome,
@@ -584,8 +588,8 @@ fn results_page(
                 d_prime: fixed(d.d_prime, 2),
             })
             .collect(),
-        t14_svg: report::t14_ranks(r, &caption),
-        t15_svg: report::t15_bars(r, &caption),
+        t14_svg: report::t14_ranks(r, tables, &caption),
+        t15_svg: report::t15_bars(r, tables, &caption),
     }
 }
 
@@ -630,11 +634,7 @@ pub async fn results(
     let here = format!("/c/{c}/study/results");
     let chrome = Chrome::new(&state, &session, Some(&c), "Study results", &here).await?;
     let tables = &campaign.taxonomy.tables;
-    let headings = [
-        tables.heading(Table::T14, "mean rank ± std (1 = best)"),
-        tables.heading(Table::T15, "real or generated?"),
-    ];
-    Ok(render(&results_page(chrome, c, headings, r.as_ref())))
+    Ok(render(&results_page(chrome, c, tables, r.as_ref())))
 }
 
 /// The blind study: the participants' sets, its set-up and its results.
