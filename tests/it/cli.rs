@@ -1,6 +1,6 @@
 //! A small campaign through the command line alone.
 
-use crate::helpers::{clip_line, has_ffmpeg, write_manifest};
+use crate::helpers::{broken_mp4, clip_line, has_ffmpeg, write_manifest};
 use serde_json::{Value, json};
 use std::io::Write;
 use std::path::Path;
@@ -417,10 +417,13 @@ fn the_campaign_life_commands_work_from_the_command_line() {
     let mut cal = clip_line(&src, "CAL", "MC_F_EGO_STA", &[]);
     cal["calibration"] = json!({"verdict": "valid"});
     let lines = vec![cal, clip_line(&src, "X", "MC_F_EGO_STA", &[])];
+    for id in ["CAL", "X"] {
+        std::fs::write(src.join(format!("videos/{id}.mp4")), broken_mp4(id)).unwrap();
+    }
     let m = write_manifest(&src, "m.jsonl", &lines);
     let imported = ok(&tandem(&data, &["import", m.to_str().unwrap()]));
-    // The import reads its videos' frame timing at once (these two fake videos cannot be
-    // read, and are marked so).
+    // The import reads its videos' frame timing at once (these two broken videos cannot
+    // be read, and are marked so).
     if has_ffmpeg() {
         assert!(
             imported.contains("frame rate and count read for 0 video(s); 2 could not be read"),

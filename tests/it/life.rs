@@ -998,7 +998,7 @@ async fn a_calibration_miss_says_where_the_flaw_is_and_a_bad_place_is_named() {
         assert!(err.contains(at), "{at}: {err}");
     }
     assert_eq!(app.count("SELECT COUNT(*) FROM calibration_keys").await, 0);
-    // A time span and a frame range (the fake clips' rate is not known).
+    // A time span and a frame range.
     let mut lines = Vec::new();
     for (id, flaw) in [
         ("CAL_S", json!({"seconds": [2.0, 2.5]})),
@@ -1009,6 +1009,8 @@ async fn a_calibration_miss_says_where_the_flaw_is_and_a_bad_place_is_named() {
             "note": "the key morphs", "flaw": flaw});
         lines.push(l);
     }
+    // CAL_F's video has no frames a tool can read: its rate is not known.
+    std::fs::write(src.join("videos/CAL_F.mp4"), broken_mp4("CAL_F")).unwrap();
     lines.push(clip_line(&src, "MAIN_0", MC, &["OE"]));
     lines.push(clip_line(&src, "MARK_0", MC, &[]));
     app.import(&write_manifest(&src, "m.jsonl", &lines))

@@ -542,6 +542,7 @@ async fn frame_rates_are_read_once_stored_and_given_to_the_player() {
     std::fs::write(src.join("videos/REAL.webm"), tandem::demo::CLIPS[0]).unwrap();
     real["file"] = json!("videos/REAL.webm");
     let fake = clip_line(&src, "FAKE", "QC_F_EGO_DYN", &[]);
+    std::fs::write(src.join("videos/FAKE.mp4"), broken_mp4("FAKE")).unwrap();
     app.import(&write_manifest(&src, "m.jsonl", &[real, fake]))
         .await
         .unwrap();
