@@ -114,10 +114,15 @@
     // Without a known rate, the frame on screen is known from the last one presented.
     // On a loaded machine the last frame presented before a pause can go unreported, so
     // the screen may be a frame past `shown`: going back to the frame `shown` names
-    // makes the two agree before any step counts from it.
+    // makes the two agree before any step counts from it. `paused` changes at once and
+    // its event comes later: until the event has come (and that seek has begun), the
+    // frame on screen may still change, so the player is not settled.
+    var pausedSeen = video.paused;
     video.addEventListener("pause", function () {
+      pausedSeen = true;
       if (rvfc && !timing() && shown !== null && !video.seeking && !video.ended) setTime(shown + EPS);
     });
+    video.addEventListener("play", function () { pausedSeen = false; });
     video.addEventListener("seeked", function () {
       if (!video.seeking) pending = null;
       if (awaitingFrame) {
@@ -340,7 +345,7 @@
       },
       // For tests and for the forms: how the player steps, and whether it is at rest.
       mode: function () { return timing() ? "rate" : (rvfc ? "presented" : "time"); },
-      settled: function () { return pending === null && busy === 0 && quietNow(); },
+      settled: function () { return pending === null && busy === 0 && quietNow() && pausedSeen === video.paused; },
       autoplay: function () {
         if (auto && auto.checked) { video.muted = true; toggle(); }
       }
