@@ -138,33 +138,59 @@ pub(crate) async fn import_answers(
             problems,
         }));
     }
-    let now = now_micros();
-    let values: Vec<Vec<Value<'_>>> = new
+    let rows: Vec<AnswerRow> = new
         .iter()
         .map(|(id, r)| {
+            (
+                *id,
+                r.question_key.as_str(),
+                r.presentation,
+                r.shown.as_str(),
+                r.chosen.as_str(),
+            )
+        })
+        .collect();
+    insert_answers(tx, campaign, "import", &rows).await?;
+    summary.added = new.len();
+    summary.participants = who.len();
+    Ok(summary)
+}
+
+/// An answer to store: the participant's id, the question, the presentation, the
+/// options as shown and the one chosen.
+type AnswerRow<'a> = (i64, &'a str, i64, &'a str, &'a str);
+
+/// The one statement that stores baseline answers, for an answer given on the web
+/// (`origin` "web") and for those an import brings ("import").
+async fn insert_answers(
+    tx: &mut impl Tx,
+    campaign: i64,
+    origin: &str,
+    rows: &[AnswerRow<'_>],
+) -> Result<()> {
+    let now = now_micros();
+    let values: Vec<Vec<Value<'_>>> = rows
+        .iter()
+        .map(|&(participant, question, presentation, shown, chosen)| {
             vec![
                 campaign.into(),
-                (*id).into(),
-                r.question_key.as_str().into(),
-                r.presentation.into(),
-                r.shown.as_str().into(),
-                r.chosen.as_str().into(),
-                "import".into(),
+                participant.into(),
+                question.into(),
+                presentation.into(),
+                shown.into(),
+                chosen.into(),
+                origin.into(),
                 now.into(),
             ]
         })
         .collect();
-    if !values.is_empty() {
-        tx.insert_rows::<(i64,)>(
-            "INSERT INTO baseline_answers (campaign_id, participant_id, question_key, presentation, shown, chosen, origin, answered_at)",
-            "presentation",
-            &values,
-        )
-        .await?;
-    }
-    summary.added = new.len();
-    summary.participants = who.len();
-    Ok(summary)
+    tx.insert_rows::<(i64,)>(
+        "INSERT INTO baseline_answers (campaign_id, participant_id, question_key, presentation, shown, chosen, origin, answered_at)",
+        "presentation",
+        &values,
+    )
+    .await?;
+    Ok(())
 }
 
 row! {
@@ -523,18 +549,14 @@ pub(crate) async fn answer(
             )));
         }
         None => {
-            tx.exec(
-                sql!(
-                    "INSERT INTO baseline_answers (campaign_id, participant_id, question_key, presentation, shown, chosen, origin, answered_at)
-                     VALUES (:campaign, :user, :question, :presentation, :shown, :chosen, 'web', :now)"
-                ),
-                named! {
-                    campaign: baseline.campaign_id, user: user.id, question: s.question_key.as_str(),
-                    presentation: s.presentation, shown: s.shown.as_str(), chosen: chosen.as_str(),
-                    now: now_micros()
-                },
-            )
-            .await?;
+            let row = (
+                user.id,
+                s.question_key.as_str(),
+                s.presentation,
+                s.shown.as_str(),
+                chosen.as_str(),
+            );
+            insert_answers(tx, baseline.campaign_id, "web", &[row]).await?;
         }
     }
     progress(tx, baseline, user).await
