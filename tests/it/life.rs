@@ -348,19 +348,42 @@ async fn each_calibration_round_draws_other_items_and_the_misses_are_shown_with_
     let c = cast(&app).await;
     campaign_with_calibration(&app).await;
     let admin = app.login("admin1").await;
-    let r = app
-        .page(
-            Some(&admin),
-            Method::POST,
-            &format!("/c/{CAMPAIGN}/admin/settings"),
-            Some(&[
-                ("target_per_task", "100"),
-                ("calibration_threshold_pct", "80"),
-                ("calibration_min_items", "4"),
-            ]),
-        )
-        .await;
-    assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
+    // The settings form, with rounds of `n` items.
+    let settings = |n: &'static str| {
+        let (app, admin) = (&app, &admin);
+        async move {
+            app.page(
+                Some(admin),
+                Method::POST,
+                &format!("/c/{CAMPAIGN}/admin/settings"),
+                Some(&[
+                    ("target_per_task", "100"),
+                    ("calibration_threshold_pct", "80"),
+                    ("calibration_min_items", n),
+                ]),
+            )
+            .await
+        }
+    };
+    let set_round_size = |n: &'static str| {
+        let settings = &settings;
+        async move {
+            let r = settings(n).await;
+            assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
+        }
+    };
+    set_round_size("4").await;
+    // A number mistyped is refused, naming its field; nothing changes.
+    let before = app.dump().await;
+    let r = settings("four").await;
+    assert!(
+        r.text.contains(
+            "The calibration round&#39;s size is a whole number, not \u{201c}four\u{201d}"
+        ),
+        "{}",
+        r.text
+    );
+    assert_eq!(before, app.dump().await);
     let status = app
         .get(&format!("/api/v1/campaigns/{CAMPAIGN}/calibration"), &c.v0)
         .await;
@@ -413,24 +436,6 @@ async fn each_calibration_round_draws_other_items_and_the_misses_are_shown_with_
 
     // A larger round size set now leaves the finished round as it was (failed, its
     // four items); the next round draws six, none of which round 1 showed.
-    let set_round_size = |n: &'static str| {
-        let (app, admin) = (&app, &admin);
-        async move {
-            let r = app
-                .page(
-                    Some(admin),
-                    Method::POST,
-                    &format!("/c/{CAMPAIGN}/admin/settings"),
-                    Some(&[
-                        ("target_per_task", "100"),
-                        ("calibration_threshold_pct", "80"),
-                        ("calibration_min_items", n),
-                    ]),
-                )
-                .await;
-            assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
-        }
-    };
     set_round_size("6").await;
     let r = app
         .get(&format!("/api/v1/campaigns/{CAMPAIGN}/calibration"), &c.v0)

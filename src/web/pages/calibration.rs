@@ -758,7 +758,31 @@ pub async fn settings(
 ) -> PageResult {
     let campaign = state.store.campaign(&c).await?;
     let form = FormFields::parse(&body)?;
-    let parse_i = |k: &str| form.get(k).trim().parse::<i64>().ok();
+    // A whole number typed in a field: left empty, none; anything else that is not
+    // one is refused, naming the field, rather than taken as 0.
+    let whole = |field: &'static str, what: &str| -> Result<Option<i64>, Error> {
+        let typed = form.get(field);
+        match typed.trim() {
+            "" => Ok(None),
+            t => t.parse::<i64>().map(Some).map_err(|_| {
+                Error::field(
+                    field,
+                    format!("{what} is a whole number, not \u{201c}{t}\u{201d}"),
+                )
+            }),
+        }
+    };
+    let numbers = (|| {
+        Ok::<_, Error>((
+            whole("target_per_task", "the target of retained clips per task")?,
+            whole("calibration_min_items", "the calibration round's size")?,
+            whole("known_window", "the number of recent known defects")?,
+        ))
+    })();
+    let (target, min_items, window) = match numbers {
+        Ok(n) => n,
+        Err(e) => return refused_on_admin_page(&state, &session, &c, &e).await,
+    };
     let threshold = form
         .get("calibration_threshold_pct")
         .trim()
@@ -766,15 +790,12 @@ pub async fn settings(
         .ok()
         .map(|p| p / 100.0);
     let new = Settings {
-        target_per_task: parse_i("target_per_task").unwrap_or(0),
+        target_per_task: target.unwrap_or(0),
         calibration_threshold: threshold.unwrap_or(0.0),
-        calibration_min_items: parse_i("calibration_min_items").unwrap_or(0),
+        calibration_min_items: min_items.unwrap_or(0),
         blind_key_check: form.get("blind_key_check") == "on",
         // Left empty (or left out by an older page), the window stays as it is.
-        known_window: match form.get("known_window").trim() {
-            "" => campaign.settings.known_window,
-            typed => typed.parse::<i64>().unwrap_or(0),
-        },
+        known_window: window.unwrap_or(campaign.settings.known_window),
         // Typed in percent; left empty, as it is.
         known_rate: match form.get("known_rate_pct").trim() {
             "" => campaign.settings.known_rate,
