@@ -54,7 +54,13 @@ impl Chrome {
         let mut role = session.user.headline();
         if let Some(c) = campaign {
             // A protocol without clip review has no Stage 1 to link to.
-            let found = state.store.campaign(c).await.ok();
+            // A campaign that is not there has no menu of its own (the page says why);
+            // a database that does not answer is an error, not a menu without Stage 1.
+            let found = match state.store.campaign(c).await {
+                Ok(found) => Some(found),
+                Err(Error::NotFound(_)) => None,
+                Err(e) => return Err(e),
+            };
             let clips = found.as_ref().is_none_or(|f| f.taxonomy.clip_review);
             let first = if clips { 1 } else { 2 };
             let acting = found.and_then(|f| session.user.role_in(f.id));
