@@ -455,6 +455,45 @@ pub async fn stats_json(
     serde_json::to_value(reply).map_err(|e| Error::Internal(format!("the figures as JSON: {e}")))
 }
 
+/// One table in a format: the annotator pool's, the baseline's, the study's or a QC one,
+/// as `tandem stats --table` prints it and the statistics page sends it.
+pub async fn table_text(
+    store: &Store,
+    campaign: &Campaign,
+    scope: &Scope,
+    table: crate::report::format::TableId,
+    format: crate::report::format::Format,
+) -> Result<String> {
+    if table.is_groups() {
+        baseline::groups(store, campaign)
+            .await?
+            .render(&campaign.taxonomy.tables, format)
+    } else if table.is_baseline() {
+        let method = crate::stats::circular::IntervalMethod::ClopperPearson;
+        let report = baseline::report(store, campaign, method)
+            .await?
+            .ok_or_else(|| {
+                Error::NotFound(format!(
+                    "campaign `{}` has no baseline answers, so there is no baseline table",
+                    campaign.name
+                ))
+            })?;
+        crate::report::baseline::render(&report, format)
+    } else if table.is_study() {
+        let report = study_report(store, campaign).await?.ok_or_else(|| {
+            Error::NotFound(format!(
+                "campaign `{}` has no study, so there is no {}",
+                campaign.name,
+                table.name().to_uppercase()
+            ))
+        })?;
+        crate::report::study::render(&report, &campaign.taxonomy.tables, table, format)
+    } else {
+        let report = qc_report(store, campaign, scope).await?;
+        crate::report::format::render(&report, &campaign.taxonomy, table, format)
+    }
+}
+
 /// The paper bundle of the whole campaign (Stage 1 over first versions, every task and
 /// pair): reads what it needs from the store, then `report::bundle` makes the files.
 pub async fn paper_bundle(

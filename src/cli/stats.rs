@@ -7,7 +7,6 @@ use crate::domain::facts::Scope;
 use crate::error::{Error, Result};
 use crate::report::format::{Format, TableId};
 use crate::store::Store;
-use crate::store::catalog::Campaign;
 use clap::Args;
 
 #[derive(Args, Debug)]
@@ -46,51 +45,11 @@ impl StatsArgs {
         } else if let Some(t) = self.table {
             let table = TableId::parse(&t).map_err(|m| Error::field("table", m))?;
             let format = Format::parse(&self.format).map_err(|m| Error::field("format", m))?;
-            table_text(store, &campaign, &scope, table, format).await?
+            crate::app::table_text(store, &campaign, &scope, table, format).await?
         } else {
             crate::report::format::summary(&crate::app::qc_report(store, &campaign, &scope).await?)
         };
         print!("{text}");
         Ok(())
-    }
-}
-
-/// One table in a format: the annotator pool's, the baseline's, the study's or a QC one.
-async fn table_text(
-    store: &Store,
-    campaign: &Campaign,
-    scope: &Scope,
-    table: TableId,
-    format: Format,
-) -> Result<String> {
-    if table.is_groups() {
-        crate::app::baseline::groups(store, campaign)
-            .await?
-            .render(&campaign.taxonomy.tables, format)
-    } else if table.is_baseline() {
-        let method = crate::stats::circular::IntervalMethod::ClopperPearson;
-        let report = crate::app::baseline::report(store, campaign, method)
-            .await?
-            .ok_or_else(|| {
-                Error::NotFound(format!(
-                    "campaign `{}` has no baseline answers, so there is no baseline table",
-                    campaign.name
-                ))
-            })?;
-        crate::report::baseline::render(&report, format)
-    } else if table.is_study() {
-        let report = crate::app::study_report(store, campaign)
-            .await?
-            .ok_or_else(|| {
-                Error::NotFound(format!(
-                    "campaign `{}` has no study, so there is no {}",
-                    campaign.name,
-                    table.name().to_uppercase()
-                ))
-            })?;
-        crate::report::study::render(&report, &campaign.taxonomy.tables, table, format)
-    } else {
-        let report = crate::app::qc_report(store, campaign, scope).await?;
-        crate::report::format::render(&report, &campaign.taxonomy, table, format)
     }
 }

@@ -5,7 +5,7 @@ use super::{Chrome, PageResult, render};
 use crate::domain::facts::{Scope, Versions};
 use crate::domain::taxonomy::Table;
 use crate::error::Error;
-use crate::report::format::{Format, TableId, render as render_table, thousands};
+use crate::report::format::{Format, TableId, thousands};
 use crate::report::quality::ReviewQualityReply;
 use crate::report::{QcReport, StageSummary, svg};
 use crate::store::catalog::Campaign;
@@ -473,27 +473,7 @@ pub async fn download(
         .map_err(|e| Error::Internal(format!("cannot write JSON: {e}")))?
     } else {
         let table = TableId::parse(name).map_err(Error::NotFound)?;
-        if table.is_groups() {
-            crate::app::baseline::groups(&state.store, &campaign)
-                .await?
-                .render(&campaign.taxonomy.tables, format)?
-        } else if table.is_baseline() {
-            let method = crate::stats::circular::IntervalMethod::ClopperPearson;
-            let report = crate::app::baseline::report(&state.store, &campaign, method)
-                .await?
-                .ok_or_else(|| {
-                    Error::NotFound(format!("campaign `{c}` has no baseline answers"))
-                })?;
-            crate::report::baseline::render(&report, format)?
-        } else if table.is_study() {
-            let report = crate::app::study_report(&state.store, &campaign)
-                .await?
-                .ok_or_else(|| Error::NotFound(format!("campaign `{c}` has no study")))?;
-            crate::report::study::render(&report, &campaign.taxonomy.tables, table, format)?
-        } else {
-            let report = crate::app::qc_report(&state.store, &campaign, &scope).await?;
-            render_table(&report, &campaign.taxonomy, table, format)?
-        }
+        crate::app::table_text(&state.store, &campaign, &scope, table, format).await?
     };
     Ok((
         [
