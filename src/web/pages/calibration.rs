@@ -767,7 +767,7 @@ pub async fn settings(
             t => t.parse::<i64>().map(Some).map_err(|_| {
                 Error::field(
                     field,
-                    format!("{what} is a whole number, not \u{201c}{t}\u{201d}"),
+                    format!("{what} is a whole number, not \u{201c}{t}\u{201d}."),
                 )
             }),
         }
