@@ -549,16 +549,6 @@ forward! {
     /// cannot).
     fn probe_write(&self) -> Result<()>;
 
-    // Sampled review.
-    /// One run of a campaign's sampled review: settles every lot whose sample is
-    /// reviewed, releases held items no rule covers, draws every stratum's held items
-    /// as a lot (`planned`: the rules of protocol version `version` with their plans;
-    /// refused under another version).
-    fn run_sampling(&self, campaign: &str, version: i64, planned: &[sampling::PlannedRule], seed: u64) -> Result<sampling::SamplingRun>;
-    /// A campaign's lots, oldest first, and the items held for a draw.
-    fn sampling_lots(&self, campaign: &Campaign) -> Result<(Vec<sampling::Lot>, Vec<sampling::Waiting>)>;
-    /// A lot's members (item id, key) and the ids its sample drew.
-    fn lot_members(&self, lot: i64) -> Result<sampling::LotMembers>;
 
     // Accounts.
     /// Creates an account: an admin (no campaign), or a member with `role` in

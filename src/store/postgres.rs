@@ -339,6 +339,5 @@ shared!(
     sessions,
     stats,
     study,
-    sampling,
     baseline
 );

@@ -658,6 +658,5 @@ shared!(
     sessions,
     stats,
     study,
-    sampling,
     baseline
 );

@@ -9,10 +9,42 @@ use crate::domain::sampling::{LotReview, draw, review_of, rule_index};
 use crate::domain::{Outcome, Stage};
 use crate::error::{Error, Result};
 use crate::rng::SplitMix64;
+use crate::store::Lock;
+use crate::store::catalog::Campaign;
 use crate::store::db::{Tx, named, row, sql};
-use crate::store::sampling::{DrawnLot, Lot, LotMembers, PlannedRule, SamplingRun, SettledLot};
+use crate::store::sampling::{
+    DrawnLot, Lot, LotMembers, PlannedRule, SamplingRun, SettledLot, Waiting,
+};
 use crate::store::write::{base, gates};
 use std::collections::BTreeMap;
+
+impl crate::store::Store {
+    /// One run of a campaign's sampled review: settles every lot whose sample is
+    /// reviewed, releases held items no rule covers, draws every stratum's held items
+    /// as a lot (`planned`: the rules of protocol version `version` with their plans;
+    /// refused under another version).
+    pub async fn run_sampling(
+        &self,
+        campaign: &str,
+        version: i64,
+        planned: &[PlannedRule],
+        seed: u64,
+    ) -> Result<SamplingRun> {
+        write_tx!(self, Lock::Structure, (campaign, planned), |tx| {
+            run(tx, campaign, version, planned, seed).await
+        })
+    }
+
+    /// A campaign's lots, oldest first, and the items held for a draw.
+    pub async fn sampling_lots(&self, campaign: &Campaign) -> Result<(Vec<Lot>, Vec<Waiting>)> {
+        read_tx!(self, |c| lots(c, campaign.id).await)
+    }
+
+    /// A lot's members (item id, key) and the ids its sample drew.
+    pub async fn lot_members(&self, lot: i64) -> Result<LotMembers> {
+        read_tx!(self, |c| lot_members(c, lot).await)
+    }
+}
 
 /// The pair a released item's queue takes: the one that reviewed its clip, else its
 /// task's pair in force (none: it waits, as any item does, for the pool to give one;
