@@ -102,7 +102,7 @@ pub(crate) use user_joins;
 
 crate::store::db::row! {
     /// An account as stored, with one of its roles (none: it holds none).
-    #[derive(Debug, Clone, sqlx::FromRow)]
+    #[derive(Debug, Clone)]
     pub(crate) struct UserRow {
         pub id: i64,
         pub name: String,
@@ -163,10 +163,12 @@ pub struct PoolPlacement {
     pub index: i64,
 }
 
-/// A validator's place in a campaign's pool.
-#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
-pub struct PoolEntry {
-    pub campaign: String,
-    pub user: String,
-    pub index: i64,
+crate::store::db::row! {
+    /// A validator's place in a campaign's pool.
+    #[derive(Debug, Clone, Serialize)]
+    pub struct PoolEntry {
+        pub campaign: String,
+        pub user: String,
+        pub index: i64,
+    }
 }

@@ -112,7 +112,7 @@ use crate::domain::rules::CheckedVerdict;
 use crate::domain::study::{Display, SetAnswer};
 use crate::domain::{Origin, Part, Role, Stage};
 use crate::error::{Error, LineError, Result};
-use accounts::{Account, PoolEntry, PoolPlacement, User};
+use accounts::User;
 use calibration::{
     CalibrationFeedback, CalibrationItem, CalibrationKey, CalibrationRound, CalibrationScore,
     CalibrationStatus,
@@ -123,7 +123,6 @@ use review::{
     QueueListing, QueueQuery, QueueStatus, Recorded, ResolutionRequest, SplitItem, ValidatorItem,
     VerdictRequest,
 };
-use sessions::{Admission, GrantedMedia, Session};
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::sync::Arc;
@@ -325,7 +324,7 @@ impl Store {
             let store = self.clone();
             tokio::spawn(async move {
                 loop {
-                    let found: Result<i64> = on_backend!(store, revocation_stamp());
+                    let found: Result<i64> = store.revocation_stamp().await;
                     if !store.inner.stamps.finished(&found) {
                         break;
                     }
@@ -344,110 +343,9 @@ impl Store {
         if let Some(u) = self.inner.cache.token(&digest, stamp) {
             return Ok(u);
         }
-        let u: Option<User> = on_backend!(self, user_by_token_digest(&digest))?;
+        let u: Option<User> = self.user_by_token_digest(&digest).await?;
         self.inner.cache.put_token(&digest, stamp, u.clone());
         Ok(u)
-    }
-
-    /// Disables an account (its sessions end and its tokens are revoked at once; it
-    /// keeps its place in every pool, so nothing is re-paired) or enables it again
-    /// (it signs in anew and needs new tokens). Returns false when nothing changed.
-    pub async fn set_disabled(&self, name: &str, disabled: bool) -> Result<bool> {
-        let r: Result<bool> = on_backend!(self, set_disabled(name, disabled));
-        self.inner.cache.forget_people();
-        r
-    }
-
-    /// Gives an account an author's or participant's role in a campaign, or takes its role
-    /// there away (`None`; a validator's pool place is kept). This server's copies of
-    /// the account are forgotten at once; another server sees the change within two
-    /// seconds.
-    pub async fn set_role(&self, name: &str, campaign: &str, role: Option<Role>) -> Result<()> {
-        let r: Result<()> = on_backend!(self, set_role(name, campaign, role));
-        self.inner.cache.forget_people();
-        r
-    }
-
-    /// Puts an existing account in (another) campaign's validator pool: the validator's
-    /// role there (this server's copies of the account are forgotten at once).
-    pub async fn add_to_pool(&self, name: &str, placement: PoolPlacement) -> Result<()> {
-        let r: Result<()> = on_backend!(self, add_to_pool(name, placement));
-        self.inner.cache.forget_people();
-        r
-    }
-
-    /// Revokes every API token of a user; returns how many were live.
-    pub async fn revoke_tokens(&self, name: &str) -> Result<u64> {
-        let r: Result<u64> = on_backend!(self, revoke_tokens(name));
-        self.inner.cache.forget_people();
-        r
-    }
-
-    /// The opaque token under which `user` fetches a clip version: the pair (user,
-    /// version) encrypted under the server's key, the same every time, forged by no
-    /// one, and made without touching the database.
-    /// Refused (fail closed) when the server has no key.
-    pub fn media_grant(&self, user: &User, clip_version_id: i64) -> Result<String> {
-        self.inner
-            .cache
-            .media_token(user.id, clip_version_id)
-            .ok_or_else(|| Error::Internal("no key for clip tokens was loaded".into()))
-    }
-
-    /// The clip behind an opaque token, if the token is one of this server's and
-    /// names this version (whether the person may see it now is [`Store::may_see_clip`]).
-    pub async fn granted_media(&self, token: &str) -> Result<Option<GrantedMedia>> {
-        let Some((user_id, version)) = self.inner.cache.open_media_token(token) else {
-            return Ok(None);
-        };
-        if let Some(m) = self.inner.cache.media(version) {
-            return Ok(Some(GrantedMedia { user_id, ..m }));
-        }
-        let found: Option<GrantedMedia> = on_backend!(self, media_of_version(version))?;
-        if let Some(m) = &found {
-            self.inner.cache.put_media(version, m);
-        }
-        Ok(found.map(|m| GrantedMedia { user_id, ..m }))
-    }
-
-    /// Whether `user` may see a clip version now: admins always; its campaign's authors
-    /// when it has a split (in either stage); validators when one of its items is in their queue or it
-    /// is a calibration clip of their pool (an answer at most two seconds old, and given
-    /// to the person with the same roles: a role taken away is seen at once).
-    pub async fn may_see_clip(&self, user: &User, clip_version_id: i64) -> Result<bool> {
-        if user.admin {
-            return Ok(true);
-        }
-        if !user.holds(Role::Validator) && !user.holds(Role::Author) {
-            return Ok(false);
-        }
-        if let Some(ok) = self.inner.cache.may_see(user, clip_version_id) {
-            return Ok(ok);
-        }
-        let ok: bool = on_backend!(self, may_see_clip(user, clip_version_id))?;
-        self.inner.cache.put_may_see(user, clip_version_id, ok);
-        Ok(ok)
-    }
-
-    /// Ends a browser session (this server forgets its copy at once).
-    pub async fn end_session(&self, session: &Session) -> Result<()> {
-        self.inner.cache.forget_session(&session.id_hash);
-        on_backend!(self, end_session(session))
-    }
-
-    /// The live session behind a cookie id, for clip files (fetched many times a second
-    /// while a clip plays): from this server's copy only while no revocation (a sign-out,
-    /// a disable, a role change, on any server or by the CLI) has been committed since
-    /// the copy was read.
-    pub async fn session_for_media(&self, cookie_id: &str) -> Result<Option<Session>> {
-        let key = crate::auth::sha256_hex(cookie_id.as_bytes());
-        let stamp = self.stamp().await?;
-        if let Some(s) = self.inner.cache.session(&key, stamp) {
-            return Ok(s);
-        }
-        let s: Option<Session> = on_backend!(self, session(cookie_id))?;
-        self.inner.cache.put_session(&key, stamp, s.clone());
-        Ok(s)
     }
 
     /// The file behind a participant's clip token (a copy never changes; kept in
@@ -549,22 +447,7 @@ forward! {
     /// cannot).
     fn probe_write(&self) -> Result<()>;
 
-
     // Accounts.
-    /// Creates an account: an admin (no campaign), or a member with `role` in
-    /// `campaign` (made if new, as an import makes it). A validator is placed in the
-    /// campaign's pool at `index`; other roles take no index.
-    fn add_user(&self, name: &str, role: Role, password_hash: &str, campaign: Option<String>, index: Option<i64>) -> Result<User>;
-    fn user_by_name(&self, name: &str) -> Result<Option<User>>;
-    /// The account, its password hash and whether it is disabled, for signing in.
-    fn credentials(&self, name: &str) -> Result<Option<(User, String, bool)>>;
-    /// Every account with whether it is disabled, by name.
-    fn accounts(&self) -> Result<Vec<Account>>;
-    fn users(&self) -> Result<Vec<User>>;
-    /// Issues an API token for a user; the token is returned once and only its digest kept.
-    fn create_token(&self, name: &str, label: &str) -> Result<String>;
-    /// Every pool membership, by campaign and index.
-    fn pool_entries(&self) -> Result<Vec<PoolEntry>>;
 
     // Campaigns, tasks, imports.
     /// The SHA-256 of every stored video, newest first.
@@ -697,22 +580,6 @@ forward! {
     fn audit_page(&self, campaign: &Campaign, filter: &crate::domain::records::AuditFilter, paging: &crate::domain::records::AuditPaging) -> Result<crate::domain::paging::Page<AuditEvent>>;
 
     // Sessions and sign-in.
-    /// Starts a session for `user`; returns the cookie's id (kept only by the browser).
-    fn create_session(&self, user: &User) -> Result<String>;
-    /// The live session behind a cookie id, if any.
-    fn session(&self, cookie_id: &str) -> Result<Option<Session>>;
-    /// Counts one sign-in attempt under each key, atomically, before its password is
-    /// checked (see `sessions::Admission`).
-    fn admit_login(&self, keys: &[(String, i64)]) -> Result<Admission>;
-    /// A sign-in succeeded: the keys in `cleared` (the account's name, the address and
-    /// name, the browser) start afresh, and the attempt counted under `eased` (the
-    /// address over all names) is taken back.
-    fn login_succeeded(&self, cleared: &[String], eased: Option<&str>) -> Result<()>;
-    /// The account a remembered browser signed in as (the hash of its device cookie),
-    /// if that account can sign in.
-    fn device_owner(&self, id_hash: &str) -> Result<Option<String>>;
-    /// Remembers a browser `user` signed in from (the hash of its new device cookie).
-    fn trust_device(&self, user: &User, id_hash: &str) -> Result<()>;
 
     // The QC tables' facts.
     /// Items by stage, task, QA type, pair, outcome, counted verdicts and reasons: one

@@ -331,12 +331,10 @@ macro_rules! shared {
 
 shared!(
     misc,
-    accounts,
     catalog,
     review,
     calibration,
     records,
-    sessions,
     stats,
     study,
     baseline

@@ -650,12 +650,10 @@ macro_rules! shared {
 
 shared!(
     misc,
-    accounts,
     catalog,
     review,
     calibration,
     records,
-    sessions,
     stats,
     study,
     baseline

@@ -1,11 +1,215 @@
 //! Accounts, the validator pool of each campaign, and API tokens.
 
 use super::{base, gates};
+use crate::auth;
 use crate::clock::now_micros;
-use crate::domain::Role;
+use crate::domain::{Role, check_identifier};
 use crate::error::{Error, Result};
-use crate::store::accounts::{PoolPlacement, User};
-use crate::store::db::{Tx, named, row, sql};
+use crate::store::accounts::{
+    Account, PoolEntry, PoolPlacement, User, UserRow, fold_users, one_user, user_columns,
+    user_joins,
+};
+use crate::store::db::{FromRow, Row, Tx, named, row, sql};
+use crate::store::{Lock, Store};
+
+impl Store {
+    /// Creates an account: an admin (no campaign), or a member with `role` in
+    /// `campaign` (made if new, as an import makes it). A validator is placed in the
+    /// campaign's pool at `index`; other roles take no index.
+    pub async fn add_user(
+        &self,
+        name: &str,
+        role: Role,
+        password_hash: &str,
+        campaign: Option<String>,
+        index: Option<i64>,
+    ) -> Result<User> {
+        check_identifier("user name", name).map_err(|m| Error::field("name", m))?;
+        // Placing a validator changes the campaign's pairs: a structural write.
+        let lock = if index.is_some() {
+            Lock::Structure
+        } else {
+            Lock::Rows
+        };
+        write_tx!(self, lock, (name, password_hash, campaign), |tx| {
+            add_user(tx, name, role, password_hash, campaign.as_deref(), index).await
+        })
+    }
+
+    /// Gives an account an author's or participant's role in a campaign, or takes its
+    /// role there away (`None`; a validator's pool place is kept). This server's copies
+    /// of the account are forgotten at once; another server sees the change within two
+    /// seconds.
+    pub async fn set_role(&self, name: &str, campaign: &str, role: Option<Role>) -> Result<()> {
+        let r = write_tx!(self, Lock::Rows, (name, campaign), |tx| {
+            set_role(tx, name, campaign, role).await
+        });
+        self.inner.cache.forget_people();
+        r
+    }
+
+    /// Puts an existing account in (another) campaign's validator pool: the validator's
+    /// role there (this server's copies of the account are forgotten at once).
+    pub async fn add_to_pool(&self, name: &str, placement: PoolPlacement) -> Result<()> {
+        let r = write_tx!(self, Lock::Structure, (name, placement), |tx| {
+            add_to_pool(tx, name, placement).await
+        });
+        self.inner.cache.forget_people();
+        r
+    }
+
+    pub async fn user_by_name(&self, name: &str) -> Result<Option<User>> {
+        read_tx!(self, |c| base::user_by_name(c, name).await)
+    }
+
+    /// The account, its password hash and whether it is disabled, for signing in.
+    pub async fn credentials(&self, name: &str) -> Result<Option<(User, String, bool)>> {
+        struct Found {
+            user: UserRow,
+            password_hash: String,
+            disabled_at: Option<i64>,
+        }
+        impl FromRow for Found {
+            fn from_row(r: &impl Row) -> Result<Self> {
+                Ok(Found {
+                    user: UserRow::from_row(r)?,
+                    password_hash: r.get("password_hash")?,
+                    disabled_at: r.get("disabled_at")?,
+                })
+            }
+        }
+        const CREDENTIALS: &str = concat!(
+            "SELECT ",
+            user_columns!(),
+            ", u.password_hash, u.disabled_at FROM users u ",
+            user_joins!(),
+            " WHERE u.name = :name"
+        );
+        let rows: Vec<Found> =
+            read_tx!(self, |c| c.fetch(sql!(CREDENTIALS), named! { name }).await)?;
+        let Some((hash, disabled)) = rows
+            .first()
+            .map(|r| (r.password_hash.clone(), r.disabled_at.is_some()))
+        else {
+            return Ok(None);
+        };
+        Ok(one_user(rows.into_iter().map(|r| r.user))?.map(|u| (u, hash, disabled)))
+    }
+
+    /// Every account with whether it is disabled, by name.
+    pub async fn accounts(&self) -> Result<Vec<Account>> {
+        struct Found {
+            user: UserRow,
+            disabled_at: Option<i64>,
+        }
+        impl FromRow for Found {
+            fn from_row(r: &impl Row) -> Result<Self> {
+                Ok(Found {
+                    user: UserRow::from_row(r)?,
+                    disabled_at: r.get("disabled_at")?,
+                })
+            }
+        }
+        const ACCOUNTS: &str = concat!(
+            "SELECT ",
+            user_columns!(),
+            ", u.disabled_at FROM users u ",
+            user_joins!(),
+            " ORDER BY u.name, mc.name"
+        );
+        let rows: Vec<Found> = read_tx!(self, |c| c.fetch(sql!(ACCOUNTS), &[]).await)?;
+        let disabled: std::collections::HashSet<i64> = rows
+            .iter()
+            .filter(|r| r.disabled_at.is_some())
+            .map(|r| r.user.id)
+            .collect();
+        Ok(fold_users(rows.into_iter().map(|r| r.user))?
+            .into_iter()
+            .map(|user| Account {
+                disabled: disabled.contains(&user.id),
+                user,
+            })
+            .collect())
+    }
+
+    /// Disables an account (its sessions end and its tokens are revoked at once; it
+    /// keeps its place in every pool, so nothing is re-paired) or enables it again
+    /// (it signs in anew and needs new tokens). Returns false when nothing changed.
+    pub async fn set_disabled(&self, name: &str, disabled: bool) -> Result<bool> {
+        let r = write_tx!(self, Lock::Rows, (name), |tx| {
+            set_disabled(tx, name, disabled).await
+        });
+        self.inner.cache.forget_people();
+        r
+    }
+
+    pub async fn users(&self) -> Result<Vec<User>> {
+        const USERS: &str = concat!(
+            "SELECT ",
+            user_columns!(),
+            " FROM users u ",
+            user_joins!(),
+            " ORDER BY u.name, mc.name"
+        );
+        fold_users(read_tx!(self, |c| c
+            .fetch::<UserRow>(sql!(USERS), &[])
+            .await)?)
+    }
+
+    /// Issues an API token for a user; the token is returned once and only its digest kept.
+    pub async fn create_token(&self, name: &str, label: &str) -> Result<String> {
+        let (token, digest) = auth::generate_token()?;
+        write_tx!(self, Lock::Rows, (name, label, digest), |tx| {
+            create_token(tx, name, label, digest).await
+        })?;
+        Ok(token)
+    }
+
+    /// Revokes every API token of a user; returns how many were live.
+    pub async fn revoke_tokens(&self, name: &str) -> Result<u64> {
+        let r = write_tx!(self, Lock::Rows, (name), |tx| revoke_tokens(tx, name).await);
+        self.inner.cache.forget_people();
+        r
+    }
+
+    /// The revocation stamp (migration 0023): one row read by its key.
+    pub(crate) async fn revocation_stamp(&self) -> Result<i64> {
+        read_tx!(self, |c| {
+            c.scalar(sql!("SELECT stamp FROM revocation_stamp WHERE id = 1"), &[])
+                .await
+        })
+    }
+
+    /// The user behind a live API token's digest, if its account is not disabled.
+    pub(crate) async fn user_by_token_digest(&self, digest: &str) -> Result<Option<User>> {
+        const BY_TOKEN: &str = concat!(
+            "SELECT ",
+            user_columns!(),
+            " FROM api_tokens t JOIN users u ON u.id = t.user_id ",
+            user_joins!(),
+            " WHERE t.token_hash = :digest AND t.revoked_at IS NULL AND u.disabled_at IS NULL"
+        );
+        one_user(read_tx!(self, |c| {
+            c.fetch::<UserRow>(sql!(BY_TOKEN), named! { digest }).await
+        })?)
+    }
+
+    /// Every pool membership, by campaign and index.
+    pub async fn pool_entries(&self) -> Result<Vec<PoolEntry>> {
+        read_tx!(self, |c| {
+            c.fetch(
+                sql!(
+                    "SELECT c.name AS campaign, u.name AS \"user\", p.pool_index AS \"index\"
+                     FROM pool_members p JOIN campaigns c ON c.id = p.campaign_id
+                     JOIN users u ON u.id = p.user_id
+                     ORDER BY c.name, p.pool_index"
+                ),
+                &[],
+            )
+            .await
+        })
+    }
+}
 
 /// Creates an account (its name checked by the caller): an admin, or a member with a
 /// role in one campaign (a validator placed in its pool).
