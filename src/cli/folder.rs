@@ -45,7 +45,7 @@ pub(super) fn migrated() -> Result<()> {
 /// `tandem check`: every column holding text with a control character, with examples;
 /// an error when there is one.
 pub(super) async fn check(store: &Store) -> Result<()> {
-    let found = crate::store::find_control_text(store).await?;
+    let found = store.find_control_text().await?;
     if found.is_empty() {
         println!("no stored text holds a control character");
         return Ok(());

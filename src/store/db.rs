@@ -354,6 +354,11 @@ pub(crate) trait Tx {
         rows: &[Vec<Value<'_>>],
     ) -> Result<Vec<R>>;
 
+    /// Every row of a statement made at run time, without parameters, as cells: for
+    /// the upkeep that walks every table (the dump, the search for control
+    /// characters), whose names come from the database's own catalogue, never from input.
+    async fn cells(&mut self, text: &str) -> Result<Vec<Vec<Cell>>>;
+
     /// The one row of a statement's result (an error without one).
     async fn fetch_one<R: FromRow>(&mut self, sql: Sql, args: &[Arg<'_>]) -> Result<R> {
         self.fetch_opt(sql, args).await?.ok_or_else(|| {
@@ -590,6 +595,24 @@ macro_rules! sqlx_tx {
                     }
                 }
                 Ok(out)
+            }
+
+            async fn cells(
+                &mut self,
+                text: &str,
+            ) -> $crate::error::Result<Vec<Vec<$crate::store::db::Cell>>> {
+                use sqlx::Row as _;
+                $crate::store::count::add(1);
+                let rows = sqlx::query::<$db>(sqlx::AssertSqlSafe(text.to_string()))
+                    .fetch_all(&mut *self)
+                    .await?;
+                rows.iter()
+                    .map(|r| {
+                        (0..r.columns().len())
+                            .map(|i| $cell(r, $crate::store::db::Col::Index(i)))
+                            .collect()
+                    })
+                    .collect()
             }
         }
 

@@ -224,8 +224,8 @@ impl Store {
                 metrics,
             }),
         };
-        let key = on_backend!(store, media_key());
-        store.inner.cache.set_media_key(key?);
+        let key = store.media_key().await?;
+        store.inner.cache.set_media_key(key);
         Ok(store)
     }
 
@@ -395,23 +395,6 @@ impl Store {
         on_backend!(self, backup(database_url, out))
     }
 
-    /// Where the installation's media live, as stored: `local` or `s3://BUCKET/PREFIX`.
-    pub async fn media_location(&self) -> Result<String> {
-        on_backend!(self, media_location())
-    }
-
-    /// Stores where the installation's media live (the caller has checked the text and
-    /// that every file is there).
-    pub async fn set_media_location(&self, location: &str) -> Result<()> {
-        on_backend!(self, set_media_location(location.to_string()))
-    }
-
-    /// Every row of every table in a stable order, as text. Tests compare two dumps to
-    /// prove that a refused import or request changed nothing.
-    pub async fn dump(&self) -> Result<String> {
-        on_backend!(self, dump())
-    }
-
     /// How the writer has batched and committed, for the metrics.
     pub fn writer_stats(&self) -> Option<sqlite::WriterStats> {
         match &self.inner.db {
@@ -419,11 +402,6 @@ impl Store {
             Db::Postgres(_) => None,
         }
     }
-}
-
-/// Dumps every row of every table in a stable order, as text.
-pub async fn dump(store: &Store) -> Result<String> {
-    store.dump().await
 }
 
 /// Text stored with characters no field may hold (older versions stored NUL and other
@@ -437,16 +415,7 @@ pub struct ControlText {
     pub examples: Vec<String>,
 }
 
-/// Finds every stored text value holding a control character (`tandem check`).
-pub async fn find_control_text(store: &Store) -> Result<Vec<ControlText>> {
-    on_backend!(store, find_control_text())
-}
-
 forward! {
-    /// Writes one row and commits: whether the database can write now (a full disk
-    /// cannot).
-    fn probe_write(&self) -> Result<()>;
-
     // Accounts.
 
     // Campaigns, tasks, imports.

@@ -253,30 +253,6 @@ impl Backend {
             )))
         }
     }
-
-    pub(super) async fn table_names(&self, c: &mut Conn) -> Result<Vec<String>> {
-        Ok(qs(
-            "SELECT CAST(table_name AS TEXT) FROM information_schema.tables
-             WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'
-               AND table_name <> '_sqlx_migrations' ORDER BY 1",
-        )
-        .fetch_all(&mut *c)
-        .await?)
-    }
-
-    pub(super) async fn text_columns(&self, c: &mut Conn) -> Result<Vec<(String, String)>> {
-        Ok(qa(
-            "SELECT CAST(c.table_name AS TEXT), CAST(c.column_name AS TEXT)
-             FROM information_schema.columns c
-             JOIN information_schema.tables t
-               ON t.table_schema = c.table_schema AND t.table_name = c.table_name
-             WHERE c.table_schema = current_schema() AND c.data_type = 'text'
-               AND t.table_type = 'BASE TABLE' AND c.table_name <> '_sqlx_migrations'
-             ORDER BY c.table_name, c.ordinal_position",
-        )
-        .fetch_all(&mut *c)
-        .await?)
-    }
 }
 
 /// Parameters in one bulk statement (PostgreSQL takes up to 65,535).
@@ -330,7 +306,6 @@ macro_rules! shared {
 }
 
 shared!(
-    misc,
     catalog,
     review,
     calibration,

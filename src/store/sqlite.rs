@@ -360,25 +360,6 @@ impl Backend {
             .await?;
         Ok(())
     }
-
-    pub(super) async fn table_names(&self, c: &mut Conn) -> Result<Vec<String>> {
-        Ok(qs(
-            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'
-             AND name <> '_sqlx_migrations' ORDER BY name",
-        )
-        .fetch_all(&mut *c)
-        .await?)
-    }
-
-    pub(super) async fn text_columns(&self, c: &mut Conn) -> Result<Vec<(String, String)>> {
-        Ok(qa(
-            "SELECT m.name, p.name FROM sqlite_master m, pragma_table_info(m.name) p
-             WHERE m.type = 'table' AND m.name NOT LIKE 'sqlite_%' AND m.name <> '_sqlx_migrations'
-               AND upper(p.type) = 'TEXT' ORDER BY m.name, p.cid",
-        )
-        .fetch_all(&mut *c)
-        .await?)
-    }
 }
 
 /// The steps of SQLite's plan for `sql` (`EXPLAIN QUERY PLAN`), one line each.
@@ -649,7 +630,6 @@ macro_rules! shared {
 }
 
 shared!(
-    misc,
     catalog,
     review,
     calibration,

@@ -60,7 +60,7 @@ async fn a_backup_taken_while_serving_restores_to_the_same_records() {
     };
     let config = Config::new(&restored, url).unwrap();
     let store = tandem::Store::open(&config.database_url).await.unwrap();
-    assert_eq!(tandem::store::dump(&store).await.unwrap(), before);
+    assert_eq!(store.dump().await.unwrap(), before);
     // The restored database takes new work.
     let stats = tandem::app::qc_report(
         &store,

@@ -484,7 +484,7 @@ impl TestApp {
     }
 
     pub async fn dump(&self) -> String {
-        tandem::store::dump(&self.store).await.expect("dump")
+        self.store.dump().await.expect("dump")
     }
 }
 

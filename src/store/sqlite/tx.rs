@@ -179,4 +179,21 @@ impl Tx for WriteConn {
         }
         Ok(out)
     }
+
+    async fn cells(&mut self, text: &str) -> Result<Vec<Vec<Cell>>> {
+        self.statements += 1;
+        let mut st = self.db.prepare(text).map_err(error)?;
+        let n = st.column_count();
+        let mut rows = st.raw_query();
+        let mut out = Vec::new();
+        while let Some(r) = rows.next().map_err(error)? {
+            let row = RusqliteRow(r);
+            out.push(
+                (0..n)
+                    .map(|i| row.cell(Col::Index(i)))
+                    .collect::<Result<_>>()?,
+            );
+        }
+        Ok(out)
+    }
 }
