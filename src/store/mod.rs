@@ -78,7 +78,6 @@ pub mod records;
 pub mod review;
 pub mod sampling;
 pub mod sessions;
-pub mod stats;
 pub mod study;
 
 mod cache;
@@ -102,7 +101,7 @@ pub mod statements {
     pub const FACTS_POSTGRES: &str = super::write::review::FACTS.postgres;
 }
 
-use crate::domain::facts::{OutcomeCount, Scope, StudyData};
+use crate::domain::facts::StudyData;
 use crate::domain::import::{CheckedManifest, CheckedSets, ServedCopy};
 use crate::domain::records::{
     AuditEvent, DecisionRecord, DecisionRow, RegenerationItem, ResolutionRecord, ResolutionRow,
@@ -123,7 +122,7 @@ use review::{
     QueueListing, QueueQuery, QueueStatus, Recorded, ResolutionRequest, SplitItem, ValidatorItem,
     VerdictRequest,
 };
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::path::Path;
 use std::sync::Arc;
 use study::{
@@ -549,21 +548,6 @@ forward! {
     fn audit_page(&self, campaign: &Campaign, filter: &crate::domain::records::AuditFilter, paging: &crate::domain::records::AuditPaging) -> Result<crate::domain::paging::Page<AuditEvent>>;
 
     // Sessions and sign-in.
-
-    // The QC tables' facts.
-    /// Items by stage, task, QA type, pair, outcome, counted verdicts and reasons: one
-    /// scan of the campaign's items.
-    fn outcome_counts(&self, campaign: &Campaign, scope: &Scope) -> Result<Vec<OutcomeCount>>;
-    /// Every decided item of the campaign's current versions (not pending, not retained
-    /// by sample, no calibration or known item) with its pair and counted verdicts, by
-    /// stage and review order.
-    fn decided_items(&self, campaign: &Campaign) -> Result<Vec<crate::domain::facts::DecidedItem>>;
-    /// The Stage 2 items of linked questions in scope, each with its clip version, pair
-    /// key and outcome: one statement over the items whose clip's line links questions.
-    fn pair_items(&self, campaign: &Campaign, scope: &Scope) -> Result<Vec<crate::domain::facts::PairItem>>;
-    /// The median time each validator spent per decision in each stage, by validator
-    /// name and stage: one statement.
-    fn median_times(&self, campaign: &Campaign) -> Result<HashMap<(String, i64), f64>>;
 
     // The blind study.
     fn study(&self, campaign: &Campaign) -> Result<Option<Study>>;

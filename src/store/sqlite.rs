@@ -629,12 +629,4 @@ macro_rules! shared {
     };
 }
 
-shared!(
-    catalog,
-    review,
-    calibration,
-    records,
-    stats,
-    study,
-    baseline
-);
+shared!(catalog, review, calibration, records, study, baseline);

@@ -20,4 +20,5 @@ pub(crate) mod records;
 pub(crate) mod review;
 pub(crate) mod sampling;
 pub(crate) mod sessions;
+pub(crate) mod stats;
 pub(crate) mod study;
