@@ -230,9 +230,9 @@ fn queue_next_item_rusqlite_on_the_blocking_pool(bencher: Bencher) {
                     .unwrap();
                 st.query_row(
                     &[
-                        ("$1", &campaign as &dyn rusqlite::ToSql),
-                        ("$2", &validator),
-                        ("$3", &1_i64),
+                        (":campaign", &campaign as &dyn rusqlite::ToSql),
+                        (":validator", &validator),
+                        (":stage", &1_i64),
                     ],
                     |r| {
                         Ok((

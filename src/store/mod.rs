@@ -93,7 +93,7 @@ pub use write::base::DEFAULT_CAMPAIGN;
 /// (they name a stage as a parameter, which SQLite's partial indexes could make it
 /// compile again on every run).
 pub mod statements {
-    /// A validator's queue: `$1` campaign, `$2` validator, `$3` stage.
+    /// A validator's queue: `:campaign`, `:validator`, `:stage`.
     pub const QUEUE: &str = super::review::QUEUE;
     /// A verdict's load of its item, as SQLite runs it (named parameters).
     pub const FACTS_SQLITE: &str = super::write::review::FACTS.sqlite;
@@ -102,27 +102,23 @@ pub mod statements {
 }
 
 use crate::domain::facts::StudyData;
-use crate::domain::import::{CheckedManifest, CheckedSets, ServedCopy};
+use crate::domain::import::{CheckedSets, ServedCopy};
 use crate::domain::records::{
     AuditEvent, DecisionRecord, DecisionRow, RegenerationItem, ResolutionRecord, ResolutionRow,
     RetainedClip, RetainedCounts,
 };
 use crate::domain::rules::CheckedVerdict;
 use crate::domain::study::{Display, SetAnswer};
-use crate::domain::{Origin, Part, Role, Stage};
+use crate::domain::{Part, Role, Stage};
 use crate::error::{Error, LineError, Result};
 use accounts::User;
 use calibration::{
     CalibrationFeedback, CalibrationItem, CalibrationKey, CalibrationRound, CalibrationScore,
     CalibrationStatus,
 };
-use catalog::{Campaign, ImportSummary, Settings, TaskInfo, TaskProgress};
+use catalog::Campaign;
 use records::BulkSummary;
-use review::{
-    QueueListing, QueueQuery, QueueStatus, Recorded, ResolutionRequest, SplitItem, ValidatorItem,
-    VerdictRequest,
-};
-use std::collections::HashSet;
+use review::VerdictRequest;
 use std::path::Path;
 use std::sync::Arc;
 use study::{
@@ -240,18 +236,6 @@ impl Store {
         }
     }
 
-    /// The campaign named `name` (a copy at most a second old: what a write depends on
-    /// is read inside the write itself).
-    pub async fn campaign(&self, name: &str) -> Result<Campaign> {
-        if let Some(c) = self.inner.cache.campaign(name) {
-            return Ok(c);
-        }
-        let found: Option<Campaign> = on_backend!(self, load_campaign(name))?;
-        let c = found.ok_or_else(|| write::base::no_campaign(name))?;
-        self.inner.cache.put_campaign(&c);
-        Ok(c)
-    }
-
     /// The study with this id (a copy at most a second old, as campaigns are; its
     /// sources never change, and a change of display forgets this server's copies).
     pub async fn study_by_id(&self, id: i64) -> Result<Study> {
@@ -271,41 +255,6 @@ impl Store {
         frames: i64,
     ) -> Result<()> {
         let r: Result<()> = on_backend!(self, set_study_display(study, display, frames));
-        self.inner.cache.forget_campaigns();
-        r
-    }
-
-    /// Creates a campaign that reviews by `protocol` (its taxonomy and its target per
-    /// task); a campaign of that name is a conflict. (An import, an account's placement
-    /// or a study into a campaign that does not exist creates it with VGenST-Bench's.)
-    pub async fn create_campaign(
-        &self,
-        name: &str,
-        protocol: &crate::domain::protocol::Protocol,
-    ) -> Result<Campaign> {
-        let (taxonomy, target) = (&protocol.taxonomy, protocol.target_per_task);
-        let r: Result<Campaign> = on_backend!(self, create_campaign(name, taxonomy, target));
-        self.inner.cache.forget_campaigns();
-        r
-    }
-
-    /// Gives a campaign another protocol's taxonomy when its stored clips and questions
-    /// keep their meaning under it (see `domain::protocol::change_problems`); refused
-    /// whole, each problem named, otherwise. This server sees the change at once, others
-    /// within a second; an import checked before it is checked again in its write.
-    pub async fn change_protocol(
-        &self,
-        name: &str,
-        taxonomy: &crate::domain::taxonomy::Taxonomy,
-    ) -> Result<Campaign> {
-        let r: Result<Campaign> = on_backend!(self, change_protocol(name, taxonomy));
-        self.inner.cache.forget_campaigns();
-        r
-    }
-
-    /// Changes a campaign's targets and calibration rules.
-    pub async fn set_settings(&self, campaign: &Campaign, settings: Settings) -> Result<()> {
-        let r: Result<()> = on_backend!(self, set_settings(campaign, settings));
         self.inner.cache.forget_campaigns();
         r
     }
@@ -373,6 +322,20 @@ impl Store {
         Ok(ids)
     }
 
+    /// After an import: the planner's statistics, so that queues keep their indexes.
+    pub(crate) async fn after_import(&self) {
+        if let Err(e) = on_backend!(self, refresh_statistics()) {
+            // The import is stored; only the planner's estimates wait for autovacuum.
+            tracing::warn!(error = %e, "cannot refresh the planner's statistics after an import");
+        }
+    }
+
+    /// The plan the database chooses for `sql` (its `$n` parameters bound to `binds`),
+    /// one line per step.
+    pub(crate) async fn explain(&self, sql: &str, binds: &[i64]) -> Result<Vec<String>> {
+        on_backend!(self, explain(sql, binds))
+    }
+
     /// Checks that the database answers.
     pub async fn ping(&self) -> Result<()> {
         on_backend!(self, ping())
@@ -417,72 +380,6 @@ pub struct ControlText {
 forward! {
     // Accounts.
 
-    // Campaigns, tasks, imports.
-    /// The SHA-256 of every stored video, newest first.
-    fn media_hashes(&self) -> Result<Vec<String>>;
-    /// The videos whose frame timing ffprobe has not been asked for.
-    fn media_without_timing(&self) -> Result<Vec<String>>;
-    /// Stores a video's frame timing (none: ffprobe could not tell) on its versions.
-    fn set_frame_timing(&self, sha256: &str, timing: Option<crate::domain::video::FrameTiming>) -> Result<()>;
-    /// The campaigns a person works in: a validator's pools; participants none;
-    /// everyone else all of them.
-    fn campaign_names_for(&self, user: &User) -> Result<Vec<String>>;
-    fn campaign_names(&self) -> Result<Vec<String>>;
-    /// The tasks of a campaign in pairing order, with the pair in force.
-    fn tasks(&self, campaign: &Campaign) -> Result<Vec<TaskInfo>>;
-    /// Overrides a task's pair (`Some((rater1, rater2))`) or goes back to the default
-    /// pair from the pool (`None`). Items that already have a verdict keep the pair
-    /// that started them.
-    fn set_pair(&self, campaign: &Campaign, task_code: &str, pair: Option<(&str, &str)>) -> Result<TaskInfo>;
-    /// Stores a checked manifest in one short write (the videos are in the media folder
-    /// already: `app::import_manifest` copies them first); returns what it stored and the
-    /// SHA-256 of the videos of the versions it added.
-    fn import_manifest(&self, campaign_name: &str, manifest: &CheckedManifest) -> Result<(ImportSummary, HashSet<String>)>;
-    /// Where each task stands in both stages.
-    fn progress(&self, campaign: &Campaign) -> Result<Vec<TaskProgress>>;
-    /// What placing `name` at pool `index` of a campaign would change (nothing is
-    /// written): the tasks that get a new pair and the unstarted items that move.
-    fn pool_change_preview(&self, campaign_name: &str, name: &str, index: i64) -> Result<Vec<crate::store::catalog::PairChange>>;
-    /// The campaign's pool: (pool index, name, items waiting in their queues without
-    /// their verdict; none for a disabled account, which takes no new work).
-    fn open_work(&self, campaign: &Campaign) -> Result<Vec<(i64, String, Option<i64>)>>;
-    /// Per task, the pairs that reviewed its Stage 1 items and how many each.
-    fn reviewing_pairs(&self, campaign: &Campaign) -> Result<Vec<(String, String, String, i64)>>;
-    /// A page of the items behind one of the overview's numbers, in task and item
-    /// order, with how many there are: one statement over the stage's items.
-    fn items_in_group(&self, campaign: &Campaign, stage: crate::domain::Stage, query: &crate::store::catalog::ItemListQuery) -> Result<crate::domain::paging::Page<crate::store::catalog::ClassifiedItem>>;
-
-    // The review.
-    /// Whether a validator is in a campaign's pool.
-    fn in_pool(&self, campaign: &Campaign, validator: &User) -> Result<bool>;
-    /// The validator's progress in a stage and the next item to decide: one statement.
-    fn queue(&self, campaign: &Campaign, validator: &User, stage: Stage) -> Result<QueueStatus>;
-    /// A page of the validator's queue in a stage, in review order (undecided first),
-    /// under the query's filters, with how many rows they keep: three statements, and
-    /// one more to find the row a later page starts beside.
-    fn queue_page(&self, campaign: &Campaign, validator: &User, stage: Stage, query: &QueueQuery) -> Result<QueueListing>;
-    /// One item of the validator's queue. Anything outside their queue is "not found".
-    fn validator_item(&self, campaign: &Campaign, validator: &User, stage: Stage, key: &str) -> Result<ValidatorItem>;
-    /// The plan the database chooses for a validator's next item (the statement behind
-    /// `queue`), one line per step: for checking that it seeks an index.
-    fn explain_next_item(&self, campaign: &Campaign, validator: &User, stage: Stage) -> Result<Vec<String>>;
-    /// Records a validator's verdict on an item of their queue.
-    fn record_verdict(&self, campaign: &Campaign, validator: &User, stage: Stage, key: &str, req: &VerdictRequest, origin: Origin) -> Result<Recorded>;
-    /// Records a validator's answer to a question of their Stage 2 queue before its key
-    /// is shown (the blind key check), and answers with the key.
-    fn record_blind_answer(&self, campaign: &Campaign, validator: &User, key: &str, answer: i64) -> Result<crate::store::review::BlindAnswer>;
-    /// Every blind answer to a question of the campaign's current versions, beside its
-    /// key, by question id and validator.
-    fn blind_records(&self, campaign: &Campaign) -> Result<Vec<crate::domain::records::BlindRecord>>;
-    /// Every validator's latest verdict on each known item of the live queue (current
-    /// versions, with a known verdict), beside it, in the order they were given.
-    fn known_records(&self, campaign: &Campaign) -> Result<Vec<crate::domain::records::KnownRecord>>;
-    /// The splits of a stage; with `all`, resolved ones too.
-    fn splits(&self, campaign: &Campaign, stage: Stage, all: bool) -> Result<Vec<SplitItem>>;
-    /// One split (resolved or not) of the newest version.
-    fn split_item(&self, campaign: &Campaign, stage: Stage, key: &str) -> Result<SplitItem>;
-    /// An author resolves a split, finally.
-    fn resolve_split(&self, campaign: &Campaign, author: &User, stage: Stage, key: &str, req: &ResolutionRequest, origin: Origin) -> Result<bool>;
 
     // Calibration.
     /// A validator's calibration status in a campaign.

@@ -62,7 +62,7 @@ where
 }
 
 /// The lines of PostgreSQL's plan for `sql` (`EXPLAIN`).
-async fn explain(c: &mut Conn, sql: &str, binds: &[i64]) -> Result<Vec<String>> {
+async fn explain_on(c: &mut Conn, sql: &str, binds: &[i64]) -> Result<Vec<String>> {
     let mut query = qs::<String>(sqlx::AssertSqlSafe(format!("EXPLAIN {sql}")));
     for b in binds {
         query = query.bind(*b);
@@ -209,6 +209,10 @@ impl Backend {
         Ok(())
     }
 
+    pub(super) async fn explain(&self, sql: &str, binds: &[i64]) -> Result<Vec<String>> {
+        explain_on(&mut *self.read().await?, sql, binds).await
+    }
+
     pub(super) async fn ping(&self) -> Result<()> {
         q("SELECT 1").execute(&mut *self.read().await?).await?;
         Ok(())
@@ -305,4 +309,4 @@ macro_rules! shared {
     };
 }
 
-shared!(catalog, review, calibration, records, study, baseline);
+shared!(calibration, records, study, baseline);

@@ -1,5 +1,5 @@
 //! Verdicts, queues, the intersection rule and the resolution of splits (the types;
-//! the SQL is in `store/sql/review.rs`, the rules in `domain::verdict`).
+//! the SQL is in `store/write/review.rs` and its `ops`, the rules in `domain::verdict`).
 
 use crate::domain::{Outcome, Reason, Resolution, Stage, Verdict};
 use crate::error::{Error, Result};
@@ -325,6 +325,7 @@ pub struct QueueEntry {
     pub decided_at: Option<i64>,
 }
 
+crate::store::db::row! {
 /// The columns of an item as reviewers see it, read by every view of an item.
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub(crate) struct ItemViewRow {
@@ -347,6 +348,7 @@ pub(crate) struct ItemViewRow {
     pub body: Option<String>,
     pub options: Option<String>,
     pub answer: Option<i64>,
+}
 }
 
 /// An item as reviewers see it: its stage, outcome, clip and question.
@@ -418,7 +420,7 @@ impl TryFrom<ItemViewRow> for ItemHeader {
 
 crate::store::db::row! {
     /// A stored decision as its validator sees it.
-    #[derive(Debug, Clone, sqlx::FromRow)]
+    #[derive(Debug, Clone)]
     pub(crate) struct DecisionRowDb {
         pub id: i64,
         pub validator_id: i64,
@@ -461,23 +463,23 @@ impl TryFrom<crate::domain::verdict::DecisionFact> for OwnDecision {
     }
 }
 
-/// A validator's queue in one statement: `$1` campaign, `$2` validator, `$3` stage.
+/// A validator's queue in one statement (`:campaign`, `:validator`, `:stage`).
 /// Their gate, done and total from `queue_counts` (kept by triggers; on PostgreSQL
 /// in eight parts that are summed, at most eight rows of the key), and the next
 /// undecided item: one index seek in each of `items_queue1` and `items_queue2`, so
 /// its cost does not grow with the campaign.
 pub const QUEUE: &str = "SELECT
-    (SELECT m.cleared FROM pool_members m WHERE m.campaign_id = $1 AND m.user_id = $2) AS gate,
-    COALESCE((SELECT CAST(SUM(total) AS BIGINT) FROM queue_counts WHERE campaign_id = $1 AND stage = $3 AND user_id = $2), 0) AS total,
-    COALESCE((SELECT CAST(SUM(done) AS BIGINT) FROM queue_counts WHERE campaign_id = $1 AND stage = $3 AND user_id = $2), 0) AS done,
+    (SELECT m.cleared FROM pool_members m WHERE m.campaign_id = :campaign AND m.user_id = :validator) AS gate,
+    COALESCE((SELECT CAST(SUM(total) AS BIGINT) FROM queue_counts WHERE campaign_id = :campaign AND stage = :stage AND user_id = :validator), 0) AS total,
+    COALESCE((SELECT CAST(SUM(done) AS BIGINT) FROM queue_counts WHERE campaign_id = :campaign AND stage = :stage AND user_id = :validator), 0) AS done,
     (SELECT n.item_key FROM (
          SELECT a.item_key, a.sort_key FROM (
              SELECT item_key, sort_key FROM items
-             WHERE queue1 = $2 AND campaign_id = $1 AND stage = $3 AND decided1 = 0
+             WHERE queue1 = :validator AND campaign_id = :campaign AND stage = :stage AND decided1 = 0
              ORDER BY sort_key LIMIT 1) a
          UNION ALL
          SELECT b.item_key, b.sort_key FROM (
              SELECT item_key, sort_key FROM items
-             WHERE queue2 = $2 AND campaign_id = $1 AND stage = $3 AND decided2 = 0
+             WHERE queue2 = :validator AND campaign_id = :campaign AND stage = :stage AND decided2 = 0
              ORDER BY sort_key LIMIT 1) b
      ) n ORDER BY n.sort_key LIMIT 1) AS next";

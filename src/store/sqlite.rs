@@ -341,6 +341,10 @@ impl Backend {
         Ok(())
     }
 
+    pub(super) async fn explain(&self, sql: &str, binds: &[i64]) -> Result<Vec<String>> {
+        explain_on(&mut *self.read().await?, sql, binds).await
+    }
+
     pub(super) async fn ping(&self) -> Result<()> {
         q("SELECT 1").execute(&mut *self.read().await?).await?;
         Ok(())
@@ -363,7 +367,7 @@ impl Backend {
 }
 
 /// The steps of SQLite's plan for `sql` (`EXPLAIN QUERY PLAN`), one line each.
-async fn explain(c: &mut Conn, sql: &str, binds: &[i64]) -> Result<Vec<String>> {
+async fn explain_on(c: &mut Conn, sql: &str, binds: &[i64]) -> Result<Vec<String>> {
     use sqlx::Row;
     let mut query = q(sqlx::AssertSqlSafe(format!("EXPLAIN QUERY PLAN {sql}")));
     for b in binds {
@@ -629,4 +633,4 @@ macro_rules! shared {
     };
 }
 
-shared!(catalog, review, calibration, records, study, baseline);
+shared!(calibration, records, study, baseline);

@@ -301,7 +301,7 @@ async fn statements_naming_a_stage_are_compiled_once() {
     // names the stage.
     for (sql, stage_param) in [
         (tandem::store::statements::FACTS_SQLITE, ":stage"),
-        (tandem::store::statements::QUEUE, "$3"),
+        (tandem::store::statements::QUEUE, ":stage"),
     ] {
         let mut st = db.prepare(sql).unwrap();
         for stage in [1_i64, 2, 1, 2] {

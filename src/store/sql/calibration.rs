@@ -336,7 +336,9 @@ impl Backend {
                 )
             })
             .await?;
-        self.after_import().await;
+        if let Err(e) = self.refresh_statistics().await {
+            tracing::warn!(error = %e, "cannot refresh the planner's statistics after an import");
+        }
         Ok(made)
     }
 

@@ -3,6 +3,8 @@
 //! what the campaign holds, then written by [`import_manifest`], the same on every
 //! backend (SQLite runs each row's insert prepared once; PostgreSQL multi-row inserts).
 
+mod ops;
+
 use super::{base, gates};
 use crate::clock::now_micros;
 use crate::domain::import::{CheckedManifest, ItemKind, ManifestClip, ManifestQuestion};

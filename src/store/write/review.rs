@@ -8,6 +8,8 @@
 //! data-modifying statement, so that the item's row and its validator's counter stay
 //! locked one round trip less).
 
+mod ops;
+
 use super::{base, gates};
 use crate::clock::now_micros;
 use crate::domain::import::ItemKind;
