@@ -107,18 +107,12 @@ use crate::domain::records::{
     AuditEvent, DecisionRecord, DecisionRow, RegenerationItem, ResolutionRecord, ResolutionRow,
     RetainedClip, RetainedCounts,
 };
-use crate::domain::rules::CheckedVerdict;
 use crate::domain::study::{Display, SetAnswer};
-use crate::domain::{Part, Role, Stage};
+use crate::domain::{Part, Role};
 use crate::error::{Error, LineError, Result};
 use accounts::User;
-use calibration::{
-    CalibrationFeedback, CalibrationItem, CalibrationKey, CalibrationRound, CalibrationScore,
-    CalibrationStatus,
-};
 use catalog::Campaign;
 use records::BulkSummary;
-use review::VerdictRequest;
 use std::path::Path;
 use std::sync::Arc;
 use study::{
@@ -380,45 +374,6 @@ pub struct ControlText {
 forward! {
     // Accounts.
 
-
-    // Calibration.
-    /// A validator's calibration status in a campaign.
-    fn calibration_status(&self, campaign: &Campaign, validator: &User) -> Result<CalibrationStatus>;
-    /// Refuses a validator whose main queue is not open yet.
-    fn require_calibrated(&self, campaign: &Campaign, validator: &User) -> Result<()>;
-    /// One calibration item, with the known verdict once decided in this round.
-    fn calibration_item(&self, campaign: &Campaign, validator: &User, stage: Stage, key: &str) -> Result<CalibrationItem>;
-    /// Records a calibration verdict and answers with the known one.
-    fn record_calibration(&self, campaign: &Campaign, validator: &User, stage: Stage, key: &str, req: &VerdictRequest) -> Result<CalibrationFeedback>;
-    /// Starts another calibration round for a validator who did not pass.
-    fn reset_calibration(&self, campaign: &Campaign, name: &str, by: &str) -> Result<crate::domain::calibration::RoundDraw>;
-    /// Pauses a validator's main queue for their catch rate on the known items (`why`
-    /// says so): a calibration round opens and the gate closes, in one write. `None`
-    /// when the queue was not open or is paused already; else the round opened.
-    fn pause_for_known_items(&self, campaign: &Campaign, user_id: i64, why: &str) -> Result<Option<i64>>;
-    /// When each validator's queue was last paused by the known items (µs), by name.
-    fn pause_starts(&self, campaign: &Campaign) -> Result<Vec<(String, i64)>>;
-    /// An admin lifts the known items' pause on a validator's queue: the round it
-    /// opened stays on record, marked lifted; answers that round.
-    fn lift_pause(&self, campaign: &Campaign, name: &str, by: &str) -> Result<i64>;
-    /// Copies a clip the author resolved as a known clip under a new id, served to a pair
-    /// that reviewed none of it, the author's verdicts its known ones (one write).
-    fn copy_resolved(&self, campaign: &Campaign, source: &str, copy: &str) -> Result<crate::store::calibration::KnownCopy>;
-    /// The known copies of resolved clips, by copy id, each with its source, its known
-    /// items and its pair.
-    fn known_copies(&self, campaign: &Campaign) -> Result<Vec<crate::store::calibration::KnownCopy>>;
-    /// The items of the benchmark the author resolved, in review order, at most `limit`.
-    fn resolved_items(&self, campaign: &Campaign, limit: i64) -> Result<Vec<crate::store::calibration::ResolvedItem>>;
-    /// Every pool validator's calibration, for the admin.
-    fn calibration_scores(&self, campaign: &Campaign) -> Result<Vec<CalibrationScore>>;
-    /// Every calibration round of every pool validator (or of one), with its verdicts
-    /// beside the known ones.
-    fn calibration_rounds(&self, campaign: &Campaign, validator: Option<&User>) -> Result<Vec<CalibrationRound>>;
-    /// The calibration items with their known verdicts.
-    fn calibration_keys(&self, campaign: &Campaign) -> Result<Vec<CalibrationKey>>;
-    /// Makes an imported clip that nobody has decided yet a calibration clip, with the
-    /// known verdict of its Stage 1 item.
-    fn mark_calibration(&self, campaign: &Campaign, clip_key: &str, known: &CheckedVerdict) -> Result<()>;
 
     // Records in and out.
     /// Applies decision rows in file order, all or nothing. `problems` carries what

@@ -309,4 +309,4 @@ macro_rules! shared {
     };
 }
 
-shared!(calibration, records, study, baseline);
+shared!(records, study, baseline);

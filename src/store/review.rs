@@ -327,7 +327,7 @@ pub struct QueueEntry {
 
 crate::store::db::row! {
 /// The columns of an item as reviewers see it, read by every view of an item.
-#[derive(Debug, Clone, sqlx::FromRow)]
+#[derive(Debug, Clone)]
 pub(crate) struct ItemViewRow {
     pub id: i64,
     pub stage: i64,

@@ -633,4 +633,4 @@ macro_rules! shared {
     };
 }
 
-shared!(calibration, records, study, baseline);
+shared!(records, study, baseline);

@@ -4,6 +4,8 @@
 //! the validator's history inside its own write; the gate (`pool_members.cleared`) is
 //! set in the same write that changes it.
 
+mod ops;
+
 use super::{base, gates};
 use crate::clock::now_micros;
 use crate::domain::calibration::{
