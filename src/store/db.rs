@@ -361,6 +361,11 @@ pub(crate) trait Tx {
     /// characters), whose names come from the database's own catalogue, never from input.
     async fn cells(&mut self, text: &str) -> Result<Vec<Vec<Cell>>>;
 
+    /// Every row of a statement made at run time, its parameters `$1`, `$2`, ... bound
+    /// to `args` in order: the audit trail's, which holds only the conditions a filter
+    /// gives (so that the planner takes the indexes they name).
+    async fn fetch_built<R: FromRow>(&mut self, text: &str, args: &[Value<'_>]) -> Result<Vec<R>>;
+
     /// The one row of a statement's result (an error without one).
     async fn fetch_one<R: FromRow>(&mut self, sql: Sql, args: &[Arg<'_>]) -> Result<R> {
         self.fetch_opt(sql, args).await?.ok_or_else(|| {
@@ -597,6 +602,20 @@ macro_rules! sqlx_tx {
                     }
                 }
                 Ok(out)
+            }
+
+            async fn fetch_built<R: $crate::store::db::FromRow>(
+                &mut self,
+                text: &str,
+                args: &[$crate::store::db::Value<'_>],
+            ) -> $crate::error::Result<Vec<R>> {
+                let mut query = sqlx::query::<$db>(sqlx::AssertSqlSafe(text.to_string()));
+                for v in args {
+                    query = $crate::store::db::sqlx_tx!(@bind query, v);
+                }
+                $crate::store::count::add(1);
+                let rows = query.fetch_all(&mut *self).await?;
+                rows.iter().map(|r| R::from_row(&SqlxRow(r))).collect()
             }
 
             async fn cells(

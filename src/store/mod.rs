@@ -103,16 +103,11 @@ pub mod statements {
 
 use crate::domain::facts::StudyData;
 use crate::domain::import::{CheckedSets, ServedCopy};
-use crate::domain::records::{
-    AuditEvent, DecisionRecord, DecisionRow, RegenerationItem, ResolutionRecord, ResolutionRow,
-    RetainedClip, RetainedCounts,
-};
 use crate::domain::study::{Display, SetAnswer};
 use crate::domain::{Part, Role};
 use crate::error::{Error, LineError, Result};
 use accounts::User;
 use catalog::Campaign;
-use records::BulkSummary;
 use std::path::Path;
 use std::sync::Arc;
 use study::{
@@ -374,32 +369,6 @@ pub struct ControlText {
 forward! {
     // Accounts.
 
-
-    // Records in and out.
-    /// Applies decision rows in file order, all or nothing. `problems` carries what
-    /// was already wrong with the file; if anything is wrong, nothing is stored.
-    fn import_decisions(&self, campaign: &Campaign, rows: &[DecisionRow], problems: Vec<LineError>, what: &str) -> Result<BulkSummary>;
-    /// Applies resolution rows in file order, all or nothing.
-    fn import_resolutions(&self, campaign: &Campaign, rows: &[ResolutionRow], problems: Vec<LineError>, what: &str) -> Result<BulkSummary>;
-    /// How many decisions and resolutions a campaign holds (counted, not loaded).
-    fn record_counts(&self, campaign: &Campaign) -> Result<(usize, usize)>;
-    /// Every decision of a campaign, in the order they were recorded.
-    fn decision_records(&self, campaign: &Campaign) -> Result<Vec<DecisionRecord>>;
-    /// Every resolution of a campaign, in the order they were recorded.
-    fn resolution_records(&self, campaign: &Campaign) -> Result<Vec<ResolutionRecord>>;
-    /// The clips whose newest version is retained in Stage 1, each with its retained
-    /// questions, and the counts of everything else.
-    fn retained(&self, campaign: &Campaign) -> Result<(Vec<RetainedClip>, RetainedCounts)>;
-    /// The clips whose newest version was rejected in Stage 1, with the reasons given.
-    fn regeneration_list(&self, campaign: &Campaign) -> Result<Vec<RegenerationItem>>;
-    /// The events the filter names: per clip and version in time order, or with a
-    /// `limit`, the latest that many, newest first.
-    fn audit(&self, campaign: &Campaign, filter: &crate::domain::records::AuditFilter) -> Result<Vec<AuditEvent>>;
-    /// A page of the events the filter names, with how many match: one statement per
-    /// kind of event for the page, and one per kind to count.
-    fn audit_page(&self, campaign: &Campaign, filter: &crate::domain::records::AuditFilter, paging: &crate::domain::records::AuditPaging) -> Result<crate::domain::paging::Page<AuditEvent>>;
-
-    // Sessions and sign-in.
 
     // The blind study.
     fn study(&self, campaign: &Campaign) -> Result<Option<Study>>;

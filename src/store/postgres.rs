@@ -309,4 +309,4 @@ macro_rules! shared {
     };
 }
 
-shared!(records, study, baseline);
+shared!(study, baseline);

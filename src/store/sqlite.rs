@@ -633,4 +633,4 @@ macro_rules! shared {
     };
 }
 
-shared!(records, study, baseline);
+shared!(study, baseline);

@@ -180,6 +180,11 @@ impl Tx for WriteConn {
         Ok(out)
     }
 
+    async fn fetch_built<R: FromRow>(&mut self, text: &str, args: &[Value<'_>]) -> Result<Vec<R>> {
+        let args: Vec<Arg<'_>> = args.iter().map(|v| Arg::at(*v)).collect();
+        self.rows(text, &args, false)
+    }
+
     async fn cells(&mut self, text: &str) -> Result<Vec<Vec<Cell>>> {
         self.statements += 1;
         let mut st = self.db.prepare(text).map_err(error)?;

@@ -3,6 +3,9 @@
 //! resolution made in the browser. All or nothing: every problem is listed with its
 //! line and field, and a file with any stores nothing.
 
+mod audit;
+mod ops;
+
 use super::base;
 use super::review::{Target, record_verdict, resolve};
 use crate::domain::records::{DecisionRow, ResolutionRow};
