@@ -25,7 +25,6 @@ const OVER: &[(&str, &str, usize)] = &[
     ("report/bundle.rs", "files", 165),
     ("report/quality.rs", "forest", 161),
     ("report/study.rs", "build", 251),
-    ("store/sql/records.rs", "audit_rows", 279),
     ("store/write/calibration.rs", "record", 167),
     ("store/write/catalog.rs", "import_manifest", 328),
     ("store/write/known.rs", "copy_resolved", 210),

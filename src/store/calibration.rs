@@ -2,7 +2,7 @@
 //! are known, sees the known verdict after each one, and opens the main queue once they
 //! agree with enough of them. Calibration verdicts live in their own table and never
 //! reach the QC statistics or the exports. (The types; the SQL is in
-//! `store/sql/calibration.rs`.)
+//! `store/write/calibration.rs`.)
 
 use super::review::{ClipView, QuestionView};
 use crate::domain::{Reason, Stage, Verdict};

@@ -41,16 +41,6 @@ pub(super) fn q<'q>(
     sqlx::query(sql)
 }
 
-pub(super) fn qa<'q, T>(
-    sql: impl sqlx::SqlSafeStr,
-) -> sqlx::query::QueryAs<'q, Db, T, <Db as sqlx::Database>::Arguments>
-where
-    T: for<'r> sqlx::FromRow<'r, sqlx::postgres::PgRow>,
-{
-    super::count::add(1);
-    sqlx::query_as(sql)
-}
-
 pub(super) fn qs<'q, T>(
     sql: impl sqlx::SqlSafeStr,
 ) -> sqlx::query::QueryScalar<'q, Db, T, <Db as sqlx::Database>::Arguments>
@@ -294,19 +284,3 @@ fn cell(row: &sqlx::postgres::PgRow, col: Col<'_>) -> Result<Cell> {
 }
 
 crate::store::db::sqlx_tx!(Conn, Db, Dialect::Postgres, cell, MAX_PARAMS);
-
-/// Opens the shared SQL of `store/sql/` for this backend.
-macro_rules! shared {
-    ($($m:ident),*) => {
-        $(
-            #[allow(clippy::too_many_arguments)]
-            mod $m {
-                #[allow(unused_imports)]
-                use super::{Backend, Conn, Db, MAX_PARAMS, q, qa, qs};
-                include!(concat!("sql/", stringify!($m), ".rs"));
-            }
-        )*
-    };
-}
-
-shared!(study, baseline);

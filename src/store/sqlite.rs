@@ -186,26 +186,6 @@ pub(super) fn q<'q>(
     sqlx::query(sql)
 }
 
-pub(super) fn qa<'q, T>(
-    sql: impl sqlx::SqlSafeStr,
-) -> sqlx::query::QueryAs<'q, Db, T, <Db as sqlx::Database>::Arguments>
-where
-    T: for<'r> sqlx::FromRow<'r, sqlx::sqlite::SqliteRow>,
-{
-    super::count::add(1);
-    sqlx::query_as(sql)
-}
-
-pub(super) fn qs<'q, T>(
-    sql: impl sqlx::SqlSafeStr,
-) -> sqlx::query::QueryScalar<'q, Db, T, <Db as sqlx::Database>::Arguments>
-where
-    (T,): for<'r> sqlx::FromRow<'r, sqlx::sqlite::SqliteRow>,
-{
-    super::count::add(1);
-    sqlx::query_scalar(sql)
-}
-
 fn options(url: &str) -> Result<SqliteConnectOptions> {
     Ok(SqliteConnectOptions::from_str(url)?
         .foreign_keys(true)
@@ -618,19 +598,3 @@ fn cell(row: &sqlx::sqlite::SqliteRow, col: Col<'_>) -> Result<Cell> {
 }
 
 crate::store::db::sqlx_tx!(Conn, Db, Dialect::Sqlite, cell, MAX_PARAMS);
-
-/// Opens the shared SQL of `store/sql/` for this backend.
-macro_rules! shared {
-    ($($m:ident),*) => {
-        $(
-            #[allow(clippy::too_many_arguments)]
-            mod $m {
-                #[allow(unused_imports)]
-                use super::{Backend, Conn, Db, MAX_PARAMS, q, qa, qs};
-                include!(concat!("sql/", stringify!($m), ".rs"));
-            }
-        )*
-    };
-}
-
-shared!(study, baseline);

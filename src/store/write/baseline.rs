@@ -10,7 +10,130 @@ use crate::store::baseline::{
     AnswersSummary, Baseline, BaselineMedia, BaselineProgress, NewAnswer, PlaceProgress,
     SetupQuestion, ShownPresentation, StoredAnswer,
 };
+use crate::store::catalog::Campaign;
 use crate::store::db::{Tx, Value, named, row, sql};
+use crate::store::{Lock, Store};
+use std::sync::Arc;
+
+impl Store {
+    /// The baseline's participants of a campaign, by name.
+    pub async fn baseline_participants(&self, campaign: &Campaign) -> Result<Vec<String>> {
+        let found = read_tx!(self, |c| participants(c, campaign.id).await)?;
+        Ok(found.into_iter().map(|(_, name)| name).collect())
+    }
+
+    /// How many people hold each role in a campaign, `(role, n)` by role.
+    pub async fn group_sizes(&self, campaign: &Campaign) -> Result<Vec<(String, i64)>> {
+        read_tx!(self, |c| group_sizes(c, campaign.id).await)
+    }
+
+    /// Every question id of a campaign, any version and outcome.
+    pub async fn question_keys(&self, campaign: &Campaign) -> Result<Vec<String>> {
+        read_tx!(self, |c| question_keys(c, campaign.id).await)
+    }
+
+    /// Every answer of a campaign's baseline, by participant, question and presentation.
+    pub async fn baseline_answers(&self, campaign: &Campaign) -> Result<Vec<StoredAnswer>> {
+        read_tx!(self, |c| answers(c, campaign.id).await)
+    }
+
+    /// Brings in answers gathered elsewhere (checked against the retained questions
+    /// first): all or nothing, final.
+    pub async fn import_baseline_answers(
+        &self,
+        campaign: &Campaign,
+        rows: &[NewAnswer],
+        what: &str,
+    ) -> Result<AnswersSummary> {
+        let (campaign, rows) = (campaign.id, Arc::new(rows.to_vec()));
+        write_tx!(self, Lock::Structure, (rows, what), |tx| {
+            import_answers(tx, campaign, rows, what).await
+        })
+    }
+
+    /// The campaign's baseline as taken in the browser, if it was set up.
+    pub async fn baseline(&self, campaign: &Campaign) -> Result<Option<Baseline>> {
+        read_tx!(self, |c| baseline_of(c, campaign.id).await)
+    }
+
+    /// A baseline by its id (participants' URLs name it so).
+    pub async fn baseline_by_id(&self, id: i64) -> Result<Baseline> {
+        read_tx!(self, |c| baseline_by_id(c, id).await)
+    }
+
+    /// Sets the baseline up (again, while nobody has begun): k, the seed, its questions.
+    pub async fn setup_baseline(
+        &self,
+        campaign: &Campaign,
+        per_task: i64,
+        seed: i64,
+        questions: &[SetupQuestion],
+    ) -> Result<Baseline> {
+        let (campaign, questions) = (campaign.id, Arc::new(questions.to_vec()));
+        write_tx!(self, Lock::Structure, (questions), |tx| {
+            setup(tx, campaign, per_task, seed, questions).await
+        })
+    }
+
+    /// Draws a participant's presentations on their first visit; their progress.
+    pub async fn begin_baseline(
+        &self,
+        baseline: &Baseline,
+        user: &User,
+    ) -> Result<BaselineProgress> {
+        write_tx!(self, Lock::Structure, (baseline, user), |tx| {
+            begin(tx, baseline, user).await?;
+            progress(tx, baseline, user).await
+        })
+    }
+
+    /// A participant's progress, without drawing anything.
+    pub async fn baseline_progress(
+        &self,
+        baseline: &Baseline,
+        user: &User,
+    ) -> Result<BaselineProgress> {
+        read_tx!(self, |c| progress(c, baseline, user).await)
+    }
+
+    /// One presentation as its participant sees it.
+    pub async fn baseline_presentation(
+        &self,
+        baseline: &Baseline,
+        user: &User,
+        seq: i64,
+    ) -> Result<ShownPresentation> {
+        read_tx!(self, |c| presentation(c, baseline, user, seq).await)
+    }
+
+    /// Records a participant's answer (final); their progress after it.
+    pub async fn answer_baseline(
+        &self,
+        baseline: &Baseline,
+        user: &User,
+        seq: i64,
+        chosen: usize,
+    ) -> Result<BaselineProgress> {
+        write_tx!(self, Lock::Item, (baseline, user), |tx| {
+            answer(tx, baseline, user, seq, chosen).await
+        })
+    }
+
+    /// The clip behind a participant's baseline token.
+    pub async fn baseline_media(&self, token: &str) -> Result<Option<BaselineMedia>> {
+        read_tx!(self, |c| media(c, token).await)
+    }
+
+    /// Every participant who began, in the order they began.
+    pub async fn baseline_places(&self, baseline: &Baseline) -> Result<Vec<PlaceProgress>> {
+        read_tx!(self, |c| places(c, baseline).await)
+    }
+
+    /// The served copies the baseline shows (their SHA-256).
+    pub async fn baseline_media_hashes(&self, baseline: &Baseline) -> Result<Vec<String>> {
+        read_tx!(self, |c| media_hashes(c, baseline).await)
+    }
+}
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// The baseline's participants of a campaign, `(id, name)` by name.

@@ -7,8 +7,81 @@ use crate::clock::now_micros;
 use crate::domain::Part;
 use crate::error::{Error, Result};
 use crate::store::accounts::User;
+use crate::store::catalog::Campaign;
 use crate::store::db::{Tx, named, row, sql};
 use crate::store::invitations::{Credential, LinkLine, PartSettings};
+use crate::store::{Lock, Store};
+use std::sync::Arc;
+
+impl Store {
+    /// What a part's participants read first, and whether links keep external ids.
+    pub async fn part_settings(&self, campaign_id: i64, part: Part) -> Result<PartSettings> {
+        read_tx!(self, |c| settings(c, campaign_id, part).await)
+    }
+
+    pub async fn set_part_settings(
+        &self,
+        campaign: &Campaign,
+        part: Part,
+        settings: &PartSettings,
+    ) -> Result<()> {
+        let campaign = campaign.id;
+        write_tx!(self, Lock::Structure, (settings), |tx| {
+            set_settings(tx, campaign, part, settings).await
+        })
+    }
+
+    /// Makes participants with links (token digests and completion codes given); their
+    /// names.
+    pub async fn invite(
+        &self,
+        campaign: &Campaign,
+        part: Part,
+        links: &[(String, String)],
+    ) -> Result<Vec<String>> {
+        let (name, links) = (&campaign.name, Arc::new(links.to_vec()));
+        write_tx!(self, Lock::Structure, (name, links), |tx| {
+            invite(tx, name, part, links).await
+        })
+    }
+
+    /// A campaign's links, without their tokens.
+    pub async fn links(&self, campaign: &Campaign) -> Result<Vec<LinkLine>> {
+        read_tx!(self, |c| links(c, campaign.id).await)
+    }
+
+    /// Whether a link (by its token's digest) would open, read without a write.
+    pub async fn link_opens(&self, digest: &str) -> Result<bool> {
+        read_tx!(self, |c| opens(c, digest).await)
+    }
+
+    /// Exchanges a link for a new session or API token (its earlier ones end); none for
+    /// a link unknown or revoked.
+    pub async fn join(
+        &self,
+        digest: &str,
+        external_id: Option<&str>,
+        credential: &Credential,
+    ) -> Result<Option<(User, Part, Option<i64>)>> {
+        let external = external_id.map(str::to_string);
+        write_tx!(self, Lock::Rows, (digest, external, credential), |tx| {
+            join(tx, digest, external.as_deref(), credential).await
+        })
+    }
+
+    /// Revokes a participant's link (their account is disabled; answers stay).
+    pub async fn revoke_link(&self, campaign: &Campaign, participant: &str) -> Result<bool> {
+        let campaign = campaign.id;
+        write_tx!(self, Lock::Structure, (participant), |tx| {
+            revoke(tx, campaign, participant).await
+        })
+    }
+
+    /// A participant's completion code in a part, when they came by a link.
+    pub async fn completion_code(&self, user: &User, part: Part) -> Result<Option<String>> {
+        read_tx!(self, |c| completion_code(c, user.id, part).await)
+    }
+}
 
 /// The password hash of an account that only a link opens: no password verifies it.
 pub(crate) const NO_PASSWORD: &str = "!invitation-only";

@@ -1,8 +1,9 @@
-//! Every write, once: each is a function generic over [`Tx`](super::db::Tx), the
-//! transaction of whichever backend runs it (SQLite's writer through rusqlite, or a
-//! PostgreSQL connection through sqlx). The backends' entry points (`store/sql/*.rs`)
-//! hand these to their writer; the order of a write's steps, its SQL and its parameters
-//! live here and nowhere else.
+//! Every statement, once, by area: each is a function generic over
+//! [`Tx`](super::db::Tx), the connection of whichever backend runs it (SQLite's writer
+//! through rusqlite, its read pool and PostgreSQL through sqlx), and each area's
+//! `Store` methods sit beside its statements (in the area's file, or in its `ops`
+//! child when the area is large) and run them with `read_tx!` or `write_tx!`. The
+//! order of a write's steps, its SQL and its parameters live here and nowhere else.
 //!
 //! Modules call downward only: `base` (lookups every write shares) and `gates` (what
 //! structural writes recompute) at the bottom, the areas above them.

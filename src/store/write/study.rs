@@ -3,6 +3,8 @@
 //! responses of an earlier study brought in. Reads of a participant's sets use the
 //! lookups here too.
 
+mod ops;
+
 use super::base;
 use crate::clock::now_micros;
 use crate::domain::Role;
@@ -17,7 +19,6 @@ use crate::store::study::{ResponsesSummary, Study, StudyImportSummary, StudyProg
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 row! {
-    #[derive(sqlx::FromRow)]
     pub(crate) struct StudyRow {
         pub id: i64,
         pub campaign_id: i64,

@@ -334,6 +334,20 @@ async fn audit_rows(
     read: AuditRead<'_>,
 ) -> Result<Vec<AuditEvent>> {
     let mut out = Vec::new();
+    imports_and_verdicts(c, campaign, filter, read, &mut out).await?;
+    outcomes_and_samples(c, campaign, filter, read, &mut out).await?;
+    resolutions_and_answers(c, campaign, filter, read, &mut out).await?;
+    Ok(out)
+}
+
+/// Imports (and new versions) and verdicts.
+async fn imports_and_verdicts(
+    c: &mut impl Tx,
+    campaign: &Campaign,
+    filter: &AuditFilter,
+    read: AuditRead<'_>,
+    out: &mut Vec<AuditEvent>,
+) -> Result<()> {
     row! {
         struct Versions {
             row_id: i64,
@@ -416,6 +430,17 @@ async fn audit_rows(
             },
         });
     }
+    Ok(())
+}
+
+/// Outcomes, and each item a sampled lot took.
+async fn outcomes_and_samples(
+    c: &mut impl Tx,
+    campaign: &Campaign,
+    filter: &AuditFilter,
+    read: AuditRead<'_>,
+    out: &mut Vec<AuditEvent>,
+) -> Result<()> {
     row! {
         struct Completed {
             row_id: i64,
@@ -511,6 +536,17 @@ async fn audit_rows(
             });
         }
     }
+    Ok(())
+}
+
+/// Authors' resolutions, calibration verdicts and blind answers.
+async fn resolutions_and_answers(
+    c: &mut impl Tx,
+    campaign: &Campaign,
+    filter: &AuditFilter,
+    read: AuditRead<'_>,
+    out: &mut Vec<AuditEvent>,
+) -> Result<()> {
     row! {
         struct Resolved {
             row_id: i64,
@@ -635,5 +671,5 @@ async fn audit_rows(
             },
         });
     }
-    Ok(out)
+    Ok(())
 }
