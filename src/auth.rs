@@ -11,7 +11,7 @@ pub const MIN_PASSWORD_CHARS: usize = 12;
 
 /// Fills `buf` from the operating system's random source.
 pub fn random_bytes(buf: &mut [u8]) -> Result<()> {
-    getrandom::fill(buf).map_err(|e| Error::Internal(format!("no randomness available: {e}")))
+    getrandom::fill(buf).map_err(|e| Error::fault("no randomness available", e))
 }
 
 pub fn hex(bytes: &[u8]) -> String {
@@ -84,7 +84,7 @@ fn argon2_into(argon: &Argon2<'_>, password: &str, salt: &[u8], out: &mut [u8]) 
     with_memory(argon.params().block_count(), |memory| {
         argon.hash_password_into_with_memory(password.as_bytes(), salt, out, memory)
     })
-    .map_err(|e| Error::Internal(format!("password hashing failed: {e}")))
+    .map_err(|e| Error::fault("password hashing failed", e))
 }
 
 /// An argon2id PHC string for `password`, with a random salt.

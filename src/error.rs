@@ -95,8 +95,17 @@ pub enum Error {
         context: String,
         source: std::io::Error,
     },
+    /// A fault of the server's own, without a cause to keep.
     #[error("{0}")]
     Internal(String),
+    /// A fault of the server's own: what failed, and why (the cause is kept, and logged
+    /// with the request that met it).
+    #[error("{context}: {source}")]
+    Fault {
+        context: String,
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -106,6 +115,17 @@ impl Error {
         Error::Io {
             context: context.into(),
             source,
+        }
+    }
+
+    /// A fault of the server's own, `context` saying what failed, its cause kept.
+    pub fn fault(
+        context: impl Into<String>,
+        source: impl Into<Box<dyn std::error::Error + Send + Sync>>,
+    ) -> Error {
+        Error::Fault {
+            context: context.into(),
+            source: source.into(),
         }
     }
 
@@ -129,9 +149,11 @@ impl Error {
             Error::TooMany { .. } => StatusCode::TOO_MANY_REQUESTS,
             Error::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             Error::Unsupported(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            Error::Db(_) | Error::Migrate(_) | Error::Io { .. } | Error::Internal(_) => {
-                StatusCode::INTERNAL_SERVER_ERROR
-            }
+            Error::Db(_)
+            | Error::Migrate(_)
+            | Error::Io { .. }
+            | Error::Internal(_)
+            | Error::Fault { .. } => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
 
@@ -341,6 +363,20 @@ impl IntoResponse for Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_fault_keeps_its_cause_and_says_both() {
+        let cause = serde_json::from_str::<serde_json::Value>("{").unwrap_err();
+        let said = format!("stored fields: {cause}");
+        let e = Error::fault("stored fields", cause);
+        assert_eq!(e.to_string(), said);
+        assert_eq!(e.status(), StatusCode::INTERNAL_SERVER_ERROR);
+        assert_eq!(e.kind(), ErrorKind::Internal);
+        let source = std::error::Error::source(&e).expect("the cause is kept");
+        assert!(source.is::<serde_json::Error>(), "{source:?}");
+        // The client learns nothing of it.
+        assert!(!e.body().detail.contains("stored fields"));
+    }
 
     #[test]
     fn a_database_out_of_reach_is_unavailable_with_a_time_to_retry() {

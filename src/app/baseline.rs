@@ -169,7 +169,7 @@ pub async fn report(
             ))
         })?;
     let mut report = crate::report::baseline::baseline(&questions, &checked, method)
-        .map_err(|e| Error::Internal(format!("the baseline's figures: {e}")))?;
+        .map_err(|e| Error::fault("the baseline's figures", e))?;
     report.left_out = left_out.len();
     Ok(Some(report))
 }
@@ -259,7 +259,7 @@ pub async fn setup(
         Ok((copies, added))
     })
     .await
-    .map_err(|e| Error::Internal(format!("preparing the videos failed: {e}")))??;
+    .map_err(|e| Error::fault("preparing the videos failed", e))??;
     drop(fetched);
     let mut setup = Vec::new();
     let mut tasks = HashSet::new();

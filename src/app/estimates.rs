@@ -68,7 +68,7 @@ impl<K: PartialEq, V> Memo<K, V> {
         let k = key.clone();
         let value = tokio::task::spawn_blocking(move || fit(&k))
             .await
-            .map_err(|e| Error::Internal(format!("the review-quality fit failed: {e}")))??;
+            .map_err(|e| Error::fault("the review-quality fit failed", e))??;
         let value = Arc::new(value);
         self.put(key, value.clone());
         Ok(value)
@@ -127,7 +127,7 @@ pub async fn review_quality(
     QUALITY
         .get_or_fit(key, |k| {
             crate::report::quality::build(&k.taxonomy, &k.outcomes, &k.known, &k.stages, k.options)
-                .map_err(|e| Error::Internal(format!("the review-quality estimates: {e}")))
+                .map_err(|e| Error::fault("the review-quality estimates", e))
         })
         .await
 }
@@ -154,7 +154,7 @@ pub async fn defect_probabilities(
                 &k.stages,
                 k.options,
             )
-            .map_err(|e| Error::Internal(format!("the defect probabilities: {e}")))
+            .map_err(|e| Error::fault("the defect probabilities", e))
         })
         .await
 }

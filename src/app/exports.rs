@@ -247,7 +247,7 @@ pub async fn retained_to_folder(
         io::export::write_retained(&out, &name, &clips, &counts_c, &media, variants)
     })
     .await
-    .map_err(|e| Error::Internal(format!("the export task failed: {e}")));
+    .map_err(|e| Error::fault("the export task failed", e));
     if let Some(f) = fetched {
         let _ = tokio::fs::remove_dir_all(f).await;
     }
@@ -344,7 +344,7 @@ async fn zip_of(
         Ok((file, len))
     })
     .await
-    .map_err(|e| Error::Internal(format!("the export failed: {e}")))?;
+    .map_err(|e| Error::fault("the export failed", e))?;
     // The open file outlives its folder.
     scratch.remove().await;
     let (file, len) = made?;
@@ -367,7 +367,7 @@ async fn zip_to(
     let dir = scratch.path().to_path_buf();
     let made = tokio::task::spawn_blocking(move || fill_and_pack(&dir, fill, &prefix, &out))
         .await
-        .map_err(|e| Error::Internal(format!("the export failed: {e}")));
+        .map_err(|e| Error::fault("the export failed", e));
     scratch.remove().await;
     made?
 }

@@ -175,7 +175,7 @@ async fn run(store: Store, config: Config, campaign: Campaign, id: String, work:
                 match tokio::spawn(async move { work_on(&s, &c, &camp, &job_id, work).await }).await
                 {
                     Ok(end) => end,
-                    Err(e) => Err(Error::Internal(format!("the job stopped: {e}"))),
+                    Err(e) => Err(Error::fault("the job stopped", e)),
                 }
             }
             // Marked failed meanwhile (its heartbeat was late): nothing to do.
@@ -262,7 +262,7 @@ async fn unpack(config: &Config, dir: &Path) -> Result<PathBuf> {
         io::archive::find_manifest(&dest)
     })
     .await
-    .map_err(|e| Error::Internal(format!("unpacking failed: {e}")))?
+    .map_err(|e| Error::fault("unpacking failed", e))?
 }
 
 async fn import(
@@ -274,7 +274,7 @@ async fn import(
     let summary = super::import_manifest(store, config, &campaign.name, manifest).await?;
     super::media::warm_up(store, config);
     let summary = serde_json::to_string(&summary)
-        .map_err(|e| Error::Internal(format!("cannot write the import's summary: {e}")))?;
+        .map_err(|e| Error::fault("cannot write the import's summary", e))?;
     Ok(JobEnd::Done {
         summary: Some(summary),
         file: None,
@@ -327,7 +327,7 @@ where
         Ok((bytes, sha256))
     })
     .await
-    .map_err(|e| Error::Internal(format!("storing the archive failed: {e}")))
+    .map_err(|e| Error::fault("storing the archive failed", e))
     .and_then(|r| r);
     let (bytes, sha256) = match sealed {
         Ok(x) => x,
@@ -418,8 +418,8 @@ async fn settle_stale(store: &Store, rows: &[JobRecord]) -> Result<bool> {
         field: None,
         problems: None,
     };
-    let error = serde_json::to_string(&body)
-        .map_err(|e| Error::Internal(format!("cannot write the error: {e}")))?;
+    let error =
+        serde_json::to_string(&body).map_err(|e| Error::fault("cannot write the error", e))?;
     store.fail_stale_jobs(cutoff, &error).await?;
     Ok(true)
 }
@@ -525,7 +525,7 @@ pub async fn result_file(
         Ok((file, len))
     })
     .await
-    .map_err(|e| Error::Internal(format!("opening the job's file failed: {e}")))?;
+    .map_err(|e| Error::fault("opening the job's file failed", e))?;
     let (file, len) = match opened {
         Ok(x) => x,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {

@@ -80,13 +80,13 @@ async fn draw(video: PathBuf, out: PathBuf, layout: StripLayout) -> Result<()> {
     let _permit = strip_permits()
         .acquire()
         .await
-        .map_err(|e| Error::Internal(format!("strip limit closed: {e}")))?;
+        .map_err(|e| Error::fault("strip limit closed", e))?;
     if out.exists() {
         return Ok(());
     }
     tokio::task::spawn_blocking(move || crate::io::video::make_strip(&video, &out, layout))
         .await
-        .map_err(|e| Error::Internal(format!("frame strip task failed: {e}")))?
+        .map_err(|e| Error::fault("frame strip task failed", e))?
 }
 
 /// A temporary name in a media store's local folder (for a file made here before it

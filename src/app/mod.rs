@@ -108,7 +108,7 @@ pub async fn import_manifest(
         }
     })
     .await
-    .map_err(|e| Error::Internal(format!("checking the manifest failed: {e}")))??;
+    .map_err(|e| Error::fault("checking the manifest failed", e))??;
     // A bucket: the new videos go up before the database names any of them.
     let added: Vec<String> = if local {
         added.into_iter().map(|(sha, _)| sha).collect()
@@ -281,7 +281,7 @@ pub async fn probe_timings(store: &Store, config: &Config) -> Result<Probed> {
     let ffprobe = io::video::ffmpeg_available();
     let read = tokio::task::spawn_blocking(move || io::media::read_timings(&dir, &hashes, ffprobe))
         .await
-        .map_err(|e| Error::Internal(format!("the timing task failed: {e}")));
+        .map_err(|e| Error::fault("the timing task failed", e));
     if let Some(f) = fetched_folder {
         let _ = tokio::fs::remove_dir_all(f).await;
     }
@@ -319,7 +319,7 @@ pub async fn import_study(
         io::media::prepare_study_media(&sets_c, &dir, strip_metadata)
     })
     .await
-    .map_err(|e| Error::Internal(format!("preparing the videos failed: {e}")))??;
+    .map_err(|e| Error::fault("preparing the videos failed", e))??;
     let store_media = media::media_store(store, config).await?;
     let added = media::publish(&store_media, added).await?;
     let result = match store.import_study(campaign, sets, &prepared, display).await {
@@ -417,7 +417,7 @@ pub async fn study_report(store: &Store, campaign: &Campaign) -> Result<Option<S
     Ok(Some(
         tokio::task::spawn_blocking(move || crate::report::study::build(&data))
             .await
-            .map_err(|e| Error::Internal(format!("the study tables failed: {e}")))?,
+            .map_err(|e| Error::fault("the study tables failed", e))?,
     ))
 }
 
@@ -452,7 +452,7 @@ pub async fn stats_json(
     scope: &Scope,
 ) -> Result<serde_json::Value> {
     let reply = stats_reply(store, campaign, scope).await?;
-    serde_json::to_value(reply).map_err(|e| Error::Internal(format!("the figures as JSON: {e}")))
+    serde_json::to_value(reply).map_err(|e| Error::fault("the figures as JSON", e))
 }
 
 /// One table in a format: the annotator pool's, the baseline's, the study's or a QC one,
@@ -505,8 +505,8 @@ pub async fn paper_bundle(
     let qc = qc_report(store, campaign, &scope).await?;
     // The figures once: stats.json, and the baseline's tables and Table 16 from them.
     let reply = stats_reply(store, campaign, &scope).await?;
-    let stats_json = serde_json::to_value(&reply)
-        .map_err(|e| Error::Internal(format!("the figures as JSON: {e}")))?;
+    let stats_json =
+        serde_json::to_value(&reply).map_err(|e| Error::fault("the figures as JSON", e))?;
     let study_report = study_report(store, campaign).await?;
     let responses_csv = match store.study(campaign).await? {
         Some(st) => {
@@ -561,5 +561,5 @@ pub async fn paper_bundle(
         })
     })
     .await
-    .map_err(|e| Error::Internal(format!("the paper bundle failed: {e}")))?
+    .map_err(|e| Error::fault("the paper bundle failed", e))?
 }

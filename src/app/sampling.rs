@@ -146,7 +146,7 @@ pub async fn status(store: &Store, campaign: &Campaign) -> Result<SamplingStatus
         let upper_bound = match defects {
             Some(d) => Some(
                 stats::upper_bound(d, lot.n, confidence)
-                    .map_err(|e| Error::Internal(format!("lot {}: {e}", lot.id)))?,
+                    .map_err(|e| Error::fault(format!("lot {}", lot.id), e))?,
             ),
             None => None,
         };

@@ -14,8 +14,7 @@ pub(super) fn json_or_words<T: Serialize>(
     words: impl FnOnce() -> String,
 ) -> Result<()> {
     if json {
-        let line =
-            serde_json::to_string(&value()).map_err(|e| Error::Internal(format!("JSON: {e}")))?;
+        let line = serde_json::to_string(&value()).map_err(|e| Error::fault("JSON", e))?;
         println!("{line}");
     } else {
         print!("{}", words());
@@ -27,7 +26,7 @@ pub(super) fn json_or_words<T: Serialize>(
 pub(super) fn pretty_json(value: &impl Serialize) -> Result<String> {
     serde_json::to_string_pretty(value)
         .map(|text| text + "\n")
-        .map_err(|e| Error::Internal(format!("cannot write JSON: {e}")))
+        .map_err(|e| Error::fault("cannot write JSON", e))
 }
 
 /// Writes an export (`app::exports`) to `out`, or to standard output.

@@ -69,7 +69,7 @@ impl StudyCommand {
                     io::study::check_sets(&path, sources.as_deref(), &limits)
                 })
                 .await
-                .map_err(|e| Error::Internal(format!("checking the sets failed: {e}")))??;
+                .map_err(|e| Error::fault("checking the sets failed", e))??;
                 let summary =
                     crate::app::import_study(store, config, &campaign.campaign, &checked, display)
                         .await?;

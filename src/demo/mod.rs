@@ -289,7 +289,7 @@ pub fn write_known_manifest(
         // The same task's next clip: its id, its video's name, its questions' ids.
         let (from, to) = (format!("_D{i:02}"), format!("_D{:02}", i + n));
         let mut copy: Value = serde_json::from_str(&line.replace(&from, &to))
-            .map_err(|e| Error::Internal(format!("the demo's manifest, line {}: {e}", i + 1)))?;
+            .map_err(|e| Error::fault(format!("the demo's manifest, line {}", i + 1), e))?;
         let file = copy["file"].as_str().unwrap_or_default().to_string();
         std::fs::write(dir.join(&file), CLIPS[i])
             .map_err(|e| Error::io(format!("cannot write {file}"), e))?;

@@ -177,13 +177,13 @@ pub fn pack(dir: &Path, prefix: &str, out: &Path) -> Result<()> {
             .map_err(|_| Error::Internal("export path outside its folder".into()))?;
         let name = format!("{prefix}/{}", rel.to_string_lossy().replace('\\', "/"));
         zip.start_file(name, options)
-            .map_err(|e| Error::Internal(format!("cannot write the archive: {e}")))?;
+            .map_err(|e| Error::fault("cannot write the archive", e))?;
         let mut src = File::open(&p).map_err(|e| Error::io("cannot read the export", e))?;
         std::io::copy(&mut src, &mut zip).map_err(|e| Error::io("cannot write the archive", e))?;
     }
     let mut f = zip
         .finish()
-        .map_err(|e| Error::Internal(format!("cannot finish the archive: {e}")))?;
+        .map_err(|e| Error::fault("cannot finish the archive", e))?;
     f.flush()
         .map_err(|e| Error::io("cannot write the archive", e))
 }

@@ -237,7 +237,7 @@ pub fn check_answers(
 /// Writes answers in the import's format, one row per presentation.
 pub fn write_answers(out: impl Write, rows: &[AnswerRow]) -> Result<()> {
     use crate::domain::text::spreadsheet_safe;
-    let csv_error = |e: csv::Error| Error::Internal(format!("cannot write CSV: {e}"));
+    let csv_error = |e: csv::Error| Error::fault("cannot write CSV", e);
     let mut w = csv::Writer::from_writer(out);
     w.write_record(ANSWER_COLUMNS).map_err(csv_error)?;
     for r in rows {

@@ -219,7 +219,7 @@ fn build(
         };
         let line = clip_line(&kept, &rel, with_variants, &pairs);
         serde_json::to_writer(&mut jsonl, &line)
-            .map_err(|e| Error::Internal(format!("cannot write JSON: {e}")))?;
+            .map_err(|e| Error::fault("cannot write JSON", e))?;
         jsonl.push(b'\n');
         summary.clips += 1;
         let entry = per_task.entry(clip.task.as_str()).or_default();

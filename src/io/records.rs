@@ -286,7 +286,7 @@ fn safe(s: &str) -> String {
 }
 
 fn csv_error(e: csv::Error) -> Error {
-    Error::Internal(format!("cannot write CSV: {e}"))
+    Error::fault("cannot write CSV", e)
 }
 
 /// Writes every decision: the import columns, then `time_spent_ms`, `clip_version`,
@@ -413,8 +413,7 @@ pub fn write_regeneration(
     items: &[crate::domain::records::RegenerationItem],
 ) -> Result<()> {
     for item in items {
-        serde_json::to_writer(&mut out, item)
-            .map_err(|e| Error::Internal(format!("cannot write JSON: {e}")))?;
+        serde_json::to_writer(&mut out, item).map_err(|e| Error::fault("cannot write JSON", e))?;
         out.write_all(b"\n")
             .map_err(|e| Error::io("cannot write", e))?;
     }

@@ -344,7 +344,7 @@ pub fn write_responses(
     data: &crate::domain::facts::StudyData,
 ) -> Result<()> {
     use crate::domain::text::spreadsheet_safe;
-    let csv_error = |e: csv::Error| Error::Internal(format!("cannot write CSV: {e}"));
+    let csv_error = |e: csv::Error| Error::fault("cannot write CSV", e);
     let clips: HashMap<i64, &crate::domain::facts::StudyClipFact> =
         data.clips.iter().map(|c| (c.id, c)).collect();
     let mut w = csv::Writer::from_writer(out);

@@ -138,7 +138,7 @@ pub fn render(r: &BaselineReport, format: Format) -> crate::error::Result<String
     match format {
         Format::Json => serde_json::to_string_pretty(r)
             .map(|s| s + "\n")
-            .map_err(|e| crate::error::Error::Internal(format!("cannot write JSON: {e}"))),
+            .map_err(|e| crate::error::Error::fault("cannot write JSON", e)),
         Format::Csv => accuracy_table(r).to_csv(),
         Format::Latex => Ok(latex(r)),
     }
@@ -286,7 +286,7 @@ impl Groups {
         match format {
             Format::Json => serde_json::to_string_pretty(self)
                 .map(|s| s + "\n")
-                .map_err(|e| crate::error::Error::Internal(format!("cannot write JSON: {e}"))),
+                .map_err(|e| crate::error::Error::fault("cannot write JSON", e)),
             Format::Csv => self.table().to_csv(),
             Format::Latex => Ok(self.latex(tables)),
         }

@@ -182,7 +182,7 @@ pub fn files(input: &Input) -> Result<Vec<BundleFile>> {
         out.push(file(
             "tables/review-quality.json",
             serde_json::to_string_pretty(q)
-                .map_err(|e| crate::error::Error::Internal(format!("cannot write JSON: {e}")))?,
+                .map_err(|e| crate::error::Error::fault("cannot write JSON", e))?,
             format!("{what}: JSON, as `review_quality` in stats.json"),
         ));
         more_tables.push("review-quality");

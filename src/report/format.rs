@@ -143,7 +143,7 @@ pub fn render(
 pub(crate) fn pretty(v: &serde_json::Value) -> Result<String> {
     serde_json::to_string_pretty(v)
         .map(|s| s + "\n")
-        .map_err(|e| Error::Internal(format!("cannot write JSON: {e}")))
+        .map_err(|e| Error::fault("cannot write JSON", e))
 }
 
 /// A number for CSV: full precision, or an empty cell when it is undefined (so that
@@ -187,7 +187,7 @@ impl CsvTable {
     /// The table as CSV text: one header row, one record a row.
     pub fn to_csv(&self) -> Result<String> {
         let mut w = csv::Writer::from_writer(Vec::new());
-        let err = |e: csv::Error| Error::Internal(format!("cannot write CSV: {e}"));
+        let err = |e: csv::Error| Error::fault("cannot write CSV", e);
         w.write_record(self.columns.iter().map(|(n, _)| n.as_str()))
             .map_err(err)?;
         for r in &self.rows {
@@ -211,8 +211,8 @@ impl CsvTable {
         }
         let bytes = w
             .into_inner()
-            .map_err(|e| Error::Internal(format!("cannot write CSV: {e}")))?;
-        String::from_utf8(bytes).map_err(|e| Error::Internal(format!("CSV is not UTF-8: {e}")))
+            .map_err(|e| Error::fault("cannot write CSV", e))?;
+        String::from_utf8(bytes).map_err(|e| Error::fault("CSV is not UTF-8", e))
     }
 }
 

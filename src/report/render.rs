@@ -36,7 +36,7 @@ fn tree(svg: &str) -> Result<resvg::usvg::Tree> {
         ..resvg::usvg::Options::default()
     };
     resvg::usvg::Tree::from_str(svg, &options)
-        .map_err(|e| Error::Internal(format!("cannot read the figure's SVG: {e}")))
+        .map_err(|e| Error::fault("cannot read the figure's SVG", e))
 }
 
 /// The figure as a PNG at [`PNG_DPI`], on white.
@@ -58,7 +58,7 @@ pub fn png(svg: &str) -> Result<Vec<u8>> {
     );
     pixmap
         .encode_png()
-        .map_err(|e| Error::Internal(format!("cannot write the figure as PNG: {e}")))
+        .map_err(|e| Error::fault("cannot write the figure as PNG", e))
 }
 
 /// The figure as a one-page vector PDF of its own size, the font embedded.
@@ -69,7 +69,7 @@ pub fn pdf(svg: &str) -> Result<Vec<u8>> {
         svg2pdf::ConversionOptions::default(),
         svg2pdf::PageOptions::default(),
     )
-    .map_err(|e| Error::Internal(format!("cannot write the figure as PDF: {e}")))
+    .map_err(|e| Error::fault("cannot write the figure as PDF", e.to_string()))
 }
 
 #[cfg(test)]

@@ -365,7 +365,7 @@ impl TryFrom<ItemViewRow> for ItemHeader {
     type Error = Error;
     fn try_from(r: ItemViewRow) -> Result<ItemHeader> {
         let fields: Value = serde_json::from_str(&r.fields)
-            .map_err(|e| Error::Internal(format!("stored fields of `{}`: {e}", r.clip_key)))?;
+            .map_err(|e| Error::fault(format!("stored fields of `{}`", r.clip_key), e))?;
         let text = |k: &str| fields.get(k).and_then(Value::as_str).map(str::to_string);
         let stage = Stage::from_number(r.stage)
             .ok_or_else(|| Error::Internal(format!("stored stage {}", r.stage)))?;
@@ -401,7 +401,7 @@ impl TryFrom<ItemViewRow> for ItemHeader {
                 level: r.level.unwrap_or_default(),
                 question: r.body.unwrap_or_default(),
                 options: serde_json::from_str(r.options.as_deref().unwrap_or("[]"))
-                    .map_err(|e| Error::Internal(format!("stored options: {e}")))?,
+                    .map_err(|e| Error::fault("stored options", e))?,
                 answer: Some(r.answer.unwrap_or(0)),
                 linked: linked_question(&fields, &r.item_key),
             }),
@@ -455,7 +455,7 @@ impl TryFrom<crate::domain::verdict::DecisionFact> for OwnDecision {
             change: d.seq,
             verdict: d.verdict,
             reasons: Reason::split_stored(&d.reasons)
-                .map_err(|m| Error::Internal(format!("decision #{}: {m}", d.id)))?,
+                .map_err(|m| Error::fault(format!("decision #{}", d.id), m))?,
             note: d.note,
             decided_at: d.decided_at,
             time_spent_ms: d.time_spent_ms,

@@ -229,7 +229,7 @@ impl Backend {
         std::thread::Builder::new()
             .name("tandem-writer".into())
             .spawn(move || run_writer(rx, opts, wc, wm))
-            .map_err(|e| Error::Internal(format!("cannot start the database writer: {e}")))?;
+            .map_err(|e| Error::fault("cannot start the database writer", e))?;
         Ok(Backend {
             read,
             jobs,

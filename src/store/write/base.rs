@@ -225,7 +225,7 @@ pub(crate) async fn create_campaign(
         return Err(Error::Conflict(format!("a campaign named `{name}` exists")));
     }
     let json = serde_json::to_string(&taxonomy)
-        .map_err(|e| Error::Internal(format!("taxonomy does not serialise: {e}")))?;
+        .map_err(|e| Error::fault("taxonomy does not serialise", e))?;
     let id: i64 = tx
         .scalar(
             sql!(

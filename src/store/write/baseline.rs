@@ -490,7 +490,7 @@ pub(crate) async fn begin(tx: &mut impl Tx, baseline: &Baseline, user: &User) ->
     let mut tasks: BTreeMap<&str, Videos<'_>> = BTreeMap::new();
     for (i, r) in rows.iter().enumerate() {
         let n = serde_json::from_str::<Vec<String>>(&r.options)
-            .map_err(|e| Error::Internal(format!("stored options are not JSON: {e}")))?
+            .map_err(|e| Error::fault("stored options are not JSON", e))?
             .len();
         let videos = tasks.entry(r.task.as_str()).or_default();
         match videos.last_mut() {
@@ -617,7 +617,7 @@ pub(crate) async fn presentation(
 ) -> Result<ShownPresentation> {
     let s = slot(tx, baseline, user, seq).await?;
     let options: Vec<String> = serde_json::from_str(&s.options)
-        .map_err(|e| Error::Internal(format!("stored options are not JSON: {e}")))?;
+        .map_err(|e| Error::fault("stored options are not JSON", e))?;
     let shown: Vec<String> = s
         .shown
         .chars()

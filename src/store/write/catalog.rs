@@ -383,7 +383,7 @@ pub(crate) async fn change_protocol(
         )));
     }
     let json = serde_json::to_string(&taxonomy)
-        .map_err(|e| Error::Internal(format!("taxonomy does not serialise: {e}")))?;
+        .map_err(|e| Error::fault("taxonomy does not serialise", e))?;
     let version = campaign.protocol_version + 1;
     tx.exec(
         sql!(
@@ -800,7 +800,7 @@ pub(crate) async fn import_manifest(
     for (_, _, qu) in &questions {
         options.push(
             serde_json::to_string(&qu.options)
-                .map_err(|e| Error::Internal(format!("options do not serialise: {e}")))?,
+                .map_err(|e| Error::fault("options do not serialise", e))?,
         );
     }
     let rows: Vec<Vec<Value<'_>>> = questions

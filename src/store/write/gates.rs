@@ -48,7 +48,7 @@ pub(crate) async fn pairing_of(tx: &mut impl Tx, campaign_id: i64) -> Result<Pai
         .await?;
     serde_json::from_str::<Stored>(&json)
         .map(|s| s.pairing)
-        .map_err(|e| Error::Internal(format!("campaign #{campaign_id}'s taxonomy: {e}")))
+        .map_err(|e| Error::fault(format!("campaign #{campaign_id}'s taxonomy"), e))
 }
 
 /// Each task's pair in force now and as the pool (with `joining`, a validator about to

@@ -865,7 +865,7 @@ pub(crate) async fn record_blind_answer(
         )
         .await?;
     let options = serde_json::from_str::<Vec<serde_json::Value>>(&key.options)
-        .map_err(|e| Error::Internal(format!("stored options of `{}`: {e}", target.key)))?
+        .map_err(|e| Error::fault(format!("stored options of `{}`", target.key), e))?
         .len();
     match crate::domain::verdict::check_blind_answer(
         &loaded.facts,

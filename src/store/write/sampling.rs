@@ -242,7 +242,7 @@ pub(crate) async fn run(
             members.iter().map(|m| (m.id, m.item_key.clone())).collect();
         let chosen = draw(lot_seed, &keyed, plan.n);
         let rule_json = serde_json::to_string(&plan.rule)
-            .map_err(|e| Error::Internal(format!("a rule does not serialise: {e}")))?;
+            .map_err(|e| Error::fault("a rule does not serialise", e))?;
         let lot_id: i64 = tx
             .scalar(
                 sql!(
@@ -341,7 +341,7 @@ pub(crate) async fn lots(
         let stage = Stage::from_number(r.stage)
             .ok_or_else(|| Error::Internal(format!("lot {} has stage {}", r.id, r.stage)))?;
         let rule = serde_json::from_str(&r.rule)
-            .map_err(|e| Error::Internal(format!("lot {}'s rule is unreadable: {e}", r.id)))?;
+            .map_err(|e| Error::fault(format!("lot {}'s rule is unreadable", r.id), e))?;
         lots.push(Lot {
             id: r.id,
             stage,

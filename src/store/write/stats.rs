@@ -139,9 +139,8 @@ impl Store {
         let mut keys: Option<(i64, std::collections::BTreeMap<String, String>)> = None;
         for (task, version, fields, item_key, outcome) in rows {
             if keys.as_ref().is_none_or(|(v, _)| *v != version) {
-                let fields: serde_json::Value = serde_json::from_str(&fields).map_err(|e| {
-                    Error::Internal(format!("stored fields of a clip version: {e}"))
-                })?;
+                let fields: serde_json::Value = serde_json::from_str(&fields)
+                    .map_err(|e| Error::fault("stored fields of a clip version", e))?;
                 keys = Some((version, crate::domain::records::pair_keys(&fields)));
             }
             let Some(pair) = keys.as_ref().and_then(|(_, k)| k.get(&item_key)) else {

@@ -36,7 +36,7 @@ impl TryFrom<StudyRow> for Study {
             id: r.id,
             campaign_id: r.campaign_id,
             sources: serde_json::from_str(&r.sources)
-                .map_err(|e| Error::Internal(format!("stored sources are not JSON: {e}")))?,
+                .map_err(|e| Error::fault("stored sources are not JSON", e))?,
             display: Display::parse(&r.display_mode).map_err(Error::Internal)?,
             frames: r.strip_frames,
             seed: r.seed,
@@ -478,7 +478,7 @@ pub(crate) async fn import_sets(
             crate::auth::random_bytes(&mut seed)?;
             let seed = i64::from_le_bytes(seed) & i64::MAX;
             let sources = serde_json::to_string(&sets.sources)
-                .map_err(|e| Error::Internal(format!("sources do not serialise: {e}")))?;
+                .map_err(|e| Error::fault("sources do not serialise", e))?;
             tx.exec(
                 sql!(
                     "INSERT INTO studies (campaign_id, sources, seed, created_at)

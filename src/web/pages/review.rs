@@ -370,7 +370,7 @@ async fn item_page(
             campaign
                 .taxonomy
                 .parse_level(&q.level)
-                .map_err(|m| Error::Internal(format!("question `{}`: {m}", q.question_id)))
+                .map_err(|m| Error::fault(format!("question `{}`", q.question_id), m))
         })
         .transpose()?;
     let latest = item.my_decisions.last();

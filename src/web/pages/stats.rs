@@ -408,13 +408,13 @@ async fn figure(
         "pdf" => Ok((
             tokio::task::spawn_blocking(move || crate::report::render::pdf(&svg))
                 .await
-                .map_err(|e| Error::Internal(format!("the PDF failed: {e}")))??,
+                .map_err(|e| Error::fault("the PDF failed", e))??,
             "application/pdf",
         )),
         "png" => Ok((
             tokio::task::spawn_blocking(move || crate::report::render::png(&svg))
                 .await
-                .map_err(|e| Error::Internal(format!("the PNG failed: {e}")))??,
+                .map_err(|e| Error::fault("the PNG failed", e))??,
             "image/png",
         )),
         other => Err(Error::NotFound(format!(
@@ -464,13 +464,13 @@ pub async fn download(
             Format::Csv => crate::report::quality::csv_table(&quality).to_csv()?,
             Format::Latex => crate::report::quality::latex_table(&quality),
             Format::Json => serde_json::to_string_pretty(&quality)
-                .map_err(|e| Error::Internal(format!("cannot write JSON: {e}")))?,
+                .map_err(|e| Error::fault("cannot write JSON", e))?,
         }
     } else if name == "all" && format == Format::Json {
         serde_json::to_string_pretty(
             &crate::app::stats_json(&state.store, &campaign, &scope).await?,
         )
-        .map_err(|e| Error::Internal(format!("cannot write JSON: {e}")))?
+        .map_err(|e| Error::fault("cannot write JSON", e))?
     } else {
         let table = TableId::parse(name).map_err(Error::NotFound)?;
         crate::app::table_text(&state.store, &campaign, &scope, table, format).await?

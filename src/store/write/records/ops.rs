@@ -257,7 +257,7 @@ impl Store {
                         level: q.level,
                         question: q.body,
                         options: serde_json::from_str(&q.options)
-                            .map_err(|e| Error::Internal(format!("stored options: {e}")))?,
+                            .map_err(|e| Error::fault("stored options", e))?,
                         answer: usize::try_from(q.answer).unwrap_or(0),
                         by_sample: outcome == Outcome::BySample,
                     });
@@ -303,7 +303,7 @@ impl Store {
                     task: c.task,
                     version: c.version,
                     fields: serde_json::from_str(&c.fields)
-                        .map_err(|e| Error::Internal(format!("stored fields: {e}")))?,
+                        .map_err(|e| Error::fault("stored fields", e))?,
                     media_sha256: c.media_sha256,
                     media_type: c.media_type,
                     by_sample,
@@ -355,7 +355,7 @@ impl Store {
         rows.into_iter()
             .map(|r| {
                 let fields: Value = serde_json::from_str(&r.fields)
-                    .map_err(|e| Error::Internal(format!("stored fields: {e}")))?;
+                    .map_err(|e| Error::fault("stored fields", e))?;
                 let both = format!(
                     "{};{}",
                     r.reasons1.unwrap_or_default(),

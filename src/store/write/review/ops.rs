@@ -815,7 +815,7 @@ async fn validator_item(
         campaign
             .taxonomy
             .check_stored(stage, &d.reasons)
-            .map_err(|m| Error::Internal(format!("change {} of `{key}`: {m}", d.change)))?;
+            .map_err(|m| Error::fault(format!("change {} of `{key}`", d.change), m))?;
     }
     // The blind key check: the key stays hidden until the validator's own answer
     // (unless a verdict of theirs came before the check was turned on).

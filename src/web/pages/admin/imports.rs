@@ -224,7 +224,7 @@ async fn upload_into(
         io::archive::find_manifest(&dest)
     })
     .await
-    .map_err(|e| Error::Internal(format!("unpacking failed: {e}")))?;
+    .map_err(|e| Error::fault("unpacking failed", e))?;
     match found {
         Ok(manifest) => finish_import(&state, &session, &c, &manifest, String::new()).await,
         Err(e) => import_page_with(&state, &session, &c, String::new(), Some(e)).await,
