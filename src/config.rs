@@ -192,6 +192,7 @@ impl Config {
         {
             return None;
         }
+        // A path that cannot be resolved is not inside a root: refused.
         let real = tokio::fs::canonicalize(path).await.ok()?;
         self.import_roots
             .iter()

@@ -32,6 +32,7 @@ pub async fn media_store(store: &Store, config: &Config) -> Result<MediaStore> {
         return Ok(media.clone());
     }
     let text = store.media_location().await?;
+    // A poisoned lock reuses nothing: the media store is opened afresh.
     let reuse = opened.lock().ok().and_then(|map| {
         map.get(&key)
             .filter(|(_, t, _)| *t == text)
@@ -153,6 +154,7 @@ pub async fn publish(media: &MediaStore, files: Vec<PathBuf>) -> Result<Vec<Stri
             match media {
                 MediaStore::Local(_) => added.push(name),
                 MediaStore::Bucket(_) => {
+                    // A size that cannot be read matches nothing held: sent again.
                     let size = tokio::fs::metadata(file).await.map(|m| m.len()).ok();
                     let done = match media.size_of(&name).await {
                         Ok(held) if held.is_some() && held == size => Ok(false),

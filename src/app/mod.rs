@@ -166,6 +166,7 @@ async fn upload_new(
     use futures_util::stream::StreamExt;
     let results: Vec<(String, Result<bool>)> = futures_util::stream::iter(staged)
         .map(|(sha, temp)| async move {
+            // A size that cannot be read matches nothing held: the file is sent again.
             let size = tokio::fs::metadata(&temp).await.map(|m| m.len()).ok();
             let done = match media.size_of(&sha).await {
                 Ok(Some(held)) if Some(held) == size => Ok(false),

@@ -550,7 +550,7 @@ pub async fn build_with(
         .lines()
         .map(|l| {
             serde_json::from_str::<Value>(l)
-                .ok()
+                .ok() // the demo wrote these lines itself a moment ago
                 .and_then(|v| {
                     v["questions"][0]["question_id"]
                         .as_str()

@@ -121,9 +121,8 @@ pub fn unpack(archive: &Path, dest: &Path, limits: &Limits, data_dir: &Path) -> 
 pub fn find_manifest(dir: &Path) -> Result<PathBuf> {
     let mut roots = vec![dir.to_path_buf()];
     let entries: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map_err(|e| Error::io("cannot read the upload", e))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .collect();
+        .and_then(|entries| entries.map(|e| e.map(|e| e.path())).collect())
+        .map_err(|e| Error::io("cannot read the upload", e))?;
     if let [only] = entries.as_slice()
         && only.is_dir()
     {
@@ -134,9 +133,11 @@ pub fn find_manifest(dir: &Path) -> Result<PathBuf> {
         if named.is_file() {
             return Ok(named);
         }
-        let jsonl: Vec<PathBuf> = std::fs::read_dir(&root)
-            .map_err(|e| Error::io("cannot read the upload", e))?
-            .filter_map(|e| e.ok().map(|e| e.path()))
+        let listed: Vec<PathBuf> = std::fs::read_dir(&root)
+            .and_then(|entries| entries.map(|e| e.map(|e| e.path())).collect())
+            .map_err(|e| Error::io("cannot read the upload", e))?;
+        let jsonl: Vec<PathBuf> = listed
+            .into_iter()
             .filter(|p| p.is_file() && p.extension().is_some_and(|x| x == "jsonl"))
             .collect();
         if let [one] = jsonl.as_slice() {

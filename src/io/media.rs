@@ -230,6 +230,8 @@ pub fn read_timings(
 ) -> Vec<(String, TimingRead)> {
     on_cores(hashes, |sha| {
         let path = media_path(media_dir, sha);
+        // A file that cannot be opened has no timing of its own to read: ffprobe is
+        // asked (and says why), or the clip plays by presented frames.
         let native = std::fs::File::open(&path)
             .ok()
             .and_then(|f| super::timing::mp4_timing(&mut std::io::BufReader::new(f)));
@@ -259,6 +261,7 @@ pub fn sweep_incoming(media_dir: &Path, age: std::time::Duration) -> usize {
         if !(name.starts_with(".incoming-") && name.ends_with(".partial")) {
             continue;
         }
+        // A file whose age cannot be read is not old enough to remove.
         let stale = e
             .metadata()
             .and_then(|m| m.modified())

@@ -164,6 +164,7 @@ impl Blocks {
     }
 
     fn get(&self, name: &str, block: u64) -> Option<Bytes> {
+        // A poisoned lock is a cache miss: the bucket answers.
         let mut lru = self.lru.lock().ok()?;
         lru.get(&(name.to_string(), block)).cloned()
     }

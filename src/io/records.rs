@@ -144,6 +144,8 @@ pub fn read_decisions(input: impl Read) -> (Vec<DecisionRow>, Vec<LineError>) {
             problems.push(LineError::new(line, Some(field), m));
             bad = true;
         };
+        // Each bad cell is listed by `fail` (with its line and field) before `.ok()`
+        // leaves it empty; a row with any is skipped below, and the file refused.
         let stage = Stage::parse(table.cell(rec, "stage"))
             .map_err(|m| fail("stage", m))
             .ok();
@@ -240,6 +242,8 @@ pub fn read_resolutions(input: impl Read) -> (Vec<ResolutionRow>, Vec<LineError>
             problems.push(LineError::new(line, Some(field), m));
             bad = true;
         };
+        // Each bad cell is listed by `fail` (with its line and field) before `.ok()`
+        // leaves it empty; a row with any is skipped below, and the file refused.
         let stage = Stage::parse(table.cell(rec, "stage"))
             .map_err(|m| fail("stage", m))
             .ok();

@@ -61,6 +61,7 @@ fn bounded<K, V>(map: &mut HashMap<K, V>) {
 
 impl Caches {
     pub(super) fn campaign(&self, name: &str) -> Option<Campaign> {
+        // Here and below, a poisoned lock is a cache miss: the database answers.
         let m = self.campaigns.lock().ok()?;
         fresh(m.get(name), CAMPAIGN_TTL)
     }

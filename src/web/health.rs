@@ -34,6 +34,7 @@ async fn check(state: &AppState) -> Result<(), &'static str> {
         .life
         .last_probe
         .lock()
+        // A poisoned lock is a missing answer: the probe runs again.
         .ok()
         .and_then(|g| *g)
         .filter(|(at, _)| at.elapsed() < PROBE_EVERY);
@@ -64,6 +65,7 @@ async fn media_state(state: &AppState) -> &'static str {
         .life
         .last_media
         .lock()
+        // A poisoned lock is a missing answer: the check runs again.
         .ok()
         .and_then(|g| *g)
         .filter(|(at, _)| at.elapsed() < PROBE_EVERY);

@@ -109,6 +109,7 @@ pub async fn check_csrf(req: Request, expected: Option<&str>) -> Result<Request,
     let bytes = axum::body::to_bytes(body, MAX_FORM_BYTES)
         .await
         .map_err(|_| error_page(StatusCode::PAYLOAD_TOO_LARGE, "The form is too large."))?;
+    // A body that is no form carries no token: refused as a missing one.
     let token = serde_urlencoded::from_bytes::<Vec<(String, String)>>(&bytes)
         .ok()
         .and_then(|pairs| {
@@ -370,6 +371,45 @@ fn dummy_hash() -> &'static str {
     })
 }
 
+/// The keys a sign-in attempt is counted under, each with its limit: a browser the
+/// account signed in from before on its own; otherwise the name, the address and name,
+/// and the address over all names.
+struct Throttle {
+    keys: Vec<(String, i64)>,
+    /// The address's key over all names: a success takes back this attempt only.
+    eased: Option<String>,
+    /// The keys a success clears: every key but `eased`.
+    cleared: Vec<String>,
+}
+
+fn throttle(name: &str, trusted_device: Option<&str>, addr: Option<IpAddr>) -> Throttle {
+    let (keys, eased): (Vec<(String, i64)>, Option<String>) = match (trusted_device, addr) {
+        (Some(h), _) => (vec![(format!("device:{h}"), MAX_FAILURES_PER_DEVICE)], None),
+        (None, Some(a)) => (
+            vec![
+                (format!("user:{name}"), MAX_FAILURES_PER_NAME),
+                (
+                    format!("addr:{a}|user:{name}"),
+                    MAX_FAILURES_PER_ADDRESS_AND_NAME,
+                ),
+                (format!("addr:{a}"), MAX_FAILURES_PER_ADDRESS),
+            ],
+            Some(format!("addr:{a}")),
+        ),
+        (None, None) => (vec![(format!("user:{name}"), MAX_FAILURES_PER_NAME)], None),
+    };
+    let cleared = keys
+        .iter()
+        .map(|(k, _)| k.clone())
+        .filter(|k| Some(k) != eased.as_ref())
+        .collect();
+    Throttle {
+        keys,
+        eased,
+        cleared,
+    }
+}
+
 pub async fn login(
     State(state): State<AppState>,
     headers: HeaderMap,
@@ -404,28 +444,11 @@ pub async fn login(
         Some(h) => state.store.device_owner(h).await?.as_deref() == Some(name.as_str()),
         None => false,
     };
-    let (keys, eased): (Vec<(String, i64)>, Option<String>) = match (&device_hash, addr) {
-        (Some(h), _) if trusted => (vec![(format!("device:{h}"), MAX_FAILURES_PER_DEVICE)], None),
-        (_, Some(a)) => (
-            vec![
-                (format!("user:{name}"), MAX_FAILURES_PER_NAME),
-                (
-                    format!("addr:{a}|user:{name}"),
-                    MAX_FAILURES_PER_ADDRESS_AND_NAME,
-                ),
-                (format!("addr:{a}"), MAX_FAILURES_PER_ADDRESS),
-            ],
-            Some(format!("addr:{a}")),
-        ),
-        (_, None) => (vec![(format!("user:{name}"), MAX_FAILURES_PER_NAME)], None),
-    };
-    // On success, every key but the address's over all names starts afresh; that one
-    // takes back this attempt only.
-    let cleared: Vec<String> = keys
-        .iter()
-        .map(|(k, _)| k.clone())
-        .filter(|k| Some(k) != eased.as_ref())
-        .collect();
+    let Throttle {
+        keys,
+        eased,
+        cleared,
+    } = throttle(&name, device_hash.as_deref().filter(|_| trusted), addr);
     let wait = |secs: u64| {
         let mut resp = login_response(
             &state,

@@ -154,70 +154,11 @@ pub(crate) async fn run(
         ));
     }
     let now = now_micros();
-    let mut out = SamplingRun::default();
-
-    // Settle the lots whose sample is reviewed.
-    let open: Vec<OpenLot> = tx
-        .fetch(
-            sql!(
-                "SELECT id, stage, c FROM sample_lots
-                 WHERE campaign_id = :campaign AND decision IS NULL ORDER BY id"
-            ),
-            named! { campaign: c.id },
-        )
-        .await?;
-    for lot in open {
-        let outcomes: Vec<(String,)> = tx
-            .fetch(
-                sql!("SELECT outcome FROM items WHERE lot_id = :lot AND drawn = 1"),
-                named! { lot: lot.id },
-            )
-            .await?;
-        let mut drawn = Vec::with_capacity(outcomes.len());
-        for (o,) in &outcomes {
-            drawn.push(
-                Outcome::parse(o)
-                    .ok_or_else(|| Error::Internal(format!("unknown outcome `{o}`")))?,
-            );
-        }
-        let LotReview::Done { defects, accepted } =
-            review_of(&drawn, u64::try_from(lot.c).unwrap_or(0))
-        else {
-            continue;
-        };
-        let decision = if accepted { "accepted" } else { "rejected" };
-        tx.exec(
-            sql!(
-                "UPDATE sample_lots SET decision = :decision, defects = :defects, settled_at = :now
-                 WHERE id = :lot AND decision IS NULL"
-            ),
-            named! {
-                decision,
-                defects: i64::try_from(defects).unwrap_or(i64::MAX),
-                now,
-                lot: lot.id,
-            },
-        )
-        .await?;
-        let moved = if accepted {
-            let n = tx
-                .exec(sql!(RETAIN_BY_SAMPLE), named! { now, lot: lot.id })
-                .await?;
-            if lot.stage == Stage::Clip.number() {
-                tx.exec(sql!(OPEN_QUESTIONS_BY_SAMPLE), named! { lot: lot.id })
-                    .await?;
-            }
-            n
-        } else {
-            tx.exec(sql!(RELEASE_LOT), named! { lot: lot.id }).await?
-        };
-        out.settled.push(SettledLot {
-            lot: lot.id,
-            defects,
-            accepted,
-            undrawn: moved,
-        });
-    }
+    // Settle the lots whose sample is reviewed, then draw.
+    let mut out = SamplingRun {
+        settled: settle(tx, c.id, now).await?,
+        ..SamplingRun::default()
+    };
 
     // Draw: the held items, by the rule that covers each (released when none does).
     let held: Vec<HeldRow> = tx.fetch(sql!(HELD), named! { campaign: c.id }).await?;
@@ -287,6 +228,74 @@ pub(crate) async fn run(
     // Pairing per clip: the items this run put in review without a clip's pair get one.
     gates::assign_pairs(tx, c.id).await?;
     Ok(out)
+}
+
+/// Settles every lot whose sample is reviewed: accepted (its undrawn items retained by
+/// sample, a clip's questions opened) or rejected (its undrawn items sent to review).
+async fn settle(tx: &mut impl Tx, campaign: i64, now: i64) -> Result<Vec<SettledLot>> {
+    let mut settled = Vec::new();
+    let open: Vec<OpenLot> = tx
+        .fetch(
+            sql!(
+                "SELECT id, stage, c FROM sample_lots
+                 WHERE campaign_id = :campaign AND decision IS NULL ORDER BY id"
+            ),
+            named! { campaign },
+        )
+        .await?;
+    for lot in open {
+        let outcomes: Vec<(String,)> = tx
+            .fetch(
+                sql!("SELECT outcome FROM items WHERE lot_id = :lot AND drawn = 1"),
+                named! { lot: lot.id },
+            )
+            .await?;
+        let mut drawn = Vec::with_capacity(outcomes.len());
+        for (o,) in &outcomes {
+            drawn.push(
+                Outcome::parse(o)
+                    .ok_or_else(|| Error::Internal(format!("unknown outcome `{o}`")))?,
+            );
+        }
+        let LotReview::Done { defects, accepted } =
+            review_of(&drawn, u64::try_from(lot.c).unwrap_or(0))
+        else {
+            continue;
+        };
+        let decision = if accepted { "accepted" } else { "rejected" };
+        tx.exec(
+            sql!(
+                "UPDATE sample_lots SET decision = :decision, defects = :defects, settled_at = :now
+                 WHERE id = :lot AND decision IS NULL"
+            ),
+            named! {
+                decision,
+                defects: i64::try_from(defects).unwrap_or(i64::MAX),
+                now,
+                lot: lot.id,
+            },
+        )
+        .await?;
+        let moved = if accepted {
+            let n = tx
+                .exec(sql!(RETAIN_BY_SAMPLE), named! { now, lot: lot.id })
+                .await?;
+            if lot.stage == Stage::Clip.number() {
+                tx.exec(sql!(OPEN_QUESTIONS_BY_SAMPLE), named! { lot: lot.id })
+                    .await?;
+            }
+            n
+        } else {
+            tx.exec(sql!(RELEASE_LOT), named! { lot: lot.id }).await?
+        };
+        settled.push(SettledLot {
+            lot: lot.id,
+            defects,
+            accepted,
+            undrawn: moved,
+        });
+    }
+    Ok(settled)
 }
 
 fn count(n: usize) -> i64 {

@@ -37,6 +37,7 @@ fn shipped_protocols() -> Vec<(String, String)> {
     crate::domain::protocol::SHIPPED
         .iter()
         .filter_map(|(key, text)| {
+            // Every shipped protocol parses (`domain::protocol`'s tests read each).
             crate::domain::protocol::parse(text)
                 .ok()
                 .map(|p| ((*key).to_string(), p.name))
