@@ -238,6 +238,20 @@ fn build(
     }
     write_file(&dir.join("benchmark.jsonl"), &jsonl)?;
 
+    let readme = readme(campaign, counts, &summary, &per_task, linked, with_variants);
+    write_file(&dir.join("README.md"), readme.as_bytes())?;
+    Ok(summary)
+}
+
+/// The export's README: what "retained" means, the counts, the tasks, the format.
+fn readme(
+    campaign: &str,
+    counts: &RetainedCounts,
+    summary: &ExportSummary,
+    per_task: &BTreeMap<&str, (usize, usize)>,
+    linked: bool,
+    with_variants: bool,
+) -> String {
     let mut readme = String::new();
     readme.push_str(&format!(
         "# Retained benchmark of campaign `{campaign}`\n\n"
@@ -311,7 +325,7 @@ fn build(
         ));
     }
     readme.push_str("\n## Per task\n\n| task | clips | questions |\n| --- | ---: | ---: |\n");
-    for (task, (c, q)) in &per_task {
+    for (task, (c, q)) in per_task {
         readme.push_str(&format!("| {task} | {c} | {q} |\n"));
     }
     if counts.clips_open + counts.questions_open > 0 {
@@ -332,8 +346,7 @@ fn build(
         );
     }
     readme.push('\n');
-    write_file(&dir.join("README.md"), readme.as_bytes())?;
-    Ok(summary)
+    readme
 }
 
 fn write_file(path: &Path, data: &[u8]) -> Result<()> {

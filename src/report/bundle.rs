@@ -166,64 +166,7 @@ pub fn files(input: &Input) -> Result<Vec<BundleFile>> {
             ));
         }
     }
-    let mut more_tables = Vec::new();
-    if let Some(q) = input.quality {
-        let what = "Review quality: each rater's sensitivity and specificity, and the residual defect rate of the retained items";
-        out.push(file(
-            "tables/review-quality.tex",
-            super::quality::latex_table(q),
-            format!("{what}: LaTeX, a complete table environment (booktabs)"),
-        ));
-        out.push(file(
-            "tables/review-quality.csv",
-            super::quality::csv_table(q).to_csv()?,
-            format!("{what}: CSV; numeric columns hold numbers or nothing"),
-        ));
-        out.push(file(
-            "tables/review-quality.json",
-            serde_json::to_string_pretty(q)
-                .map_err(|e| crate::error::Error::fault("cannot write JSON", e))?,
-            format!("{what}: JSON, as `review_quality` in stats.json"),
-        ));
-        more_tables.push("review-quality");
-    }
-    if let Some(b) = input.blind {
-        let what = "The blind key check: the share of validators' answers before the key that are the keyed answer, per QA type and level";
-        out.push(file(
-            "tables/blind-key-check.tex",
-            super::blind::latex_table(b),
-            format!("{what}: LaTeX, a complete table environment (booktabs)"),
-        ));
-        out.push(file(
-            "tables/blind-key-check.csv",
-            super::blind::csv_table(b).to_csv()?,
-            format!("{what}: CSV; numeric columns hold numbers or nothing"),
-        ));
-        more_tables.push("blind-key-check");
-    }
-    if let Some(k) = input.known {
-        let what = "Known items of the live queue: each validator's catch rate on known defects and pass rate on known sound items";
-        out.push(file(
-            "tables/known-items.tex",
-            super::known::latex_table(k),
-            format!("{what}: LaTeX, a complete table environment (booktabs)"),
-        ));
-        out.push(file(
-            "tables/known-items.csv",
-            super::known::rates_csv(k).to_csv()?,
-            format!(
-                "{what}, with the recent window's: CSV; numeric columns hold numbers or nothing"
-            ),
-        ));
-        more_tables.push("known-items");
-    }
-    if let Some(b) = input.baseline {
-        out.push(file(
-            "tables/baseline-positions.csv",
-            super::baseline::position_table(b).to_csv()?,
-            "Human baseline: answers per displayed position, overall and per participant, with the chi-square test against equal shares (CSV)",
-        ));
-    }
+    let more_tables = more_tables(input, &mut out)?;
     out.push(file(
         "stats.json",
         pretty(input.stats_json)?,
@@ -296,6 +239,71 @@ pub fn files(input: &Input) -> Result<Vec<BundleFile>> {
     out.insert(0, file("README.txt", readme, "this file"));
     // (README.txt names itself first.)
     Ok(out)
+}
+
+/// The tables beyond the protocol's own, each as the campaign has it: review quality,
+/// the blind key check, the known items, the baseline's positions. Returns the names
+/// of those `paper.tex` includes.
+fn more_tables(input: &Input, out: &mut Vec<BundleFile>) -> Result<Vec<&'static str>> {
+    let mut more_tables = Vec::new();
+    if let Some(q) = input.quality {
+        let what = "Review quality: each rater's sensitivity and specificity, and the residual defect rate of the retained items";
+        out.push(file(
+            "tables/review-quality.tex",
+            super::quality::latex_table(q),
+            format!("{what}: LaTeX, a complete table environment (booktabs)"),
+        ));
+        out.push(file(
+            "tables/review-quality.csv",
+            super::quality::csv_table(q).to_csv()?,
+            format!("{what}: CSV; numeric columns hold numbers or nothing"),
+        ));
+        out.push(file(
+            "tables/review-quality.json",
+            serde_json::to_string_pretty(q)
+                .map_err(|e| crate::error::Error::fault("cannot write JSON", e))?,
+            format!("{what}: JSON, as `review_quality` in stats.json"),
+        ));
+        more_tables.push("review-quality");
+    }
+    if let Some(b) = input.blind {
+        let what = "The blind key check: the share of validators' answers before the key that are the keyed answer, per QA type and level";
+        out.push(file(
+            "tables/blind-key-check.tex",
+            super::blind::latex_table(b),
+            format!("{what}: LaTeX, a complete table environment (booktabs)"),
+        ));
+        out.push(file(
+            "tables/blind-key-check.csv",
+            super::blind::csv_table(b).to_csv()?,
+            format!("{what}: CSV; numeric columns hold numbers or nothing"),
+        ));
+        more_tables.push("blind-key-check");
+    }
+    if let Some(k) = input.known {
+        let what = "Known items of the live queue: each validator's catch rate on known defects and pass rate on known sound items";
+        out.push(file(
+            "tables/known-items.tex",
+            super::known::latex_table(k),
+            format!("{what}: LaTeX, a complete table environment (booktabs)"),
+        ));
+        out.push(file(
+            "tables/known-items.csv",
+            super::known::rates_csv(k).to_csv()?,
+            format!(
+                "{what}, with the recent window's: CSV; numeric columns hold numbers or nothing"
+            ),
+        ));
+        more_tables.push("known-items");
+    }
+    if let Some(b) = input.baseline {
+        out.push(file(
+            "tables/baseline-positions.csv",
+            super::baseline::position_table(b).to_csv()?,
+            "Human baseline: answers per displayed position, overall and per participant, with the chi-square test against equal shares (CSV)",
+        ));
+    }
+    Ok(more_tables)
 }
 
 /// A document that compiles with pdflatex alone (booktabs, graphicx, geometry).

@@ -426,32 +426,7 @@ pub fn forest(q: &ReviewQualityReply, stage: i64, caption: &Caption) -> String {
     let top = 58u32;
     let n = raters.len().max(1) as u32;
     let axis_y = top + row * n + 4;
-    let mut notes = Vec::new();
-    if let Some(st) = st {
-        notes.push(format!(
-            "Residual defect rate of the {} retained item(s): {} ({} reviewed by both, {} known item(s)).",
-            st.retained,
-            st.residual_defect_rate.text(3),
-            st.items,
-            st.known_items
-        ));
-        if !st.identified {
-            notes.push(
-                "Not identified (no known items of both kinds): the bars are the bounds the data allow, not estimates."
-                    .into(),
-            );
-        }
-    }
-    notes.push(
-        "Sensitivity: share of defective items rejected; specificity: share of sound items passed."
-            .into(),
-    );
-    notes.push(if st.is_some_and(|st| st.identified) {
-        "Dawid-Skene model by EM; whiskers: 95% percentile bootstrap over items; the author (all authors as one) rates splits."
-            .into()
-    } else {
-        "Dawid-Skene model by EM; the author (all authors as one) rates splits; n: counted verdicts.".into()
-    });
+    let notes = forest_notes(st);
     let legend_y = axis_y + 46;
     let w = (left + 2 * panel + gap + right).max(svg::MIN_WIDTH);
     let h = legend_y + 8 + svg::footer_height(&notes);
@@ -573,6 +548,37 @@ pub fn forest(q: &ReviewQualityReply, stage: i64, caption: &Caption) -> String {
         "bounds the data allow (not identified)",
     );
     svg::figure_close(s, h, &notes, caption)
+}
+
+/// The forest's notes under the figure: the residual rate, what the bars mean, the model.
+fn forest_notes(st: Option<&StageQualityReply>) -> Vec<String> {
+    let mut notes = Vec::new();
+    if let Some(st) = st {
+        notes.push(format!(
+            "Residual defect rate of the {} retained item(s): {} ({} reviewed by both, {} known item(s)).",
+            st.retained,
+            st.residual_defect_rate.text(3),
+            st.items,
+            st.known_items
+        ));
+        if !st.identified {
+            notes.push(
+                "Not identified (no known items of both kinds): the bars are the bounds the data allow, not estimates."
+                    .into(),
+            );
+        }
+    }
+    notes.push(
+        "Sensitivity: share of defective items rejected; specificity: share of sound items passed."
+            .into(),
+    );
+    notes.push(if st.is_some_and(|st| st.identified) {
+        "Dawid-Skene model by EM; whiskers: 95% percentile bootstrap over items; the author (all authors as one) rates splits."
+            .into()
+    } else {
+        "Dawid-Skene model by EM; the author (all authors as one) rates splits; n: counted verdicts.".into()
+    });
+    notes
 }
 
 /// The review-quality figures, one per reviewed stage, each captioned with its
