@@ -22,7 +22,6 @@ const OVER: &[(&str, &str, usize)] = &[
     ("io/manifest.rs", "check_question", 177),
     ("io/study.rs", "check_sets", 251),
     ("report/study.rs", "build", 251),
-    ("store/write/calibration.rs", "record", 167),
     ("store/write/catalog.rs", "import_manifest", 328),
     ("store/write/known.rs", "copy_resolved", 210),
     ("store/write/study.rs", "import_responses", 215),

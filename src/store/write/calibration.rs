@@ -9,8 +9,8 @@ mod ops;
 use super::{base, gates};
 use crate::clock::now_micros;
 use crate::domain::calibration::{
-    CalibrationInput, CalibrationPlan, CalibrationRefusal, CalibrationState, EarlierVerdict,
-    decide_calibration, next_round, status,
+    CalibrationInput, CalibrationPlan, CalibrationRecord, CalibrationRefusal, CalibrationState,
+    EarlierVerdict, decide_calibration, next_round, status,
 };
 use crate::domain::rules::CheckedVerdict;
 use crate::domain::{Role, Stage, Verdict};
@@ -121,6 +121,26 @@ pub(crate) async fn record(
         Err(CalibrationRefusal::Field(e)) => return Err(e.into()),
         Err(CalibrationRefusal::Conflict(m)) => return Err(Error::Conflict(m)),
     };
+    write_record(tx, campaign_id, validator.id, &record, protocol_version).await?;
+    Ok(CalibrationFeedback {
+        verdict: record.checked.verdict,
+        reasons: record.checked.reasons,
+        agrees: record.agrees,
+        known: record.known,
+        status: record.after,
+    })
+}
+
+/// Writes a calibration verdict decided by `decide_calibration`: its round (whose items
+/// are fixed from its first verdict on), the decision, and, when it passes the round, the
+/// round's pass and the gate opened.
+async fn write_record(
+    tx: &mut impl Tx,
+    campaign_id: i64,
+    user: i64,
+    record: &CalibrationRecord,
+    protocol_version: i64,
+) -> Result<()> {
     let now = now_micros();
     // The round's items are fixed from its first verdict on.
     tx.exec(
@@ -132,7 +152,7 @@ pub(crate) async fn record(
         ),
         named! {
             campaign: campaign_id,
-            user: validator.id,
+            user,
             round: record.round,
             now,
             items: &record.drawn,
@@ -150,7 +170,7 @@ pub(crate) async fn record(
         named! {
             campaign: campaign_id,
             item: record.item,
-            user: validator.id,
+            user,
             round: record.round,
             verdict: record.checked.verdict.as_str(),
             reasons: &record.reasons,
@@ -169,7 +189,7 @@ pub(crate) async fn record(
                  WHERE campaign_id = :campaign AND user_id = :user AND round = :round
                    AND passed_at IS NULL"
             ),
-            named! { now, campaign: campaign_id, user: validator.id, round: record.after.round },
+            named! { now, campaign: campaign_id, user, round: record.after.round },
         )
         .await?;
         tx.exec(
@@ -177,17 +197,11 @@ pub(crate) async fn record(
                 "UPDATE pool_members SET cleared = 1
                  WHERE campaign_id = :campaign AND user_id = :user"
             ),
-            named! { campaign: campaign_id, user: validator.id },
+            named! { campaign: campaign_id, user },
         )
         .await?;
     }
-    Ok(CalibrationFeedback {
-        verdict: record.checked.verdict,
-        reasons: record.checked.reasons,
-        agrees: record.agrees,
-        known: record.known,
-        status: record.after,
-    })
+    Ok(())
 }
 
 /// Starts another calibration round for a validator who failed theirs; returns its
