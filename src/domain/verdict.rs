@@ -252,6 +252,49 @@ pub fn check_blind_answer(
     Ok(())
 }
 
+/// The intersection rule, when the partner has decided: their latest verdict counts
+/// with this one (`None`: the partner has not decided yet).
+fn completion(
+    pair: (i64, i64),
+    validator: i64,
+    decisions: &[DecisionFact],
+    checked: &CheckedVerdict,
+    reasons: &str,
+) -> Option<Completion> {
+    let partner = if validator == pair.0 { pair.1 } else { pair.0 };
+    let partner_latest = decisions
+        .iter()
+        .filter(|d| d.validator == partner)
+        .max_by_key(|d| d.seq);
+    let mine_is_first = validator == pair.0;
+    partner_latest.map(|p| {
+        let (v1, v2, r1, r2) = if mine_is_first {
+            (
+                checked.verdict,
+                p.verdict,
+                reasons.to_string(),
+                p.reasons.to_string(),
+            )
+        } else {
+            (
+                p.verdict,
+                checked.verdict,
+                p.reasons.to_string(),
+                reasons.to_string(),
+            )
+        };
+        Completion {
+            outcome: outcome_of(v1, v2),
+            verdict1: v1,
+            verdict2: v2,
+            reasons1: r1,
+            reasons2: r2,
+            partner_decision: p.id,
+            mine_is_first,
+        }
+    })
+}
+
 /// Applies every rule of a verdict to an item and its stored decisions (in `seq`
 /// order per validator, any order between validators).
 pub fn decide_verdict(
@@ -369,44 +412,7 @@ pub fn decide_verdict(
         )));
     }
 
-    // The intersection rule, when the partner has decided: their latest verdict
-    // counts with this one.
-    let partner = if input.validator == pair.0 {
-        pair.1
-    } else {
-        pair.0
-    };
-    let partner_latest = decisions
-        .iter()
-        .filter(|d| d.validator == partner)
-        .max_by_key(|d| d.seq);
-    let mine_is_first = input.validator == pair.0;
-    let completes = partner_latest.map(|p| {
-        let (v1, v2, r1, r2) = if mine_is_first {
-            (
-                checked.verdict,
-                p.verdict,
-                reasons.clone(),
-                p.reasons.clone(),
-            )
-        } else {
-            (
-                p.verdict,
-                checked.verdict,
-                p.reasons.clone(),
-                reasons.clone(),
-            )
-        };
-        Completion {
-            outcome: outcome_of(v1, v2),
-            verdict1: v1,
-            verdict2: v2,
-            reasons1: r1,
-            reasons2: r2,
-            partner_decision: p.id,
-            mine_is_first,
-        }
-    });
+    let completes = completion(pair, input.validator, decisions, &checked, &reasons);
     Ok(Plan::Record(Record {
         seq: own.last().map_or(1, |d| d.seq + 1),
         first_of_mine: own.is_empty(),
