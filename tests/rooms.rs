@@ -18,7 +18,6 @@ const FILE_LIMIT: usize = 1000;
 const OVER: &[(&str, &str, usize)] = &[
     ("demo/mod.rs", "build_with", 228),
     ("io/manifest.rs", "check_line", 248),
-    ("io/manifest.rs", "check_question", 177),
     ("io/study.rs", "check_sets", 251),
     ("report/study.rs", "build", 251),
     ("store/write/catalog.rs", "import_manifest", 328),

@@ -527,70 +527,8 @@ fn check_question(
             }
         }
     }
-    let mut options = Vec::new();
-    match obj.get("options") {
-        Some(Value::Array(list)) => {
-            if list.len() < 2 {
-                errs.push((at("options"), "a question needs at least 2 options".into()));
-            }
-            let mut seen_opts: HashMap<String, usize> = HashMap::new();
-            for (i, o) in list.iter().enumerate() {
-                match o {
-                    Value::String(s) if !s.trim().is_empty() => {
-                        if let Some(first) = seen_opts.insert(s.trim().to_lowercase(), i) {
-                            errs.push((
-                                at("options"),
-                                format!("options {first} and {i} are the same (`{}`)", s.trim()),
-                            ));
-                        }
-                        options.push(s.trim().to_string());
-                    }
-                    _ => errs.push((
-                        at("options"),
-                        format!("option {i} must be a non-empty string"),
-                    )),
-                }
-            }
-        }
-        Some(_) => errs.push((
-            at("options"),
-            "`options` must be an array of strings".into(),
-        )),
-        None => errs.push((at("options"), "missing `options`".into())),
-    }
-    let answer = match obj.get("answer") {
-        Some(Value::Number(n)) => match n.as_u64().and_then(|a| usize::try_from(a).ok()) {
-            Some(a) if a < options.len() => Some(a),
-            Some(a) => {
-                errs.push((
-                    at("answer"),
-                    format!(
-                        "answer index {a} is outside the {} options (indexes start at 0)",
-                        options.len()
-                    ),
-                ));
-                None
-            }
-            None => {
-                errs.push((
-                    at("answer"),
-                    format!("answer must be a whole number from 0, not {n}"),
-                ));
-                None
-            }
-        },
-        Some(_) => {
-            errs.push((
-                at("answer"),
-                "answer must be the 0-based index of the correct option".into(),
-            ));
-            None
-        }
-        None => {
-            errs.push((at("answer"), "missing `answer`".into()));
-            None
-        }
-    };
+    let options = check_options(obj.get("options"), &at("options"), &mut errs);
+    let answer = check_answer(obj.get("answer"), options.len(), &at("answer"), &mut errs);
     let calibration = match (obj.get("calibration"), &level) {
         (None | Some(Value::Null), _) => None,
         (Some(v), level) => match known_verdict(taxonomy, v, Stage::Question, level.as_ref()) {
@@ -627,6 +565,91 @@ fn check_question(
         calibration,
         known,
     })
+}
+
+/// A question's options: at least two non-empty strings, no two the same.
+fn check_options(
+    value: Option<&Value>,
+    field: &str,
+    errs: &mut Vec<(String, String)>,
+) -> Vec<String> {
+    let mut options = Vec::new();
+    match value {
+        Some(Value::Array(list)) => {
+            if list.len() < 2 {
+                errs.push((
+                    field.to_string(),
+                    "a question needs at least 2 options".into(),
+                ));
+            }
+            let mut seen_opts: HashMap<String, usize> = HashMap::new();
+            for (i, o) in list.iter().enumerate() {
+                match o {
+                    Value::String(s) if !s.trim().is_empty() => {
+                        if let Some(first) = seen_opts.insert(s.trim().to_lowercase(), i) {
+                            errs.push((
+                                field.to_string(),
+                                format!("options {first} and {i} are the same (`{}`)", s.trim()),
+                            ));
+                        }
+                        options.push(s.trim().to_string());
+                    }
+                    _ => errs.push((
+                        field.to_string(),
+                        format!("option {i} must be a non-empty string"),
+                    )),
+                }
+            }
+        }
+        Some(_) => errs.push((
+            field.to_string(),
+            "`options` must be an array of strings".into(),
+        )),
+        None => errs.push((field.to_string(), "missing `options`".into())),
+    }
+    options
+}
+
+/// A question's answer: the 0-based index of one of its `n_options` options.
+fn check_answer(
+    value: Option<&Value>,
+    n_options: usize,
+    field: &str,
+    errs: &mut Vec<(String, String)>,
+) -> Option<usize> {
+    match value {
+        Some(Value::Number(n)) => match n.as_u64().and_then(|a| usize::try_from(a).ok()) {
+            Some(a) if a < n_options => Some(a),
+            Some(a) => {
+                errs.push((
+                    field.to_string(),
+                    format!(
+                        "answer index {a} is outside the {} options (indexes start at 0)",
+                        n_options
+                    ),
+                ));
+                None
+            }
+            None => {
+                errs.push((
+                    field.to_string(),
+                    format!("answer must be a whole number from 0, not {n}"),
+                ));
+                None
+            }
+        },
+        Some(_) => {
+            errs.push((
+                field.to_string(),
+                "answer must be the 0-based index of the correct option".into(),
+            ));
+            None
+        }
+        None => {
+            errs.push((field.to_string(), "missing `answer`".into()));
+            None
+        }
+    }
 }
 
 /// A known verdict: `{"verdict": "valid"|"reject", "reasons": [...], "note": "..."}`,
