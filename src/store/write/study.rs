@@ -8,7 +8,7 @@ mod ops;
 use super::base;
 use crate::clock::now_micros;
 use crate::domain::Role;
-use crate::domain::import::{CheckedSets, ResponseRow, ResponseValue, ServedCopy};
+use crate::domain::import::{CheckedSets, ResponseRow, ResponseValue, ServedCopy, StudySet};
 use crate::domain::study::{
     Axis, Display, RANK_AXES, SetAnswer, Truth, check_ranking, participant_order,
 };
@@ -585,6 +585,25 @@ pub(crate) async fn import_sets(
     if !problems.is_empty() {
         return Err(Error::Rejected(Rejected { what, problems }));
     }
+    insert_sets(tx, study.id, &new_sets, prepared, &mut summary).await?;
+    if let Some((d, k)) = display {
+        set_display(tx, study.id, d, k).await?;
+    }
+    let study = study_of(tx, campaign.id)
+        .await?
+        .ok_or_else(|| Error::Internal("the study is not there".into()))?;
+    Ok((summary, study))
+}
+
+/// Stores the new sets of a study after its last, each with its clips and the copies
+/// participants receive.
+async fn insert_sets(
+    tx: &mut impl Tx,
+    study: i64,
+    new_sets: &[&StudySet],
+    prepared: &[ServedCopy],
+    summary: &mut StudyImportSummary,
+) -> Result<()> {
     let served: HashMap<&str, &ServedCopy> =
         prepared.iter().map(|p| (p.clip_key.as_str(), p)).collect();
     let mut position: i64 = tx
@@ -593,7 +612,7 @@ pub(crate) async fn import_sets(
                 "SELECT CAST(COALESCE(MAX(position), 0) AS BIGINT) FROM study_sets
                  WHERE study_id = :study"
             ),
-            named! { study: study.id },
+            named! { study },
         )
         .await?;
     for set in new_sets {
@@ -604,7 +623,7 @@ pub(crate) async fn import_sets(
                     "INSERT INTO study_sets (study_id, set_key, position)
                      VALUES (:study, :set_key, :position) RETURNING id"
                 ),
-                named! { study: study.id, set_key: &set.set_id, position },
+                named! { study, set_key: &set.set_id, position },
             )
             .await?;
         let mut rows: Vec<Vec<Value<'_>>> = Vec::with_capacity(set.clips.len());
@@ -613,7 +632,7 @@ pub(crate) async fn import_sets(
                 .get(cl.clip_id.as_str())
                 .ok_or_else(|| Error::Internal(format!("no served copy of clip {}", cl.clip_id)))?;
             rows.push(vec![
-                study.id.into(),
+                study.into(),
                 set_id.into(),
                 cl.clip_id.as_str().into(),
                 cl.source.as_str().into(),
@@ -635,13 +654,108 @@ pub(crate) async fn import_sets(
         .await?;
         summary.sets_new += 1;
     }
-    if let Some((d, k)) = display {
-        set_display(tx, study.id, d, k).await?;
+    Ok(())
+}
+
+/// Each participant's answers on one axis of one set are whole: a real/fake label for
+/// every clip, a ranking that ranks them all.
+fn check_groups(
+    groups: &BTreeMap<(String, String, Axis), AxisGroup>,
+    sets: &HashMap<String, BTreeMap<String, i64>>,
+    problems: &mut Vec<LineError>,
+) {
+    for ((who, set, axis), (line, values)) in groups {
+        let Some(clips) = sets.get(set) else { continue };
+        let names: Vec<String> = clips.keys().cloned().collect();
+        if *axis == Axis::RealFake {
+            let missing: Vec<&str> = names
+                .iter()
+                .filter(|c| !values.contains_key(*c))
+                .map(String::as_str)
+                .collect();
+            if !missing.is_empty() {
+                problems.push(LineError::new(
+                    *line,
+                    Some("clip_id"),
+                    format!(
+                        "{who} labels only part of set `{set}`: no real_fake for {}",
+                        missing.join(", ")
+                    ),
+                ));
+            }
+        } else {
+            let ranks: Vec<Option<i64>> = names
+                .iter()
+                .map(|c| values.get(c).and_then(|v| v.parse().ok()))
+                .collect();
+            if let Err(m) = check_ranking(*axis, &names, &ranks) {
+                problems.push(LineError::new(
+                    *line,
+                    Some("value"),
+                    format!("{who}, set `{set}`: {m}"),
+                ));
+            }
+        }
     }
-    let study = study_of(tx, campaign.id)
-        .await?
-        .ok_or_else(|| Error::Internal("the study is not there".into()))?;
-    Ok((summary, study))
+}
+
+/// The participant a response row names, when the account is one in this campaign;
+/// else its problem is listed.
+fn participant(
+    people: &HashMap<String, User>,
+    row: &ResponseRow,
+    campaign_id: i64,
+    problems: &mut Vec<LineError>,
+) -> Option<User> {
+    match people.get(&row.participant) {
+        Some(u) if u.role_in(campaign_id) == Some(Role::Participant) => Some(u.clone()),
+        Some(u) => {
+            problems.push(LineError::new(
+                row.line,
+                Some("participant"),
+                format!(
+                    "`{}` is not a participant of this campaign's study ({})",
+                    row.participant,
+                    u.role_in(campaign_id).map_or_else(
+                        || "no role in this campaign".to_string(),
+                        |r| format!("the account is {} here", r.with_article())
+                    )
+                ),
+            ));
+            None
+        }
+        None => {
+            problems.push(LineError::new(
+                row.line,
+                Some("participant"),
+                format!(
+                    "no participant named `{}` (create it: tandem user add {} --role participant)",
+                    row.participant, row.participant
+                ),
+            ));
+            None
+        }
+    }
+}
+
+/// A study's stored responses: (participant, clip, axis) -> value.
+async fn stored_responses(
+    tx: &mut impl Tx,
+    study: i64,
+) -> Result<HashMap<(i64, i64, String), String>> {
+    let existing: Vec<(i64, i64, String, String)> = tx
+        .fetch(
+            sql!(
+                "SELECT participant_id, clip_id, axis, value FROM study_responses
+                 WHERE study_id = :study"
+            ),
+            named! { study },
+        )
+        .await?;
+    Ok(existing
+        .into_iter()
+        .map(|(p, clip, axis, value)| ((p, clip, axis), value))
+        .collect())
 }
 
 /// One participant's answers on one axis of one set: the first line, clip -> value.
@@ -716,37 +830,8 @@ pub(crate) async fn import_responses(
                 None
             }
         };
-        let user = match people.get(&row.participant) {
-            Some(u) if u.role_in(study.campaign_id) == Some(Role::Participant) => Some(u.clone()),
-            Some(u) => {
-                problems.push(LineError::new(
-                    row.line,
-                    Some("participant"),
-                    format!(
-                        "`{}` is not a participant of this campaign's study ({})",
-                        row.participant,
-                        u.role_in(study.campaign_id).map_or_else(
-                            || "no role in this campaign".to_string(),
-                            |r| format!("the account is {} here", r.with_article())
-                        )
-                    ),
-                ));
-                bad = true;
-                None
-            }
-            None => {
-                problems.push(LineError::new(
-                    row.line,
-                    Some("participant"),
-                    format!(
-                        "no participant named `{}` (create it: tandem user add {} --role participant)",
-                        row.participant, row.participant
-                    ),
-                ));
-                bad = true;
-                None
-            }
-        };
+        let user = participant(&people, row, study.campaign_id, &mut problems);
+        bad |= user.is_none();
         if let ResponseValue::Rank(r) = row.value
             && r > n as i64
         {
@@ -778,54 +863,10 @@ pub(crate) async fn import_responses(
             .insert(row.clip_id.clone(), row.value.text());
         accepted.push((row, user, clip_id));
     }
-    for ((who, set, axis), (line, values)) in &groups {
-        let Some(clips) = sets.get(set) else { continue };
-        let names: Vec<String> = clips.keys().cloned().collect();
-        if *axis == Axis::RealFake {
-            let missing: Vec<&str> = names
-                .iter()
-                .filter(|c| !values.contains_key(*c))
-                .map(String::as_str)
-                .collect();
-            if !missing.is_empty() {
-                problems.push(LineError::new(
-                    *line,
-                    Some("clip_id"),
-                    format!(
-                        "{who} labels only part of set `{set}`: no real_fake for {}",
-                        missing.join(", ")
-                    ),
-                ));
-            }
-        } else {
-            let ranks: Vec<Option<i64>> = names
-                .iter()
-                .map(|c| values.get(c).and_then(|v| v.parse().ok()))
-                .collect();
-            if let Err(m) = check_ranking(*axis, &names, &ranks) {
-                problems.push(LineError::new(
-                    *line,
-                    Some("value"),
-                    format!("{who}, set `{set}`: {m}"),
-                ));
-            }
-        }
-    }
+    check_groups(&groups, &sets, &mut problems);
     // What is stored already.
     let mut summary = ResponsesSummary::default();
-    let mut stored: HashMap<(i64, i64, String), String> = HashMap::new();
-    let existing: Vec<(i64, i64, String, String)> = tx
-        .fetch(
-            sql!(
-                "SELECT participant_id, clip_id, axis, value FROM study_responses
-                 WHERE study_id = :study"
-            ),
-            named! { study: study.id },
-        )
-        .await?;
-    for (p, clip, axis, value) in existing {
-        stored.insert((p, clip, axis), value);
-    }
+    let stored = stored_responses(tx, study.id).await?;
     let mut to_insert = Vec::new();
     for (row, user, clip_id) in &accepted {
         let value = row.value.text();
