@@ -204,75 +204,10 @@ pub(crate) async fn copy_resolved(
         .map(|r| r.1.as_str())
         .collect::<Vec<_>>()
         .join(", ");
-    let pair = match gates::pairing_of(tx, campaign.id).await? {
-        Pairing::TaskPairs => {
-            let (a, b): (Option<i64>, Option<i64>) = tx
-                .fetch_one(
-                    sql!("SELECT rater1_id, rater2_id FROM tasks WHERE id = :task"),
-                    named! { task: src.task_id },
-                )
-                .await?;
-            match a.zip(b) {
-                Some((a, b)) if !seen.contains(&a) && !seen.contains(&b) => (a, b),
-                Some(_) => {
-                    return Err(Error::Conflict(format!(
-                        "task `{}`'s pair has seen `{source}` or a copy of it (of those who have: {names}): pairing by task, this copy would reach them; give the task another pair first (its clips under review keep theirs), or pair per clip",
-                        src.task
-                    )));
-                }
-                None => {
-                    return Err(Error::Conflict(format!(
-                        "task `{}` has no pair to serve the copy to",
-                        src.task
-                    )));
-                }
-            }
-        }
-        Pairing::LeastOpenWork => {
-            let mut pool: Vec<_> = gates::open_work(tx, campaign.id)
-                .await?
-                .into_iter()
-                .filter(|m| !seen.contains(&m.id))
-                .collect();
-            least_open_work(&mut pool, 1).ok_or_else(|| {
-                Error::Conflict(format!(
-                    "fewer than two validators of the pool (who can sign in) reviewed none of `{source}` or its copies ({names} did)"
-                ))
-            })?
-        }
-    };
+    let pair = unseen_pair(tx, campaign.id, &src, source, &seen, &names).await?;
 
     // The copy, as a manifest line would give it.
-    let questions: Vec<SourceQuestion> = tx
-        .fetch(
-            sql!(
-                "SELECT question_key, qa_type, level, body, options, answer FROM questions
-                 WHERE clip_version_id = :version ORDER BY position"
-            ),
-            named! { version: src.version_id },
-        )
-        .await?;
-    let mut copied = Vec::with_capacity(questions.len());
-    for q in questions {
-        let question_id = copied_id(source, copy, &q.question_key);
-        copied.push(ManifestQuestion {
-            known: keys.remove(&(Stage::Question, question_id.clone())),
-            question_id,
-            qa_type: q.qa_type,
-            level: Level::new(&q.level),
-            question: q.body,
-            options: serde_json::from_str(&q.options).map_err(|e| {
-                Error::Internal(format!("stored options of `{}`: {e}", q.question_key))
-            })?,
-            answer: usize::try_from(q.answer).map_err(|_| {
-                Error::Internal(format!(
-                    "stored answer of `{}`: {}",
-                    q.question_key, q.answer
-                ))
-            })?,
-            calibration: None,
-        });
-    }
+    let copied = copied_questions(tx, src.version_id, source, copy, &mut keys).await?;
     let file = src.source_file.replace(source, copy);
     let fields = copied_fields(&src.fields, source, copy).map_err(Error::Internal)?;
     let clip = ManifestClip {
@@ -342,4 +277,95 @@ pub(crate) async fn copy_resolved(
         known_items,
         validators,
     })
+}
+
+/// The pair a known copy is served to: one neither of whom has seen any version of the
+/// source or a copy of it (`seen`, named in `names`), by the campaign's pairing.
+async fn unseen_pair(
+    tx: &mut impl Tx,
+    campaign: i64,
+    src: &Source,
+    source: &str,
+    seen: &HashSet<i64>,
+    names: &str,
+) -> Result<(i64, i64)> {
+    Ok(match gates::pairing_of(tx, campaign).await? {
+        Pairing::TaskPairs => {
+            let (a, b): (Option<i64>, Option<i64>) = tx
+                .fetch_one(
+                    sql!("SELECT rater1_id, rater2_id FROM tasks WHERE id = :task"),
+                    named! { task: src.task_id },
+                )
+                .await?;
+            match a.zip(b) {
+                Some((a, b)) if !seen.contains(&a) && !seen.contains(&b) => (a, b),
+                Some(_) => {
+                    return Err(Error::Conflict(format!(
+                        "task `{}`'s pair has seen `{source}` or a copy of it (of those who have: {names}): pairing by task, this copy would reach them; give the task another pair first (its clips under review keep theirs), or pair per clip",
+                        src.task
+                    )));
+                }
+                None => {
+                    return Err(Error::Conflict(format!(
+                        "task `{}` has no pair to serve the copy to",
+                        src.task
+                    )));
+                }
+            }
+        }
+        Pairing::LeastOpenWork => {
+            let mut pool: Vec<_> = gates::open_work(tx, campaign)
+                .await?
+                .into_iter()
+                .filter(|m| !seen.contains(&m.id))
+                .collect();
+            least_open_work(&mut pool, 1).ok_or_else(|| {
+                Error::Conflict(format!(
+                    "fewer than two validators of the pool (who can sign in) reviewed none of `{source}` or its copies ({names} did)"
+                ))
+            })?
+        }
+    })
+}
+
+/// The source's questions under the copy's ids, each with the known verdict the author's
+/// resolution gave it (taken from `keys`).
+async fn copied_questions(
+    tx: &mut impl Tx,
+    version: i64,
+    source: &str,
+    copy: &str,
+    keys: &mut HashMap<(Stage, String), CheckedVerdict>,
+) -> Result<Vec<ManifestQuestion>> {
+    let questions: Vec<SourceQuestion> = tx
+        .fetch(
+            sql!(
+                "SELECT question_key, qa_type, level, body, options, answer FROM questions
+                 WHERE clip_version_id = :version ORDER BY position"
+            ),
+            named! { version },
+        )
+        .await?;
+    let mut copied = Vec::with_capacity(questions.len());
+    for q in questions {
+        let question_id = copied_id(source, copy, &q.question_key);
+        copied.push(ManifestQuestion {
+            known: keys.remove(&(Stage::Question, question_id.clone())),
+            question_id,
+            qa_type: q.qa_type,
+            level: Level::new(&q.level),
+            question: q.body,
+            options: serde_json::from_str(&q.options).map_err(|e| {
+                Error::Internal(format!("stored options of `{}`: {e}", q.question_key))
+            })?,
+            answer: usize::try_from(q.answer).map_err(|_| {
+                Error::Internal(format!(
+                    "stored answer of `{}`: {}",
+                    q.question_key, q.answer
+                ))
+            })?,
+            calibration: None,
+        });
+    }
+    Ok(copied)
 }
