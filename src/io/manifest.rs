@@ -256,6 +256,139 @@ fn check_line(
         }
     }
 
+    let (calibration, known) = clip_verdicts(&obj, taxonomy, &mut push);
+    let mut questions = Vec::new();
+    match obj.get("questions") {
+        Some(Value::Array(items)) => {
+            check_pairs(items, taxonomy, &mut push);
+            for (i, q) in items.iter().enumerate() {
+                if let Some(q) = check_question(
+                    q,
+                    i,
+                    task.as_deref(),
+                    taxonomy,
+                    line,
+                    seen_questions,
+                    &mut push,
+                ) {
+                    if q.calibration.is_some() && calibration.is_none() && taxonomy.clip_review {
+                        push(
+                            Some(&format!("questions[{i}].calibration")),
+                            "a question has a known verdict only on a calibration clip (give the clip its own `calibration` too)".into(),
+                        );
+                    }
+                    if q.known.is_some() && (calibration.is_some() || q.calibration.is_some()) {
+                        push(
+                            Some(&format!("questions[{i}].known")),
+                            "a question of a calibration clip is held out for calibration; a known item of the live queue is a question of a clip under review".into(),
+                        );
+                    }
+                    questions.push(q);
+                }
+            }
+            all_or_none_held_out(&questions, taxonomy, &mut push);
+        }
+        Some(_) => push(Some("questions"), "`questions` must be an array".into()),
+        None => push(
+            Some("questions"),
+            "missing `questions` (use [] for a clip without questions)".into(),
+        ),
+    }
+
+    let (clip_id, task, file, source_path) = (clip_id?, task?, file?, located?);
+    if obj.get("calibration").is_some_and(|v| !v.is_null()) && calibration.is_none() {
+        return None;
+    }
+    if obj.get("known").is_some_and(|v| !v.is_null()) && known.is_none() {
+        return None;
+    }
+    let mut rest = obj;
+    rest.remove("file");
+    Some(ManifestClip {
+        line,
+        clip_id,
+        task,
+        file,
+        source_path,
+        media: Media {
+            sha256: String::new(),
+            size: 0,
+            media_type: "",
+        },
+        fields: canonical_json(&Value::Object(rest)),
+        questions,
+        calibration,
+        known,
+        timing: TimingRead::NotTried,
+        copy_of: None,
+    })
+}
+
+/// Linked questions: a `pair` key names the two questions of one pair (the same
+/// question asked in both directions), of one QA type; a QA type whose questions come
+/// in pairs needs it on each.
+fn check_pairs(items: &[Value], taxonomy: &Taxonomy, push: &mut impl FnMut(Option<&str>, String)) {
+    let mut pairs: std::collections::BTreeMap<&str, Vec<(usize, Option<&str>)>> =
+        Default::default();
+    for (i, q) in items.iter().enumerate() {
+        match q.get("pair") {
+            None | Some(Value::Null) => {}
+            Some(Value::String(key)) => match check_identifier("a pair key", key) {
+                Ok(()) => pairs
+                    .entry(key.as_str())
+                    .or_default()
+                    .push((i, q.get("qa_type").and_then(Value::as_str))),
+                Err(m) => push(Some(&format!("questions[{i}].pair")), m),
+            },
+            Some(_) => push(
+                Some(&format!("questions[{i}].pair")),
+                "`pair` must be a string, the key the pair's two questions share".into(),
+            ),
+        }
+    }
+    // A QA type whose questions come in pairs: each names its pair.
+    for (i, q) in items.iter().enumerate() {
+        let qa = q.get("qa_type").and_then(Value::as_str);
+        let unlinked = matches!(q.get("pair"), None | Some(Value::Null));
+        if let Some(def) = qa
+            .and_then(|c| taxonomy.qa_type(c))
+            .filter(|d| d.paired && unlinked)
+        {
+            push(
+                Some(&format!("questions[{i}].pair")),
+                format!(
+                    "QA type `{}` asks its questions in linked pairs (both directions): give this question the `pair` key it shares with its reverse",
+                    def.code
+                ),
+            );
+        }
+    }
+    for (key, members) in &pairs {
+        let (first, qa) = members[0];
+        if members.len() != 2 {
+            push(
+                Some(&format!("questions[{first}].pair")),
+                format!(
+                    "pair `{key}` links {} question(s) of this clip; a pair links exactly two (one question asked in both directions)",
+                    members.len()
+                ),
+            );
+        } else if members[1].1 != qa {
+            push(
+                Some(&format!("questions[{}].pair", members[1].0)),
+                format!("the two questions of pair `{key}` have different QA types"),
+            );
+        }
+    }
+}
+
+/// A clip's own known verdicts: as a calibration clip, or as a known item of the live
+/// queue (not both; neither in a protocol that reviews no clips).
+fn clip_verdicts(
+    obj: &Map<String, Value>,
+    taxonomy: &Taxonomy,
+    push: &mut impl FnMut(Option<&str>, String),
+) -> (Option<CheckedVerdict>, Option<CheckedVerdict>) {
     let calibration = match obj.get("calibration") {
         None | Some(Value::Null) => None,
         Some(_) if !taxonomy.clip_review => {
@@ -299,134 +432,25 @@ fn check_line(
             }
         },
     };
-    let mut questions = Vec::new();
-    match obj.get("questions") {
-        Some(Value::Array(items)) => {
-            // Linked questions: a `pair` key names the two questions of one pair (the
-            // same question asked in both directions), of one QA type.
-            let mut pairs: std::collections::BTreeMap<&str, Vec<(usize, Option<&str>)>> =
-                Default::default();
-            for (i, q) in items.iter().enumerate() {
-                match q.get("pair") {
-                    None | Some(Value::Null) => {}
-                    Some(Value::String(key)) => match check_identifier("a pair key", key) {
-                        Ok(()) => pairs
-                            .entry(key.as_str())
-                            .or_default()
-                            .push((i, q.get("qa_type").and_then(Value::as_str))),
-                        Err(m) => push(Some(&format!("questions[{i}].pair")), m),
-                    },
-                    Some(_) => push(
-                        Some(&format!("questions[{i}].pair")),
-                        "`pair` must be a string, the key the pair's two questions share".into(),
-                    ),
-                }
-            }
-            // A QA type whose questions come in pairs: each names its pair.
-            for (i, q) in items.iter().enumerate() {
-                let qa = q.get("qa_type").and_then(Value::as_str);
-                let unlinked = matches!(q.get("pair"), None | Some(Value::Null));
-                if let Some(def) = qa
-                    .and_then(|c| taxonomy.qa_type(c))
-                    .filter(|d| d.paired && unlinked)
-                {
-                    push(
-                        Some(&format!("questions[{i}].pair")),
-                        format!(
-                            "QA type `{}` asks its questions in linked pairs (both directions): give this question the `pair` key it shares with its reverse",
-                            def.code
-                        ),
-                    );
-                }
-            }
-            for (key, members) in &pairs {
-                let (first, qa) = members[0];
-                if members.len() != 2 {
-                    push(
-                        Some(&format!("questions[{first}].pair")),
-                        format!(
-                            "pair `{key}` links {} question(s) of this clip; a pair links exactly two (one question asked in both directions)",
-                            members.len()
-                        ),
-                    );
-                } else if members[1].1 != qa {
-                    push(
-                        Some(&format!("questions[{}].pair", members[1].0)),
-                        format!("the two questions of pair `{key}` have different QA types"),
-                    );
-                }
-            }
-            for (i, q) in items.iter().enumerate() {
-                if let Some(q) = check_question(
-                    q,
-                    i,
-                    task.as_deref(),
-                    taxonomy,
-                    line,
-                    seen_questions,
-                    &mut push,
-                ) {
-                    if q.calibration.is_some() && calibration.is_none() && taxonomy.clip_review {
-                        push(
-                            Some(&format!("questions[{i}].calibration")),
-                            "a question has a known verdict only on a calibration clip (give the clip its own `calibration` too)".into(),
-                        );
-                    }
-                    if q.known.is_some() && (calibration.is_some() || q.calibration.is_some()) {
-                        push(
-                            Some(&format!("questions[{i}].known")),
-                            "a question of a calibration clip is held out for calibration; a known item of the live queue is a question of a clip under review".into(),
-                        );
-                    }
-                    questions.push(q);
-                }
-            }
-            // Without clip review a clip is held out for calibration by its questions'
-            // known verdicts: all of them, or none.
-            if !taxonomy.clip_review
-                && questions.iter().any(|q| q.calibration.is_some())
-                && let Some(i) = questions.iter().position(|q| q.calibration.is_none())
-            {
-                push(
-                    Some(&format!("questions[{i}].calibration")),
-                    "missing: a question of this clip has a known verdict, so the clip is a calibration clip and each of its questions needs one".into(),
-                );
-            }
-        }
-        Some(_) => push(Some("questions"), "`questions` must be an array".into()),
-        None => push(
-            Some("questions"),
-            "missing `questions` (use [] for a clip without questions)".into(),
-        ),
-    }
+    (calibration, known)
+}
 
-    let (clip_id, task, file, source_path) = (clip_id?, task?, file?, located?);
-    if obj.get("calibration").is_some_and(|v| !v.is_null()) && calibration.is_none() {
-        return None;
+/// Without clip review a clip is held out for calibration by its questions' known
+/// verdicts: all of them, or none.
+fn all_or_none_held_out(
+    questions: &[ManifestQuestion],
+    taxonomy: &Taxonomy,
+    push: &mut impl FnMut(Option<&str>, String),
+) {
+    if !taxonomy.clip_review
+        && questions.iter().any(|q| q.calibration.is_some())
+        && let Some(i) = questions.iter().position(|q| q.calibration.is_none())
+    {
+        push(
+            Some(&format!("questions[{i}].calibration")),
+            "missing: a question of this clip has a known verdict, so the clip is a calibration clip and each of its questions needs one".into(),
+        );
     }
-    if obj.get("known").is_some_and(|v| !v.is_null()) && known.is_none() {
-        return None;
-    }
-    let mut rest = obj;
-    rest.remove("file");
-    Some(ManifestClip {
-        line,
-        clip_id,
-        task,
-        file,
-        source_path,
-        media: Media {
-            sha256: String::new(),
-            size: 0,
-            media_type: "",
-        },
-        fields: canonical_json(&Value::Object(rest)),
-        questions,
-        calibration,
-        known,
-        timing: TimingRead::NotTried,
-        copy_of: None,
-    })
 }
 
 fn required_str(
