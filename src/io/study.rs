@@ -111,77 +111,11 @@ pub fn check_sets(
         };
         let mut clips = Vec::new();
         for (k, c) in list.iter().enumerate() {
-            let field = |name: &str| format!("clips[{k}].{name}");
-            let Some(c) = c.as_object() else {
-                push(Some(&format!("clips[{k}]")), "not a JSON object".into());
-                continue;
-            };
-            let get = |name: &str| c.get(name).and_then(Value::as_str).map(str::trim);
-            let mut ok = true;
-            let clip_id = get("clip_id").unwrap_or_default().to_string();
-            if let Err(m) = check_identifier("clip_id", &clip_id) {
-                push(Some(&field("clip_id")), m);
-                ok = false;
-            } else if let Some(first) = seen_clips.insert(clip_id.clone(), line) {
-                push(
-                    Some(&field("clip_id")),
-                    format!("duplicate clip_id `{clip_id}` (first on line {first})"),
-                );
-                ok = false;
-            }
-            let source = get("source").unwrap_or_default().to_string();
-            if source.is_empty() || source.len() > 100 {
-                push(
-                    Some(&field("source")),
-                    "missing, empty or longer than 100 characters".into(),
-                );
-                ok = false;
-            }
-            let truth = match get("truth").map(Truth::parse) {
-                Some(Ok(t)) => Some(t),
-                Some(Err(m)) => {
-                    push(Some(&field("truth")), m);
-                    None
+            if let Some(clip) = check_clip(c, k, &root, line, &mut seen_clips, &mut push) {
+                if !found_sources.contains(&clip.source) {
+                    found_sources.push(clip.source.clone());
                 }
-                None => {
-                    push(
-                        Some(&field("truth")),
-                        "missing or not a string (real or fake)".into(),
-                    );
-                    None
-                }
-            };
-            let file = get("file").unwrap_or_default().to_string();
-            let located = if file.is_empty() {
-                push(Some(&field("file")), "missing or empty".into());
-                None
-            } else {
-                match locate(&root, &file) {
-                    Ok(p) => match inspect_media(&p) {
-                        Ok(m) => Some((p, m)),
-                        Err(m) => {
-                            push(Some(&field("file")), format!("video `{file}` {m}"));
-                            None
-                        }
-                    },
-                    Err(m) => {
-                        push(Some(&field("file")), m);
-                        None
-                    }
-                }
-            };
-            if let (true, Some(truth), Some((path, media))) = (ok, truth, located) {
-                if !found_sources.contains(&source) {
-                    found_sources.push(source.clone());
-                }
-                clips.push(SetClip {
-                    clip_id,
-                    source,
-                    truth,
-                    file,
-                    path,
-                    media,
-                });
+                clips.push(clip);
             }
         }
         if clips.len() == list.len() {
@@ -203,11 +137,114 @@ pub fn check_sets(
             ),
         ));
     }
+    let sets = order_sets(raw, &declared, &mut problems);
+    if sets.is_empty() && problems.is_empty() {
+        problems.push(LineError::new(1, None, "the file holds no sets"));
+    }
+    if !problems.is_empty() {
+        problems.sort_by_key(|p| p.line);
+        return Err(Error::Rejected(Rejected { what, problems }));
+    }
+    Ok(CheckedSets {
+        path: path.to_path_buf(),
+        sources: declared,
+        sets,
+    })
+}
+
+/// One clip of a set: its id (unique in the file), source, truth and video.
+fn check_clip(
+    c: &Value,
+    k: usize,
+    root: &Path,
+    line: usize,
+    seen_clips: &mut HashMap<String, usize>,
+    push: &mut impl FnMut(Option<&str>, String),
+) -> Option<SetClip> {
+    let field = |name: &str| format!("clips[{k}].{name}");
+    let Some(c) = c.as_object() else {
+        push(Some(&format!("clips[{k}]")), "not a JSON object".into());
+        return None;
+    };
+    let get = |name: &str| c.get(name).and_then(Value::as_str).map(str::trim);
+    let mut ok = true;
+    let clip_id = get("clip_id").unwrap_or_default().to_string();
+    if let Err(m) = check_identifier("clip_id", &clip_id) {
+        push(Some(&field("clip_id")), m);
+        ok = false;
+    } else if let Some(first) = seen_clips.insert(clip_id.clone(), line) {
+        push(
+            Some(&field("clip_id")),
+            format!("duplicate clip_id `{clip_id}` (first on line {first})"),
+        );
+        ok = false;
+    }
+    let source = get("source").unwrap_or_default().to_string();
+    if source.is_empty() || source.len() > 100 {
+        push(
+            Some(&field("source")),
+            "missing, empty or longer than 100 characters".into(),
+        );
+        ok = false;
+    }
+    let truth = match get("truth").map(Truth::parse) {
+        Some(Ok(t)) => Some(t),
+        Some(Err(m)) => {
+            push(Some(&field("truth")), m);
+            None
+        }
+        None => {
+            push(
+                Some(&field("truth")),
+                "missing or not a string (real or fake)".into(),
+            );
+            None
+        }
+    };
+    let file = get("file").unwrap_or_default().to_string();
+    let located = if file.is_empty() {
+        push(Some(&field("file")), "missing or empty".into());
+        None
+    } else {
+        match locate(root, &file) {
+            Ok(p) => match inspect_media(&p) {
+                Ok(m) => Some((p, m)),
+                Err(m) => {
+                    push(Some(&field("file")), format!("video `{file}` {m}"));
+                    None
+                }
+            },
+            Err(m) => {
+                push(Some(&field("file")), m);
+                None
+            }
+        }
+    };
+    let (true, Some(truth), Some((path, media))) = (ok, truth, located) else {
+        return None;
+    };
+    Some(SetClip {
+        clip_id,
+        source,
+        truth,
+        file,
+        path,
+        media,
+    })
+}
+
+/// Each set's clips in the order of the study's sources: exactly one clip of each
+/// source, and none of another.
+fn order_sets(
+    raw: Vec<(usize, String, Vec<SetClip>)>,
+    declared: &[String],
+    problems: &mut Vec<LineError>,
+) -> Vec<StudySet> {
     let mut sets = Vec::new();
     for (line, set_id, clips) in raw {
         let mut ordered = Vec::new();
         let mut bad = false;
-        for s in &declared {
+        for s in declared {
             let of: Vec<&SetClip> = clips.iter().filter(|c| &c.source == s).collect();
             match of.len() {
                 1 => ordered.push(of[0].clone()),
@@ -252,18 +289,7 @@ pub fn check_sets(
             });
         }
     }
-    if sets.is_empty() && problems.is_empty() {
-        problems.push(LineError::new(1, None, "the file holds no sets"));
-    }
-    if !problems.is_empty() {
-        problems.sort_by_key(|p| p.line);
-        return Err(Error::Rejected(Rejected { what, problems }));
-    }
-    Ok(CheckedSets {
-        path: path.to_path_buf(),
-        sources: declared,
-        sets,
-    })
+    sets
 }
 
 pub const RESPONSE_COLUMNS: [&str; 5] = ["set_id", "participant", "clip_id", "axis", "value"];
