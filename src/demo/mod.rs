@@ -14,7 +14,7 @@ use crate::domain::taxonomy::Taxonomy;
 use crate::domain::{Role, Stage, Verdict};
 use crate::error::{Error, Result};
 use crate::store::Store;
-use crate::store::catalog::{ItemGroup, ItemListQuery};
+use crate::store::catalog::{Campaign, ItemGroup, ItemListQuery, TaskInfo};
 use crate::{auth, clock};
 use serde_json::{Value, json};
 
@@ -618,97 +618,128 @@ pub async fn build_with(
             });
         }
     }
-    // The known flawed clip decided by its task's pair: one caught it, one missed it.
-    // The known sound one waits in their queue among the real clips.
     if known.is_some() {
-        let task = task_of(&taxonomy, 0)?;
-        let pair = tasks
-            .iter()
-            .find(|t| t.code == task.code)
-            .and_then(|t| t.rater1.clone().zip(t.rater2.clone()));
-        if let Some((r1, r2)) = pair {
-            for (who, v) in [(r1, Verdict::Reject), (r2, Verdict::Valid)] {
-                rows.push(DecisionRow {
-                    time_measure: None,
-                    line: rows.len() + 2,
-                    stage: Stage::Clip,
-                    item_id: format!("{}_D{:02}", task.code, CLIPS.len()),
-                    validator: who,
-                    verdict: v,
-                    reasons: if v == Verdict::Reject {
-                        vec![flaw.clone()]
-                    } else {
-                        vec![]
-                    },
-                    note: String::new(),
-                    decided_at: now,
-                    time_spent_ms: Some(8000),
-                    clip_version: None,
-                });
-            }
-        }
+        known_decisions(&taxonomy, &tasks, &flaw, now, &mut rows)?;
     }
     store
         .import_decisions(&campaign, &rows, Vec::new(), "demo decisions")
         .await?;
     // The questions of one passed clip kept too, so that the human baseline has
     // something to ask: set up for the browser, with a consent text.
-    if stage == Stage::Clip
-        && let Ok(task) = task_of(&taxonomy, 8)
-    {
-        let clip = format!("{}_D08", task.code);
-        let open = store
-            .items_in_group(
-                &campaign,
-                Stage::Question,
-                &ItemListQuery::whole(ItemGroup::Open),
-            )
-            .await?
-            .rows;
-        let mut kept = Vec::new();
-        let pair = tasks
-            .iter()
-            .find(|t| t.code == task.code)
-            .and_then(|t| t.rater1.clone().zip(t.rater2.clone()));
-        for item in open.iter().filter(|i| i.clip_id == clip) {
-            // Its fixed pair, else its task's pair in force.
-            let Some((r1, r2)) = item
-                .rater1
-                .clone()
-                .zip(item.rater2.clone())
-                .or(pair.clone())
-            else {
-                continue;
-            };
-            for who in [&r1, &r2] {
-                kept.push(DecisionRow {
-                    time_measure: None,
-                    line: kept.len() + 2,
-                    stage: Stage::Question,
-                    item_id: item.item_id.clone(),
-                    validator: who.clone(),
-                    verdict: Verdict::Valid,
-                    reasons: vec![],
-                    note: String::new(),
-                    decided_at: now,
-                    time_spent_ms: Some(8000),
-                    clip_version: None,
-                });
-            }
-        }
-        store
-            .import_decisions(&campaign, &kept, Vec::new(), "demo decisions, Stage 2")
-            .await?;
+    if stage == Stage::Clip {
+        keep_questions_of_one_clip(&store, &campaign, &taxonomy, &tasks, now).await?;
     }
-    if !crate::app::baseline::questions(&store, &campaign)
+    set_up_baseline(&store, &config, &campaign).await?;
+    Ok((config, store, accounts))
+}
+
+/// The known flawed clip decided by its task's pair: one caught it, one missed it. (The
+/// known sound one waits in their queue among the real clips.)
+fn known_decisions(
+    taxonomy: &Taxonomy,
+    tasks: &[TaskInfo],
+    flaw: &str,
+    now: i64,
+    rows: &mut Vec<DecisionRow>,
+) -> Result<()> {
+    let task = task_of(taxonomy, 0)?;
+    let pair = tasks
+        .iter()
+        .find(|t| t.code == task.code)
+        .and_then(|t| t.rater1.clone().zip(t.rater2.clone()));
+    if let Some((r1, r2)) = pair {
+        for (who, v) in [(r1, Verdict::Reject), (r2, Verdict::Valid)] {
+            rows.push(DecisionRow {
+                time_measure: None,
+                line: rows.len() + 2,
+                stage: Stage::Clip,
+                item_id: format!("{}_D{:02}", task.code, CLIPS.len()),
+                validator: who,
+                verdict: v,
+                reasons: if v == Verdict::Reject {
+                    vec![flaw.to_string()]
+                } else {
+                    vec![]
+                },
+                note: String::new(),
+                decided_at: now,
+                time_spent_ms: Some(8000),
+                clip_version: None,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Both validators pass every question of the demo's ninth clip (the baseline's).
+async fn keep_questions_of_one_clip(
+    store: &Store,
+    campaign: &Campaign,
+    taxonomy: &Taxonomy,
+    tasks: &[TaskInfo],
+    now: i64,
+) -> Result<()> {
+    let Ok(task) = task_of(taxonomy, 8) else {
+        return Ok(());
+    };
+    let clip = format!("{}_D08", task.code);
+    let open = store
+        .items_in_group(
+            campaign,
+            Stage::Question,
+            &ItemListQuery::whole(ItemGroup::Open),
+        )
+        .await?
+        .rows;
+    let mut kept = Vec::new();
+    let pair = tasks
+        .iter()
+        .find(|t| t.code == task.code)
+        .and_then(|t| t.rater1.clone().zip(t.rater2.clone()));
+    for item in open.iter().filter(|i| i.clip_id == clip) {
+        // Its fixed pair, else its task's pair in force.
+        let Some((r1, r2)) = item
+            .rater1
+            .clone()
+            .zip(item.rater2.clone())
+            .or(pair.clone())
+        else {
+            continue;
+        };
+        for who in [&r1, &r2] {
+            kept.push(DecisionRow {
+                time_measure: None,
+                line: kept.len() + 2,
+                stage: Stage::Question,
+                item_id: item.item_id.clone(),
+                validator: who.clone(),
+                verdict: Verdict::Valid,
+                reasons: vec![],
+                note: String::new(),
+                decided_at: now,
+                time_spent_ms: Some(8000),
+                clip_version: None,
+            });
+        }
+    }
+    store
+        .import_decisions(campaign, &kept, Vec::new(), "demo decisions, Stage 2")
+        .await?;
+    Ok(())
+}
+
+/// The human baseline set up for the browser, with a consent text, when the campaign
+/// has questions for it.
+async fn set_up_baseline(store: &Store, config: &Config, campaign: &Campaign) -> Result<()> {
+    if !crate::app::baseline::questions(store, campaign)
         .await?
         .0
         .is_empty()
     {
-        crate::app::baseline::setup(&store, &config, &campaign, 10, Some(2026)).await?;
+        crate::app::baseline::setup(store, config, campaign, 10, Some(2026)).await?;
         store
             .set_part_settings(
-                &campaign,
+                campaign,
                 crate::domain::Part::Baseline,
                 &crate::store::invitations::PartSettings {
                     consent: "This demo asks a few questions about short videos. Nothing you answer leaves this machine.".into(),
@@ -717,7 +748,7 @@ pub async fn build_with(
             )
             .await?;
     }
-    Ok((config, store, accounts))
+    Ok(())
 }
 
 /// `tandem demo --paper-scale`: the reconstruction of the paper's QC, then serve.
