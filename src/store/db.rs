@@ -549,16 +549,9 @@ macro_rules! sqlx_tx {
                 sql: $crate::store::db::Sql,
                 args: &[$crate::store::db::Arg<'_>],
             ) -> $crate::error::Result<Vec<R>> {
-                use futures_util::TryStreamExt as _;
                 let query = $crate::store::db::sqlx_tx!(@query $db, $dialect, sql, args);
                 $crate::store::count::add(1);
-                // Each row read as it arrives: no second copy of a long result is held.
-                let mut rows = query.fetch(&mut *self);
-                let mut out = Vec::new();
-                while let Some(r) = rows.try_next().await? {
-                    out.push(R::from_row(&SqlxRow(&r))?);
-                }
-                Ok(out)
+                $crate::store::db::sqlx_tx!(@rows query, self)
             }
 
             async fn fetch_opt<R: $crate::store::db::FromRow>(
@@ -615,18 +608,12 @@ macro_rules! sqlx_tx {
                 text: &str,
                 args: &[$crate::store::db::Value<'_>],
             ) -> $crate::error::Result<Vec<R>> {
-                use futures_util::TryStreamExt as _;
                 let mut query = sqlx::query::<$db>(sqlx::AssertSqlSafe(text.to_string()));
                 for v in args {
                     query = $crate::store::db::sqlx_tx!(@bind query, v);
                 }
                 $crate::store::count::add(1);
-                let mut rows = query.fetch(&mut *self);
-                let mut out = Vec::new();
-                while let Some(r) = rows.try_next().await? {
-                    out.push(R::from_row(&SqlxRow(&r))?);
-                }
-                Ok(out)
+                $crate::store::db::sqlx_tx!(@rows query, self)
             }
 
             async fn cells(
@@ -673,6 +660,17 @@ macro_rules! sqlx_tx {
             query = $crate::store::db::sqlx_tx!(@bind query, v);
         }
         query
+    }};
+    // Every row of `$query`, each read as it arrives: no second copy of a long result
+    // is held.
+    (@rows $query:ident, $conn:ident) => {{
+        use futures_util::TryStreamExt as _;
+        let mut rows = $query.fetch(&mut *$conn);
+        let mut out = Vec::new();
+        while let Some(r) = rows.try_next().await? {
+            out.push(R::from_row(&SqlxRow(&r))?);
+        }
+        Ok(out)
     }};
     (@bind $query:ident, $v:expr) => {
         match *$v {
