@@ -1,10 +1,64 @@
 //! Timestamps are stored as microseconds since the Unix epoch (UTC) and shown as RFC 3339.
+//!
+//! Each store has a [`Clock`]: the system's, moved forward only when a test asks
+//! ([`Clock::advance`]), so that a test waits for an expiry or a time-to-live by moving
+//! its server's clock, not by sleeping. A store's writes run with its clock in scope
+//! (`write_tx!`), so [`now_micros`] inside a write is the store's time; the web layer and
+//! the jobs ask the store's clock directly (`Store::clock`).
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::time::{Duration, Instant};
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
-/// Now, in microseconds since the epoch.
+/// The time of one store: the system's clock plus what tests moved it forward by.
+#[derive(Clone, Debug, Default)]
+pub struct Clock {
+    ahead_micros: Arc<AtomicI64>,
+}
+
+impl Clock {
+    /// Now, in microseconds since the epoch.
+    pub fn now_micros(&self) -> i64 {
+        system_micros().saturating_add(self.ahead())
+    }
+
+    /// Now, for measuring a time-to-live (monotonic, moved forward with the clock).
+    pub fn instant(&self) -> Instant {
+        Instant::now() + Duration::from_micros(self.ahead().unsigned_abs())
+    }
+
+    /// Moves this clock (and only this one) forward: a test's way to let a time-to-live,
+    /// a throttle or an expiry run out at once.
+    pub fn advance(&self, by: Duration) {
+        let by = i64::try_from(by.as_micros()).unwrap_or(i64::MAX);
+        self.ahead_micros.fetch_add(by, Ordering::Relaxed);
+    }
+
+    fn ahead(&self) -> i64 {
+        self.ahead_micros.load(Ordering::Relaxed)
+    }
+
+    /// Runs `work` with this clock as the one [`now_micros`] reads.
+    pub(crate) async fn scope<F: std::future::Future>(&self, work: F) -> F::Output {
+        CURRENT.scope(self.clone(), work).await
+    }
+}
+
+tokio::task_local! {
+    static CURRENT: Clock;
+}
+
+/// Now, in microseconds since the epoch: the clock of the store whose write is running,
+/// the system's outside one.
 pub fn now_micros() -> i64 {
+    CURRENT
+        .try_with(Clock::now_micros)
+        .unwrap_or_else(|_| system_micros())
+}
+
+fn system_micros() -> i64 {
     micros_of(OffsetDateTime::now_utc())
 }
 
@@ -75,6 +129,26 @@ mod tests {
     fn refuses_what_is_not_rfc3339() {
         assert!(parse_rfc3339("2026-03-01 10:15").is_err());
         assert!(parse_rfc3339("yesterday").is_err());
+    }
+}
+
+#[cfg(test)]
+mod clock_tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_clock_moves_forward_only_where_it_is_in_scope() {
+        let clock = Clock::default();
+        let before = clock.instant();
+        clock.advance(Duration::from_secs(3600));
+        assert!(clock.instant() >= before + Duration::from_secs(3600));
+        assert!(clock.now_micros() >= system_micros() + 3_599_000_000);
+        // Outside a scope, the system's time; inside, the clock's.
+        assert!(now_micros() < clock.now_micros() - 3_599_000_000);
+        let inside = clock.scope(async { now_micros() }).await;
+        assert!(inside >= system_micros() + 3_599_000_000);
+        // Another clock is not moved.
+        assert!(Clock::default().now_micros() <= system_micros());
     }
 }
 

@@ -376,7 +376,7 @@ fn hash_file(path: &Path) -> Result<(u64, String)> {
 /// Forgets the jobs finished more than [`KEEP_MICROS`] ago and removes their files
 /// (best effort: a failure is logged, and tried again at the next start).
 async fn forget_old(store: &Store, config: &Config) {
-    let cutoff = crate::clock::now_micros() - KEEP_MICROS;
+    let cutoff = store.now() - KEEP_MICROS;
     match store.forget_jobs_before(cutoff).await {
         Ok(ids) => {
             for id in ids {
@@ -405,7 +405,7 @@ pub async fn remove_result(store: &Store, config: &Config, id: &str) {
 
 /// Marks failed the jobs among `rows` whose server stopped; true when it marked any.
 async fn settle_stale(store: &Store, rows: &[JobRecord]) -> Result<bool> {
-    let cutoff = crate::clock::now_micros() - STALE_MICROS;
+    let cutoff = store.now() - STALE_MICROS;
     let stale = rows.iter().any(|r| {
         JobState::parse(&r.state).is_some_and(JobState::unfinished) && r.heartbeat_at < cutoff
     });

@@ -25,9 +25,10 @@ pub async fn media_store(store: &Store, config: &Config) -> Result<MediaStore> {
     static OPENED: OnceLock<Opened> = OnceLock::new();
     let opened = OPENED.get_or_init(Default::default);
     let key = config.media_dir.clone();
+    let now = store.clock().instant();
     if let Ok(map) = opened.lock()
         && let Some((at, _, media)) = map.get(&key)
-        && at.elapsed() < LOCATION_TTL
+        && now.saturating_duration_since(*at) < LOCATION_TTL
     {
         return Ok(media.clone());
     }
@@ -53,7 +54,7 @@ pub async fn media_store(store: &Store, config: &Config) -> Result<MediaStore> {
         }
     };
     if let Ok(mut map) = opened.lock() {
-        map.insert(key, (std::time::Instant::now(), text, media.clone()));
+        map.insert(key, (now, text, media.clone()));
     }
     Ok(media)
 }

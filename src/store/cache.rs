@@ -11,6 +11,7 @@ use super::accounts::{CampaignRole, User};
 use super::catalog::Campaign;
 use super::sessions::{GrantedMedia, Session};
 use super::study::{Study, StudyMedia};
+use crate::clock::Clock;
 use aes::Aes128;
 use aes::cipher::{BlockDecrypt, BlockEncrypt, KeyInit};
 use std::collections::HashMap;
@@ -35,11 +36,13 @@ pub(super) struct Caches {
     sessions: Copies<String, Stamped<Option<Session>>>,
     study_media: Mutex<HashMap<String, StudyMedia>>,
     cipher: OnceLock<Aes128>,
+    /// The store's clock: the copies' ages are measured on it.
+    clock: Clock,
 }
 
-fn fresh<T: Clone>(entry: Option<&(Instant, T)>, ttl: Duration) -> Option<T> {
+fn fresh<T: Clone>(entry: Option<&(Instant, T)>, ttl: Duration, now: Instant) -> Option<T> {
     entry
-        .filter(|(at, _)| at.elapsed() < ttl)
+        .filter(|(at, _)| now.saturating_duration_since(*at) < ttl)
         .map(|(_, v)| v.clone())
 }
 
@@ -47,8 +50,8 @@ fn fresh<T: Clone>(entry: Option<&(Instant, T)>, ttl: Duration) -> Option<T> {
 type Stamped<T> = (i64, T);
 
 /// The copy if it is fresh and was read under `stamp`.
-fn current<T: Clone>(entry: Option<&(Instant, Stamped<T>)>, stamp: i64) -> Option<T> {
-    fresh(entry, PEOPLE_TTL)
+fn current<T: Clone>(entry: Option<&(Instant, Stamped<T>)>, stamp: i64, now: Instant) -> Option<T> {
+    fresh(entry, PEOPLE_TTL, now)
         .filter(|(read_under, _)| *read_under == stamp)
         .map(|(_, v)| v)
 }
@@ -60,16 +63,23 @@ fn bounded<K, V>(map: &mut HashMap<K, V>) {
 }
 
 impl Caches {
+    pub(super) fn new(clock: Clock) -> Caches {
+        Caches {
+            clock,
+            ..Caches::default()
+        }
+    }
+
     pub(super) fn campaign(&self, name: &str) -> Option<Campaign> {
         // Here and below, a poisoned lock is a cache miss: the database answers.
         let m = self.campaigns.lock().ok()?;
-        fresh(m.get(name), CAMPAIGN_TTL)
+        fresh(m.get(name), CAMPAIGN_TTL, self.clock.instant())
     }
 
     pub(super) fn put_campaign(&self, c: &Campaign) {
         if let Ok(mut m) = self.campaigns.lock() {
             bounded(&mut m);
-            m.insert(c.name.clone(), (Instant::now(), c.clone()));
+            m.insert(c.name.clone(), (self.clock.instant(), c.clone()));
         }
     }
 
@@ -84,25 +94,25 @@ impl Caches {
 
     pub(super) fn study(&self, id: i64) -> Option<Study> {
         let m = self.studies.lock().ok()?;
-        fresh(m.get(&id), CAMPAIGN_TTL)
+        fresh(m.get(&id), CAMPAIGN_TTL, self.clock.instant())
     }
 
     pub(super) fn put_study(&self, s: &Study) {
         if let Ok(mut m) = self.studies.lock() {
             bounded(&mut m);
-            m.insert(s.id, (Instant::now(), s.clone()));
+            m.insert(s.id, (self.clock.instant(), s.clone()));
         }
     }
 
     pub(super) fn token(&self, digest: &str, stamp: i64) -> Option<Option<User>> {
         let m = self.tokens.lock().ok()?;
-        current(m.get(digest), stamp)
+        current(m.get(digest), stamp, self.clock.instant())
     }
 
     pub(super) fn put_token(&self, digest: &str, stamp: i64, user: Option<User>) {
         if let Ok(mut m) = self.tokens.lock() {
             bounded(&mut m);
-            m.insert(digest.to_string(), (Instant::now(), (stamp, user)));
+            m.insert(digest.to_string(), (self.clock.instant(), (stamp, user)));
         }
     }
 
@@ -122,13 +132,13 @@ impl Caches {
 
     pub(super) fn session(&self, id_hash: &str, stamp: i64) -> Option<Option<Session>> {
         let m = self.sessions.lock().ok()?;
-        current(m.get(id_hash), stamp)
+        current(m.get(id_hash), stamp, self.clock.instant())
     }
 
     pub(super) fn put_session(&self, id_hash: &str, stamp: i64, s: Option<Session>) {
         if let Ok(mut m) = self.sessions.lock() {
             bounded(&mut m);
-            m.insert(id_hash.to_string(), (Instant::now(), (stamp, s)));
+            m.insert(id_hash.to_string(), (self.clock.instant(), (stamp, s)));
         }
     }
 
@@ -165,7 +175,8 @@ impl Caches {
     pub(super) fn may_see(&self, user: &User, version: i64) -> Option<bool> {
         let m = self.may_see.lock().ok()?;
         let (at, (roles, ok)) = m.get(&(user.id, version))?;
-        (at.elapsed() < PEOPLE_TTL && *roles == user.roles).then_some(*ok)
+        (self.clock.instant().saturating_duration_since(*at) < PEOPLE_TTL && *roles == user.roles)
+            .then_some(*ok)
     }
 
     pub(super) fn put_may_see(&self, user: &User, version: i64, ok: bool) {
@@ -173,7 +184,7 @@ impl Caches {
             bounded(&mut m);
             m.insert(
                 (user.id, version),
-                (Instant::now(), (user.roles.clone(), ok)),
+                (self.clock.instant(), (user.roles.clone(), ok)),
             );
         }
     }

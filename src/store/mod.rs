@@ -44,15 +44,17 @@ macro_rules! read_tx {
 /// The values named in parentheses are owned copies the write keeps (the body sees each
 /// as a reference): SQLite runs the write on its writer's thread, PostgreSQL may run it
 /// again after a serialization failure. Everything else the body names must be `Copy`.
+/// The body runs with the store's clock in scope (`clock::now_micros` is its time).
 macro_rules! write_tx {
     ($store:expr, $lock:expr, ($($v:ident),* $(,)?), |$tx:ident| $body:expr) => {{
         $(let $v = $v.to_owned();)*
+        let clock = $store.inner.clock.clone();
         match &$store.inner.db {
             $crate::store::Db::Sqlite(b) => {
                 b.write_tx($lock, move |$tx| {
                     Box::pin(async move {
                         $(let $v = &$v;)*
-                        $body
+                        clock.scope(async { $body }).await
                     })
                 })
                 .await
@@ -60,9 +62,10 @@ macro_rules! write_tx {
             $crate::store::Db::Postgres(b) => {
                 b.write_tx($lock, move |$tx| {
                     $(let $v = ::std::clone::Clone::clone(&$v);)*
+                    let clock = clock.clone();
                     Box::pin(async move {
                         $(let $v = &$v;)*
-                        $body
+                        clock.scope(async { $body }).await
                     })
                 })
                 .await
@@ -143,6 +146,7 @@ struct Inner {
     cache: cache::Caches,
     stamps: stamp::StampReads,
     metrics: Arc<crate::metrics::StoreMetrics>,
+    clock: crate::clock::Clock,
 }
 
 /// A cheap-to-clone handle on the database.
@@ -180,12 +184,14 @@ impl Store {
                 url.split(':').next().unwrap_or_default()
             )));
         };
+        let clock = crate::clock::Clock::default();
         let store = Store {
             inner: Arc::new(Inner {
                 db,
-                cache: cache::Caches::default(),
+                cache: cache::Caches::new(clock.clone()),
                 stamps: stamp::StampReads::default(),
                 metrics,
+                clock,
             }),
         };
         let key = store.media_key().await?;
@@ -196,6 +202,16 @@ impl Store {
     /// What the database side measures (batches, commits, retries, pool waits).
     pub fn metrics(&self) -> &crate::metrics::StoreMetrics {
         &self.inner.metrics
+    }
+
+    /// This store's clock (the system's, unless a test moved it forward).
+    pub fn clock(&self) -> &crate::clock::Clock {
+        &self.inner.clock
+    }
+
+    /// Now, by this store's clock, in microseconds since the epoch.
+    pub fn now(&self) -> i64 {
+        self.inner.clock.now_micros()
     }
 
     pub fn backend(&self) -> Backend {

@@ -8,7 +8,7 @@ use super::state::AppState;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// How long a health check waits for the database's answer: a load balancer's check
 /// gets its 503 well within its own time-out, not after the requests' connection wait.
@@ -37,7 +37,9 @@ async fn check(state: &AppState) -> Result<(), &'static str> {
         // A poisoned lock is a missing answer: the probe runs again.
         .ok()
         .and_then(|g| *g)
-        .filter(|(at, _)| at.elapsed() < PROBE_EVERY);
+        .filter(|(at, _)| {
+            state.store.clock().instant().saturating_duration_since(*at) < PROBE_EVERY
+        });
     if let Some((_, result)) = cached {
         return result;
     }
@@ -52,7 +54,7 @@ async fn check(state: &AppState) -> Result<(), &'static str> {
         }
     };
     if let Ok(mut g) = state.life.last_probe.lock() {
-        *g = Some((Instant::now(), result));
+        *g = Some((state.store.clock().instant(), result));
     }
     result
 }
@@ -68,7 +70,9 @@ async fn media_state(state: &AppState) -> &'static str {
         // A poisoned lock is a missing answer: the check runs again.
         .ok()
         .and_then(|g| *g)
-        .filter(|(at, _)| at.elapsed() < PROBE_EVERY);
+        .filter(|(at, _)| {
+            state.store.clock().instant().saturating_duration_since(*at) < PROBE_EVERY
+        });
     if let Some((_, said)) = cached {
         return said;
     }
@@ -88,7 +92,7 @@ async fn media_state(state: &AppState) -> &'static str {
         }
     };
     if let Ok(mut g) = state.life.last_media.lock() {
-        *g = Some((Instant::now(), said));
+        *g = Some((state.store.clock().instant(), said));
     }
     said
 }

@@ -1064,8 +1064,9 @@ async fn time_spent_and_the_video_position_survive_a_refused_save() {
             vec![],
         )
         .await;
-    // The validator looks for a while, then rejects without a reason: refused on the
-    // page, nothing sent.
+    // The validator looks for a while (real time: the page measures it with the
+    // browser's own clock), then rejects without a reason: refused on the page,
+    // nothing sent.
     tokio::time::sleep(Duration::from_millis(1500)).await;
     let waited = shown.elapsed();
     d.keys(&format!("r{ENTER}")).await;
@@ -1193,7 +1194,7 @@ async fn the_time_spent_leaves_out_the_time_the_tab_was_hidden() {
         vec![],
     )
     .await;
-    // Another tab in front for two seconds.
+    // Another tab in front for two seconds (real time, measured by the browser).
     let review = d.cmd(reqwest::Method::GET, "/window", None).await;
     let other = d
         .cmd(
@@ -2374,7 +2375,7 @@ async fn a_known_item_looks_and_loads_exactly_like_a_real_one() {
             "return performance.getEntriesByType('resource').some(e => e.name.includes('/media/')) || null;",
         )
         .await;
-        tokio::time::sleep(Duration::from_millis(500)).await;
+        d.settled().await;
         let page = d
             .exec("return document.documentElement.outerHTML;", vec![])
             .await;

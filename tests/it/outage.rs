@@ -5,7 +5,9 @@
 //! `.ci/run`'s second pass); the cluster itself serves the other tests meanwhile, so it
 //! is the proxy that stops, not the cluster.
 
-use crate::helpers::{PASSWORD, clip_line, start_server, test_database_url, write_manifest};
+use crate::helpers::{
+    PASSWORD, clip_line, eventually, start_server, test_database_url, write_manifest,
+};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -176,7 +178,26 @@ async fn a_database_that_goes_away_under_load_gets_503s_not_500s_or_hangs_and_co
         }));
     }
 
-    tokio::time::sleep(Duration::from_secs(2)).await;
+    // The load runs: verdicts are acknowledged.
+    let acknowledged_by = |at: Instant, n: usize| {
+        let answers = answers.clone();
+        move || {
+            let n_ok = answers
+                .lock()
+                .unwrap()
+                .iter()
+                .filter(|a| a.what == "verdict" && matches!(a.status, 200 | 201) && a.sent >= at)
+                .count();
+            std::future::ready((n_ok >= n).then_some(()))
+        }
+    };
+    let started = Instant::now();
+    eventually(
+        "verdicts under load",
+        Duration::from_secs(20),
+        acknowledged_by(started, 20),
+    )
+    .await;
     // The database goes away: its backends for this database end with FATAL 57P01 (as
     // in a fast shutdown), then no connection reaches it.
     let admin = crate::helpers::sql_pool(&std::env::var("TANDEM_TEST_POSTGRES").unwrap()).await;
@@ -188,7 +209,21 @@ async fn a_database_that_goes_away_under_load_gets_503s_not_500s_or_hangs_and_co
         .await
         .unwrap();
     proxy.stop();
-    tokio::time::sleep(Duration::from_secs(4)).await;
+    // Away until a verdict and /readyz have each been answered 503 while it is.
+    eventually(
+        "a verdict and /readyz refused while the database is away",
+        Duration::from_secs(20),
+        || {
+            let answers = answers.lock().unwrap();
+            let refused = |what: &str| {
+                answers
+                    .iter()
+                    .any(|a| a.what == what && a.status == 503 && a.sent >= down_at)
+            };
+            std::future::ready((refused("verdict") && refused("readyz")).then_some(()))
+        },
+    )
+    .await;
     let ready = client.get(format!("{base}/readyz")).send().await.unwrap();
     assert_eq!(
         ready.status().as_u16(),
@@ -214,7 +249,13 @@ async fn a_database_that_goes_away_under_load_gets_503s_not_500s_or_hangs_and_co
             "verdicts are acknowledged again within 20 s of the database's return"
         );
     };
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    // More verdicts after the first, then the load stops.
+    eventually(
+        "verdicts acknowledged after the return",
+        Duration::from_secs(20),
+        acknowledged_by(up_at, 10),
+    )
+    .await;
     stop.store(true, Ordering::SeqCst);
     for t in load {
         t.await.unwrap();

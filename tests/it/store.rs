@@ -557,6 +557,8 @@ async fn a_verdict_sent_while_a_large_import_runs_is_answered_before_it_finishes
             (r, started.elapsed())
         })
     };
+    // Nothing outside the import marks its checking; it takes seconds, so 200 ms puts
+    // the verdict inside it (and if it did not, `answered < finished` holds anyway).
     tokio::time::sleep(Duration::from_millis(200)).await;
     let r = app.pass(&c.v0, 1, &ids[0]).await;
     let answered = started.elapsed();

@@ -64,7 +64,7 @@ impl Store {
             first.created_at,
             first.last_seen_at,
         );
-        let now = now_micros();
+        let now = self.now();
         if last_seen_at < now - IDLE_MICROS || created_at < now - ABSOLUTE_MICROS {
             return Ok(None);
         }
