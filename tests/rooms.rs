@@ -15,7 +15,7 @@ const FN_LIMIT: usize = 150;
 const FILE_LIMIT: usize = 1000;
 
 /// Rooms still over a limit: (file, function or "" for the file itself, lines at most).
-const OVER: &[(&str, &str, usize)] = &[("store/write/catalog.rs", "import_manifest", 328)];
+const OVER: &[(&str, &str, usize)] = &[];
 
 /// A room over its limit: where it is and how many lines it has.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]

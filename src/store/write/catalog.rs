@@ -587,12 +587,6 @@ pub(crate) async fn import_manifest(
         // Nothing new: leave the database exactly as it was.
         return Ok((summary, HashSet::new()));
     }
-    let task = |code: &str| {
-        known
-            .tasks
-            .get(code)
-            .ok_or_else(|| Error::Internal(format!("task `{code}` vanished")))
-    };
     let now = now_micros();
     let manifest_path = manifest.path.display().to_string();
     let import_id: i64 = tx
@@ -608,17 +602,103 @@ pub(crate) async fn import_manifest(
             },
         )
         .await?;
+    let mut placed = Placed {
+        campaign: &campaign,
+        known: &known,
+        clip_pk: HashMap::new(),
+        version_of: HashMap::new(),
+        assigned: HashMap::new(),
+    };
+    insert_versions(tx, &mut placed, &plans, import_id, now).await?;
+    // The versions they replace leave the queues.
+    if summary.versions_new > 0 {
+        tx.exec(sql!(RETIRE_REPLACED), named! { import: import_id })
+            .await?;
+    }
+    tx.exec(sql!(POINT_AT_NEW_VERSIONS), named! { import: import_id })
+        .await?;
+    if campaign.taxonomy.pairing == Pairing::LeastOpenWork {
+        placed.assigned = pair_new_clips(tx, &campaign, &plans).await?;
+    }
+    let (stage1, mut keys) = insert_clip_items(tx, &placed, &plans).await?;
+    keys.extend(insert_questions(tx, &placed, &plans, &stage1).await?);
+    if !keys.is_empty() {
+        base::insert_keys(tx, &keys).await?;
+        gates::refresh_gates(tx, campaign.id).await?;
+    }
+    // New real clips raise the known clips' share; new known clips may wait in reserve.
+    gates::place_known(tx, campaign.id).await?;
+    let stored = plans.iter().map(|p| p.clip.media.sha256.clone()).collect();
+    Ok((summary, stored))
+}
 
-    // New clips, then every clip's new version.
-    let mut clip_pk: HashMap<String, i64> = plans
+/// What an import's write has stored so far, for the rows that point at it.
+struct Placed<'a> {
+    campaign: &'a Campaign,
+    known: &'a Known,
+    /// Clip key -> clip id, the new clips' included.
+    clip_pk: HashMap<String, i64>,
+    /// Clip id -> the id of its version this import added.
+    version_of: HashMap<i64, i64>,
+    /// Paired per clip: each new clip that enters review now -> its two validators.
+    assigned: HashMap<&'a str, (i64, i64)>,
+}
+
+impl Placed<'_> {
+    fn task(&self, code: &str) -> Result<&ImportTask> {
+        self.known
+            .tasks
+            .get(code)
+            .ok_or_else(|| Error::Internal(format!("task `{code}` vanished")))
+    }
+
+    fn clip_id(&self, p: &Plan<'_>) -> i64 {
+        self.clip_pk.get(&p.clip.clip_id).copied().unwrap_or(0)
+    }
+
+    fn version_id(&self, p: &Plan<'_>) -> i64 {
+        self.version_of.get(&self.clip_id(p)).copied().unwrap_or(0)
+    }
+}
+
+/// A new clip of a stratum reviewed by sample waits for its lot's draw (a new version
+/// goes back to the pair that rejected the one before).
+fn held_clip(campaign: &Campaign, p: &Plan<'_>) -> bool {
+    p.clip.kind() == ItemKind::Real
+        && p.clip_pk.is_none()
+        && rule_for(&campaign.taxonomy.sampling, Stage::Clip, &p.clip.task, None).is_some()
+}
+
+/// A question of a stratum reviewed by sample waits for its lot's draw too.
+fn held_question(campaign: &Campaign, p: &Plan<'_>, qu: &ManifestQuestion) -> bool {
+    p.clip.question_kind(qu) == ItemKind::Real
+        && rule_for(
+            &campaign.taxonomy.sampling,
+            Stage::Question,
+            &p.clip.task,
+            Some(&qu.qa_type),
+        )
+        .is_some()
+}
+
+/// The new clips, then every clip's new version (with the timing read when its video
+/// was taken in).
+async fn insert_versions(
+    tx: &mut impl Tx,
+    placed: &mut Placed<'_>,
+    plans: &[Plan<'_>],
+    import_id: i64,
+    now: i64,
+) -> Result<()> {
+    placed.clip_pk = plans
         .iter()
         .filter_map(|p| p.clip_pk.map(|pk| (p.clip.clip_id.clone(), pk)))
         .collect();
     let mut rows: Vec<Vec<Value<'_>>> = Vec::new();
     for p in plans.iter().filter(|p| p.clip_pk.is_none()) {
         rows.push(vec![
-            campaign.id.into(),
-            task(&p.clip.task)?.id.into(),
+            placed.campaign.id.into(),
+            placed.task(&p.clip.task)?.id.into(),
             p.clip.clip_id.as_str().into(),
             p.clip.kind().stored().into(),
         ]);
@@ -627,9 +707,8 @@ pub(crate) async fn import_manifest(
         .insert_rows::<(i64, String)>(INSERT_CLIPS, "id, clip_key", &rows)
         .await?
     {
-        clip_pk.insert(key, id);
+        placed.clip_pk.insert(key, id);
     }
-    let pk_of = |p: &Plan<'_>| clip_pk.get(&p.clip.clip_id).copied().unwrap_or(0);
     let sizes: Vec<i64> = plans
         .iter()
         .map(|p| i64::try_from(p.clip.media.size).unwrap_or(i64::MAX))
@@ -650,7 +729,7 @@ pub(crate) async fn import_manifest(
                 TimingRead::NotTried => (None, None, None, None),
             };
             vec![
-                pk_of(p).into(),
+                placed.clip_id(p).into(),
                 p.version.into(),
                 p.clip.media.sha256.as_str().into(),
                 p.clip.media.media_type.into(),
@@ -667,83 +746,77 @@ pub(crate) async fn import_manifest(
             ]
         })
         .collect();
-    let version_of: HashMap<i64, i64> =
-        tx // clip pk -> new version id
-            .insert_rows::<(i64, i64)>(INSERT_VERSIONS, "id, clip_id", &rows)
-            .await?
-            .into_iter()
-            .map(|(id, clip)| (clip, id))
-            .collect();
-    let version_id = |p: &Plan<'_>| version_of.get(&pk_of(p)).copied().unwrap_or(0);
-    // The versions they replace leave the queues.
-    if summary.versions_new > 0 {
-        tx.exec(sql!(RETIRE_REPLACED), named! { import: import_id })
-            .await?;
-    }
-    tx.exec(sql!(POINT_AT_NEW_VERSIONS), named! { import: import_id })
-        .await?;
+    placed.version_of = tx
+        .insert_rows::<(i64, i64)>(INSERT_VERSIONS, "id, clip_id", &rows)
+        .await?
+        .into_iter()
+        .map(|(id, clip)| (clip, id))
+        .collect();
+    Ok(())
+}
 
-    // Stage 1 items: in the queue of the pair that reviewed the rejected version, or of
-    // the task's pair in force; calibration items in no queue. None without clip review.
+/// Pairing per clip: each new clip that enters review now goes to the two validators
+/// with the least open work, counting what this import gives them.
+async fn pair_new_clips<'m>(
+    tx: &mut impl Tx,
+    campaign: &Campaign,
+    plans: &[Plan<'m>],
+) -> Result<HashMap<&'m str, (i64, i64)>> {
     let clip_review = campaign.taxonomy.clip_review;
-    let reviewed: &[Plan<'_>] = if clip_review { &plans } else { &[] };
+    let mut assigned = HashMap::new();
+    let mut pool = gates::open_work(tx, campaign.id).await?;
+    for p in plans
+        .iter()
+        .filter(|p| p.clip_pk.is_none() && !p.clip.is_calibration())
+    {
+        let weight = if clip_review {
+            i64::from(!held_clip(campaign, p))
+        } else {
+            int(p
+                .clip
+                .questions
+                .iter()
+                .filter(|q| !held_question(campaign, p, q))
+                .count())
+        };
+        if weight > 0
+            && let Some(pair) = least_open_work(&mut pool, weight)
+        {
+            assigned.insert(p.clip.clip_id.as_str(), pair);
+        }
+    }
+    Ok(assigned)
+}
+
+/// Stage 1 items: in the queue of the pair that reviewed the rejected version, or of
+/// the task's pair in force; calibration items in no queue. None without clip review.
+/// Gives version id -> item id, and the known verdicts of calibration and known clips.
+async fn insert_clip_items<'m>(
+    tx: &mut impl Tx,
+    placed: &Placed<'_>,
+    plans: &[Plan<'m>],
+) -> Result<(HashMap<i64, i64>, Vec<(i64, &'m CheckedVerdict)>)> {
+    let reviewed: &[Plan<'_>] = if placed.campaign.taxonomy.clip_review {
+        plans
+    } else {
+        &[]
+    };
     let mut sort_keys: Vec<String> = Vec::with_capacity(reviewed.len());
     for p in reviewed {
         sort_keys.push(sort_key(
-            task(&p.clip.task)?.position,
+            placed.task(&p.clip.task)?.position,
             &p.clip.clip_id,
             None,
         ));
     }
     let mut rows: Vec<Vec<Value<'_>>> = Vec::with_capacity(reviewed.len());
-    let sampling = &campaign.taxonomy.sampling;
-    // A new clip of a stratum reviewed by sample waits for its lot's draw; a new
-    // version goes back to the pair that rejected the one before.
-    let clip_held = |p: &Plan<'_>| {
-        p.clip.kind() == ItemKind::Real
-            && p.clip_pk.is_none()
-            && rule_for(sampling, Stage::Clip, &p.clip.task, None).is_some()
-    };
-    // A question of a stratum reviewed by sample waits for its lot's draw too.
-    let question_held = |p: &Plan<'_>, qu: &ManifestQuestion| {
-        p.clip.question_kind(qu) == ItemKind::Real
-            && rule_for(sampling, Stage::Question, &p.clip.task, Some(&qu.qa_type)).is_some()
-    };
-    // Pairing per clip: each new clip that enters review now goes to the two
-    // validators with the least open work, counting what this import gives them.
-    let mut assigned: HashMap<&str, (i64, i64)> = HashMap::new();
-    if campaign.taxonomy.pairing == Pairing::LeastOpenWork {
-        let mut pool = gates::open_work(tx, campaign.id).await?;
-        for p in plans
-            .iter()
-            .filter(|p| p.clip_pk.is_none() && !p.clip.is_calibration())
-        {
-            let weight = if clip_review {
-                i64::from(!clip_held(p))
-            } else {
-                int(p
-                    .clip
-                    .questions
-                    .iter()
-                    .filter(|q| !question_held(p, q))
-                    .count())
-            };
-            if weight > 0
-                && let Some(pair) = least_open_work(&mut pool, weight)
-            {
-                assigned.insert(p.clip.clip_id.as_str(), pair);
-            }
-        }
-    }
-    let pair_of = |p: &Plan<'_>| {
-        assigned
-            .get(p.clip.clip_id.as_str())
-            .map_or(p.pair, |&(a, b)| (Some(a), Some(b)))
-    };
     for (p, key) in reviewed.iter().zip(&sort_keys) {
-        let t = task(&p.clip.task)?;
-        let held = clip_held(p);
-        let pair = pair_of(p);
+        let t = placed.task(&p.clip.task)?;
+        let held = held_clip(placed.campaign, p);
+        let pair = placed
+            .assigned
+            .get(p.clip.clip_id.as_str())
+            .map_or(p.pair, |&(a, b)| (Some(a), Some(b)));
         let queue = if held {
             (None, None)
         } else if pair.0.is_some() && !p.clip.is_calibration() {
@@ -752,10 +825,10 @@ pub(crate) async fn import_manifest(
             p.queue(t)
         };
         rows.push(vec![
-            campaign.id.into(),
+            placed.campaign.id.into(),
             t.id.into(),
             1i64.into(),
-            version_id(p).into(),
+            placed.version_id(p).into(),
             p.clip.clip_id.as_str().into(),
             p.version.into(),
             key.as_str().into(),
@@ -768,25 +841,34 @@ pub(crate) async fn import_manifest(
             i64::from(held).into(),
         ]);
     }
-    let stage1: HashMap<i64, i64> =
-        tx // version id -> item id
-            .insert_rows::<(i64, i64)>(INSERT_STAGE1, "id, clip_version_id", &rows)
-            .await?
-            .into_iter()
-            .map(|(id, version)| (version, id))
-            .collect();
-    let mut keys: Vec<(i64, &CheckedVerdict)> = Vec::new();
-    for p in &plans {
+    let stage1: HashMap<i64, i64> = tx
+        .insert_rows::<(i64, i64)>(INSERT_STAGE1, "id, clip_version_id", &rows)
+        .await?
+        .into_iter()
+        .map(|(id, version)| (version, id))
+        .collect();
+    let mut keys = Vec::new();
+    for p in plans {
         if let Some(key) = p.clip.calibration.as_ref().or(p.clip.known.as_ref())
-            && let Some(item) = stage1.get(&version_id(p))
+            && let Some(item) = stage1.get(&placed.version_id(p))
         {
             keys.push((*item, key));
         }
     }
+    Ok((stage1, keys))
+}
 
-    // Questions, and their Stage 2 items: in no queue until the clip is retained, or,
-    // without clip review, in the queue of the task's pair at once.
-    let questions: Vec<(&Plan<'_>, usize, &ManifestQuestion)> = plans
+/// Questions, and their Stage 2 items: in no queue until the clip is retained, or,
+/// without clip review, in the queue of the task's pair at once. Gives the known
+/// verdicts of calibration and known questions.
+async fn insert_questions<'m>(
+    tx: &mut impl Tx,
+    placed: &Placed<'_>,
+    plans: &[Plan<'m>],
+    stage1: &HashMap<i64, i64>,
+) -> Result<Vec<(i64, &'m CheckedVerdict)>> {
+    let clip_review = placed.campaign.taxonomy.clip_review;
+    let questions: Vec<(&Plan<'m>, usize, &'m ManifestQuestion)> = plans
         .iter()
         .flat_map(|p| {
             p.clip
@@ -808,7 +890,7 @@ pub(crate) async fn import_manifest(
         .zip(&options)
         .map(|((p, i, qu), options)| {
             vec![
-                version_id(p).into(),
+                placed.version_id(p).into(),
                 int(*i).into(),
                 qu.question_id.as_str().into(),
                 qu.qa_type.as_str().into(),
@@ -819,27 +901,22 @@ pub(crate) async fn import_manifest(
             ]
         })
         .collect();
-    let question_id: HashMap<(i64, i64), i64> =
-        tx // (version, position) -> id
-            .insert_rows::<(i64, i64, i64)>(
-                INSERT_QUESTIONS,
-                "id, clip_version_id, position",
-                &rows,
-            )
-            .await?
-            .into_iter()
-            .map(|(id, version, position)| ((version, position), id))
-            .collect();
+    let question_id: HashMap<(i64, i64), i64> = tx
+        .insert_rows::<(i64, i64, i64)>(INSERT_QUESTIONS, "id, clip_version_id, position", &rows)
+        .await?
+        .into_iter()
+        .map(|(id, version, position)| ((version, position), id))
+        .collect();
     let qid = |p: &Plan<'_>, i: usize| {
         question_id
-            .get(&(version_id(p), int(i)))
+            .get(&(placed.version_id(p), int(i)))
             .copied()
             .unwrap_or(0)
     };
     let mut sort_keys: Vec<String> = Vec::with_capacity(questions.len());
     for (p, i, _) in &questions {
         sort_keys.push(sort_key(
-            task(&p.clip.task)?.position,
+            placed.task(&p.clip.task)?.position,
             &p.clip.clip_id,
             Some(int(*i)),
         ));
@@ -848,24 +925,25 @@ pub(crate) async fn import_manifest(
     for ((p, i, qu), key) in questions.iter().zip(&sort_keys) {
         // Held for a sample when its stratum is reviewed by sample: it opens (when its
         // clip is retained, or at once without clip review) only when its lot is drawn.
-        let held = question_held(p, qu);
+        let held = held_question(placed.campaign, p, qu);
+        let task = placed.task(&p.clip.task)?;
         let queue = if clip_review || held {
             (None, None)
         } else {
-            p.queue(task(&p.clip.task)?)
+            p.queue(task)
         };
         // Without clip review, a clip paired per clip fixes its questions' pair.
-        let (pair, queue) = match assigned.get(p.clip.clip_id.as_str()) {
+        let (pair, queue) = match placed.assigned.get(p.clip.clip_id.as_str()) {
             Some(&(a, b)) if !clip_review && !held => ((Some(a), Some(b)), (Some(a), Some(b))),
             _ => ((None, None), queue),
         };
         rows.push(vec![
-            campaign.id.into(),
-            task(&p.clip.task)?.id.into(),
+            placed.campaign.id.into(),
+            task.id.into(),
             2i64.into(),
-            version_id(p).into(),
+            placed.version_id(p).into(),
             qid(p, *i).into(),
-            stage1.get(&version_id(p)).copied().into(),
+            stage1.get(&placed.version_id(p)).copied().into(),
             qu.question_id.as_str().into(),
             p.version.into(),
             qu.qa_type.as_str().into(),
@@ -880,13 +958,13 @@ pub(crate) async fn import_manifest(
             pair.1.into(),
         ]);
     }
-    let question_item: HashMap<i64, i64> =
-        tx // question id -> item id
-            .insert_rows::<(i64, i64)>(INSERT_STAGE2, "id, question_id", &rows)
-            .await?
-            .into_iter()
-            .map(|(id, question)| (question, id))
-            .collect();
+    let question_item: HashMap<i64, i64> = tx
+        .insert_rows::<(i64, i64)>(INSERT_STAGE2, "id, question_id", &rows)
+        .await?
+        .into_iter()
+        .map(|(id, question)| (question, id))
+        .collect();
+    let mut keys = Vec::new();
     for (p, i, qu) in &questions {
         if let Some(key) = qu.calibration.as_ref().or(qu.known.as_ref())
             && let Some(item) = question_item.get(&qid(p, *i))
@@ -894,12 +972,5 @@ pub(crate) async fn import_manifest(
             keys.push((*item, key));
         }
     }
-    if !keys.is_empty() {
-        base::insert_keys(tx, &keys).await?;
-        gates::refresh_gates(tx, campaign.id).await?;
-    }
-    // New real clips raise the known clips' share; new known clips may wait in reserve.
-    gates::place_known(tx, campaign.id).await?;
-    let stored = plans.iter().map(|p| p.clip.media.sha256.clone()).collect();
-    Ok((summary, stored))
+    Ok(keys)
 }
