@@ -94,8 +94,8 @@ pub fn hash_password(password: &str) -> Result<String> {
     random_bytes(&mut salt)?;
     let mut out = [0u8; Params::DEFAULT_OUTPUT_LEN];
     argon2_into(&argon, password, &salt, &mut out)?;
-    fn bad(e: impl std::fmt::Display) -> Error {
-        Error::Internal(format!("password hashing failed: {e}"))
+    fn bad(e: impl std::error::Error + Send + Sync + 'static) -> Error {
+        Error::fault("password hashing failed", e)
     }
     let phc = PasswordHash {
         algorithm: Algorithm::default().ident(),

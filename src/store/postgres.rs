@@ -263,7 +263,7 @@ fn cell(row: &sqlx::postgres::PgRow, col: Col<'_>) -> Result<Cell> {
         return Ok(Cell::Null);
     }
     let ty = raw.type_info().name().to_string();
-    let bad = |e: sqlx::error::BoxDynError| Error::Internal(format!("{col}: {e}"));
+    let bad = |e: sqlx::error::BoxDynError| Error::fault(format!("column {col}"), e);
     Ok(match ty.as_str() {
         "INT8" => Cell::Int(<i64 as Decode<Db>>::decode(raw).map_err(bad)?),
         "INT4" => Cell::Int(i64::from(<i32 as Decode<Db>>::decode(raw).map_err(bad)?)),

@@ -585,7 +585,7 @@ fn cell(row: &sqlx::sqlite::SqliteRow, col: Col<'_>) -> Result<Cell> {
     let info = raw.type_info();
     let ty = info.name();
     let is = |names: &[&str]| names.iter().any(|n| n.eq_ignore_ascii_case(ty));
-    let bad = |e: sqlx::error::BoxDynError| Error::Internal(format!("{col}: {e}"));
+    let bad = |e: sqlx::error::BoxDynError| Error::fault(format!("column {col}"), e);
     Ok(if is(&["REAL", "FLOAT", "DOUBLE"]) {
         Cell::Real(<f64 as Decode<Db>>::decode(raw).map_err(bad)?)
     } else if is(&["TEXT", "DATE", "TIME", "DATETIME"]) {

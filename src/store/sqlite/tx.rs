@@ -42,7 +42,7 @@ pub(crate) fn error(e: rusqlite::Error) -> Error {
             );
         }
     }
-    Error::Internal(format!("database: {e}"))
+    Error::fault("database", e)
 }
 
 /// Binds `args` to a prepared statement: each by its name (`:name`), or by its place

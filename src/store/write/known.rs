@@ -355,9 +355,8 @@ async fn copied_questions(
             qa_type: q.qa_type,
             level: Level::new(&q.level),
             question: q.body,
-            options: serde_json::from_str(&q.options).map_err(|e| {
-                Error::Internal(format!("stored options of `{}`: {e}", q.question_key))
-            })?,
+            options: serde_json::from_str(&q.options)
+                .map_err(|e| Error::fault(format!("stored options of `{}`", q.question_key), e))?,
             answer: usize::try_from(q.answer).map_err(|_| {
                 Error::Internal(format!(
                     "stored answer of `{}`: {}",

@@ -527,7 +527,7 @@ pub(crate) async fn tasks_in(c: &mut impl Tx, campaign: i64) -> Result<Vec<TaskI
         .map(|r| {
             let attributes: BTreeMap<String, serde_json::Value> =
                 serde_json::from_str(&r.attributes).map_err(|e| {
-                    Error::Internal(format!("stored attributes of task {}: {e}", r.code))
+                    Error::fault(format!("stored attributes of task {}", r.code), e)
                 })?;
             Ok(TaskInfo {
                 id: r.id,
