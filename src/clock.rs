@@ -94,6 +94,7 @@ pub fn parse_day_or_time(s: &str, end: bool) -> Result<i64, String> {
 
 /// Formats microseconds since the epoch as RFC 3339 in UTC.
 pub fn to_rfc3339(micros: i64) -> String {
+    // A time outside the calendar's range is shown as `@...us` below.
     OffsetDateTime::from_unix_timestamp_nanos(i128::from(micros) * 1000)
         .ok()
         .and_then(|t| t.format(&Rfc3339).ok())

@@ -117,6 +117,7 @@ fn percent_decode(s: &str) -> String {
     let mut i = 0;
     while i < b.len() {
         if b[i] == b'%'
+            // Not a `%XX` escape: the `%` is kept as typed.
             && let Some(v) = s
                 .get(i + 1..i + 3)
                 .and_then(|h| u8::from_str_radix(h, 16).ok())
@@ -157,6 +158,7 @@ impl Config {
             aws: std::env::vars()
                 .filter(|(k, _)| k.starts_with("AWS_"))
                 .collect(),
+            // Unset or not text: the default size (`media_cache_bytes` refuses a bad number).
             media_cache_bytes: media_cache_bytes(std::env::var("TANDEM_MEDIA_CACHE_MB").ok())?,
             open_file_reuse: OPEN_FILE_REUSE,
         })

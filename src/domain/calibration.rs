@@ -412,6 +412,7 @@ pub fn decide_calibration(
     );
     let agrees = checked.verdict == item.known.verdict;
     let mut after = input.history.clone();
+    // `drawn` is this code's own comma list of item ids.
     after
         .drawn
         .entry(before.round)
@@ -488,6 +489,7 @@ pub fn round_draw(
         .filter(|(r, _, _)| *r < round)
         .map(|(_, item, _)| *item)
         .collect();
+    // `drawn` is this code's own comma list of item ids.
     let ids: Vec<i64> = drawn.split(',').filter_map(|x| x.parse().ok()).collect();
     let repeated = ids.iter().filter(|id| seen.contains(id)).count();
     let unseen_in_pool = items.iter().filter(|it| !seen.contains(&it.id)).count();

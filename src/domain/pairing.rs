@@ -101,6 +101,7 @@ pub fn default_pair<T: Clone>(position: usize, pool: &[(i64, T)]) -> Result<(T, 
         )
     })?;
     let find = |idx: usize| {
+        // A negative index is no validator's place.
         pool.iter()
             .find(|(i, _)| usize::try_from(*i).ok() == Some(idx))
             .map(|(_, m)| m.clone())

@@ -642,6 +642,7 @@ fn check_answer(
     errs: &mut Vec<(String, String)>,
 ) -> Option<usize> {
     match value {
+        // A number beyond usize is past every option: reported as not an option below.
         Some(Value::Number(n)) => match n.as_u64().and_then(|a| usize::try_from(a).ok()) {
             Some(a) if a < n_options => Some(a),
             Some(a) => {

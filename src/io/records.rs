@@ -157,6 +157,7 @@ pub fn read_decisions(input: impl Read) -> (Vec<DecisionRow>, Vec<LineError>) {
         if validator.is_empty() {
             fail("validator", "validator is empty".into());
         }
+        // Each problem is recorded by `fail`; the line is then skipped.
         let verdict = Verdict::parse(table.cell(rec, "verdict"))
             .map_err(|m| fail("verdict", m))
             .ok();
@@ -167,6 +168,7 @@ pub fn read_decisions(input: impl Read) -> (Vec<DecisionRow>, Vec<LineError>) {
             .filter(|r| !r.is_empty())
             .map(str::to_string)
             .collect();
+        // Each problem is recorded by `fail`; the line is then skipped.
         let decided_at = parse_rfc3339(table.cell(rec, "decided_at"))
             .map_err(|m| fail("decided_at", m))
             .ok();
@@ -255,6 +257,7 @@ pub fn read_resolutions(input: impl Read) -> (Vec<ResolutionRow>, Vec<LineError>
         if author.is_empty() {
             fail("author", "author is empty".into());
         }
+        // Each problem is recorded by `fail`; the line is then skipped.
         let verdict = Resolution::parse(table.cell(rec, "verdict"))
             .map_err(|m| fail("verdict", m))
             .ok();
@@ -262,6 +265,7 @@ pub fn read_resolutions(input: impl Read) -> (Vec<ResolutionRow>, Vec<LineError>
         if note.is_empty() {
             fail("note", "a resolution needs a note saying why".into());
         }
+        // Each problem is recorded by `fail`; the line is then skipped.
         let decided_at = parse_rfc3339(table.cell(rec, "decided_at"))
             .map_err(|m| fail("decided_at", m))
             .ok();

@@ -71,6 +71,7 @@ pub fn make_strip(video: &Path, out: &Path, layout: StripLayout) -> Result<()> {
         .arg(video)
         .output()
         .map_err(|e| Error::io("cannot run ffprobe", e))?;
+    // ffprobe's count, when it gives one; without it the frames are sampled by time.
     let frames: Option<u64> = String::from_utf8_lossy(&counted.stdout)
         .trim()
         .parse()
@@ -236,6 +237,7 @@ struct Spacing {
 fn presented_spacing(sorted_pts: &[i64], time_base: FrameRate) -> Option<Spacing> {
     let (first, last) = (*sorted_pts.first()?, *sorted_pts.last()?);
     let gaps = u64::try_from(sorted_pts.len().checked_sub(1)?).ok()?;
+    // No frames, or time running backwards: no rate can be said.
     let span = u64::try_from(last.checked_sub(first)?).ok()?;
     let rate = FrameRate::new(
         gaps.checked_mul(time_base.den)?,
@@ -309,6 +311,7 @@ pub fn probe_read(video: &Path) -> Result<ReadTiming> {
         mean.or(avg_rate)
     }
     .ok_or_else(|| Error::Invalid("ffprobe found no frame rate".into()))?;
+    // A container that does not state its frame count: counted below.
     let stated = field("nb_frames").parse::<u64>().ok().filter(|n| *n > 0);
     let frames = match stated {
         Some(n) => n,
@@ -317,6 +320,7 @@ pub fn probe_read(video: &Path) -> Result<ReadTiming> {
                 &["-count_frames", "-show_entries", "stream=nb_read_frames"],
                 video,
             )?;
+            // A count ffprobe did not give: none.
             counted["streams"][0]["nb_read_frames"]
                 .as_str()
                 .and_then(|s| s.parse::<u64>().ok())

@@ -77,6 +77,7 @@ pub fn binomial_p_value(k: u64, n: u64, p0: f64, alternative: Alternative) -> Op
     if n == 0 || k > n || !(0.0..=1.0).contains(&p0) {
         return None;
     }
+    // Parameters outside the distribution's domain: no figure (`None`).
     let dist = Binomial::new(p0, n).ok()?;
     // P(X <= x) and P(X >= x), with the empty cases handled.
     let cdf = |x: u64| dist.cdf(x);
@@ -163,11 +164,13 @@ pub fn clopper_pearson(k: u64, n: u64, confidence: f64) -> Option<(f64, f64)> {
     let low = if k == 0 {
         0.0
     } else {
+        // A degenerate Beta (no trials): no bound.
         Beta::new(kf, nf - kf + 1.0).ok()?.inverse_cdf(alpha)
     };
     let high = if k == n {
         1.0
     } else {
+        // A degenerate Beta (no trials): no bound.
         Beta::new(kf + 1.0, nf - kf).ok()?.inverse_cdf(1.0 - alpha)
     };
     Some((finite(low)?, finite(high)?))

@@ -169,6 +169,7 @@ pub(crate) fn t_quantile(p: f64, df: f64) -> Option<f64> {
     if !(p > 0.0 && p < 1.0) {
         return None;
     }
+    // Degrees of freedom the distribution refuses: no figure.
     let t = StudentsT::new(0.0, 1.0, df).ok()?;
     finite(t.inverse_cdf(p))
 }
@@ -178,6 +179,7 @@ pub(crate) fn t_two_sided_p(t: f64, df: f64) -> Option<f64> {
     if !t.is_finite() {
         return None;
     }
+    // Degrees of freedom the distribution refuses: no figure.
     let dist = StudentsT::new(0.0, 1.0, df).ok()?;
     finite((2.0 * dist.sf(t.abs())).min(1.0))
 }
@@ -187,6 +189,7 @@ pub(crate) fn chi2_sf(x: f64, df: f64) -> Option<f64> {
     if !x.is_finite() {
         return None;
     }
+    // Degrees of freedom the distribution refuses: no figure.
     let dist = ChiSquared::new(df).ok()?;
     finite(dist.sf(x.max(0.0)))
 }
@@ -196,6 +199,7 @@ pub(crate) fn f_sf(x: f64, d1: f64, d2: f64) -> Option<f64> {
     if !x.is_finite() {
         return None;
     }
+    // Degrees of freedom the distribution refuses: no figure.
     let dist = FisherSnedecor::new(d1, d2).ok()?;
     finite(dist.sf(x.max(0.0)))
 }

@@ -213,10 +213,12 @@ impl Caches {
         }
         let mut block = [0u8; 16];
         for (i, byte) in block.iter_mut().enumerate() {
+            // A token that is not hex is no token: `None`, as for an unknown one.
             *byte = u8::from_str_radix(token.get(2 * i..2 * i + 2)?, 16).ok()?;
         }
         let mut b: aes::Block = block.into();
         self.cipher.get()?.decrypt_block(&mut b);
+        // Fixed 8-byte halves of a 16-byte block: these conversions cannot fail.
         let user = i64::from_le_bytes(b[..8].try_into().ok()?);
         let version = i64::from_le_bytes(b[8..].try_into().ok()?);
         (user > 0 && version > 0).then_some((user, version))

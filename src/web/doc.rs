@@ -165,6 +165,7 @@ fn decorate(spec: &RouteSpec, op: &mut Operation) {
         .schema(Some(Ref::from_schema_name(ErrorBody::name())))
         .build();
     for (status, reply) in op.responses.responses.iter_mut() {
+        // A status that is not a number (`default`) has no error reply to describe.
         let Some((words, _)) = status.parse().ok().and_then(error_reply) else {
             continue;
         };

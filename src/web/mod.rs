@@ -127,6 +127,7 @@ async fn api_errors_as_json(req: Request, next: Next) -> Response {
     let method = req.method().clone();
     let resp = next.run(req).await;
     let status = resp.status();
+    // A content type that is not text is no JSON: the JSON rule does not apply.
     let json = resp
         .headers()
         .get(header::CONTENT_TYPE)

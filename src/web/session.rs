@@ -41,6 +41,7 @@ pub const MAX_FAILURES_PER_DEVICE: i64 = 10;
 const MAX_FORM_BYTES: usize = 1024 * 1024;
 
 fn cookie(headers: &HeaderMap, name: &str) -> Option<String> {
+    // A cookie header that is not text carries no cookie of ours.
     headers
         .get_all(header::COOKIE)
         .iter()
@@ -93,6 +94,7 @@ pub async fn check_csrf(req: Request, expected: Option<&str>) -> Result<Request,
     let Some(expected) = expected else {
         return Err(forged());
     };
+    // A content type that is not text is neither form kind: refused below.
     let content_type = req
         .headers()
         .get(header::CONTENT_TYPE)
@@ -201,6 +203,7 @@ fn first_field(head: &[u8], boundary: &str, name: &str) -> Option<Option<String>
     }
     let value = &after[end_of_headers + 4..];
     let end = find(value, format!("\r\n--{boundary}").as_bytes())?;
+    // A field that is not UTF-8 is `Some(None)`: present, unreadable; the caller refuses it.
     Some(String::from_utf8(value[..end].to_vec()).ok())
 }
 
@@ -290,6 +293,7 @@ fn client_addr(
     if !is_trusted(peer) {
         return Some(peer);
     }
+    // Forwarded addresses that are not text, or not addresses, are not trusted: skipped.
     let forwarded: Vec<IpAddr> = headers
         .get_all("x-forwarded-for")
         .iter()

@@ -464,6 +464,7 @@ pub(crate) async fn set_frame_timing(
         ),
         named! {
             fps: timing.map(|t| t.fps),
+            // A frame count beyond i64 is not stored (no real video has one).
             frames: timing.and_then(|t| i64::try_from(t.frames).ok()),
             constant: timing.map(|t| i64::from(t.constant)),
             now: now_micros(),
@@ -721,6 +722,7 @@ async fn insert_versions(
             let (fps, frames, constant, probed) = match p.clip.timing {
                 TimingRead::Read(t) => (
                     Some(t.fps),
+                    // A frame count beyond i64 is not stored (no real video has one).
                     i64::try_from(t.frames).ok(),
                     Some(i64::from(t.constant)),
                     Some(now),

@@ -354,6 +354,7 @@ pub(crate) async fn stored_answer(
             }
             a => {
                 if let Some(i) = RANK_AXES.iter().position(|x| *x == a) {
+                    // A rank stored by this code is a number; anything else reads as not ranked.
                     answer.ranks[i][slot] = value.parse().ok();
                 }
             }
@@ -684,6 +685,7 @@ fn check_groups(
                 ));
             }
         } else {
+            // A rank that is not a number is missing: `check_ranking` names the file's cell.
             let ranks: Vec<Option<i64>> = names
                 .iter()
                 .map(|c| values.get(c).and_then(|v| v.parse().ok()))

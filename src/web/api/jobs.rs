@@ -84,6 +84,7 @@ pub async fn import_upload(
     body: Body,
 ) -> Result<Response> {
     let campaign = campaign(&state, &p.campaign).await?;
+    // A content type that is not text matches no accepted type: refused below.
     let given = headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())

@@ -38,6 +38,7 @@ impl Conditions {
     pub fn from_headers(headers: &HeaderMap) -> Conditions {
         let text = |name: header::HeaderName| {
             // Several fields of one name are one comma-separated list.
+            // A conditional header that is not text is ignored, as RFC 9110 allows for an invalid one.
             let all: Vec<&str> = headers
                 .get_all(name)
                 .iter()

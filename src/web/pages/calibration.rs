@@ -783,6 +783,7 @@ pub async fn settings(
         Ok(n) => n,
         Err(e) => return refused_on_admin_page(&state, &session, &c, &e).await,
     };
+    // Not a number: 0, which the store refuses in the field's own words below.
     let threshold = form
         .get("calibration_threshold_pct")
         .trim()

@@ -349,6 +349,7 @@ impl FormFields {
 
     pub fn time_spent_ms(&self) -> Option<i64> {
         let max = crate::domain::rules::MAX_TIME_SPENT_MS;
+        // A time the page did not send, or not as a number, is none; one sent is clamped.
         let open = self
             .get("rendered_at")
             .parse::<i64>()
@@ -369,6 +370,7 @@ impl FormFields {
         Carried {
             rendered_at: self.get("rendered_at").parse::<i64>().ok(),
             spent_before: self.time_spent_ms().unwrap_or(0),
+            // A position that is not a number is not carried to the next page.
             position: self
                 .get("position")
                 .parse::<f64>()

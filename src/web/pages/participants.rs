@@ -70,6 +70,7 @@ fn link_view(l: LinkLine) -> LinkView {
 
 /// The address links start with: the scheme and the host the admin reached.
 fn origin(state: &AppState, headers: &HeaderMap) -> String {
+    // A Host header that is not text: the link is shown without a host.
     let host = headers
         .get(axum::http::header::HOST)
         .and_then(|h| h.to_str().ok())

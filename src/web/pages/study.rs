@@ -210,6 +210,7 @@ pub async fn set(
 fn answer_of(form: &FormFields, n: usize) -> SetAnswer {
     SetAnswer {
         ranks: std::array::from_fn(|a| {
+            // A rank or label not given or not a number is missing: `check_ranking` names it.
             (0..n)
                 .map(|slot| form.get(&format!("r{a}_{slot}")).parse::<i64>().ok())
                 .collect()
