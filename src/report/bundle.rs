@@ -375,9 +375,11 @@ fn readme(input: &Input, files: &[BundleFile]) -> String {
         None => {
             let _ = writeln!(
                 s,
-                "Study: none in this campaign (no {} and no {}).",
-                input.taxonomy.table_name(Table::T14),
-                input.taxonomy.table_name(Table::T15)
+                "Study: none in this campaign (no {}).",
+                input
+                    .taxonomy
+                    .tables
+                    .names_together(&[Table::T14, Table::T15])
             );
         }
     }

@@ -115,6 +115,19 @@ impl Tables {
         }
     }
 
+    /// `tables` named in one phrase: "Tables 14 and 15" when each is named "Table N"
+    /// (as VGenST-Bench's are), else their names, "Study ranks and Study real or fake".
+    pub fn names_together(&self, tables: &[Table]) -> String {
+        let numbers: Option<Vec<&str>> = tables
+            .iter()
+            .map(|t| self.name(*t).strip_prefix("Table "))
+            .collect();
+        match numbers {
+            Some(n) if n.len() > 1 => format!("Tables {}", and_joined(&n)),
+            _ => and_joined(&tables.iter().map(|t| self.name(*t)).collect::<Vec<_>>()),
+        }
+    }
+
     /// The protocol's own name for `table` ("Table 11"), if it gives one.
     pub fn named(&self, table: Table) -> Option<&str> {
         self.names.get(table.key()).map(String::as_str)
@@ -141,5 +154,14 @@ impl Tables {
                 .map(|t| (t.key().to_string(), format!("Table {}", &t.key()[1..])))
                 .collect(),
         }
+    }
+}
+
+/// "a", "a and b", "a, b and c".
+fn and_joined(words: &[&str]) -> String {
+    match words {
+        [] => String::new(),
+        [one] => (*one).to_string(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
     }
 }

@@ -245,3 +245,22 @@ fn a_heading_carries_the_protocols_name_for_a_table_or_none() {
     assert_eq!(none.heading(Table::T14, "ünits"), "Ünits");
     assert_eq!(none.heading(Table::T14, ""), "");
 }
+
+#[test]
+fn tables_named_together_read_as_the_paper_or_as_their_names() {
+    let paper = Tables::former_vgenst();
+    assert_eq!(
+        paper.names_together(&[Table::T14, Table::T15]),
+        "Tables 14 and 15"
+    );
+    assert_eq!(
+        paper.names_together(&[Table::T11, Table::T12, Table::T13]),
+        "Tables 11, 12 and 13"
+    );
+    assert_eq!(paper.names_together(&[Table::T16]), "Table 16");
+    let generic = Tables::default();
+    assert_eq!(
+        generic.names_together(&[Table::T14, Table::T15]),
+        "Study ranks and Study real or fake"
+    );
+}
