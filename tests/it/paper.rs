@@ -402,6 +402,11 @@ fn the_paper_bundle_compiles_and_agrees_with_stats(data: &std::path::Path, cli_j
         readme
             .contains("Scope: Stage 1 over the first version of every clip; all tasks; all pairs")
     );
+    // The study's absence in the paper's words, as before protocols named the tables.
+    assert!(
+        readme.contains("Study: none in this campaign (no Tables 14 and 15)."),
+        "{readme}"
+    );
     let mut n = 0;
     for entry in walk(&out) {
         let rel = entry
