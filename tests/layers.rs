@@ -4,8 +4,8 @@
 //! config on those alone. This test reads every source file, resolves every path it
 //! names (`use` trees, inline `crate::`, `super::` and `self::` paths, names brought in
 //! by `use`) and fails on an edge the table below does not allow, and on any circle
-//! between the modules one, two or three levels down (`store::write::accounts` ->
-//! `store::write::catalog` -> ... -> `store::write::accounts`).
+//! between the modules one, two or three levels down (`store::areas::accounts` ->
+//! `store::areas::catalog` -> ... -> `store::areas::accounts`).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};

@@ -1,6 +1,6 @@
 //! Sampled review of a campaign, as the CLI, the admin's page and the API run it: the
 //! plan of each protocol rule (from `stats::sampling`), one run (settle, release, draw;
-//! `store::write::sampling`), and the lots with what each sample says of its whole.
+//! `store::areas::sampling`), and the lots with what each sample says of its whole.
 
 use crate::domain::protocol::MAX_SAMPLE;
 use crate::domain::sampling::{PlanSpec, SamplingRule};

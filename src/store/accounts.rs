@@ -1,5 +1,5 @@
 //! Accounts, the validator pool of each campaign, and API tokens (the types; the SQL is
-//! in `store/write/accounts.rs`).
+//! in `store/areas/accounts.rs`).
 
 use crate::domain::Role;
 use crate::error::{Error, Result};

@@ -2,7 +2,7 @@
 //! are known, sees the known verdict after each one, and opens the main queue once they
 //! agree with enough of them. Calibration verdicts live in their own table and never
 //! reach the QC statistics or the exports. (The types; the SQL is in
-//! `store/write/calibration.rs`.)
+//! `store/areas/calibration.rs`.)
 
 use super::review::{ClipView, QuestionView};
 use crate::domain::{Reason, Stage, Verdict};
@@ -12,7 +12,7 @@ pub use crate::domain::calibration::{CalibrationState, CalibrationStatus, KnownV
 
 /// What the validator gets back after a calibration verdict.
 /// A clip the author resolved, copied as a known clip for validators who did not
-/// review it (`write::known::copy_resolved`).
+/// review it (`areas::known::copy_resolved`).
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct KnownCopy {
     /// The copy's clip id.

@@ -1,5 +1,5 @@
 //! Campaigns, their tasks and pairs, imports and progress (the types; the SQL is in
-//! `store/write/catalog.rs`).
+//! `store/areas/catalog.rs`).
 
 use crate::domain::taxonomy::Taxonomy;
 use serde::Serialize;

@@ -1,5 +1,5 @@
 //! One way to run SQL, whichever the database and the driver: the [`Tx`] trait that every
-//! write is written against once (`store::write`), implemented by each backend's
+//! write is written against once (`store::areas`), implemented by each backend's
 //! connection (SQLite's writer through rusqlite, PostgreSQL through sqlx, and SQLite's
 //! read connections through sqlx, so that a lookup that writes also need is written
 //! once too).

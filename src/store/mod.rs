@@ -12,9 +12,9 @@
 //! Every statement is written once, against the [`db::Tx`] trait (named parameters,
 //! rows read by column name), and runs on either backend: `read_tx!` hands it a read
 //! connection, `write_tx!` a write of the backend's kind. Each area's statements and
-//! its `Store` methods live together: `store::write::<area>` (the bigger areas keep
+//! its `Store` methods live together: `store::areas::<area>` (the bigger areas keep
 //! their `Store` methods in a child `ops`), beside the area's public types in
-//! `store::<area>`; `write::base` and `write::gates` hold what several areas share.
+//! `store::<area>`; `areas::base` and `areas::gates` hold what several areas share.
 //! What differs per backend is in the backend file (connection settings, locks, the
 //! plan of a statement, the backup) and in the few statements written per dialect
 //! (`db::Sql`, `db::locked!`).
@@ -87,14 +87,14 @@ pub mod sampling;
 pub mod sessions;
 pub mod study;
 
+mod areas;
 mod cache;
 pub(crate) mod db;
 mod postgres;
 mod sqlite;
 mod stamp;
-mod write;
 
-pub use write::base::DEFAULT_CAMPAIGN;
+pub use areas::base::DEFAULT_CAMPAIGN;
 
 /// The texts of the statements whose plans and compilation the tests and benches check
 /// (they name a stage as a parameter, which SQLite's partial indexes could make it
@@ -103,9 +103,9 @@ pub mod statements {
     /// A validator's queue: `:campaign`, `:validator`, `:stage`.
     pub const QUEUE: &str = super::review::QUEUE;
     /// A verdict's load of its item, as SQLite runs it (named parameters).
-    pub const FACTS_SQLITE: &str = super::write::review::FACTS.sqlite;
+    pub const FACTS_SQLITE: &str = super::areas::review::FACTS.sqlite;
     /// A verdict's load of its item, as PostgreSQL runs it (its row locked).
-    pub const FACTS_POSTGRES: &str = super::write::review::FACTS.postgres;
+    pub const FACTS_POSTGRES: &str = super::areas::review::FACTS.postgres;
 }
 
 use crate::error::{Error, Result};

@@ -1,7 +1,7 @@
 //! Bulk records: bringing an existing QC run in (decisions and resolutions, applied in
 //! file order in one write) and reading the campaign out (every decision, the retained
 //! benchmark, the regeneration list, the audit trail). (The types; the SQL is in
-//! `store/write/records.rs`; the records themselves are `domain::records`.)
+//! `store/areas/records.rs`; the records themselves are `domain::records`.)
 
 use serde::Serialize;
 

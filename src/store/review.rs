@@ -1,5 +1,5 @@
 //! Verdicts, queues, the intersection rule and the resolution of splits (the types;
-//! the SQL is in `store/write/review.rs` and its `ops`, the rules in `domain::verdict`).
+//! the SQL is in `store/areas/review.rs` and its `ops`, the rules in `domain::verdict`).
 
 use crate::domain::{Outcome, Reason, Resolution, Stage, Verdict};
 use crate::error::{Error, Result};

@@ -1,5 +1,5 @@
 //! Browser sessions, sign-in throttling and the clips behind media tokens (the types;
-//! the SQL is in `store/write/sessions.rs`). All of it lives in the database, so that
+//! the SQL is in `store/areas/sessions.rs`). All of it lives in the database, so that
 //! several servers can share one.
 
 use super::accounts::User;

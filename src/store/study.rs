@@ -1,6 +1,6 @@
 //! The blind study: its comparison sets, each participant's stored order with opaque
 //! clip tokens, their answers, and responses brought in from an earlier study (the
-//! types; the SQL is in `store/write/study.rs`).
+//! types; the SQL is in `store/areas/study.rs`).
 //!
 //! Blinding lives in the store: a participant's pages and clip URLs are built only from
 //! what its methods return for them (positions, letters and random tokens), never from

@@ -217,7 +217,7 @@ fn the_shipped_file_gives_the_former_built_in_taxonomy() {
 }
 
 /// A taxonomy stored before protocols carried reasons reads back without them (the store
-/// gives it VGenST-Bench's: `store::write::base::stored_taxonomy`).
+/// gives it VGenST-Bench's: `store::areas::base::stored_taxonomy`).
 #[test]
 fn a_taxonomy_stored_before_reasons_reads_back_without_them() {
     let json = serde_json::to_string(&Taxonomy::vgenst()).unwrap();

@@ -10,12 +10,12 @@ use crate::domain::{Outcome, Stage};
 use crate::error::{Error, Result};
 use crate::rng::SplitMix64;
 use crate::store::Lock;
+use crate::store::areas::{base, gates};
 use crate::store::catalog::Campaign;
 use crate::store::db::{Tx, named, row, sql};
 use crate::store::sampling::{
     DrawnLot, Lot, LotMembers, PlannedRule, SamplingRun, SettledLot, Waiting,
 };
-use crate::store::write::{base, gates};
 use std::collections::BTreeMap;
 
 impl crate::store::Store {

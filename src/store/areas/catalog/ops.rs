@@ -7,12 +7,12 @@ use crate::domain::import::CheckedManifest;
 use crate::domain::taxonomy::Taxonomy;
 use crate::error::{Error, Result};
 use crate::store::accounts::User;
+use crate::store::areas::{base, gates};
 use crate::store::catalog::{
     Campaign, ClassifiedItem, ImportSummary, ItemClass, ItemListQuery, PairChange, Settings,
     StageProgress, TaskInfo, TaskProgress,
 };
 use crate::store::db::{Tx, named, question_open, row, sql};
-use crate::store::write::{base, gates};
 use crate::store::{Lock, Store};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;

@@ -10,6 +10,7 @@ use crate::domain::video::Flaw;
 use crate::domain::{Reason, Role, Stage, Verdict};
 use crate::error::{Error, Result};
 use crate::store::accounts::User;
+use crate::store::areas::{gates, known as known_items};
 use crate::store::calibration::{
     CalibrationFeedback, CalibrationItem, CalibrationKey, CalibrationRound, CalibrationScore,
     CalibrationState, CalibrationStatus, KnownCopy, KnownVerdict, ResolvedItem, RoundDecision,
@@ -18,7 +19,6 @@ use crate::store::calibration::{
 use crate::store::catalog::Campaign;
 use crate::store::db::{FromRow, Row, Tx, named, row, sql};
 use crate::store::review::{ItemHeader, ItemViewRow, VerdictRequest};
-use crate::store::write::{gates, known as known_items};
 use crate::store::{Lock, Store};
 use std::collections::HashMap;
 

@@ -545,7 +545,7 @@ row! {
 /// version all of whose questions are known. A real clip's known question is not one:
 /// it is served with its clip. Only the versions that hold a known item are grouped (by
 /// `items_version`), not every item of the campaign. A copy of a resolved clip
-/// (`clip_versions.copy_of`, `write::known`) is not one either: the admin chose it, and
+/// (`clip_versions.copy_of`, `areas::known`) is not one either: the admin chose it, and
 /// its pair is fixed to validators who did not review its source.
 const KNOWN_CLIPS: &str = "SELECT stage, clip_version_id AS version, task_id, MAX(held) AS held,
         MAX(CASE WHEN decided1 = 1 OR decided2 = 1 OR outcome <> 'pending' THEN 1 ELSE 0 END) AS started
