@@ -41,6 +41,10 @@ binary() {
     local src="$DIR/src-${sha:0:12}"
     rm -rf "$src"; git -C "$ROOT" worktree prune
     git -C "$ROOT" worktree add --detach -q "$src" "$sha"
+    # A first build starts from a copy of the newest target folder: the dependencies
+    # are reused, only the crate itself is built again.
+    local newest; newest=$(ls -dt "$DIR"/target-* 2>/dev/null | head -1 || true)
+    if [ ! -d "$DIR/target-${sha:0:12}" ] && [ -n "$newest" ]; then cp -a "$newest" "$DIR/target-${sha:0:12}"; fi
     echo "building $1 (${sha:0:12}) in $DIR/target-${sha:0:12}" >&2
     (cd "$src" && CARGO_TARGET_DIR="$DIR/target-${sha:0:12}" cargo build --release -q)
     cp "$DIR/target-${sha:0:12}/release/tandem" "$bin"
