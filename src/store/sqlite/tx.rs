@@ -86,13 +86,29 @@ fn bind(st: &mut rusqlite::CachedStatement<'_>, sql: &str, args: &[Arg<'_>]) -> 
     Ok(())
 }
 
-struct RusqliteRow<'r, 's>(&'r rusqlite::Row<'s>);
+/// A row of the writer's statement, with its columns' names read once per statement:
+/// rusqlite finds a column by name by asking SQLite for every column's name and
+/// comparing it without case, for each value read (a verdict's load reads some twenty).
+struct RusqliteRow<'r, 's> {
+    row: &'r rusqlite::Row<'s>,
+    names: &'r [String],
+}
+
+/// The names of a prepared statement's columns, as its rows are read by them.
+fn column_names(st: &rusqlite::Statement<'_>) -> Vec<String> {
+    st.column_names().into_iter().map(str::to_string).collect()
+}
 
 impl Row for RusqliteRow<'_, '_> {
     fn cell(&self, col: Col<'_>) -> Result<Cell> {
         let v = match col {
-            Col::Name(n) => self.0.get_ref(n),
-            Col::Index(i) => self.0.get_ref(i),
+            // The statements name their columns as they are read; rusqlite's own
+            // search (any case) stays for a name spelt otherwise.
+            Col::Name(n) => match self.names.iter().position(|c| c == n) {
+                Some(i) => self.row.get_ref(i),
+                None => self.row.get_ref(n),
+            },
+            Col::Index(i) => self.row.get_ref(i),
         }
         .map_err(error)?;
         Ok(match v {
@@ -119,10 +135,14 @@ impl WriteConn {
         self.statements += 1;
         let mut st = self.db.prepare_cached(text).map_err(error)?;
         bind(&mut st, text, args)?;
+        let names = column_names(&st);
         let mut rows = st.raw_query();
         let mut out = Vec::new();
         while let Some(r) = rows.next().map_err(error)? {
-            out.push(R::from_row(&RusqliteRow(r))?);
+            out.push(R::from_row(&RusqliteRow {
+                row: r,
+                names: &names,
+            })?);
             if first_only {
                 break;
             }
@@ -166,6 +186,7 @@ impl Tx for WriteConn {
             crate::store::db::values(1, cols, 1)
         );
         let mut st = self.db.prepare_cached(&text).map_err(error)?;
+        let names = column_names(&st);
         let mut args: Vec<Arg<'_>> = Vec::with_capacity(cols);
         for row in rows {
             args.clear();
@@ -174,7 +195,10 @@ impl Tx for WriteConn {
             self.statements += 1;
             let mut returned = st.raw_query();
             while let Some(r) = returned.next().map_err(error)? {
-                out.push(R::from_row(&RusqliteRow(r))?);
+                out.push(R::from_row(&RusqliteRow {
+                    row: r,
+                    names: &names,
+                })?);
             }
         }
         Ok(out)
@@ -192,7 +216,7 @@ impl Tx for WriteConn {
         let mut rows = st.raw_query();
         let mut out = Vec::new();
         while let Some(r) = rows.next().map_err(error)? {
-            let row = RusqliteRow(r);
+            let row = RusqliteRow { row: r, names: &[] };
             out.push(
                 (0..n)
                     .map(|i| row.cell(Col::Index(i)))
