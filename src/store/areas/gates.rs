@@ -10,7 +10,7 @@ use crate::domain::calibration::{
 use crate::domain::pairing::{Member, Pairing, default_pair, least_open_work};
 use crate::domain::{Reason, Stage, Verdict};
 use crate::error::{Error, Result};
-use crate::store::db::{Tx, named, row, sql};
+use crate::store::db::{FromRow, Row, Tx, named, row, sql};
 use std::collections::{HashMap, HashSet};
 
 /// A task's pair: (rater 1, rater 2, why there is none).
@@ -286,12 +286,19 @@ pub(crate) async fn rules(tx: &mut impl Tx, campaign_id: i64) -> Result<Rules> {
     })
 }
 
+/// The columns of a calibration item's known verdict (`calibration_keys` as `k`), under
+/// the names [`KeyRow`] reads.
+macro_rules! key_columns {
+    () => {
+        "k.verdict AS k_verdict, k.reasons AS k_reasons, k.note AS k_note,
+         k.flaw_unit AS k_flaw_unit, k.flaw_from AS k_flaw_from, k.flaw_to AS k_flaw_to"
+    };
+}
+pub(crate) use key_columns;
+
 row! {
-    struct CalItemRow {
-        id: i64,
-        stage: i64,
-        item_key: String,
-        level: Option<String>,
+    /// A calibration item's known verdict as stored (the columns of `key_columns!`).
+    pub(crate) struct KeyRow {
         k_verdict: String,
         k_reasons: String,
         k_note: String,
@@ -301,23 +308,62 @@ row! {
     }
 }
 
+impl KeyRow {
+    /// The known verdict of the calibration item `item` (named in an error).
+    pub(crate) fn known(self, item: &str) -> Result<KnownVerdict> {
+        Ok(KnownVerdict {
+            verdict: Verdict::parse(&self.k_verdict).map_err(Error::Internal)?,
+            reasons: Reason::split_stored(&self.k_reasons).map_err(|m| {
+                Error::Internal(format!(
+                    "the known verdict of calibration item `{item}`: {m}"
+                ))
+            })?,
+            note: self.k_note,
+            flaw: crate::domain::video::Flaw::from_columns(
+                self.k_flaw_unit.as_deref(),
+                self.k_flaw_from,
+                self.k_flaw_to,
+            ),
+        })
+    }
+}
+
+struct CalItemRow {
+    id: i64,
+    stage: i64,
+    item_key: String,
+    level: Option<String>,
+    key: KeyRow,
+}
+
+impl FromRow for CalItemRow {
+    fn from_row(r: &impl Row) -> Result<Self> {
+        Ok(CalItemRow {
+            id: r.get("id")?,
+            stage: r.get("stage")?,
+            item_key: r.get("item_key")?,
+            level: r.get("level")?,
+            key: KeyRow::from_row(r)?,
+        })
+    }
+}
+
 /// The calibration items of a campaign in the order they are shown (clips, then
 /// questions), with their known verdicts.
 pub(crate) async fn calibration_items(tx: &mut impl Tx, campaign_id: i64) -> Result<Vec<CalItem>> {
     let rows: Vec<CalItemRow> = tx
         .fetch(
-            sql!(
-                "SELECT i.id, i.stage, i.item_key, i.level, k.verdict AS k_verdict,
-                        k.reasons AS k_reasons, k.note AS k_note, k.flaw_unit AS k_flaw_unit,
-                        k.flaw_from AS k_flaw_from, k.flaw_to AS k_flaw_to
-                 FROM items i
+            sql!(concat!(
+                "SELECT i.id, i.stage, i.item_key, i.level, ",
+                key_columns!(),
+                " FROM items i
                  JOIN calibration_keys k ON k.item_id = i.id
                  JOIN clip_versions v ON v.id = i.clip_version_id
                  JOIN clips c ON c.id = v.clip_id
                  LEFT JOIN questions q ON q.id = i.question_id
                  WHERE i.campaign_id = :campaign AND i.calibration = 1 AND i.is_current = 1
                  ORDER BY i.stage, c.clip_key, q.position"
-            ),
+            )),
             named! { campaign: campaign_id },
         )
         .await?;
@@ -328,19 +374,8 @@ pub(crate) async fn calibration_items(tx: &mut impl Tx, campaign_id: i64) -> Res
                 stage: Stage::from_number(r.stage)
                     .ok_or_else(|| Error::Internal(format!("stored stage {}", r.stage)))?,
                 level: stored_level(r.level.as_deref(), &r.item_key)?,
+                known: r.key.known(&r.item_key)?,
                 key: r.item_key,
-                known: KnownVerdict {
-                    verdict: Verdict::parse(&r.k_verdict).map_err(Error::Internal)?,
-                    reasons: Reason::split_stored(&r.k_reasons).map_err(|m| {
-                        Error::Internal(format!("calibration item #{}'s known verdict: {m}", r.id))
-                    })?,
-                    note: r.k_note,
-                    flaw: crate::domain::video::Flaw::from_columns(
-                        r.k_flaw_unit.as_deref(),
-                        r.k_flaw_from,
-                        r.k_flaw_to,
-                    ),
-                },
             })
         })
         .collect()

@@ -6,10 +6,10 @@
 
 use crate::domain::calibration::{RoundDraw, status};
 use crate::domain::rules::CheckedVerdict;
-use crate::domain::video::Flaw;
 use crate::domain::{Reason, Role, Stage, Verdict};
 use crate::error::{Error, Result};
 use crate::store::accounts::User;
+use crate::store::areas::gates::{KeyRow, key_columns};
 use crate::store::areas::{gates, known as known_items};
 use crate::store::calibration::{
     CalibrationFeedback, CalibrationItem, CalibrationKey, CalibrationRound, CalibrationScore,
@@ -325,36 +325,25 @@ async fn item_view_in(
 ) -> Result<(ItemHeader, KnownVerdict)> {
     struct Found {
         item: ItemViewRow,
-        k_verdict: String,
-        k_reasons: String,
-        k_note: String,
-        k_flaw_unit: Option<String>,
-        k_flaw_from: Option<i64>,
-        k_flaw_to: Option<i64>,
+        key: KeyRow,
     }
     impl FromRow for Found {
         fn from_row(r: &impl Row) -> Result<Self> {
             Ok(Found {
                 item: ItemViewRow::from_row(r)?,
-                k_verdict: r.get("k_verdict")?,
-                k_reasons: r.get("k_reasons")?,
-                k_note: r.get("k_note")?,
-                k_flaw_unit: r.get("k_flaw_unit")?,
-                k_flaw_from: r.get("k_flaw_from")?,
-                k_flaw_to: r.get("k_flaw_to")?,
+                key: KeyRow::from_row(r)?,
             })
         }
     }
     let row: Found = c
         .fetch_opt(
-            sql!(
-                "SELECT i.*, k.verdict AS k_verdict, k.reasons AS k_reasons, k.note AS k_note,
-                        k.flaw_unit AS k_flaw_unit, k.flaw_from AS k_flaw_from,
-                        k.flaw_to AS k_flaw_to
-                 FROM item_details i JOIN calibration_keys k ON k.item_id = i.id
+            sql!(concat!(
+                "SELECT i.*, ",
+                key_columns!(),
+                " FROM item_details i JOIN calibration_keys k ON k.item_id = i.id
                  WHERE i.campaign_id = :campaign AND i.stage = :stage AND i.item_key = :key
                    AND i.is_current = 1 AND i.calibration = 1"
-            ),
+            )),
             named! { campaign, stage: stage.number(), key },
         )
         .await?
@@ -364,17 +353,7 @@ async fn item_view_in(
                 stage.item_noun()
             ))
         })?;
-    let known = KnownVerdict {
-        verdict: Verdict::parse(&row.k_verdict).map_err(Error::Internal)?,
-        reasons: Reason::split_stored(&row.k_reasons).map_err(|m| {
-            Error::Internal(format!(
-                "the known verdict of calibration item `{key}`: {m}"
-            ))
-        })?,
-        note: row.k_note,
-        flaw: Flaw::from_columns(row.k_flaw_unit.as_deref(), row.k_flaw_from, row.k_flaw_to),
-    };
-    Ok((ItemHeader::try_from(row.item)?, known))
+    Ok((ItemHeader::try_from(row.item)?, row.key.known(key)?))
 }
 
 async fn require_pool_in(c: &mut impl Tx, campaign: &Campaign, validator: &User) -> Result<()> {
@@ -458,7 +437,7 @@ async fn calibration_rounds(
     validator: Option<i64>,
 ) -> Result<Vec<CalibrationRound>> {
     row! {
-        struct Found {
+        struct Decided {
             validator_id: i64,
             round: i64,
             stage: i64,
@@ -466,12 +445,18 @@ async fn calibration_rounds(
             verdict: String,
             reasons: String,
             agrees: i64,
-            k_verdict: String,
-            k_reasons: String,
-            k_note: String,
-            k_flaw_unit: Option<String>,
-            k_flaw_from: Option<i64>,
-            k_flaw_to: Option<i64>,
+        }
+    }
+    struct Found {
+        d: Decided,
+        key: KeyRow,
+    }
+    impl FromRow for Found {
+        fn from_row(r: &impl Row) -> Result<Self> {
+            Ok(Found {
+                d: Decided::from_row(r)?,
+                key: KeyRow::from_row(r)?,
+            })
         }
     }
     row! {
@@ -502,17 +487,16 @@ async fn calibration_rounds(
         .await?;
     let rows: Vec<Found> = c
         .fetch(
-            sql!(
+            sql!(concat!(
                 "SELECT d.validator_id, d.round, i.stage, i.item_key, d.verdict, d.reasons,
-                        d.agrees, k.verdict AS k_verdict, k.reasons AS k_reasons,
-                        k.note AS k_note, k.flaw_unit AS k_flaw_unit,
-                        k.flaw_from AS k_flaw_from, k.flaw_to AS k_flaw_to
-                 FROM calibration_decisions d
+                        d.agrees, ",
+                key_columns!(),
+                " FROM calibration_decisions d
                  JOIN items i ON i.id = d.item_id
                  JOIN calibration_keys k ON k.item_id = d.item_id
                  WHERE d.campaign_id = :campaign AND (:only = 0 OR d.validator_id = :only)
                  ORDER BY d.decided_at, d.id"
-            ),
+            )),
             named! { campaign, only },
         )
         .await?;
@@ -555,19 +539,14 @@ async fn calibration_rounds(
             decisions: Vec::new(),
         });
     }
-    for r in rows {
+    for Found { d: r, key } in rows {
         let Some(&i) = at.get(&(r.validator_id, r.round)) else {
             continue;
         };
         let reasons = Reason::split_stored(&r.reasons).map_err(|m| {
             Error::Internal(format!("a calibration verdict on `{}`: {m}", r.item_key))
         })?;
-        let known_reasons = Reason::split_stored(&r.k_reasons).map_err(|m| {
-            Error::Internal(format!(
-                "the known verdict of calibration item `{}`: {m}",
-                r.item_key
-            ))
-        })?;
+        let known = key.known(&r.item_key)?;
         out[i].decisions.push(RoundDecision {
             stage: Stage::from_number(r.stage)
                 .ok_or_else(|| Error::Internal("stored stage".into()))?,
@@ -575,12 +554,7 @@ async fn calibration_rounds(
             verdict: Verdict::parse(&r.verdict).map_err(Error::Internal)?,
             reasons,
             agrees: r.agrees == 1,
-            known: KnownVerdict {
-                verdict: Verdict::parse(&r.k_verdict).map_err(Error::Internal)?,
-                reasons: known_reasons,
-                note: r.k_note,
-                flaw: Flaw::from_columns(r.k_flaw_unit.as_deref(), r.k_flaw_from, r.k_flaw_to),
-            },
+            known,
         });
     }
     Ok(out)
