@@ -1,15 +1,20 @@
 # Build:  docker build -t tandem .
 # Run:    docker run -p 8080:8080 -v tandem-data:/var/lib/tandem tandem
-# Scale-out (several servers, one PostgreSQL, shared media): see docs/deploy.md.
+# Scale-out (several servers, one PostgreSQL, shared media): see docs/operations/scale-out.md.
 
-# ---- build: the release binary, with templates, static files and migrations inside it
+# ---- build: the release binary, with everything it embeds inside it (templates, static
+# files, migrations, the figures' font, the shipped protocols); tests/docs.rs checks that
+# every path the build reads is copied here
 FROM rust:1.95-slim-bookworm AS build
 WORKDIR /src
-COPY Cargo.toml Cargo.lock clippy.toml ./
+COPY Cargo.toml Cargo.lock clippy.toml build.rs ./
 COPY src src
 COPY migrations migrations
 COPY templates templates
 COPY static static
+COPY fonts fonts
+COPY protocols protocols
+COPY examples/protocols examples/protocols
 COPY benches benches
 COPY tests tests
 RUN cargo build --release --locked --bin tandem
