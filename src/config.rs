@@ -2,6 +2,13 @@
 //! the database URL (the SQLite file in the data folder unless `DATABASE_URL` says
 //! otherwise); and how the server treats its clients (time-outs, the connection cap,
 //! the reverse proxies it trusts).
+//!
+//! What it holds, part by part:
+//!
+//! the data folder (refused when it cannot be written) and database URL, the process's
+//! `AWS_*` variables (read once, never stored or printed), the server's limits
+//! (`ServerSettings`: time-outs, the connection cap, the shutdown grace), the input limits
+//! (`Limits`, from `TANDEM_MAX_*`), trusted proxies
 
 use crate::error::{Error, Result};
 use std::net::IpAddr;

@@ -3,6 +3,40 @@
 //! study's media, and the tables (facts from the store, built by `report`). The store
 //! never touches a file; `report` never reaches the store; `cli`, `web` and `demo` call
 //! these.
+//!
+//! What it holds, part by part:
+//!
+//! what the CLI, the pages, the API and the demo do alike, each use case once: a verdict
+//! (`known::record_verdict`: recorded, then, for a new verdict on a known item, the
+//! validator's recent catch rate looked at after the reply, and a pause written when due;
+//! the known items' figures), an import (the manifest checked and its videos taken in
+//! first, their timing included, then one short write), the study's media and display, the
+//! videos' frame timing (`probe_timings`), the tables (facts from the store, built by
+//! `report`), the paper bundle; `estimates` (the review-quality model's fits, for the
+//! tables and the defect-probabilities export, kept for the last inputs they were fitted
+//! to, compared whole: the fit is a pure function of them, seed included); `accounts`
+//! (creating an account, placing a validator, with the confirmation that re-pairing needs),
+//! `baseline` (the questions the human baseline may ask: the retained benchmark's, linked
+//! pairs whole; answers brought in, written out, and its tables over the stored answers;
+//! the set-up with its served copies without metadata; invitation links made and
+//! exchanged), `exports` (every export as a `Download`: the CLI writes it, the web sends
+//! it; the archives packed in a scratch folder removed on the blocking pool; an upload
+//! streamed to a file within its limit, `save_upload`), `jobs` (the long operations the API
+//! starts, an import, the retained zip, the paper bundle: a row in `jobs` stored first, the
+//! work run by the server that took it (two at once, the rest queued) with a heartbeat
+//! every 10 s, how it ended written to the row; an export's file written to
+//! `MEDIA/jobs/ID.zip.partial`, synced, hashed and renamed (and, when the media live in a
+//! bucket, uploaded as `PREFIX/jobs/ID.zip` and sent from there by any server); a job whose
+//! heartbeat is 90 s old is marked failed by the next read; finished jobs forgotten after 7
+//! days), `sampling` (each rule's plan from `stats::sampling`, a run, the lots with the
+//! upper bound on each whole's defect rate), `media` (the installation's media store as the
+//! database names it, read again every 2 s so that a migration reaches every server without
+//! a restart; files made here put into it (`publish`); `choose`: a new installation's store
+//! (`tandem init --media`); `migrate`: every stored file copied and checked, the location
+//! switched only when all are there, what servers stored in the old place meanwhile copied
+//! after; frame strips within a limit of ffmpeg runs, and the background jobs that draw the
+//! missing strips and read the missing frame timings, started by `cli`, the demo and the
+//! import page)
 
 pub mod accounts;
 pub mod baseline;

@@ -1,6 +1,43 @@
 //! The vocabulary of a QC campaign: roles, stages, verdicts, reasons and outcomes,
 //! the taxonomy, the pairing of validators and the intersection rule. No I/O here:
 //! every value is parsed once from input and then travels as a type.
+//!
+//! What it holds, part by part:
+//!
+//! `baseline` (the questions a human baseline asks and the answers given, as plain data;
+//! the seeded, balanced assignment of videos to participants and each participant's order
+//! of presentations, no two rotations of a question side by side); roles, stages, verdicts,
+//! reasons (a `Reason` is a code of the campaign's protocol), outcomes, what a decision's
+//! time spent measures (`TimeMeasure`, stored with each decision); `text` (what a text
+//! field may hold; spreadsheet-safe CSV cells); `taxonomy` (tasks with their attributes in
+//! the protocol's order, no axis named in the code; the `[tables]` layout of Table 11 and
+//! the tables' names, generic without it; a taxonomy stored by 0.1.0 read into this form by
+//! `taxonomy::stored`), the protocol's levels (a `Level` is one of its codes) and QA types
+//! with theirs, the applicability cells, the reasons of each stage with their digit, levels
+//! and note rule); `protocol` (a QC protocol file, TOML, checked whole: every problem with
+//! its line and field; its target per task and whether exports carry variants; what a
+//! change of a campaign's protocol may not touch, `change_problems`; VGenST-Bench's, 98
+//! cells, ships in `protocols/vgenst.toml` and is `Taxonomy::vgenst()`, the examples in
+//! `examples/protocols/`); `pairing` (the two rules: task pairs, t mod n and (t+1) mod n;
+//! or per clip, the two validators with the least open work, `least_open_work`); `paging`
+//! (a long list's pages: the cursor beside a row, the id prefix, the cut); `sampling` (a
+//! protocol's `[[sampling]]` rules and the strata they cover, the seeded draw of a lot's
+//! sample, what a lot's reviewed sample decides); `rules` (reasons check, the intersection
+//! rule, split resolution; `FieldError`, the domain's own error, which `error` maps);
+//! `verdict` (`decide_verdict`: every rule of a verdict as one pure function over the
+//! item's facts and decisions; `check_blind_answer`, the blind key check's answer); `facts`
+//! (what the tables are computed from: outcome counts, scope, the study's clips and
+//! responses); `records` (decision and resolution rows and records, the retained benchmark
+//! and its linked pairs (`keep_whole_pairs`), the audit trail, its filter and its pages,
+//! cut beside an event's time, kind and row, `AuditPosition`; `BlindRecord`, a blind answer
+//! beside its key); `import` (a checked manifest and checked comparison sets; what an item
+//! is, `ItemKind`: real, calibration or a known item of the live queue, as
+//! `items.calibration` stores it; which known clips a task serves at the campaign's rate,
+//! `known_to_serve`); `study` (axes, truth, the rule of a complete answer, each
+//! participant's seeded order); `video` (`FrameTiming`: a clip's frame rate and count, as
+//! stored; `Flaw`: where a calibration item's known flaw is, frames or a time span;
+//! `FrameRate`, `ReadTiming`, `TimingRead`: the exact rate a file's tables or ffprobe
+//! state, and what an import learnt)
 
 pub mod baseline;
 pub mod calibration;

@@ -1,6 +1,29 @@
 //! The paper's QC tables (Tables 11, 12 and 13 of VGenST-Bench, Appendix D.3) built
 //! from the counts the store aggregates, and written as JSON, CSV, LaTeX (booktabs)
 //! and SVG plots. Pure: no database, no HTTP.
+//!
+//! What it holds, part by part:
+//!
+//! the blind key check's figures (`blind`: per QA type and level the share of blind answers
+//! that are the key, with Wilson intervals; the keys in doubt); the known items' (`known`:
+//! each validator's catch and pass rates on known items per stage, with Wilson intervals,
+//! over the campaign and the last K known defects since their last pause, and the rule that
+//! pauses a queue, `pause_reason`); the human baseline's tables (`baseline`: accuracy
+//! overall, per task, QA type, level and participant, the position bias, the agreement; as
+//! CSV, booktabs LaTeX and SVG figures; Table 16, the annotator pool, `Groups`: the
+//! campaign's disjoint groups and their sizes); the QC tables (T11-T13; for a protocol
+//! without clip review no Table 11 and no Stage 1 in any table, figure or summary,
+//! `QcReport::stages`) built from the store's aggregated counts with `stats`, written as
+//! JSON (typed: `reply`, the API's schemas), CSV (each table declaring its numeric
+//! columns), booktabs LaTeX (`format`) and SVG figures with title, axes, legend and caption
+//! (`svg`); the study's tables and figures (T14, T15 with W, Friedman, the bootstrap error
+//! rate, hit and false-alarm rates, d') built from the raw responses, in each format
+//! (`study`); how good the review is (`quality`: the counted verdicts as a `stats::quality`
+//! review per stage, the known items' verdicts as its anchors, each decided item's
+//! probability of a defect (`defect_probabilities`), the reply with figures withheld below
+//! ten ratings or items, its table as CSV and LaTeX and a forest plot per stage); figures
+//! to PDF and PNG with the built-in font (`render`); the paper bundle's files (`bundle`,
+//! pure)
 
 pub mod baseline;
 pub mod blind;

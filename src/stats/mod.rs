@@ -38,6 +38,23 @@
 //!   latent-class model anchored by known items), and the rates on known items.
 //! * [`sampling`]: sampled review: the single sampling plan, the exact upper bound on
 //!   the defect rate, the sample that shows a rate with no defect found.
+//!
+//! What it holds, part by part:
+//!
+//! pure statistics: agreement for two raters from their table (`agreement`: Cohen,
+//! weighted, PABAK, Scott, Gwet's AC1 from a table) and for many (`multi`: Fleiss, Gwet,
+//! Krippendorff, Conger), both on two raters' pairs (`pairs`), ranks (Friedman, Kendall's
+//! W), binomial tests, d', a seeded bootstrap, sampled review (`sampling`: the single
+//! sampling plan, the exact upper bound, the zero-defect sample), the human baseline under
+//! circular evaluation (`circular`: vanilla and circular accuracy with their intervals, the
+//! position bias, agreement over the option chosen), how good the review is (`quality`: a
+//! Dawid-Skene latent-class model per stage fitted by EM over patterns of ratings, anchored
+//! by known items, the author one more rater; identified: estimates with a seeded
+//! percentile bootstrap over items, its resamples on every core, each with its own
+//! generator; not identified: the bounds over the 95% profile-likelihood region, every
+//! rater's accuracy and every task's prevalence profiled on every core; the model-free
+//! catch and pass rates on known items with Wilson intervals; a simulator of reviews with
+//! known truth); undefined is `None`
 
 pub mod agreement;
 pub mod binomial;

@@ -18,6 +18,85 @@
 //! What differs per backend is in the backend file (connection settings, locks, the
 //! plan of a statement, the backup) and in the few statements written per dialect
 //! (`db::Sql`, `db::locked!`).
+//!
+//! In detail (what ARCHITECTURE.md summarises):
+//!
+//! **Every statement is written once**, by area, in `store::areas` (`base` and `gates`,
+//! which the others call downward; `accounts`, `sessions`, `catalog`, `review`,
+//! `calibration`, `known`, `records`, `stats`, `study`, `baseline`, `invitations`,
+//! `sampling`, `misc`; and `store/jobs/`): a function generic over `store::db::Tx`, the
+//! connection of whichever backend runs it. Each area's `Store` methods sit beside its
+//! statements (in the area's file; in a child `ops` for the large ones: `catalog`,
+//! `review`, `calibration`, `records`, `study`) and run them through `read_tx!` (a read
+//! connection of either backend) or `write_tx!` (a write of the backend's kind, with its
+//! `Lock`). An operation touches its area, and its backend only where the backends differ.
+//! An area's public types stay in `store::<area>` (`store::catalog::Campaign`): one module
+//! per area holding types and statements together would make circles the layer test refuses
+//! (`areas::base` reads `catalog`'s and `accounts`' types while their statements call
+//! `base`; `gates` calls `known`, which calls `calibration`, whose statements call
+//! `gates`), until the shared types sit in a module below them all. Each backend's
+//! connection implements `Tx` once: SQLite's writer through rusqlite (`sqlite/tx.rs`),
+//! PostgreSQL's connections and SQLite's read connections through sqlx (`db::sqlx_tx!`).
+//! What differs by backend is said where it differs: by `Tx::DIALECT` (PostgreSQL's
+//! one-statement verdict writes), by a `db::Sql` with a text per database (`db::locked!`
+//! for `FOR UPDATE OF` on PostgreSQL, whose writes run side by side; the catalogue queries
+//! of the dump), or by the implementation (`Tx::insert_rows`: SQLite runs each row's insert
+//! prepared once, PostgreSQL multi-row statements). Parameters are named (`:campaign`),
+//! bound from one list (`db::named!`, a row's `args()`); both backends refuse a statement
+//! whose parameters and values do not match, so a misspelt name is an error, never a silent
+//! NULL. Rows are read by column name into types declared once with `db::row!` (or tuples,
+//! by position). Two kinds of statement are made at run time: the audit trail's
+//! (`areas::records::audit`, only the conditions a filter gives, so that the planner takes
+//! the indexes they name; `Tx::fetch_built` binds their `$1`, `$2`, ... in order) and the
+//! upkeep that walks every table (`Tx::cells`, names from the database's own catalogue).
+//! SQL fragments that several statements share are written once as macros (`db::retained!`,
+//! `db::question_open!`, `areas::review`'s `set_marks!`/`set_outcome!`, from which
+//! PostgreSQL's one-statement verdicts are built).
+//!
+//! **Reads stay on sqlx on SQLite**: sqlx's pool of read-only connections serves them on
+//! the async runtime, each statement one hop to the connection's own thread; rusqlite would
+//! need the same hop (a blocking-pool task per read) and measured within sqlx's run-to-run
+//! spread (`cargo bench --bench engine`, the next item: 45 against 65 µs in one run, 32
+//! against 26 µs in another; see BENCHMARKS.md), so SQLite keeps two drivers: rusqlite for
+//! the one writer, sqlx for the read pool. Views (`item_details`, `split_details`,
+//! migration 0009) hold the joins that many statements share. Every statement counts one
+//! (`store::count`: a task-local counter that `/metrics` reports per request; the writer
+//! counts its job's statements and hands the count back).
+//!
+//! | | SQLite | PostgreSQL |
+//! | --- | --- | --- |
+//! | reads | a pool of 8 read-only connections (WAL readers never wait for the writer), each with a 1 MB page cache (the OS's page cache holds the file for all; the writer's connections keep 4 MB) | a read pool of 16 |
+//! | writes | one writer thread (`tandem-writer`) owns the write connection (rusqlite) and runs every write in place: it takes every job waiting (up to 256), opens one `BEGIN IMMEDIATE`, runs each job in its own `SAVEPOINT` (a refused job rolls back alone and gets its 4xx), `COMMIT`s once (one fsync, `synchronous = FULL`) and only then answers each job. A job is a `store::areas` function's future, polled once on that thread: rusqlite answers in place, so it never waits (one that did would be refused, not blocked on). An import runs in a transaction of its own (`Job::Alone`: no savepoint, so each statement's journal stays small and in memory; `temp_store = MEMORY` keeps the journals off the disk) | a write pool of 8 (on two cores, 16 gave one server the same rate and made two servers on one database 0.87-0.94x one; 8 gives 1.00-1.01x); each write is its own transaction, retried on a serialization failure or deadlock (4 attempts) |
+//! | what a write excludes | everything: one writer | by its `Lock`: `Item` (verdicts, resolutions, calibration and study answers) takes a shared advisory lock and the row lock of its item (`SELECT ... FOR UPDATE OF i`); `Structure` (imports, pairs, pools, settings, records imports) takes that advisory lock exclusively, only for its short write phase; `Rows` (sessions, tokens, sign-in counts) takes none |
+//! | a connection whose BEGIN, COMMIT or ROLLBACK failed | closed; the next batch opens a new one | closed (`close_on_drop`) |
+//! | queue counters | row triggers on `items` | statement triggers with transition tables (one update per counter per statement, in key order); each counter in eight parts by item id (`queue_counts.part`, migration 0015), summed by readers, because a counter row stays locked until its verdict commits and one row per validator made that validator's verdicts wait for each other's commits |
+//! | after a bulk import | nothing (the planner goes by index shape; the EXPLAIN tests check the queues) | `ANALYZE` of the imported tables (`refresh_statistics`), so that the planner does not take a fresh campaign for an empty one and scan a stage to find an item |
+//!
+//! Queues are columns of `items`: `queue1`/`queue2` (the two validators it waits for, NULL
+//! outside any queue: calibration items, questions of clips not retained, replaced
+//! versions, items held for a sample: `held`, with `lot_id` and `drawn` once a draw took
+//! them), `decided1`/`decided2`, `sort_key` (task order, then clip, then question) and
+//! `is_current`. The next item is one seek in each of the partial indexes `items_queue1`
+//! and `items_queue2`; done and total are one row of `queue_counts` (the sum of eight on
+//! PostgreSQL), kept by the triggers. Whatever changes a queue (a verdict, opening a clip's
+//! questions, a new version, a pair change moving unstarted items) is an UPDATE of those
+//! columns, so the counters cannot drift (`tests/it/store.rs` recounts them after races).
+//!
+//! Caches, each checked against what a write depends on: the campaign and its parsed
+//! taxonomy (1 s; writes re-read what they rely on inside their own transaction), the
+//! accounts behind API tokens, with their roles in each campaign, and the sessions that
+//! fetch clip files (2 s, and each used only under the **revocation stamp** it was read
+//! with: one row, `revocation_stamp`, that every write taking access away raises in its own
+//! transaction, and that a request reads anew after it arrives: on SQLite in place, on a
+//! read-only connection of its own (`sqlite::StampReader`, microseconds from the page
+//! cache); on PostgreSQL `store::stamp` shares those reads, so a burst of requests costs at
+//! most two round trips and a request waits at most two), whether a person may see a clip
+//! (2 s, for the same roles), the file behind a clip version or a study clip token (never
+//! changes), and open clip files with their size and date (`web::media`,
+//! `Config::open_file_reuse`, 10 s; stored files are named by their hash and never change).
+//! A clip's URL token is the AES-128 encryption of (person, clip version) under a key
+//! stored once in the database (`server_keys`), so any server can check it without a row
+//! per grant.
 
 /// Runs `$body` on a read connection of whichever backend serves, as a
 /// [`db::Tx`]: `read_tx!(self, |c| some_read(c, campaign).await)`. The body is written

@@ -1,6 +1,40 @@
 //! HTTP: the router made from every area's routes (each states which roles may use
 //! it: `routes`), the guard in front of each (`guard`), and the shared layers (security
 //! headers, tracing, timeouts, the API's errors as JSON).
+//!
+//! What it holds, part by part:
+//!
+//! `routes()`: every route with its access rule and kind (API, page, media, asset), each
+//! area's own list in turn (the words of the tables in `routes`, `AppState` in `state`);
+//! the `guard` layer that authenticates (bearer token or session cookie),
+//! `api_errors_as_json` (every API error in the one JSON shape, those axum answers before a
+//! handler included: 400, 405, 408, 413, 415, a panic's 500), checks the role the person
+//! holds in the campaign the path names (admins everywhere) and checks the CSRF token of
+//! every page POST; `api` (every JSON handler, a file per area, each handler with its
+//! `#[utoipa::path]`: path, parameters, body, every reply typed; `api::study` for the
+//! study's, `api::baseline` for the baseline's and the links'), `doc` (the OpenAPI
+//! document: the handlers' annotations, their reply schemas, and per route from the table
+//! who may call it and the one error reply under each status it can answer; Swagger UI's
+//! files from the binary), `exports` (every export the pages and the API offer, listed
+//! once: `ExportKind`, one API route `.../export/{kind}` and one page route
+//! `.../admin/exports/{file}` over it), `pages` (askama: `review`, `resolve`, `admin` (a
+//! file per area), `calibration`, `stats`, `study`, `baseline`: the human baseline's
+//! figures and Table 16, `participate`: the baseline taken question by question,
+//! `participants`: the admin's groups, set-up, consent texts and links), `reply` (pages
+//! rendered never cached, the redirect after a form, errors as a page for people), `scope`
+//! (the tables' scope from a query string), `session` (sign-in with throttling, sign-in by
+//! invitation link (`join`), sign-out, CSRF, the client address behind trusted proxies),
+//! `health` (`/healthz`, `/readyz`), `media` (clip files from the media folder or the
+//! bucket (`serve_stored`; from a bucket a small reply through the block cache, a larger
+//! range one ranged GET, streamed; a bucket that cannot answer a 503 with `Retry-After`):
+//! the answer decided by `plan`, a pure function of the conditional and range headers, the
+//! size and the validators; 304 by ETag or date, `If-Range`, one range or a multipart 206
+//! of up to 16; a short-lived cache of open files, reads from the page cache on the async
+//! thread with `preadv2(RWF_NOWAIT)` and from the blocking pool only when the bytes are not
+//! cached; frame strips; the study's and the baseline's clips under participants' tokens,
+//! `Identity::Blind`; `download`, the one reply of every export), `assets` (embedded static
+//! files under content-hashed URLs: `static/app.js` is the player, the forms' checks, the
+//! time spent and the keys; `static/app.css`)
 
 pub mod api;
 pub mod assets;
