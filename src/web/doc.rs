@@ -8,6 +8,7 @@
 use super::routes::{Access, Kind, Route, RouteSpec};
 use crate::domain::Role;
 use crate::error::{ErrorBody, ErrorKind};
+use crate::web::routes::api;
 use axum::Extension;
 use axum::extract::Path;
 use axum::http::{StatusCode, header};
@@ -202,7 +203,8 @@ pub fn document(routes: Vec<Route>) -> OpenApi {
     ErrorBody::schemas(&mut error_schemas);
     components.schemas.extend(error_schemas);
     for route in routes {
-        let Some(api) = route.doc else { continue };
+        let Some(doc) = route.doc else { continue };
+        let api = doc();
         components.schemas.extend(api.schemas);
         for (path, mut item) in api.paths.paths {
             if let Some(op) = operation_mut(&mut item, route.spec.method) {
@@ -344,7 +346,7 @@ pub async fn docs_file(Path(file): Path<String>) -> Response {
 /// The document's routes; `json` makes the document (see [`Served`]).
 pub fn routes(json: fn() -> &'static str) -> Vec<Route> {
     use axum::routing::get;
-    let mut document = Route::api(Access::Public, utoipa_axum::routes!(openapi));
+    let mut document = api!(Access::Public, openapi);
     document.handler = document.handler.layer(Extension(Served(json)));
     vec![
         document,

@@ -5,6 +5,7 @@
 
 use super::routes::{ADMIN, Access, Route};
 use super::state::AppState;
+use crate::web::routes::api;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
@@ -232,10 +233,9 @@ pub async fn metrics(State(state): State<AppState>) -> Response {
 
 /// Health and readiness for anyone (a load balancer), the metrics for admins.
 pub fn routes() -> Vec<Route> {
-    use utoipa_axum::routes;
     vec![
-        Route::api(Access::Public, routes!(healthz)),
-        Route::api(Access::Public, routes!(readyz)),
-        Route::api(ADMIN, routes!(metrics)),
+        api!(Access::Public, healthz),
+        api!(Access::Public, readyz),
+        api!(ADMIN, metrics),
     ]
 }

@@ -7,6 +7,7 @@ use crate::domain::Role;
 use crate::error::{Error, Result};
 use crate::store::accounts::Account;
 use crate::store::accounts::User;
+use crate::web::routes::api;
 use crate::web::routes::{ADMIN, Access, Route, STAFF};
 use crate::web::state::AppState;
 use axum::extract::{Path, State};
@@ -367,17 +368,16 @@ pub async fn revoke_tokens(
 
 /// Accounts, then the campaigns the caller works in.
 pub fn routes() -> Vec<Route> {
-    use utoipa_axum::routes;
     vec![
-        Route::api(Access::SignedIn, routes!(me)),
-        Route::api(ADMIN, routes!(users)),
-        Route::api(ADMIN, routes!(disable_user)),
-        Route::api(ADMIN, routes!(enable_user)),
-        Route::api(ADMIN, routes!(create_user)),
-        Route::api(ADMIN, routes!(set_role)),
-        Route::api(ADMIN, routes!(create_token)),
-        Route::api(ADMIN, routes!(revoke_tokens)),
+        api!(Access::SignedIn, me),
+        api!(ADMIN, users),
+        api!(ADMIN, disable_user),
+        api!(ADMIN, enable_user),
+        api!(ADMIN, create_user),
+        api!(ADMIN, set_role),
+        api!(ADMIN, create_token),
+        api!(ADMIN, revoke_tokens),
         // Participants never learn campaign names (they could hint at the sources).
-        Route::api(STAFF, routes!(campaigns)),
+        api!(STAFF, campaigns),
     ]
 }

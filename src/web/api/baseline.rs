@@ -10,6 +10,7 @@ use crate::error::Error;
 use crate::store::accounts::User;
 use crate::store::baseline::{Baseline, BaselineProgress, PlaceProgress, SetupSummary};
 use crate::store::invitations::{LinkLine, NewLink, PartSettings};
+use crate::web::routes::api;
 use crate::web::routes::{ADMIN, Access, BASELINE, Route};
 use crate::web::state::AppState;
 use axum::extract::{Path, State};
@@ -533,20 +534,19 @@ pub struct PartSettingsBody {
 /// The human baseline: questions and answers for its participants, its set-up for
 /// admins, and invitation links (whose token is the credential).
 pub fn routes() -> Vec<Route> {
-    use utoipa_axum::routes;
     vec![
-        Route::api(BASELINE, routes!(baselines)),
-        Route::api(BASELINE, routes!(baseline)),
-        Route::api(BASELINE, routes!(begin)),
-        Route::api(BASELINE, routes!(question)),
-        Route::api(BASELINE, routes!(answer)),
-        Route::api(ADMIN, routes!(setup)),
-        Route::api(ADMIN, routes!(status)),
+        api!(BASELINE, baselines),
+        api!(BASELINE, baseline),
+        api!(BASELINE, begin),
+        api!(BASELINE, question),
+        api!(BASELINE, answer),
+        api!(ADMIN, setup),
+        api!(ADMIN, status),
         // Invitation links: the token is the credential.
-        Route::api(Access::Public, routes!(join)),
-        Route::api(ADMIN, routes!(invite)),
-        Route::api(ADMIN, routes!(links)),
-        Route::api(ADMIN, routes!(revoke)),
-        Route::api(ADMIN, routes!(set_part)),
+        api!(Access::Public, join),
+        api!(ADMIN, invite),
+        api!(ADMIN, links),
+        api!(ADMIN, revoke),
+        api!(ADMIN, set_part),
     ]
 }

@@ -7,6 +7,7 @@ use crate::error::Result;
 use crate::store::accounts::User;
 use crate::store::calibration::{CalibrationFeedback, CalibrationItem, CalibrationScore};
 use crate::store::catalog::Settings;
+use crate::web::routes::api;
 use crate::web::routes::{ADMIN, Route, VALIDATOR};
 use crate::web::state::AppState;
 use axum::extract::{Path, State};
@@ -301,16 +302,15 @@ pub async fn set_settings(
 
 /// Calibration for validators, its administration for admins.
 pub fn routes() -> Vec<Route> {
-    use utoipa_axum::routes;
     vec![
-        Route::api(VALIDATOR, routes!(calibration_status)),
-        Route::api(VALIDATOR, routes!(calibration_item)),
-        Route::api(VALIDATOR, routes!(calibration_verdict)),
-        Route::api(ADMIN, routes!(calibration_scores)),
-        Route::api(ADMIN, routes!(new_round)),
-        Route::api(ADMIN, routes!(lift_pause)),
-        Route::api(ADMIN, routes!(copy_resolved)),
-        Route::api(ADMIN, routes!(known_copies)),
-        Route::api(ADMIN, routes!(set_settings)),
+        api!(VALIDATOR, calibration_status),
+        api!(VALIDATOR, calibration_item),
+        api!(VALIDATOR, calibration_verdict),
+        api!(ADMIN, calibration_scores),
+        api!(ADMIN, new_round),
+        api!(ADMIN, lift_pause),
+        api!(ADMIN, copy_resolved),
+        api!(ADMIN, known_copies),
+        api!(ADMIN, set_settings),
     ]
 }

@@ -5,6 +5,7 @@ use super::{ApiJson, CampaignPath, TaskPath, campaign};
 use crate::domain::Stage;
 use crate::error::Result;
 use crate::store::catalog::{TaskInfo, TaskProgress};
+use crate::web::routes::api;
 use crate::web::routes::{ADMIN, Route, STAFF};
 use crate::web::state::AppState;
 use axum::Json;
@@ -264,14 +265,13 @@ pub async fn sampling_run(
 
 /// A campaign's protocol for its staff; sampling, tasks, pairs and progress for admins.
 pub fn routes() -> Vec<Route> {
-    use utoipa_axum::routes;
     vec![
-        Route::api(STAFF, routes!(protocol)),
-        Route::api(ADMIN, routes!(sampling_status)),
-        Route::api(ADMIN, routes!(sampling_run)),
-        Route::api(ADMIN, routes!(tasks)),
-        Route::api(ADMIN, routes!(set_pair)),
-        Route::api(ADMIN, routes!(clear_pair)),
-        Route::api(ADMIN, routes!(progress)),
+        api!(STAFF, protocol),
+        api!(ADMIN, sampling_status),
+        api!(ADMIN, sampling_run),
+        api!(ADMIN, tasks),
+        api!(ADMIN, set_pair),
+        api!(ADMIN, clear_pair),
+        api!(ADMIN, progress),
     ]
 }

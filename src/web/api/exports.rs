@@ -9,6 +9,7 @@ use crate::domain::records::AuditFilter;
 use crate::error::Error;
 use crate::web::exports::ExportKind;
 use crate::web::media::download;
+use crate::web::routes::api;
 use crate::web::routes::{ADMIN, Route};
 use crate::web::state::AppState;
 use axum::extract::{Path, Query, State};
@@ -95,5 +96,5 @@ pub async fn export(
 
 /// Every export, for admins.
 pub fn routes() -> Vec<Route> {
-    vec![Route::api(ADMIN, utoipa_axum::routes!(export))]
+    vec![api!(ADMIN, export)]
 }

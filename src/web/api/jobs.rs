@@ -8,6 +8,7 @@ use crate::app::exports;
 use crate::app::jobs::{self, Job, Work};
 use crate::error::{Error, Result};
 use crate::store::accounts::User;
+use crate::web::routes::api;
 use crate::web::routes::{ADMIN, Route};
 use crate::web::state::AppState;
 use axum::body::Body;
@@ -339,15 +340,14 @@ pub async fn delete(State(state): State<AppState>, Path(p): Path<JobPath>) -> Re
 
 /// A pipeline's long operations: jobs that any server answers for, for admins.
 pub fn routes() -> Vec<Route> {
-    use utoipa_axum::routes;
     vec![
-        Route::api(ADMIN, routes!(import_upload)),
-        Route::api(ADMIN, routes!(import_folder)),
-        Route::api(ADMIN, routes!(export_retained)),
-        Route::api(ADMIN, routes!(export_paper)),
-        Route::api(ADMIN, routes!(list)),
-        Route::api(ADMIN, routes!(get)),
-        Route::api(ADMIN, routes!(result)),
-        Route::api(ADMIN, routes!(delete)),
+        api!(ADMIN, import_upload),
+        api!(ADMIN, import_folder),
+        api!(ADMIN, export_retained),
+        api!(ADMIN, export_paper),
+        api!(ADMIN, list),
+        api!(ADMIN, get),
+        api!(ADMIN, result),
+        api!(ADMIN, delete),
     ]
 }

@@ -2,6 +2,7 @@
 
 use super::{CampaignPath, campaign};
 use crate::error::Result;
+use crate::web::routes::api;
 use crate::web::routes::{ADMIN, Route};
 use crate::web::state::AppState;
 use axum::Json;
@@ -95,9 +96,5 @@ pub async fn audit(
 
 /// The regeneration work list and the audit trail, for admins.
 pub fn routes() -> Vec<Route> {
-    use utoipa_axum::routes;
-    vec![
-        Route::api(ADMIN, routes!(regeneration)),
-        Route::api(ADMIN, routes!(audit)),
-    ]
+    vec![api!(ADMIN, regeneration), api!(ADMIN, audit)]
 }

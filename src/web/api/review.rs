@@ -7,6 +7,7 @@ use crate::error::{Error, Result};
 use crate::store::accounts::User;
 use crate::store::review::{QueueEntry, QueueStatus, Recorded, ValidatorItem};
 use crate::store::review::{VerdictRequest, VersionRule};
+use crate::web::routes::api;
 use crate::web::routes::{Route, VALIDATOR};
 use crate::web::state::AppState;
 use axum::extract::{Path, State};
@@ -278,12 +279,11 @@ pub async fn blind_answer(
 
 /// The validators' queues, items, verdicts and blind answers.
 pub fn routes() -> Vec<Route> {
-    use utoipa_axum::routes;
     vec![
-        Route::api(VALIDATOR, routes!(queue)),
-        Route::api(VALIDATOR, routes!(queue_items)),
-        Route::api(VALIDATOR, routes!(item)),
-        Route::api(VALIDATOR, routes!(verdict)),
-        Route::api(VALIDATOR, routes!(blind_answer)),
+        api!(VALIDATOR, queue),
+        api!(VALIDATOR, queue_items),
+        api!(VALIDATOR, item),
+        api!(VALIDATOR, verdict),
+        api!(VALIDATOR, blind_answer),
     ]
 }

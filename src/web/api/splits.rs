@@ -6,6 +6,7 @@ use crate::error::{Error, Result};
 use crate::store::accounts::User;
 use crate::store::review::ResolutionRequest;
 use crate::store::review::SplitItem;
+use crate::web::routes::api;
 use crate::web::routes::{AUTHOR, AUTHOR_OR_ADMIN, Route};
 use crate::web::state::AppState;
 use axum::extract::{Path, Query, State};
@@ -176,11 +177,10 @@ pub async fn resolution(
 
 /// Splits for authors (and admins, who read them), resolutions for authors.
 pub fn routes() -> Vec<Route> {
-    use utoipa_axum::routes;
     vec![
-        Route::api(AUTHOR_OR_ADMIN, routes!(splits)),
-        Route::api(AUTHOR_OR_ADMIN, routes!(keys_in_doubt)),
-        Route::api(AUTHOR_OR_ADMIN, routes!(split)),
-        Route::api(AUTHOR, routes!(resolution)),
+        api!(AUTHOR_OR_ADMIN, splits),
+        api!(AUTHOR_OR_ADMIN, keys_in_doubt),
+        api!(AUTHOR_OR_ADMIN, split),
+        api!(AUTHOR, resolution),
     ]
 }

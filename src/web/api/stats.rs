@@ -2,6 +2,7 @@
 
 use super::{CampaignPath, campaign};
 use crate::error::Result;
+use crate::web::routes::api;
 use crate::web::routes::{AUTHOR_OR_ADMIN, Route};
 use crate::web::state::AppState;
 use axum::Json;
@@ -30,6 +31,5 @@ pub async fn stats(
 
 /// The figures, for authors and admins.
 pub fn routes() -> Vec<Route> {
-    use utoipa_axum::routes;
-    vec![Route::api(AUTHOR_OR_ADMIN, routes!(stats))]
+    vec![api!(AUTHOR_OR_ADMIN, stats)]
 }

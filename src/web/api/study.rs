@@ -8,6 +8,7 @@ use crate::error::Error;
 use crate::store::accounts::User;
 use crate::store::study::{ParticipantProgress, ShownSet, Study};
 use crate::web::media::study_clip_urls;
+use crate::web::routes::api;
 use crate::web::routes::{ADMIN, PARTICIPANT, Route};
 use crate::web::state::AppState;
 use axum::extract::{Path, State};
@@ -363,12 +364,11 @@ pub async fn set_study_display(
 
 /// The study for its participants; its set-up and progress for admins.
 pub fn routes() -> Vec<Route> {
-    use utoipa_axum::routes;
     vec![
-        Route::api(ADMIN, routes!(status)),
-        Route::api(ADMIN, routes!(set_study_display)),
-        Route::api(PARTICIPANT, routes!(studies)),
-        Route::api(PARTICIPANT, routes!(set)),
-        Route::api(PARTICIPANT, routes!(answer)),
+        api!(ADMIN, status),
+        api!(ADMIN, set_study_display),
+        api!(PARTICIPANT, studies),
+        api!(PARTICIPANT, set),
+        api!(PARTICIPANT, answer),
     ]
 }
