@@ -41,7 +41,7 @@ async fn a_backup_taken_while_serving_restores_to_the_same_records() {
     assert!(!again.status.success());
     assert!(String::from_utf8_lossy(&again.stderr).contains("exists; give a new file"));
 
-    // Restore into a new place, as the README says, and compare every row.
+    // Restore into a new place, as docs/operations/backup.md says, and compare every row.
     let restored = app.dir.path().join("restored");
     std::fs::create_dir_all(&restored).unwrap();
     let url = if app.config.database_url.starts_with("sqlite:") {

@@ -1,7 +1,8 @@
 //! The API as a lab's script meets it: the served OpenAPI document passes an OpenAPI
 //! validator, a Python client generated from it (openapi-python-client) runs every
 //! role's main operations with every reply typed (`examples/python/check_client.py`),
-//! and the regeneration loop example runs as its README says.
+//! and the regeneration loop example runs as docs/reference/http-api.md says ("A
+//! generated client").
 //!
 //! The Python with the generator and the validator is `TANDEM_PYTHON` (a venv's python,
 //! made by `.ci/run` from `examples/python/requirements.txt`); without it the test is
@@ -79,7 +80,7 @@ async fn a_client_generated_from_the_document_runs_every_role_with_typed_replies
     .await;
     assert!(said.contains("OK"), "{said}");
 
-    // A client generated from it, as the README says.
+    // A client generated from it, as docs/reference/http-api.md says.
     let client = work.join("client");
     let config = examples().join("client-config.yaml");
     let said = run(
