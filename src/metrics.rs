@@ -60,6 +60,9 @@ pub struct StoreMetrics {
     pub write_retries: Counter,
     /// Time spent waiting for a connection, per pool (`read`, `write`).
     pub pool_wait_seconds: Seconds,
+    /// Writes that raised the revocation stamp and waited out a listening server's lease,
+    /// not its answer (a server frozen or cut off; PostgreSQL, `store::stamp`).
+    pub stamp_lease_waits: Counter,
 }
 
 impl Default for StoreMetrics {
@@ -70,6 +73,7 @@ impl Default for StoreMetrics {
             failed_commits: Counter::default(),
             write_retries: Counter::default(),
             pool_wait_seconds: Family::new_with_constructor(seconds),
+            stamp_lease_waits: Counter::default(),
         }
     }
 }
@@ -106,6 +110,11 @@ impl StoreMetrics {
             "tandem_pool_wait_seconds",
             "Time waited for a database connection",
             self.pool_wait_seconds.clone(),
+        );
+        r.register(
+            "tandem_stamp_lease_waits",
+            "Revocations that waited out a listening server's lease, not its answer",
+            self.stamp_lease_waits.clone(),
         );
     }
 }

@@ -116,20 +116,6 @@ impl Caches {
         }
     }
 
-    /// Forgets every account and permission copy (an account was disabled, tokens
-    /// revoked).
-    pub(super) fn forget_people(&self) {
-        if let Ok(mut m) = self.tokens.lock() {
-            m.clear();
-        }
-        if let Ok(mut m) = self.sessions.lock() {
-            m.clear();
-        }
-        if let Ok(mut m) = self.may_see.lock() {
-            m.clear();
-        }
-    }
-
     pub(super) fn session(&self, id_hash: &str, stamp: i64) -> Option<Option<Session>> {
         let m = self.sessions.lock().ok()?;
         current(m.get(id_hash), stamp, self.clock.instant())

@@ -87,10 +87,11 @@
 //! accounts behind API tokens, with their roles in each campaign, and the sessions that
 //! fetch clip files (2 s, and each used only under the **revocation stamp** it was read
 //! with: one row, `revocation_stamp`, that every write taking access away raises in its own
-//! transaction, and that a request reads anew after it arrives: on SQLite in place, on a
-//! read-only connection of its own (`sqlite::StampReader`, microseconds from the page
-//! cache); on PostgreSQL `store::stamp` shares those reads, so a burst of requests costs at
-//! most two round trips and a request waits at most two), whether a person may see a clip
+//! transaction: on SQLite a request reads it anew, in place, on a read-only connection of
+//! its own (`sqlite::StampReader`, microseconds from the page cache); on PostgreSQL the
+//! server listens for it and a write that raised it waits until every listening server
+//! has taken it in, or, while not listening, shares reads between requests: see
+//! `store::stamp`), whether a person may see a clip
 //! (2 s, for the same roles), the file behind a clip version or a study clip token (never
 //! changes), and open clip files with their size and date (`web::media`,
 //! `Config::open_file_reuse`, 10 s; stored files are named by their hash and never change).
@@ -138,16 +139,22 @@ macro_rules! write_tx {
                 })
                 .await
             }
+            // A write that raised the revocation stamp returns once every listening
+            // server has taken the new figure in (`store::stamp`).
             $crate::store::Db::Postgres(b) => {
-                b.write_tx($lock, move |$tx| {
+                let (r, raised) = $crate::store::stamp::noting_raises(b.write_tx($lock, move |$tx| {
                     $(let $v = ::std::clone::Clone::clone(&$v);)*
                     let clock = clock.clone();
                     Box::pin(async move {
                         $(let $v = &$v;)*
                         clock.scope(async { $body }).await
                     })
-                })
-                .await
+                }))
+                .await;
+                if let (Ok(_), Some(stamp)) = (&r, raised) {
+                    b.until_taken_in(stamp).await;
+                }
+                r
             }
         }
     }};
@@ -224,6 +231,7 @@ struct Inner {
     db: Db,
     cache: cache::Caches,
     stamps: stamp::StampReads,
+    listened: Arc<stamp::Listened>,
     metrics: Arc<crate::metrics::StoreMetrics>,
     clock: crate::clock::Clock,
 }
@@ -269,6 +277,7 @@ impl Store {
                 db,
                 cache: cache::Caches::new(clock.clone()),
                 stamps: stamp::StampReads::default(),
+                listened: Arc::new(stamp::Listened::new(&clock)),
                 metrics,
                 clock,
             }),
@@ -305,8 +314,17 @@ impl Store {
     /// (see `stamp`).
     async fn stamp(&self) -> Result<i64> {
         // SQLite: one row from the page cache on a connection of its own, in place.
-        if let Db::Sqlite(b) = &self.inner.db {
-            return b.revocation_stamp_now();
+        // PostgreSQL: as notified, while the listener is alive; else read, shared.
+        match &self.inner.db {
+            Db::Sqlite(b) => return b.revocation_stamp_now(),
+            Db::Postgres(b) => {
+                if let Some(stamp) = self.inner.listened.current(&self.inner.clock) {
+                    return Ok(stamp);
+                }
+                if self.inner.listened.start() {
+                    b.listen_for_stamps(self.inner.listened.clone(), self.inner.clock.clone());
+                }
+            }
         }
         let (needed, start) = self.inner.stamps.want();
         if start {

@@ -8,11 +8,13 @@
 
 use super::Lock;
 use super::db::{Cell, Col, Dialect};
+use super::stamp::{self, Listened};
+use crate::clock::Clock;
 use crate::error::{Error, Result};
 use crate::metrics::StoreMetrics as Metrics;
 use futures_util::future::BoxFuture;
 use sqlx::ConnectOptions;
-use sqlx::postgres::{PgConnectOptions, PgConnection, PgPool, PgPoolOptions};
+use sqlx::postgres::{PgConnectOptions, PgConnection, PgListener, PgPool, PgPoolOptions};
 use std::path::Path;
 use std::str::FromStr;
 use std::sync::Arc;
@@ -97,6 +99,12 @@ impl Backend {
             write,
             metrics,
         })
+    }
+
+    /// Starts listening for the revocation stamp's notifications (`store::stamp`), on a
+    /// connection of the read pool, for as long as the pool is open.
+    pub(super) fn listen_for_stamps(&self, listened: Arc<Listened>, clock: Clock) {
+        tokio::spawn(listen(self.read.clone(), listened, clock));
     }
 
     /// A connection for reading.
@@ -284,3 +292,153 @@ fn cell(row: &sqlx::postgres::PgRow, col: Col<'_>) -> Result<Cell> {
 }
 
 crate::store::db::sqlx_tx!(Conn, Db, Dialect::Postgres, cell, MAX_PARAMS);
+
+/// The listener of the revocation stamp: listens on one connection after another, with a
+/// growing pause after each failure (100 ms to 5 s), until the pool closes.
+async fn listen(pool: PgPool, listened: Arc<Listened>, clock: Clock) {
+    let mut pause = Duration::from_millis(100);
+    loop {
+        let lost = listen_once(&pool, &listened, &clock).await;
+        listened.down();
+        if pool.is_closed() {
+            return;
+        }
+        match lost {
+            // It worked, then its connection closed: try again soon.
+            Ok(()) => pause = Duration::from_millis(100),
+            Err(e) => {
+                tracing::warn!(error = %e, "not listening for revocations: each request reads the stamp");
+                pause = (pause * 2).min(Duration::from_secs(5));
+            }
+        }
+        tokio::time::sleep(pause).await;
+    }
+}
+
+/// Listens on one connection: `Ok` when the connection closed, `Err` when it failed or
+/// did not answer in time. The listener's row is made after `LISTEN` succeeds, with the
+/// stamp as it is then, so nothing committed since is missed.
+async fn listen_once(pool: &PgPool, listened: &Listened, clock: &Clock) -> Result<()> {
+    let mut l = PgListener::connect_with(pool).await?;
+    l.eager_reconnect(false);
+    sqlx::raw_sql("SET application_name = 'tandem-stamp'")
+        .execute(&mut l)
+        .await?;
+    l.listen(stamp::CHANNEL).await?;
+    let id = stamp::listener_id()?;
+    sqlx::query(
+        "DELETE FROM stamp_listeners \
+         WHERE lease_until < (extract(epoch FROM clock_timestamp()) * 1e6)::bigint - 3600000000",
+    )
+    .execute(&mut l)
+    .await?;
+    take_in(&mut l, &id, listened, clock, true).await?;
+    tracing::debug!("listening for revocations");
+    loop {
+        match tokio::time::timeout(stamp::HEARTBEAT, l.try_recv()).await {
+            // A notification or a quiet second: the stamp taken in, the lease renewed.
+            Ok(Ok(Some(_))) | Err(_) => take_in(&mut l, &id, listened, clock, false).await?,
+            Ok(Ok(None)) => return Ok(()),
+            Ok(Err(e)) => return Err(e.into()),
+        }
+    }
+}
+
+/// Reads the stamp on the listener's own connection and records, in the listener's row,
+/// that it has taken it in and until when it trusts it; then trusts it here, until a
+/// lease after the moment it asked (so never longer than the row says).
+async fn take_in(
+    l: &mut PgListener,
+    id: &str,
+    listened: &Listened,
+    clock: &Clock,
+    first: bool,
+) -> Result<()> {
+    let lease = i64::try_from(stamp::LEASE.as_micros()).unwrap_or(i64::MAX);
+    let asked = clock.instant();
+    let statement = if first {
+        "INSERT INTO stamp_listeners (id, seen, lease_until) \
+         SELECT $1, stamp, (extract(epoch FROM clock_timestamp()) * 1e6)::bigint + $2 \
+         FROM revocation_stamp WHERE id = 1 RETURNING seen"
+    } else {
+        "UPDATE stamp_listeners \
+         SET seen = (SELECT stamp FROM revocation_stamp WHERE id = 1), \
+             lease_until = (extract(epoch FROM clock_timestamp()) * 1e6)::bigint + $2 \
+         WHERE id = $1 RETURNING seen"
+    };
+    let read = sqlx::query_scalar::<_, i64>(statement)
+        .bind(id)
+        .bind(lease)
+        .fetch_optional(&mut *l);
+    match tokio::time::timeout(stamp::HEARTBEAT_TIMEOUT, read).await {
+        Ok(Ok(Some(seen))) => {
+            listened.raise(seen);
+            listened.alive_from(asked);
+            Ok(())
+        }
+        Ok(Ok(None)) => Err(Error::Unavailable(
+            "the stamp listener's row is gone".into(),
+        )),
+        Ok(Err(e)) => Err(e.into()),
+        Err(_) => Err(Error::Unavailable(
+            "the revocation stamp's listener did not answer in time".into(),
+        )),
+    }
+}
+
+impl Backend {
+    /// After a write that raised the revocation stamp to `stamp` committed: waits until
+    /// every listener whose lease runs has taken it in (milliseconds), or until every
+    /// lease granted before the commit has run out (at most `stamp::LEASE`, also when the
+    /// listeners' rows cannot be read): then no server uses an older stamp.
+    pub(super) async fn until_taken_in(&self, stamp: i64) {
+        let deadline = Instant::now() + stamp::LEASE + Duration::from_millis(250);
+        let mut pause = Duration::from_millis(1);
+        // The listeners found behind at some moment: whether each answered or lapsed.
+        let mut waited_for: Vec<String> = Vec::new();
+        while Instant::now() < deadline {
+            let behind = sqlx::query_scalar::<_, String>(
+                "SELECT id FROM stamp_listeners WHERE seen < $1 \
+                 AND lease_until > (extract(epoch FROM clock_timestamp()) * 1e6)::bigint",
+            )
+            .bind(stamp)
+            .fetch_all(&self.read)
+            .await;
+            match behind {
+                Ok(ids) if ids.is_empty() => {
+                    if !waited_for.is_empty() && self.lapsed(stamp, &waited_for).await {
+                        self.metrics.stamp_lease_waits.inc();
+                    }
+                    return;
+                }
+                Ok(ids) => {
+                    for id in ids {
+                        if !waited_for.contains(&id) {
+                            waited_for.push(id);
+                        }
+                    }
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "cannot read the stamp's listeners: waiting out their leases");
+                    tokio::time::sleep_until(deadline.into()).await;
+                    break;
+                }
+            }
+            tokio::time::sleep(pause).await;
+            pause = (pause * 2).min(Duration::from_millis(20));
+        }
+        self.metrics.stamp_lease_waits.inc();
+    }
+
+    /// Whether one of these listeners let its lease run out without taking `stamp` in.
+    async fn lapsed(&self, stamp: i64, ids: &[String]) -> bool {
+        sqlx::query_scalar::<_, i64>(
+            "SELECT count(*) FROM stamp_listeners WHERE seen < $1 AND id = ANY($2)",
+        )
+        .bind(stamp)
+        .bind(ids)
+        .fetch_one(&self.read)
+        .await
+        .map_or(true, |n| n > 0)
+    }
+}

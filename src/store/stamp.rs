@@ -9,10 +9,135 @@
 //! ends. A burst of any number of requests costs at most two reads of one row, and a
 //! request waits at most two of them. (SQLite reads the row in place, on a connection of
 //! its own: `sqlite::StampReader`.)
+//!
+//! And on PostgreSQL, while this server listens ([`Listened`]), a request reads nothing.
+//! The transaction that raises the stamp notifies it (migration 0032); each listening
+//! server, on a notification or after a quiet second ([`HEARTBEAT`]), reads the stamp
+//! on its listening connection and records in its row of `stamp_listeners` the figure it
+//! took in and a lease ([`LEASE`]) until which it trusts it; it trusts it here for a lease
+//! counted from before it asked, so never longer than its row says. The write that raised
+//! the stamp returns only after every row whose lease runs shows the new figure
+//! (`postgres::Backend::until_taken_in`, [`noting_raises`]): a listener that died, froze or
+//! lost its connection holds it up at most until its lease runs out, and by then it no
+//! longer trusts its figure. So a revocation holds on every server at the next request, as
+//! when each request read the stamp. Until the listener has begun, while it reconnects,
+//! and once its lease has run out, requests read the row as above.
 
+use crate::clock::Clock;
 use crate::error::{Error, Result};
+use std::cell::Cell;
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::time::{Duration, Instant};
 use tokio::sync::watch;
+
+/// The channel the stamp's trigger notifies (migration 0032).
+pub(super) const CHANNEL: &str = "tandem_revocation";
+/// How long the listener waits for a notification before it renews its lease anyway.
+pub(super) const HEARTBEAT: Duration = Duration::from_secs(1);
+/// How long taking the stamp in may take before the connection counts as lost.
+pub(super) const HEARTBEAT_TIMEOUT: Duration = Duration::from_millis(500);
+/// How long after it asked the listener trusts the stamp it took in (and its row says
+/// so): longer than a heartbeat and its time-out, so that a healthy listener never lapses.
+pub(super) const LEASE: Duration = Duration::from_millis(2000);
+
+/// The stamp as this server's `LISTEN` connection tells it (PostgreSQL).
+pub(super) struct Listened {
+    /// The highest stamp known: from notifications, the listener's reads and this
+    /// server's own writes.
+    stamp: AtomicI64,
+    /// Until when (microseconds after `base`, by the store's clock) `stamp` may be used
+    /// without a read; 0 while not listening.
+    until: AtomicI64,
+    base: Instant,
+    /// Whether the listener was started (on the first request that needs the stamp).
+    started: AtomicBool,
+}
+
+impl Listened {
+    pub(super) fn new(clock: &Clock) -> Listened {
+        Listened {
+            stamp: AtomicI64::new(i64::MIN),
+            until: AtomicI64::new(0),
+            base: clock.instant(),
+            started: AtomicBool::new(false),
+        }
+    }
+
+    fn micros(&self, clock: &Clock) -> i64 {
+        i64::try_from(
+            clock
+                .instant()
+                .saturating_duration_since(self.base)
+                .as_micros(),
+        )
+        .unwrap_or(i64::MAX)
+    }
+
+    /// The stamp, if the listener's last sign of life is recent enough to use it.
+    pub(super) fn current(&self, clock: &Clock) -> Option<i64> {
+        let until = self.until.load(Ordering::Acquire);
+        let stamp = self.stamp.load(Ordering::Acquire);
+        (until > 0 && self.micros(clock) < until && stamp != i64::MIN).then_some(stamp)
+    }
+
+    /// A stamp that some transaction committed (notified, read, or written here).
+    pub(super) fn raise(&self, stamp: i64) {
+        self.stamp.fetch_max(stamp, Ordering::AcqRel);
+    }
+
+    /// The listener took the stamp in with a read it began at `asked`: trusted for a
+    /// lease from then.
+    pub(super) fn alive_from(&self, asked: Instant) {
+        let since = asked.saturating_duration_since(self.base);
+        let until = i64::try_from((since + LEASE).as_micros())
+            .unwrap_or(i64::MAX)
+            .max(1);
+        self.until.store(until, Ordering::Release);
+    }
+
+    /// The listening connection is lost: requests read the row until it is back.
+    pub(super) fn down(&self) {
+        self.until.store(0, Ordering::Release);
+    }
+
+    /// True once: whether the caller must start the listener.
+    pub(super) fn start(&self) -> bool {
+        !self.started.swap(true, Ordering::AcqRel)
+    }
+}
+
+/// A name for one listening connection's row: random, so that servers never share one.
+pub(super) fn listener_id() -> Result<String> {
+    let mut bytes = [0u8; 16];
+    crate::auth::random_bytes(&mut bytes)?;
+    Ok(crate::auth::hex(&bytes))
+}
+
+tokio::task_local! {
+    /// The highest stamp a running write of this server raised the row to.
+    static RAISED: Cell<i64>;
+}
+
+/// A write raised the stamp to `stamp` (`accounts::access_changed`): noted for
+/// [`noting_raises`], if it runs this write.
+pub(crate) fn raised(stamp: i64) {
+    let _ = RAISED.try_with(|c| c.set(c.get().max(stamp)));
+}
+
+/// Runs a write, and answers with the highest stamp it raised the row to (`None`: it
+/// raised none).
+pub(super) async fn noting_raises<T, F: std::future::Future<Output = Result<T>>>(
+    write: F,
+) -> (Result<T>, Option<i64>) {
+    RAISED
+        .scope(Cell::new(i64::MIN), async {
+            let r = write.await;
+            let raised = RAISED.with(Cell::get);
+            (r, (raised != i64::MIN).then_some(raised))
+        })
+        .await
+}
 
 /// What a finished read found: its number and the stamp, or why it failed.
 type Found = (u64, std::result::Result<i64, Failure>);

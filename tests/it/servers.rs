@@ -428,3 +428,179 @@ async fn a_revocation_anywhere_holds_on_every_server_at_the_next_request() {
         );
     }
 }
+
+/// The statements the requests to `GET /api/v1/me` have cost so far on a server: their
+/// sum and count, from its metrics.
+async fn me_statements(client: &reqwest::Client, base: &str, admin: &str) -> (f64, f64) {
+    let text = client
+        .get(format!("{base}/metrics"))
+        .bearer_auth(admin)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let find = |name: &str| {
+        let prefix = format!("{name}{{method=\"GET\",route=\"/api/v1/me\"}} ");
+        text.lines()
+            .find_map(|l| l.strip_prefix(&prefix))
+            .and_then(|v| v.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
+    (
+        find("tandem_request_statements_sum"),
+        find("tandem_request_statements_count"),
+    )
+}
+
+/// On PostgreSQL a server that listens for the revocation stamp answers a token it holds
+/// a copy for without a statement; and a revocation holds at the next request on a server
+/// whose listening connection was just cut, and on one that was frozen while it was made:
+/// the revoking write waits until every listener has taken the new stamp in, or until a
+/// silent one's lease has run out (then it no longer trusts its figure).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_listening_server_reads_no_stamp_and_a_cut_or_frozen_listener_still_sees_revocations() {
+    let app = crate::helpers::spawn_app().await;
+    if app.store.backend() != tandem::store::Backend::Postgres {
+        eprintln!("skipped: the stamp's listener is PostgreSQL's (set TANDEM_TEST_POSTGRES)");
+        return;
+    }
+    let admin = app.user("admin", Role::Admin, None).await;
+    let client = reqwest::Client::new();
+    let me = |base: &str, token: &str| client.get(format!("{base}/api/v1/me")).bearer_auth(token);
+    let url = app.config.database_url.clone();
+    let other = serve(&app.config.data_dir, Some(&url));
+    let mut tokens = Vec::new();
+    for k in 0..4 {
+        tokens.push(
+            app.user(&format!("val{k:02}"), Role::Validator, Some(k))
+                .await,
+        );
+    }
+    let lease_waits = || async {
+        let text = client
+            .get(format!("{}/metrics", app.base))
+            .bearer_auth(&admin)
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        text.lines()
+            .find_map(|l| l.strip_prefix("tandem_stamp_lease_waits_total "))
+            .and_then(|v| v.parse::<f64>().ok())
+            .unwrap_or_else(|| panic!("no lease waits in the metrics: {text}"))
+    };
+
+    // Listening: once the listener has begun (its first second), a known token costs no
+    // statement on either server.
+    let mut quiet = false;
+    for _ in 0..100 {
+        for base in [&app.base, &other.base] {
+            assert_eq!(status_of(me(base, &tokens[0])).await, 200);
+        }
+        let before = me_statements(&client, &app.base, &admin).await;
+        for _ in 0..20 {
+            assert_eq!(status_of(me(&app.base, &tokens[0])).await, 200);
+        }
+        let after = me_statements(&client, &app.base, &admin).await;
+        if after.1 - before.1 == 20.0 && after.0 == before.0 {
+            quiet = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert!(quiet, "a listening server still reads for each request");
+    // Both listening and well: a revocation here is answered by both, no lease waited out.
+    assert_eq!(status_of(me(&other.base, &tokens[3])).await, 200);
+    let waits = lease_waits().await;
+    app.store.revoke_tokens("val03").await.unwrap();
+    assert_eq!(lease_waits().await, waits, "both listeners answered");
+    for base in [&app.base, &other.base] {
+        assert_eq!(
+            status_of(me(base, &tokens[3])).await,
+            401,
+            "{base}: revoked"
+        );
+    }
+
+    // Cut: this server's listening connection is ended, and the revocation made at once
+    // from the other side (the CLI) holds here at the next request.
+    let listening = || async {
+        let ids: Vec<String> = sqlx::query_scalar(
+            "SELECT id FROM stamp_listeners \
+                 WHERE lease_until > (extract(epoch FROM clock_timestamp()) * 1e6)::bigint",
+        )
+        .fetch_all(&app.db)
+        .await
+        .unwrap();
+        ids
+    };
+    let before = listening().await;
+    let cut: Vec<i32> = sqlx::query_scalar(
+        "SELECT pg_terminate_backend(pid)::int FROM pg_stat_activity \
+         WHERE application_name = 'tandem-stamp' AND datname = current_database()",
+    )
+    .fetch_all(&app.db)
+    .await
+    .unwrap();
+    assert_eq!(cut.len(), 2, "one listener per server");
+    crate::helpers::tandem_ok(
+        &app.config.data_dir,
+        Some(&url),
+        &["token", "revoke", "val00"],
+    );
+    for base in [&app.base, &other.base] {
+        assert_eq!(
+            status_of(me(base, &tokens[0])).await,
+            401,
+            "{base}: revoked"
+        );
+        assert_eq!(
+            status_of(me(base, &tokens[1])).await,
+            200,
+            "{base}: not revoked"
+        );
+    }
+
+    // Frozen: the other server is stopped while a revocation is made here; the write
+    // waits out its lease (about two seconds), and the server, woken, refuses the token.
+    let pid = other.child.id().to_string();
+    // Both listening again, each on a new connection with a row of its own.
+    let mut again = false;
+    for _ in 0..200 {
+        let now = listening().await;
+        if now.iter().filter(|id| !before.contains(id)).count() == 2 {
+            again = true;
+            break;
+        }
+        assert_eq!(status_of(me(&other.base, &tokens[2])).await, 200);
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert!(again, "the listeners did not come back");
+    assert_eq!(status_of(me(&other.base, &tokens[1])).await, 200);
+    let stop = Command::new("kill").args(["-STOP", &pid]).status().unwrap();
+    assert!(stop.success());
+    let waits = lease_waits().await;
+    app.store.revoke_tokens("val01").await.unwrap();
+    let cont = Command::new("kill").args(["-CONT", &pid]).status().unwrap();
+    assert!(cont.success());
+    assert_eq!(
+        lease_waits().await,
+        waits + 1.0,
+        "the revocation waited out the frozen server's lease"
+    );
+    assert_eq!(
+        status_of(me(&other.base, &tokens[1])).await,
+        401,
+        "woken: revoked"
+    );
+    assert_eq!(
+        status_of(me(&app.base, &tokens[1])).await,
+        401,
+        "here: revoked"
+    );
+    assert_eq!(status_of(me(&other.base, &tokens[2])).await, 200);
+}

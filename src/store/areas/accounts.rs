@@ -37,25 +37,20 @@ impl Store {
     }
 
     /// Gives an account an author's or participant's role in a campaign, or takes its
-    /// role there away (`None`; a validator's pool place is kept). This server's copies
-    /// of the account are forgotten at once; another server sees the change within two
-    /// seconds.
+    /// role there away (`None`; a validator's pool place is kept). Every server sees the
+    /// change at its next request (the revocation stamp).
     pub async fn set_role(&self, name: &str, campaign: &str, role: Option<Role>) -> Result<()> {
-        let r = write_tx!(self, Lock::Rows, (name, campaign), |tx| {
+        write_tx!(self, Lock::Rows, (name, campaign), |tx| {
             set_role(tx, name, campaign, role).await
-        });
-        self.inner.cache.forget_people();
-        r
+        })
     }
 
     /// Puts an existing account in (another) campaign's validator pool: the validator's
-    /// role there (this server's copies of the account are forgotten at once).
+    /// role there (every server sees it at its next request: the revocation stamp).
     pub async fn add_to_pool(&self, name: &str, placement: PoolPlacement) -> Result<()> {
-        let r = write_tx!(self, Lock::Structure, (name, placement), |tx| {
+        write_tx!(self, Lock::Structure, (name, placement), |tx| {
             add_to_pool(tx, name, placement).await
-        });
-        self.inner.cache.forget_people();
-        r
+        })
     }
 
     pub async fn user_by_name(&self, name: &str) -> Result<Option<User>> {
@@ -136,11 +131,9 @@ impl Store {
     /// keeps its place in every pool, so nothing is re-paired) or enables it again
     /// (it signs in anew and needs new tokens). Returns false when nothing changed.
     pub async fn set_disabled(&self, name: &str, disabled: bool) -> Result<bool> {
-        let r = write_tx!(self, Lock::Rows, (name), |tx| {
+        write_tx!(self, Lock::Rows, (name), |tx| {
             set_disabled(tx, name, disabled).await
-        });
-        self.inner.cache.forget_people();
-        r
+        })
     }
 
     pub async fn users(&self) -> Result<Vec<User>> {
@@ -167,9 +160,7 @@ impl Store {
 
     /// Revokes every API token of a user; returns how many were live.
     pub async fn revoke_tokens(&self, name: &str) -> Result<u64> {
-        let r = write_tx!(self, Lock::Rows, (name), |tx| revoke_tokens(tx, name).await);
-        self.inner.cache.forget_people();
-        r
+        write_tx!(self, Lock::Rows, (name), |tx| revoke_tokens(tx, name).await)
     }
 
     /// The revocation stamp (migration 0023): one row read by its key.
@@ -296,11 +287,13 @@ pub(crate) async fn add_user(
 /// or changes what an account may do calls it in its own transaction, so that no server
 /// trusts a copy of a session or a token's owner read before it.
 pub(crate) async fn access_changed(tx: &mut impl Tx) -> Result<()> {
-    tx.exec(
-        sql!("UPDATE revocation_stamp SET stamp = stamp + 1 WHERE id = 1"),
-        named! {},
-    )
-    .await?;
+    let stamp: i64 = tx
+        .scalar(
+            sql!("UPDATE revocation_stamp SET stamp = stamp + 1 WHERE id = 1 RETURNING stamp"),
+            named! {},
+        )
+        .await?;
+    crate::store::stamp::raised(stamp);
     Ok(())
 }
 

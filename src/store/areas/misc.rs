@@ -54,13 +54,14 @@ impl Store {
     }
 }
 
-/// The tables, by name (Tandem's own: not the migrations' table).
+/// The tables, by name (Tandem's own records: not the migrations' table, nor the
+/// running servers' `stamp_listeners`).
 const TABLES: Sql = Sql {
     sqlite: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'
              AND name <> '_sqlx_migrations' ORDER BY name",
     postgres: "SELECT CAST(table_name AS TEXT) FROM information_schema.tables
                WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'
-                 AND table_name <> '_sqlx_migrations' ORDER BY 1",
+                 AND table_name NOT IN ('_sqlx_migrations', 'stamp_listeners') ORDER BY 1",
 };
 
 /// Every text column of the tables, by table and column.
@@ -73,7 +74,8 @@ const TEXT_COLUMNS: Sql = Sql {
                JOIN information_schema.tables t
                  ON t.table_schema = c.table_schema AND t.table_name = c.table_name
                WHERE c.table_schema = current_schema() AND c.data_type = 'text'
-                 AND t.table_type = 'BASE TABLE' AND c.table_name <> '_sqlx_migrations'
+                 AND t.table_type = 'BASE TABLE'
+                 AND c.table_name NOT IN ('_sqlx_migrations', 'stamp_listeners')
                ORDER BY c.table_name, c.ordinal_position",
 };
 
