@@ -86,25 +86,41 @@ fn bind(st: &mut rusqlite::CachedStatement<'_>, sql: &str, args: &[Arg<'_>]) -> 
     Ok(())
 }
 
-/// A row of the writer's statement, with its columns' names read once per statement:
-/// rusqlite finds a column by name by asking SQLite for every column's name and
-/// comparing it without case, for each value read (a verdict's load reads some twenty).
+/// A row of the writer's statement. rusqlite finds a column by name by asking SQLite for
+/// every column's name and comparing it without case, for each value read (a verdict's
+/// load reads some twenty); the statements name their columns in the order their rows
+/// are read, so the column after the last one found is tried first.
 struct RusqliteRow<'r, 's> {
     row: &'r rusqlite::Row<'s>,
-    names: &'r [String],
+    next: std::cell::Cell<usize>,
 }
 
-/// The names of a prepared statement's columns, as its rows are read by them.
-fn column_names(st: &rusqlite::Statement<'_>) -> Vec<String> {
-    st.column_names().into_iter().map(str::to_string).collect()
+impl<'r, 's> RusqliteRow<'r, 's> {
+    fn new(row: &'r rusqlite::Row<'s>) -> Self {
+        RusqliteRow {
+            row,
+            next: std::cell::Cell::new(0),
+        }
+    }
+
+    /// The index of the column named exactly `name`, if there is one.
+    fn index_of(&self, name: &str) -> Option<usize> {
+        let st = self.row.as_ref();
+        let n = st.column_count();
+        let first = self.next.get();
+        let found = (first..n)
+            .chain(0..first.min(n))
+            .find(|&i| st.column_name(i).is_ok_and(|c| c == name))?;
+        self.next.set(found + 1);
+        Some(found)
+    }
 }
 
 impl Row for RusqliteRow<'_, '_> {
     fn cell(&self, col: Col<'_>) -> Result<Cell> {
         let v = match col {
-            // The statements name their columns as they are read; rusqlite's own
-            // search (any case) stays for a name spelt otherwise.
-            Col::Name(n) => match self.names.iter().position(|c| c == n) {
+            // rusqlite's own search (any case) stays for a name spelt otherwise.
+            Col::Name(n) => match self.index_of(n) {
                 Some(i) => self.row.get_ref(i),
                 None => self.row.get_ref(n),
             },
@@ -135,14 +151,10 @@ impl WriteConn {
         self.statements += 1;
         let mut st = self.db.prepare_cached(text).map_err(error)?;
         bind(&mut st, text, args)?;
-        let names = column_names(&st);
         let mut rows = st.raw_query();
         let mut out = Vec::new();
         while let Some(r) = rows.next().map_err(error)? {
-            out.push(R::from_row(&RusqliteRow {
-                row: r,
-                names: &names,
-            })?);
+            out.push(R::from_row(&RusqliteRow::new(r))?);
             if first_only {
                 break;
             }
@@ -186,7 +198,6 @@ impl Tx for WriteConn {
             crate::store::db::values(1, cols, 1)
         );
         let mut st = self.db.prepare_cached(&text).map_err(error)?;
-        let names = column_names(&st);
         let mut args: Vec<Arg<'_>> = Vec::with_capacity(cols);
         for row in rows {
             args.clear();
@@ -195,10 +206,7 @@ impl Tx for WriteConn {
             self.statements += 1;
             let mut returned = st.raw_query();
             while let Some(r) = returned.next().map_err(error)? {
-                out.push(R::from_row(&RusqliteRow {
-                    row: r,
-                    names: &names,
-                })?);
+                out.push(R::from_row(&RusqliteRow::new(r))?);
             }
         }
         Ok(out)
@@ -216,7 +224,7 @@ impl Tx for WriteConn {
         let mut rows = st.raw_query();
         let mut out = Vec::new();
         while let Some(r) = rows.next().map_err(error)? {
-            let row = RusqliteRow { row: r, names: &[] };
+            let row = RusqliteRow::new(r);
             out.push(
                 (0..n)
                     .map(|i| row.cell(Col::Index(i)))
