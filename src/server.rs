@@ -135,7 +135,7 @@ pub async fn serve_with(
 /// connections each client address holds.
 struct Acceptor {
     listener: TcpListener,
-    router: axum::Router,
+    router: crate::web::App,
     builder: Arc<Builder<TokioExecutor>>,
     /// The same with a short time for a request's head, for connections accepted while
     /// many hold no whole request yet.
@@ -301,7 +301,7 @@ impl Acceptor {
             let service = hyper::service::service_fn(move |mut req: hyper::Request<_>| {
                 first.sent();
                 req.extensions_mut().insert(ConnectInfo(remote));
-                router.clone().oneshot(req)
+                router.clone().oneshot(req.map(axum::body::Body::new))
             });
             let mut stop = self.stop.clone();
             self.connections.spawn(async move {

@@ -106,7 +106,11 @@ pub fn route_table() -> Vec<RouteSpec> {
 pub const CSP: &str = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; media-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'";
 
 /// The whole application.
-pub fn app(state: AppState) -> Router {
+/// The service the server runs: the routes, and what every request passes through once
+/// around them.
+pub type App = tower::util::BoxCloneSyncService<Request, Response, std::convert::Infallible>;
+
+pub fn app(state: AppState) -> App {
     let mut router = Router::new();
     for Route { spec, handler, .. } in routes() {
         let guarded = handler.route_layer(middleware::from_fn_with_state(
@@ -130,22 +134,27 @@ pub fn app(state: AppState) -> Router {
         ));
         router = router.route(spec.path, guarded);
     }
+    let body_idle_timeout = state.config.server.body_idle_timeout;
+    let router = router.fallback(fallback).with_state(state);
     let header =
         |name, value| SetResponseHeaderLayer::if_not_present(name, HeaderValue::from_static(value));
-    router
-        .fallback(fallback)
-        .layer(middleware::from_fn(api_errors_as_json))
-        .layer(header(header::CONTENT_SECURITY_POLICY, CSP))
-        .layer(header(header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
-        .layer(header(header::REFERRER_POLICY, "no-referrer"))
-        .layer(header(header::X_FRAME_OPTIONS, "DENY"))
-        .layer(CatchPanicLayer::new())
-        // A body that sends nothing for this long is cut (a stalled upload or form).
-        .layer(RequestBodyTimeoutLayer::new(
-            state.config.server.body_idle_timeout,
-        ))
+    // Around the whole router, not each route (`Router::layer` would wrap every route
+    // in each, and a request clones its route's whole stack of boxed layers: some
+    // seventy allocations a verdict).
+    let service = tower::ServiceBuilder::new()
+        .map_response(|r: Response<_>| r.map(axum::body::Body::new))
         .layer(TraceLayer::new_for_http())
-        .with_state(state)
+        // A body that sends nothing for this long is cut (a stalled upload or form).
+        .layer(RequestBodyTimeoutLayer::new(body_idle_timeout))
+        .map_request(|r: axum::http::Request<_>| r.map(axum::body::Body::new))
+        .layer(CatchPanicLayer::new())
+        .layer(header(header::X_FRAME_OPTIONS, "DENY"))
+        .layer(header(header::REFERRER_POLICY, "no-referrer"))
+        .layer(header(header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
+        .layer(header(header::CONTENT_SECURITY_POLICY, CSP))
+        .layer(middleware::from_fn(api_errors_as_json))
+        .service(router);
+    tower::util::BoxCloneSyncService::new(service)
 }
 
 /// Every error the API answers comes in its one JSON shape (`{"error", "detail"}`), those
