@@ -110,10 +110,15 @@ macro_rules! read_tx {
                 let $c = &mut *conn;
                 $body
             }
+            // Boxed, as in `write_tx!`: PostgreSQL's futures would make every read's
+            // future on SQLite as large as theirs.
             $crate::store::Db::Postgres(b) => {
-                let mut conn = b.read().await?;
-                let $c = &mut *conn;
-                $body
+                Box::pin(async {
+                    let mut conn = b.read().await?;
+                    let $c = &mut *conn;
+                    $body
+                })
+                .await
             }
         }
     };
@@ -140,8 +145,10 @@ macro_rules! write_tx {
                 .await
             }
             // A write that raised the revocation stamp returns once every listening
-            // server has taken the new figure in (`store::stamp`).
-            $crate::store::Db::Postgres(b) => {
+            // server has taken the new figure in (`store::stamp`). Boxed: the arms of a
+            // match are one future, and this one's (sqlx's, the stamp's) would make every
+            // write's future, on SQLite too, tens of kilobytes that each request copies.
+            $crate::store::Db::Postgres(b) => Box::pin(async move {
                 let (r, raised) = $crate::store::stamp::noting_raises(b.write_tx($lock, move |$tx| {
                     $(let $v = ::std::clone::Clone::clone(&$v);)*
                     let clock = clock.clone();
@@ -155,7 +162,8 @@ macro_rules! write_tx {
                     b.until_taken_in(stamp).await;
                 }
                 r
-            }
+            })
+            .await,
         }
     }};
 }
