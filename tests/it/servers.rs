@@ -429,9 +429,9 @@ async fn a_revocation_anywhere_holds_on_every_server_at_the_next_request() {
     }
 }
 
-/// The statements the requests to `GET /api/v1/me` have cost so far on a server: their
-/// sum and count, from its metrics.
-async fn me_statements(client: &reqwest::Client, base: &str, admin: &str) -> (f64, f64) {
+/// A metric of a server (the first line that starts with `name` and a space), as an admin
+/// reads it.
+async fn metric(client: &reqwest::Client, base: &str, admin: &str, name: &str) -> Option<f64> {
     let text = client
         .get(format!("{base}/metrics"))
         .bearer_auth(admin)
@@ -441,16 +441,22 @@ async fn me_statements(client: &reqwest::Client, base: &str, admin: &str) -> (f6
         .text()
         .await
         .unwrap();
-    let find = |name: &str| {
-        let prefix = format!("{name}{{method=\"GET\",route=\"/api/v1/me\"}} ");
-        text.lines()
-            .find_map(|l| l.strip_prefix(&prefix))
-            .and_then(|v| v.parse::<f64>().ok())
-            .unwrap_or(0.0)
-    };
+    text.lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' '))
+        .and_then(|v| v.parse::<f64>().ok())
+}
+
+/// The statements the requests to `GET /api/v1/me` have cost so far on a server: their
+/// sum and count, from its metrics.
+async fn me_statements(client: &reqwest::Client, base: &str, admin: &str) -> (f64, f64) {
+    let route = "{method=\"GET\",route=\"/api/v1/me\"}";
+    let (sum, count) = (
+        format!("tandem_request_statements_sum{route}"),
+        format!("tandem_request_statements_count{route}"),
+    );
     (
-        find("tandem_request_statements_sum"),
-        find("tandem_request_statements_count"),
+        metric(client, base, admin, &sum).await.unwrap_or(0.0),
+        metric(client, base, admin, &count).await.unwrap_or(0.0),
     )
 }
 
@@ -479,19 +485,9 @@ async fn a_listening_server_reads_no_stamp_and_a_cut_or_frozen_listener_still_se
         );
     }
     let lease_waits = || async {
-        let text = client
-            .get(format!("{}/metrics", app.base))
-            .bearer_auth(&admin)
-            .send()
+        metric(&client, &app.base, &admin, "tandem_stamp_lease_waits_total")
             .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap();
-        text.lines()
-            .find_map(|l| l.strip_prefix("tandem_stamp_lease_waits_total "))
-            .and_then(|v| v.parse::<f64>().ok())
-            .unwrap_or_else(|| panic!("no lease waits in the metrics: {text}"))
+            .expect("the lease waits in the metrics")
     };
 
     // Listening: once the listener has begun (its first second), a known token costs no
