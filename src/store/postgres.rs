@@ -325,7 +325,8 @@ async fn listen_once(pool: &PgPool, listened: &Listened, clock: &Clock) -> Resul
         .execute(&mut l)
         .await?;
     l.listen(stamp::CHANNEL).await?;
-    let id = stamp::listener_id()?;
+    // Random, so that servers never share a row.
+    let id = crate::auth::random_id(16)?;
     sqlx::query(
         "DELETE FROM stamp_listeners \
          WHERE lease_until < (extract(epoch FROM clock_timestamp()) * 1e6)::bigint - 3600000000",

@@ -43,8 +43,7 @@ pub(super) const LEASE: Duration = Duration::from_millis(2000);
 
 /// The stamp as this server's `LISTEN` connection tells it (PostgreSQL).
 pub(super) struct Listened {
-    /// The highest stamp known: from notifications, the listener's reads and this
-    /// server's own writes.
+    /// The highest stamp the listener has taken in.
     stamp: AtomicI64,
     /// Until when (microseconds after `base`, by the store's clock) `stamp` may be used
     /// without a read; 0 while not listening.
@@ -81,7 +80,7 @@ impl Listened {
         (until > 0 && self.micros(clock) < until && stamp != i64::MIN).then_some(stamp)
     }
 
-    /// A stamp that some transaction committed (notified, read, or written here).
+    /// A stamp the listener read on its connection.
     pub(super) fn raise(&self, stamp: i64) {
         self.stamp.fetch_max(stamp, Ordering::AcqRel);
     }
@@ -105,13 +104,6 @@ impl Listened {
     pub(super) fn start(&self) -> bool {
         !self.started.swap(true, Ordering::AcqRel)
     }
-}
-
-/// A name for one listening connection's row: random, so that servers never share one.
-pub(super) fn listener_id() -> Result<String> {
-    let mut bytes = [0u8; 16];
-    crate::auth::random_bytes(&mut bytes)?;
-    Ok(crate::auth::hex(&bytes))
 }
 
 tokio::task_local! {
