@@ -35,8 +35,8 @@
 //! (`areas::base` reads `catalog`'s and `accounts`' types while their statements call
 //! `base`; `gates` calls `known`, which calls `calibration`, whose statements call
 //! `gates`), until the shared types sit in a module below them all. Each backend's
-//! connection implements `Tx` once: SQLite's writer through rusqlite (`sqlite/tx.rs`),
-//! PostgreSQL's connections and SQLite's read connections through sqlx (`db::sqlx_tx!`).
+//! connection implements `Tx` once: SQLite's through rusqlite (`sqlite/tx.rs`),
+//! PostgreSQL's through sqlx (`db::sqlx_tx!`).
 //! What differs by backend is said where it differs: by `Tx::DIALECT` (PostgreSQL's
 //! one-statement verdict writes), by a `db::Sql` with a text per database (`db::locked!`
 //! for `FOR UPDATE OF` on PostgreSQL, whose writes run side by side; the catalogue queries
@@ -53,19 +53,21 @@
 //! `db::question_open!`, `areas::review`'s `set_marks!`/`set_outcome!`, from which
 //! PostgreSQL's one-statement verdicts are built).
 //!
-//! **Reads stay on sqlx on SQLite**: sqlx's pool of read-only connections serves them on
-//! the async runtime, each statement one hop to the connection's own thread; rusqlite would
-//! need the same hop (a blocking-pool task per read) and measured within sqlx's run-to-run
-//! spread (`cargo bench --bench engine`, the next item: 45 against 65 µs in one run, 32
-//! against 26 µs in another; see BENCHMARKS.md), so SQLite keeps two drivers: rusqlite for
-//! the one writer, sqlx for the read pool. Views (`item_details`, `split_details`,
+//! **SQLite reads in place**: a read runs on the request's own thread, on a read-only
+//! rusqlite connection (`sqlite::Readers`): a next item or a review page is a few
+//! statements answered from the page cache in microseconds, where sqlx's pool sent each
+//! statement to its connection's thread and back (about six thread switches for a next
+//! item, a third of the server's CPU time in the kernel). A read that walks a campaign
+//! (statistics, exports, every item of a list) is written `read_tx!(self, long, |c| ..)`:
+//! it hands its thread's other requests to another thread while it runs
+//! (`block_in_place`), at most eight at once. Views (`item_details`, `split_details`,
 //! migration 0009) hold the joins that many statements share. Every statement counts one
 //! (`store::count`: a task-local counter that `/metrics` reports per request; the writer
-//! counts its job's statements and hands the count back).
+//! counts its job's statements and hands the count back, a reader when it is put back).
 //!
 //! | | SQLite | PostgreSQL |
 //! | --- | --- | --- |
-//! | reads | a pool of 8 read-only connections (WAL readers never wait for the writer), each with a 1 MB page cache (the OS's page cache holds the file for all; the writer's connections keep 4 MB) | a read pool of 16 |
+//! | reads | read-only connections used in place (WAL readers never wait for the writer), eight kept open, each with a 1 MB page cache (the OS's page cache holds the file for all; the writer's connection keeps 4 MB) | a read pool of 16 |
 //! | writes | one writer thread (`tandem-writer`) owns the write connection (rusqlite) and runs every write in place: it takes every job waiting (up to 256), opens one `BEGIN IMMEDIATE`, runs each job in its own `SAVEPOINT` (a refused job rolls back alone and gets its 4xx), `COMMIT`s once (one fsync, `synchronous = FULL`) and only then answers each job. A job is a `store::areas` function's future, polled once on that thread: rusqlite answers in place, so it never waits (one that did would be refused, not blocked on). An import runs in a transaction of its own (`Job::Alone`: no savepoint, so each statement's journal stays small and in memory; `temp_store = MEMORY` keeps the journals off the disk) | a write pool of 8 (on two cores, 16 gave one server the same rate and made two servers on one database 0.87-0.94x one; 8 gives 1.00-1.01x); each write is its own transaction, retried on a serialization failure or deadlock (4 attempts) |
 //! | what a write excludes | everything: one writer | by its `Lock`: `Item` (verdicts, resolutions, calibration and study answers) takes a shared advisory lock and the row lock of its item (`SELECT ... FOR UPDATE OF i`); `Structure` (imports, pairs, pools, settings, records imports) takes that advisory lock exclusively, only for its short write phase; `Rows` (sessions, tokens, sign-in counts) takes none |
 //! | a connection whose BEGIN, COMMIT or ROLLBACK failed | closed; the next batch opens a new one | closed (`close_on_drop`) |
@@ -87,8 +89,8 @@
 //! accounts behind API tokens, with their roles in each campaign, and the sessions that
 //! fetch clip files (2 s, and each used only under the **revocation stamp** it was read
 //! with: one row, `revocation_stamp`, that every write taking access away raises in its own
-//! transaction: on SQLite a request reads it anew, in place, on a read-only connection of
-//! its own (`sqlite::StampReader`, microseconds from the page cache); on PostgreSQL the
+//! transaction: on SQLite a request reads it anew, in place, on a read connection
+//! (`sqlite::Backend::revocation_stamp_now`, microseconds from the page cache); on PostgreSQL the
 //! server listens for it and a write that raised it waits until every listening server
 //! has taken it in, or, while not listening, shares reads between requests: see
 //! `store::stamp`), whether a person may see a clip
@@ -101,26 +103,40 @@
 
 /// Runs `$body` on a read connection of whichever backend serves, as a
 /// [`db::Tx`]: `read_tx!(self, |c| some_read(c, campaign).await)`. The body is written
-/// once and compiled for each backend's connection.
+/// once and compiled for each backend's connection. On SQLite it runs in place, on the
+/// request's own thread (a few statements from the page cache); a read that walks a
+/// campaign (statistics, exports, lists of every item) says so, `read_tx!(self, long, |c|
+/// ...)`, and runs without holding up the runtime's other requests (`sqlite::long`).
 macro_rules! read_tx {
     ($store:expr, |$c:ident| $body:expr) => {
         match &$store.inner.db {
             $crate::store::Db::Sqlite(b) => {
-                let mut conn = b.read().await?;
+                let mut conn = b.reader()?;
                 let $c = &mut *conn;
                 $body
             }
-            // Boxed, as in `write_tx!`: PostgreSQL's futures would make every read's
-            // future on SQLite as large as theirs.
-            $crate::store::Db::Postgres(b) => {
-                Box::pin(async {
-                    let mut conn = b.read().await?;
-                    let $c = &mut *conn;
-                    $body
-                })
-                .await
-            }
+            $crate::store::Db::Postgres(b) => read_tx!(@postgres b, |$c| $body),
         }
+    };
+    ($store:expr, long, |$c:ident| $body:expr) => {
+        match &$store.inner.db {
+            $crate::store::Db::Sqlite(b) => {
+                let mut conn = b.reader()?;
+                let $c = &mut *conn;
+                b.long(async { $body }).await?
+            }
+            $crate::store::Db::Postgres(b) => read_tx!(@postgres b, |$c| $body),
+        }
+    };
+    // Boxed, as in `write_tx!`: PostgreSQL's futures would make every read's future on
+    // SQLite as large as theirs.
+    (@postgres $b:ident, |$c:ident| $body:expr) => {
+        Box::pin(async {
+            let mut conn = $b.read().await?;
+            let $c = &mut *conn;
+            $body
+        })
+        .await
     };
 }
 

@@ -1,6 +1,7 @@
-//! SQLite: reads from a pool of read-only connections (sqlx); writes through one writer
-//! thread that owns the only write connection (rusqlite, called in place: one driver
-//! for every write) and commits the jobs waiting together.
+//! SQLite, through rusqlite (sqlx only applies the migrations): reads on read-only
+//! connections, in place on the reading request's thread ([`Readers`]); writes through
+//! one writer thread that owns the only write connection and commits the jobs waiting
+//! together.
 //!
 //! The writer takes every job waiting (up to [`MAX_BATCH`]), opens one `BEGIN
 //! IMMEDIATE`, runs each job in its own savepoint (a job that fails rolls back alone
@@ -11,15 +12,11 @@
 //! themselves once the cause is gone.
 
 use super::Lock;
-use super::db::{Cell, Col, Dialect};
 use crate::error::{Error, Result};
 use crate::metrics::StoreMetrics as Metrics;
 use futures_util::FutureExt;
 use futures_util::future::LocalBoxFuture;
-use sqlx::sqlite::{
-    SqliteConnectOptions, SqliteConnection, SqliteJournalMode, SqlitePool, SqlitePoolOptions,
-    SqliteSynchronous,
-};
+use sqlx::sqlite::{SqliteConnectOptions, SqliteConnection, SqliteJournalMode, SqliteSynchronous};
 use sqlx::{ConnectOptions, Connection};
 use std::path::Path;
 use std::str::FromStr;
@@ -27,9 +24,6 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, oneshot};
-
-pub(super) type Db = sqlx::Sqlite;
-pub(super) type Conn = SqliteConnection;
 
 /// Most jobs committed together.
 pub const MAX_BATCH: usize = 256;
@@ -115,7 +109,7 @@ fn committed(
         r(result.clone());
     }
 }
-type SyncJob = Box<dyn FnOnce(&mut WriteConn) -> (bool, Reply) + Send>;
+type SyncJob = Box<dyn FnOnce(&mut Conn) -> (bool, Reply) + Send>;
 
 /// A write, run in place on the writer's thread.
 enum Job {
@@ -129,62 +123,118 @@ enum Job {
 
 mod tx;
 
-pub(crate) use tx::WriteConn;
+pub(crate) use tx::Conn;
 
 pub(crate) struct Backend {
-    read: SqlitePool,
+    readers: Readers,
+    long_reads: tokio::sync::Semaphore,
     jobs: mpsc::Sender<Job>,
     counters: Arc<Counters>,
-    metrics: Arc<Metrics>,
-    stamp: StampReader,
 }
 
-/// A read-only connection of its own for the revocation stamp, read in place for each
-/// request that uses a cached session or token (one row by its key from the page cache:
-/// microseconds, no hop to a driver thread).
-struct StampReader {
+/// Read-only connections (rusqlite), used in place on the thread of the request that
+/// reads: a read is a few statements answered from the page cache, microseconds, where a
+/// hop to a driver's thread and back costs more than the read. At most [`IDLE_READERS`]
+/// are kept; more are opened while more requests read at once (one per runtime thread
+/// that reads, and one per long read, see [`long`]).
+struct Readers {
     file: std::path::PathBuf,
-    db: std::sync::Mutex<Option<rusqlite::Connection>>,
+    idle: std::sync::Mutex<Vec<Conn>>,
 }
 
-impl StampReader {
-    fn read(&self) -> Result<i64> {
-        let mut guard = self.db.lock().unwrap_or_else(|p| p.into_inner());
-        if guard.is_none() {
-            let db = rusqlite::Connection::open_with_flags(
-                &self.file,
-                rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY
-                    | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
-            )
-            .map_err(tx::error)?;
-            db.busy_timeout(Duration::from_secs(1)).map_err(tx::error)?;
-            *guard = Some(db);
-        }
-        let found = guard.as_ref().map(|db| {
-            db.prepare_cached("SELECT stamp FROM revocation_stamp WHERE id = 1")
-                .and_then(|mut st| st.query_row([], |r| r.get::<_, i64>(0)))
-        });
-        match found {
-            Some(Ok(stamp)) => Ok(stamp),
-            Some(Err(e)) => {
-                // Opened anew at the next read.
-                *guard = None;
-                Err(tx::error(e))
+/// Read connections kept open between reads.
+const IDLE_READERS: usize = 8;
+
+/// A read connection taken from [`Readers`]; back to them when dropped, with the
+/// statements it sent counted for the request.
+pub(crate) struct Reader<'a> {
+    conn: Option<Conn>,
+    home: &'a Readers,
+}
+
+impl Readers {
+    fn take(&self) -> Result<Reader<'_>> {
+        let idle = self.idle.lock().unwrap_or_else(|p| p.into_inner()).pop();
+        let conn = match idle {
+            Some(c) => c,
+            None => open_reader(&self.file).map_err(tx::error)?,
+        };
+        Ok(Reader {
+            conn: Some(conn),
+            home: self,
+        })
+    }
+}
+
+/// A read-only connection to `file`. It waits at most a second for a lock (a reader of a
+/// WAL database waits only while the log is being recovered), in place.
+fn open_reader(file: &Path) -> rusqlite::Result<Conn> {
+    let db = rusqlite::Connection::open_with_flags(
+        file,
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )?;
+    db.busy_timeout(Duration::from_secs(1))?;
+    // Readers keep a small cache of their own: the OS's page cache holds the file for
+    // all of them (eight 16 MB caches were most of the server's memory, 87 MiB after a
+    // load that 1 MB caches serve in 37 MiB at the same rate).
+    db.execute_batch("PRAGMA cache_size = -1000;")?;
+    db.set_prepared_statement_cache_capacity(128);
+    Ok(Conn { db, statements: 0 })
+}
+
+impl std::ops::Deref for Reader<'_> {
+    type Target = Conn;
+    fn deref(&self) -> &Conn {
+        self.conn
+            .as_ref()
+            .unwrap_or_else(|| unreachable!("a reader holds its connection until dropped"))
+    }
+}
+
+impl std::ops::DerefMut for Reader<'_> {
+    fn deref_mut(&mut self) -> &mut Conn {
+        self.conn
+            .as_mut()
+            .unwrap_or_else(|| unreachable!("a reader holds its connection until dropped"))
+    }
+}
+
+impl Drop for Reader<'_> {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.conn.take() {
+            super::count::add(std::mem::take(&mut c.statements));
+            let mut idle = self.home.idle.lock().unwrap_or_else(|p| p.into_inner());
+            if idle.len() < IDLE_READERS {
+                idle.push(c);
             }
-            None => Err(Error::Internal(
-                "no connection for the revocation stamp".into(),
-            )),
         }
     }
 }
 
-/// Builds a statement and counts it.
-pub(super) fn q<'q>(
-    sql: impl sqlx::SqlSafeStr,
-) -> sqlx::query::Query<'q, Db, <Db as sqlx::Database>::Arguments> {
-    super::count::add(1);
-    sqlx::query(sql)
+/// Runs a read that may take long (one that walks a campaign: statistics, exports, the
+/// dump) without holding up the runtime's other requests: on a multi-threaded runtime the
+/// thread hands its other tasks to another thread while the read runs
+/// (`block_in_place`); at most [`LONG_READS`] run at once. On a single-threaded runtime
+/// (a test, a command) it runs in place.
+pub(super) async fn long<F: std::future::Future>(
+    limit: &tokio::sync::Semaphore,
+    read: F,
+) -> Result<F::Output> {
+    use tokio::runtime::{Handle, RuntimeFlavor};
+    let _permit = limit
+        .acquire()
+        .await
+        .map_err(|_| Error::Internal("the long reads are closed".into()))?;
+    Ok(match Handle::try_current().map(|h| h.runtime_flavor()) {
+        Ok(RuntimeFlavor::MultiThread) => {
+            tokio::task::block_in_place(|| Handle::current().block_on(read))
+        }
+        _ => read.await,
+    })
 }
+
+/// Long reads running at once (as many as the read connections kept).
+const LONG_READS: usize = IDLE_READERS;
 
 fn options(url: &str) -> Result<SqliteConnectOptions> {
     Ok(SqliteConnectOptions::from_str(url)?
@@ -207,20 +257,13 @@ impl Backend {
             migrate(&mut c).await?;
             c.close().await?;
         }
-        let read = SqlitePoolOptions::new()
-            .max_connections(8)
-            .min_connections(1)
-            .test_before_acquire(false)
-            .acquire_timeout(Duration::from_secs(30))
-            // Readers keep a small cache of their own: the OS's page cache holds the
-            // file for all of them (eight 16 MB caches were most of the server's memory,
-            // 87 MiB after a load that 1 MB caches serve in 37 MiB at the same rate).
-            .connect_with(opts.clone().read_only(true).pragma("cache_size", "-1000"))
-            .await?;
-        let stamp = StampReader {
+        let readers = Readers {
             file: opts.get_filename().to_path_buf(),
-            db: std::sync::Mutex::new(None),
+            idle: std::sync::Mutex::new(Vec::with_capacity(IDLE_READERS)),
         };
+        // The first read connection opens now: a file that cannot be read is an error
+        // at start, not at the first request.
+        drop(readers.take()?);
         let (jobs, rx) = mpsc::channel::<Job>(4096);
         let counters = Arc::new(Counters::default());
         // The writer has a thread of its own: its jobs run in place and block it while
@@ -231,20 +274,21 @@ impl Backend {
             .spawn(move || run_writer(rx, opts, wc, wm))
             .map_err(|e| Error::fault("cannot start the database writer", e))?;
         Ok(Backend {
-            read,
+            readers,
+            long_reads: tokio::sync::Semaphore::new(LONG_READS),
             jobs,
             counters,
-            metrics,
-            stamp,
         })
     }
 
-    /// A connection for reading.
-    pub(super) async fn read(&self) -> Result<sqlx::pool::PoolConnection<Db>> {
-        let asked = Instant::now();
-        let c = self.read.acquire().await?;
-        self.metrics.waited("read", asked.elapsed());
-        Ok(c)
+    /// A connection for reading, used in place (see [`Readers`]).
+    pub(super) fn reader(&self) -> Result<Reader<'_>> {
+        self.readers.take()
+    }
+
+    /// Runs `read` as a long read (see [`long`]).
+    pub(super) async fn long<F: std::future::Future>(&self, read: F) -> Result<F::Output> {
+        long(&self.long_reads, read).await
     }
 
     /// Runs `job` on the writer's connection as a [`super::db::Tx`], in its own
@@ -255,7 +299,7 @@ impl Backend {
     pub(super) async fn write_tx<T, F>(&self, lock: Lock, job: F) -> Result<T>
     where
         T: Send + 'static,
-        F: for<'c> FnOnce(&'c mut WriteConn) -> LocalBoxFuture<'c, Result<T>> + Send + 'static,
+        F: for<'c> FnOnce(&'c mut Conn) -> LocalBoxFuture<'c, Result<T>> + Send + 'static,
     {
         self.tx_job(job, lock == Lock::Import).await
     }
@@ -263,10 +307,10 @@ impl Backend {
     async fn tx_job<T, F>(&self, job: F, alone: bool) -> Result<T>
     where
         T: Send + 'static,
-        F: for<'c> FnOnce(&'c mut WriteConn) -> LocalBoxFuture<'c, Result<T>> + Send + 'static,
+        F: for<'c> FnOnce(&'c mut Conn) -> LocalBoxFuture<'c, Result<T>> + Send + 'static,
     {
         let (tx, rx) = oneshot::channel::<Result<(T, u64)>>();
-        let boxed: SyncJob = Box::new(move |c: &mut WriteConn| {
+        let boxed: SyncJob = Box::new(move |c: &mut Conn| {
             c.statements = 0;
             let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                 job(&mut *c).now_or_never()
@@ -321,50 +365,64 @@ impl Backend {
         Ok(())
     }
 
+    /// The steps of SQLite's plan for `sql` (`EXPLAIN QUERY PLAN`), one line each, its
+    /// parameters `$1`, `$2`, ... bound to `binds`.
     pub(super) async fn explain(&self, sql: &str, binds: &[i64]) -> Result<Vec<String>> {
-        explain_on(&mut *self.read().await?, sql, binds).await
+        let reader = self.reader()?;
+        let mut st = reader
+            .db
+            .prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
+            .map_err(tx::error)?;
+        for (i, b) in binds.iter().enumerate() {
+            st.raw_bind_parameter(i + 1, *b).map_err(tx::error)?;
+        }
+        let mut rows = st.raw_query();
+        let mut steps = Vec::new();
+        while let Some(r) = rows.next().map_err(tx::error)? {
+            steps.push(r.get::<_, String>("detail").map_err(tx::error)?);
+        }
+        Ok(steps)
     }
 
     pub(super) async fn ping(&self) -> Result<()> {
-        q("SELECT 1").execute(&mut *self.read().await?).await?;
+        let reader = self.reader()?;
+        reader
+            .db
+            .prepare_cached("SELECT 1")
+            .and_then(|mut st| st.query_row([], |r| r.get::<_, i64>(0)))
+            .map_err(tx::error)?;
         Ok(())
     }
 
     pub(super) async fn close(&self) {
-        self.read.close().await;
+        self.readers
+            .idle
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clear();
     }
 
     pub(super) async fn backup(&self, _url: &str, out: &Path) -> Result<()> {
         let path = out
             .to_str()
             .ok_or_else(|| Error::field("out", "the path is not UTF-8"))?;
-        let sql = format!("VACUUM INTO '{}'", path.replace('\'', "''"));
-        q(sqlx::AssertSqlSafe(sql))
-            .execute(&mut *self.read().await?)
-            .await?;
-        Ok(())
+        let reader = self.reader()?;
+        self.long(async {
+            reader
+                .db
+                .execute("VACUUM INTO ?1", [path])
+                .map(|_| ())
+                .map_err(tx::error)
+        })
+        .await?
     }
-}
-
-/// The steps of SQLite's plan for `sql` (`EXPLAIN QUERY PLAN`), one line each.
-async fn explain_on(c: &mut Conn, sql: &str, binds: &[i64]) -> Result<Vec<String>> {
-    use sqlx::Row;
-    let mut query = q(sqlx::AssertSqlSafe(format!("EXPLAIN QUERY PLAN {sql}")));
-    for b in binds {
-        query = query.bind(*b);
-    }
-    let rows = query.fetch_all(&mut *c).await?;
-    Ok(rows
-        .iter()
-        .map(|r| r.try_get::<String, _>("detail").unwrap_or_default())
-        .collect())
 }
 
 /// Applies the migrations that have not run yet. Migrations 8 and 20 rebuild tables with
 /// their own transaction (foreign keys must be off while a referenced table is rebuilt,
 /// and that cannot be done inside one); if a process stopped between such a commit and
 /// sqlx's record of it, the record is written here.
-async fn migrate(c: &mut Conn) -> Result<()> {
+async fn migrate(c: &mut SqliteConnection) -> Result<()> {
     let migrator = sqlx::migrate!("migrations/sqlite");
     // The migrations that commit by themselves, each known to have run by a column of
     // `items` it adds.
@@ -414,7 +472,7 @@ fn run_writer(
     c: Arc<Counters>,
     m: Arc<Metrics>,
 ) {
-    let mut conn: Option<WriteConn> = None;
+    let mut conn: Option<Conn> = None;
     let mut jobs: Vec<Job> = Vec::with_capacity(MAX_BATCH);
     let mut sync: Vec<SyncJob> = Vec::with_capacity(MAX_BATCH);
     let mut alone: Vec<SyncJob> = Vec::new();
@@ -472,15 +530,19 @@ fn observe(c: &Counters, m: &Metrics, size: usize) {
 }
 
 impl Backend {
-    /// The revocation stamp, read now on the stamp's own connection.
+    /// The revocation stamp, read now, in place.
     pub(super) fn revocation_stamp_now(&self) -> Result<i64> {
-        self.stamp.read()
+        self.reader()?
+            .db
+            .prepare_cached("SELECT stamp FROM revocation_stamp WHERE id = 1")
+            .and_then(|mut st| st.query_row([], |r| r.get::<_, i64>(0)))
+            .map_err(tx::error)
     }
 }
 
 /// The writer's connection, with the settings of the read connections (see
 /// [`options`]): the same file.
-fn open_writer(opts: &SqliteConnectOptions) -> rusqlite::Result<WriteConn> {
+fn open_writer(opts: &SqliteConnectOptions) -> rusqlite::Result<Conn> {
     let db = rusqlite::Connection::open(opts.get_filename())?;
     db.busy_timeout(Duration::from_secs(10))?;
     db.execute_batch(
@@ -489,7 +551,7 @@ fn open_writer(opts: &SqliteConnectOptions) -> rusqlite::Result<WriteConn> {
          PRAGMA cache_size = -4000; PRAGMA temp_store = MEMORY;",
     )?;
     db.set_prepared_statement_cache_capacity(128);
-    Ok(WriteConn { db, statements: 0 })
+    Ok(Conn { db, statements: 0 })
 }
 
 /// Runs a transaction control statement, prepared once.
@@ -502,7 +564,7 @@ fn control(db: &rusqlite::Connection, sql: &str) -> rusqlite::Result<()> {
 /// error here is the connection's (not a job's): the batch is answered with it and the
 /// caller closes the connection.
 fn run_batch(
-    wc: &mut WriteConn,
+    wc: &mut Conn,
     batch: &mut Vec<SyncJob>,
     c: &Counters,
     m: &Metrics,
@@ -566,35 +628,47 @@ fn run_batch(
     }
 }
 
-/// Parameters in one bulk statement: sqlx finds each bound parameter by name among
-/// all of the statement's, so a statement with n parameters costs n² comparisons
-/// (100,000 clips in 30,000-parameter statements took 90 s); a hundred keep it small.
-pub(super) const MAX_PARAMS: usize = 100;
+#[cfg(test)]
+mod tests {
+    use super::long;
+    use std::time::{Duration, Instant};
 
-/// A value of a SQLite row read through sqlx (the read connections), by its storage
-/// class.
-fn cell(row: &sqlx::sqlite::SqliteRow, col: Col<'_>) -> Result<Cell> {
-    use sqlx::{Decode, Row, TypeInfo, ValueRef};
-    let raw = match col {
-        Col::Name(n) => row.try_get_raw(n),
-        Col::Index(i) => row.try_get_raw(i),
-    }?;
-    if raw.is_null() {
-        return Ok(Cell::Null);
+    /// A long read on a runtime of one worker thread: the runtime's other tasks go on
+    /// while it runs (its thread handed them on), where a read in place would hold them.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 1)]
+    async fn a_long_read_leaves_the_runtime_to_the_other_requests() {
+        let limit = std::sync::Arc::new(tokio::sync::Semaphore::new(2));
+        let (began, begun) = tokio::sync::oneshot::channel::<()>();
+        // On the one worker, as a request's task is (the test's body is not a worker).
+        let read = tokio::spawn(async move {
+            long(&limit, async {
+                let _ = began.send(());
+                std::thread::sleep(Duration::from_millis(600));
+                7
+            })
+            .await
+        });
+        let _ = begun.await;
+        let started = Instant::now();
+        let other = tokio::spawn(async move { started.elapsed() });
+        let other = other.await.unwrap_or(Duration::MAX);
+        assert!(
+            other < Duration::from_millis(300),
+            "the other task waited {other:?} for the long read"
+        );
+        assert_eq!(read.await.ok().and_then(Result::ok), Some(7));
     }
-    let info = raw.type_info();
-    let ty = info.name();
-    let is = |names: &[&str]| names.iter().any(|n| n.eq_ignore_ascii_case(ty));
-    let bad = |e: sqlx::error::BoxDynError| Error::fault(format!("column {col}"), e);
-    Ok(if is(&["REAL", "FLOAT", "DOUBLE"]) {
-        Cell::Real(<f64 as Decode<Db>>::decode(raw).map_err(bad)?)
-    } else if is(&["TEXT", "DATE", "TIME", "DATETIME"]) {
-        Cell::Text(<String as Decode<Db>>::decode(raw).map_err(bad)?)
-    } else if is(&["BLOB"]) {
-        Cell::Blob(<Vec<u8> as Decode<Db>>::decode(raw).map_err(bad)?)
-    } else {
-        Cell::Int(<i64 as Decode<Db>>::decode(raw).map_err(bad)?)
-    })
-}
 
-crate::store::db::sqlx_tx!(Conn, Db, Dialect::Sqlite, cell, MAX_PARAMS);
+    /// On a single-threaded runtime (a test, a command) a long read runs in place, and
+    /// the limit holds.
+    #[tokio::test]
+    async fn a_long_read_on_one_thread_runs_in_place_under_its_limit() {
+        let limit = tokio::sync::Semaphore::new(1);
+        assert_eq!(long(&limit, async { 3 }).await.ok(), Some(3));
+        let held = limit.acquire().await.ok();
+        let waiting = tokio::time::timeout(Duration::from_millis(50), long(&limit, async { 4 }));
+        assert!(waiting.await.is_err(), "a long read ran past the limit");
+        drop(held);
+        assert_eq!(long(&limit, async { 5 }).await.ok(), Some(5));
+    }
+}

@@ -7,8 +7,8 @@
 //! On PostgreSQL, where a read is a round trip, reads are shared: while one read runs,
 //! the requests that arrive wait for the next, which starts as soon as the running one
 //! ends. A burst of any number of requests costs at most two reads of one row, and a
-//! request waits at most two of them. (SQLite reads the row in place, on a connection of
-//! its own: `sqlite::StampReader`.)
+//! request waits at most two of them. (SQLite reads the row in place, on a read
+//! connection: `sqlite::Backend::revocation_stamp_now`.)
 //!
 //! And on PostgreSQL, while this server listens ([`Listened`]), a request reads nothing.
 //! The transaction that raises the stamp notifies it (migration 0032); each listening

@@ -112,7 +112,7 @@ impl Store {
             user_joins!(),
             " ORDER BY u.name, mc.name"
         );
-        let rows: Vec<Found> = read_tx!(self, |c| c.fetch(sql!(ACCOUNTS), &[]).await)?;
+        let rows: Vec<Found> = read_tx!(self, long, |c| c.fetch(sql!(ACCOUNTS), &[]).await)?;
         let disabled: std::collections::HashSet<i64> = rows
             .iter()
             .filter(|r| r.disabled_at.is_some())
@@ -144,7 +144,7 @@ impl Store {
             user_joins!(),
             " ORDER BY u.name, mc.name"
         );
-        fold_users(read_tx!(self, |c| c
+        fold_users(read_tx!(self, long, |c| c
             .fetch::<UserRow>(sql!(USERS), &[])
             .await)?)
     }
@@ -187,7 +187,7 @@ impl Store {
 
     /// Every pool membership, by campaign and index.
     pub async fn pool_entries(&self) -> Result<Vec<PoolEntry>> {
-        read_tx!(self, |c| {
+        read_tx!(self, long, |c| {
             c.fetch(
                 sql!(
                     "SELECT c.name AS campaign, u.name AS \"user\", p.pool_index AS \"index\"

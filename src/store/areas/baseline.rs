@@ -18,23 +18,23 @@ use std::sync::Arc;
 impl Store {
     /// The baseline's participants of a campaign, by name.
     pub async fn baseline_participants(&self, campaign: &Campaign) -> Result<Vec<String>> {
-        let found = read_tx!(self, |c| participants(c, campaign.id).await)?;
+        let found = read_tx!(self, long, |c| participants(c, campaign.id).await)?;
         Ok(found.into_iter().map(|(_, name)| name).collect())
     }
 
     /// How many people hold each role in a campaign, `(role, n)` by role.
     pub async fn group_sizes(&self, campaign: &Campaign) -> Result<Vec<(String, i64)>> {
-        read_tx!(self, |c| group_sizes(c, campaign.id).await)
+        read_tx!(self, long, |c| group_sizes(c, campaign.id).await)
     }
 
     /// Every question id of a campaign, any version and outcome.
     pub async fn question_keys(&self, campaign: &Campaign) -> Result<Vec<String>> {
-        read_tx!(self, |c| question_keys(c, campaign.id).await)
+        read_tx!(self, long, |c| question_keys(c, campaign.id).await)
     }
 
     /// Every answer of a campaign's baseline, by participant, question and presentation.
     pub async fn baseline_answers(&self, campaign: &Campaign) -> Result<Vec<StoredAnswer>> {
-        read_tx!(self, |c| answers(c, campaign.id).await)
+        read_tx!(self, long, |c| answers(c, campaign.id).await)
     }
 
     /// Brings in answers gathered elsewhere (checked against the retained questions
@@ -126,12 +126,12 @@ impl Store {
 
     /// Every participant who began, in the order they began.
     pub async fn baseline_places(&self, baseline: &Baseline) -> Result<Vec<PlaceProgress>> {
-        read_tx!(self, |c| places(c, baseline).await)
+        read_tx!(self, long, |c| places(c, baseline).await)
     }
 
     /// The served copies the baseline shows (their SHA-256).
     pub async fn baseline_media_hashes(&self, baseline: &Baseline) -> Result<Vec<String>> {
-        read_tx!(self, |c| media_hashes(c, baseline).await)
+        read_tx!(self, long, |c| media_hashes(c, baseline).await)
     }
 }
 use std::collections::{BTreeMap, HashMap, HashSet};

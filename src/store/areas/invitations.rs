@@ -47,7 +47,7 @@ impl Store {
 
     /// A campaign's links, without their tokens.
     pub async fn links(&self, campaign: &Campaign) -> Result<Vec<LinkLine>> {
-        read_tx!(self, |c| links(c, campaign.id).await)
+        read_tx!(self, long, |c| links(c, campaign.id).await)
     }
 
     /// Whether a link (by its token's digest) would open, read without a write.

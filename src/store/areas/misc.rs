@@ -45,12 +45,12 @@ impl Store {
     /// Every row of every table in a stable order, as text. Tests compare two dumps to
     /// prove that a refused import or request changed nothing.
     pub async fn dump(&self) -> Result<String> {
-        read_tx!(self, |c| dump(c).await)
+        read_tx!(self, long, |c| dump(c).await)
     }
 
     /// Every stored text value holding a control character (`tandem check`).
     pub async fn find_control_text(&self) -> Result<Vec<ControlText>> {
-        read_tx!(self, |c| find_control_text(c).await)
+        read_tx!(self, long, |c| find_control_text(c).await)
     }
 }
 

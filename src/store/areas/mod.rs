@@ -1,6 +1,6 @@
 //! Every statement, once, by area: each is a function generic over
-//! [`Tx`](super::db::Tx), the connection of whichever backend runs it (SQLite's writer
-//! through rusqlite, its read pool and PostgreSQL through sqlx), and each area's
+//! [`Tx`](super::db::Tx), the connection of whichever backend runs it (SQLite's
+//! connections through rusqlite, PostgreSQL's through sqlx), and each area's
 //! `Store` methods sit beside its statements (in the area's file, or in its `ops`
 //! child when the area is large) and run them with `read_tx!` or `write_tx!`. The
 //! order of a write's steps, its SQL and its parameters live here and nowhere else.

@@ -37,12 +37,12 @@ impl crate::store::Store {
 
     /// A campaign's lots, oldest first, and the items held for a draw.
     pub async fn sampling_lots(&self, campaign: &Campaign) -> Result<(Vec<Lot>, Vec<Waiting>)> {
-        read_tx!(self, |c| lots(c, campaign.id).await)
+        read_tx!(self, long, |c| lots(c, campaign.id).await)
     }
 
     /// A lot's members (item id, key) and the ids its sample drew.
     pub async fn lot_members(&self, lot: i64) -> Result<LotMembers> {
-        read_tx!(self, |c| lot_members(c, lot).await)
+        read_tx!(self, long, |c| lot_members(c, lot).await)
     }
 }
 

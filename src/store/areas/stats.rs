@@ -55,7 +55,7 @@ impl Store {
         campaign: &Campaign,
         scope: &Scope,
     ) -> Result<Vec<OutcomeCount>> {
-        read_tx!(self, |c| outcome_counts(c, campaign, scope).await)
+        read_tx!(self, long, |c| outcome_counts(c, campaign, scope).await)
     }
 
     /// Every decided item of the campaign's current versions (not pending, not retained
@@ -77,7 +77,7 @@ impl Store {
             }
         }
         let campaign = campaign.id;
-        let rows: Vec<Found> = read_tx!(self, |c| {
+        let rows: Vec<Found> = read_tx!(self, long, |c| {
             c.fetch(
                 sql!(
                     "SELECT i.stage, i.item_key, c.clip_key, t.code AS task, i.qa_type,
@@ -115,7 +115,7 @@ impl Store {
         let campaign = campaign.id;
         // The same Stage 2 items as `outcome_counts` counts, of the clip versions whose
         // line links questions (the pair keys are in the line).
-        let rows: Vec<(String, i64, String, String, String)> = read_tx!(self, |c| {
+        let rows: Vec<(String, i64, String, String, String)> = read_tx!(self, long, |c| {
             c.fetch(
                 sql!(
                     "SELECT t.code AS task, v.id AS version, v.fields, i.item_key, i.outcome
@@ -161,7 +161,7 @@ impl Store {
     /// name and stage: one statement.
     pub async fn median_times(&self, campaign: &Campaign) -> Result<HashMap<(String, i64), f64>> {
         let campaign = campaign.id;
-        let rows: Vec<(String, i64, f64)> = read_tx!(self, |c| {
+        let rows: Vec<(String, i64, f64)> = read_tx!(self, long, |c| {
             c.fetch(
                 sql!(
                     "SELECT u.name, m.stage, CAST(AVG(m.time_spent_ms) AS DOUBLE PRECISION) AS median

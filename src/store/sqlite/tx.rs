@@ -1,13 +1,15 @@
-//! The writer's connection as a [`Tx`]: rusqlite, called in place on the writer's
-//! thread, every statement prepared once per connection (`prepare_cached`) and its
-//! parameters bound by name. Its futures never wait: the writer polls each job once.
+//! A SQLite connection as a [`Tx`]: rusqlite, called in place (on the writer's thread
+//! for the writer, on the reading request's thread for a reader), every statement
+//! prepared once per connection (`prepare_cached`) and its parameters bound by name. Its
+//! futures never wait: the writer polls each job once.
 
 use crate::error::{Error, Result};
 use crate::store::db::{Arg, Cell, Col, Dialect, FromRow, Row, Sql, Tx, Value, first_line};
 use rusqlite::types::ValueRef;
 
-/// The connection the writer owns, and the statements its current job has sent.
-pub(crate) struct WriteConn {
+/// A connection (the writer's or a reader's), and the statements its current job or
+/// read has sent.
+pub(crate) struct Conn {
     pub(crate) db: rusqlite::Connection,
     pub(crate) statements: u64,
 }
@@ -86,7 +88,7 @@ fn bind(st: &mut rusqlite::CachedStatement<'_>, sql: &str, args: &[Arg<'_>]) -> 
     Ok(())
 }
 
-/// A row of the writer's statement. rusqlite finds a column by name by asking SQLite for
+/// A row of a statement. rusqlite finds a column by name by asking SQLite for
 /// every column's name and comparing it without case, for each value read (a verdict's
 /// load reads some twenty); the statements name their columns in the order their rows
 /// are read, so the column after the last one found is tried first.
@@ -141,7 +143,7 @@ impl Row for RusqliteRow<'_, '_> {
     }
 }
 
-impl WriteConn {
+impl Conn {
     fn rows<R: FromRow>(
         &mut self,
         text: &str,
@@ -163,7 +165,7 @@ impl WriteConn {
     }
 }
 
-impl Tx for WriteConn {
+impl Tx for Conn {
     const DIALECT: Dialect = Dialect::Sqlite;
 
     async fn exec(&mut self, sql: Sql, args: &[Arg<'_>]) -> Result<u64> {

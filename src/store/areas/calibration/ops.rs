@@ -106,7 +106,7 @@ impl Store {
     /// When each validator's queue was last paused by the known items (µs), by name.
     pub async fn pause_starts(&self, campaign: &Campaign) -> Result<Vec<(String, i64)>> {
         let campaign = campaign.id;
-        read_tx!(self, |c| {
+        read_tx!(self, long, |c| {
             c.fetch(
                 sql!(
                     "SELECT u.name, MAX(r.started_at) FROM calibration_rounds r
@@ -126,7 +126,7 @@ impl Store {
     pub async fn known_copies(&self, campaign: &Campaign) -> Result<Vec<KnownCopy>> {
         type Found = (String, String, String, i64, Option<String>, Option<String>);
         let campaign = campaign.id;
-        let rows: Vec<Found> = read_tx!(self, |c| {
+        let rows: Vec<Found> = read_tx!(self, long, |c| {
             c.fetch(
                 sql!(
                     "SELECT c2.clip_key, c.clip_key, i.item_key,
@@ -187,7 +187,7 @@ impl Store {
             Option<String>,
         );
         let campaign = campaign.id;
-        let rows: Vec<Found> = read_tx!(self, |c| {
+        let rows: Vec<Found> = read_tx!(self, long, |c| {
             c.fetch(
                 sql!(
                     "SELECT c.clip_key, t.code, i.stage, i.item_key, r.verdict, u1.name, u2.name
@@ -249,7 +249,7 @@ impl Store {
     /// Every pool validator's calibration, for the admin.
     pub async fn calibration_scores(&self, campaign: &Campaign) -> Result<Vec<CalibrationScore>> {
         let campaign = campaign.id;
-        let (pool, (rules, items, histories)) = read_tx!(self, |c| {
+        let (pool, (rules, items, histories)) = read_tx!(self, long, |c| {
             let pool: Vec<(i64, String)> = c
                 .fetch(
                     sql!(
@@ -277,7 +277,7 @@ impl Store {
         campaign: &Campaign,
         validator: Option<&User>,
     ) -> Result<Vec<CalibrationRound>> {
-        read_tx!(self, |c| calibration_rounds(
+        read_tx!(self, long, |c| calibration_rounds(
             c,
             campaign.id,
             validator.map(|u| u.id)
@@ -287,7 +287,8 @@ impl Store {
 
     /// The calibration items with their known verdicts.
     pub async fn calibration_keys(&self, campaign: &Campaign) -> Result<Vec<CalibrationKey>> {
-        let items = read_tx!(self, |c| gates::calibration_items(c, campaign.id).await)?;
+        let items = read_tx!(self, long, |c| gates::calibration_items(c, campaign.id)
+            .await)?;
         Ok(items
             .into_iter()
             .map(|it| CalibrationKey {

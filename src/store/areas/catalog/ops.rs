@@ -97,7 +97,7 @@ impl Store {
     /// member takes no new work: none).
     pub async fn open_work(&self, campaign: &Campaign) -> Result<Vec<(i64, String, Option<i64>)>> {
         let campaign = campaign.id;
-        let (work, members) = read_tx!(self, |c| {
+        let (work, members) = read_tx!(self, long, |c| {
             let work = gates::open_work(c, campaign).await?;
             let members: Vec<(i64, i64, String)> = c
                 .fetch(
@@ -128,13 +128,18 @@ impl Store {
         name: &str,
         index: i64,
     ) -> Result<Vec<PairChange>> {
-        read_tx!(self, |c| pool_change_preview(c, campaign_name, name, index)
-            .await)
+        read_tx!(self, long, |c| pool_change_preview(
+            c,
+            campaign_name,
+            name,
+            index
+        )
+        .await)
     }
 
     /// The SHA-256 of every stored video, newest first.
     pub async fn media_hashes(&self) -> Result<Vec<String>> {
-        let rows: Vec<(String,)> = read_tx!(self, |c| {
+        let rows: Vec<(String,)> = read_tx!(self, long, |c| {
             c.fetch(
                 sql!(
                     "SELECT media_sha256 FROM clip_versions
@@ -149,7 +154,7 @@ impl Store {
 
     /// The videos whose frame timing nobody has asked ffprobe for yet.
     pub async fn media_without_timing(&self) -> Result<Vec<String>> {
-        let rows: Vec<(String,)> = read_tx!(self, |c| {
+        let rows: Vec<(String,)> = read_tx!(self, long, |c| {
             c.fetch(
                 sql!(
                     "SELECT media_sha256 FROM clip_versions WHERE timing_probed_at IS NULL
@@ -258,7 +263,7 @@ impl Store {
 
     /// Where each task stands in both stages.
     pub async fn progress(&self, campaign: &Campaign) -> Result<Vec<TaskProgress>> {
-        read_tx!(self, |c| progress(c, campaign.id).await)
+        read_tx!(self, long, |c| progress(c, campaign.id).await)
     }
 
     /// The items of a stage (of one task, or all) in one group of the overview, in task
@@ -303,7 +308,7 @@ impl Store {
         );
         let (campaign, stage) = (campaign.id, stage.number());
         let task = query.task.as_deref().unwrap_or("");
-        let rows: Vec<Found> = read_tx!(self, |c| {
+        let rows: Vec<Found> = read_tx!(self, long, |c| {
             c.fetch(sql!(ITEMS), named! { campaign, stage, task }).await
         })?;
         // Every row of the stage is classified (as the overview counts them), so that

@@ -73,7 +73,7 @@ impl Store {
 
     /// How many decisions and resolutions a campaign holds (counted, not loaded).
     pub async fn record_counts(&self, campaign: &Campaign) -> Result<(usize, usize)> {
-        let (d, r): (i64, i64) = read_tx!(self, |c| {
+        let (d, r): (i64, i64) = read_tx!(self, long, |c| {
             c.fetch_one(
                 sql!(
                     "SELECT (SELECT COUNT(*) FROM decisions d JOIN items i ON i.id = d.item_id
@@ -109,7 +109,7 @@ impl Store {
                 protocol_version: i64,
             }
         }
-        Ok(read_tx!(self, |c| {
+        Ok(read_tx!(self, long, |c| {
             c.fetch::<Row>(
                 sql!("SELECT i.stage, i.item_key, u.name, d.verdict, d.reasons, d.note, d.decided_at,
                     d.time_spent_ms, d.time_measure, i.clip_version,
@@ -155,7 +155,7 @@ impl Store {
                 clip_version: i64,
             }
         }
-        Ok(read_tx!(self, |c| {
+        Ok(read_tx!(self, long, |c| {
             c.fetch::<Row>(
                 sql!("SELECT i.stage, i.item_key, u.name, r.verdict, r.note, r.decided_at, i.clip_version
              FROM resolutions r
@@ -200,7 +200,7 @@ impl Store {
         }
         // A clip's Stage 1 item (none in a protocol without clip review, where every
         // clip stands and its questions decide).
-        let clips: Vec<ClipRow> = read_tx!(self, |c| c
+        let clips: Vec<ClipRow> = read_tx!(self, long, |c| c
             .fetch(
                 sql!(
                     "SELECT c.clip_key, t.code AS task, v.id AS version_id, v.version, v.fields,
@@ -227,7 +227,7 @@ impl Store {
                 outcome: String,
             }
         }
-        let questions: Vec<QuestionRow> = read_tx!(self, |c| {
+        let questions: Vec<QuestionRow> = read_tx!(self, long, |c| {
             c.fetch(
                 sql!("SELECT q.clip_version_id, q.question_key, q.qa_type, q.level, q.body, q.options, q.answer, i.outcome
              FROM items i
@@ -334,7 +334,7 @@ impl Store {
                 author_note: Option<String>,
             }
         }
-        let rows: Vec<Row> = read_tx!(self, |c| {
+        let rows: Vec<Row> = read_tx!(self, long, |c| {
             c.fetch(
                 sql!("SELECT c.clip_key, t.code AS task, v.version, v.fields, i.outcome, i.reasons1, i.reasons2,
                     d1.note AS note1, d2.note AS note2, r.note AS author_note
@@ -394,7 +394,7 @@ impl Store {
         campaign: &Campaign,
         filter: &AuditFilter,
     ) -> Result<Vec<AuditEvent>> {
-        read_tx!(self, |c| audit(c, campaign, filter).await)
+        read_tx!(self, long, |c| audit(c, campaign, filter).await)
     }
 
     /// A page of the events the filter names, with how many match: one statement per
@@ -405,6 +405,7 @@ impl Store {
         filter: &AuditFilter,
         paging: &AuditPaging,
     ) -> Result<Page<AuditEvent>> {
-        read_tx!(self, |c| audit_page(c, campaign, filter, paging).await)
+        read_tx!(self, long, |c| audit_page(c, campaign, filter, paging)
+            .await)
     }
 }

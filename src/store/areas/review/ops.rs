@@ -333,8 +333,10 @@ impl Store {
         stage: Stage,
         query: &QueueQuery,
     ) -> Result<QueueListing> {
-        read_tx!(self, |c| queue_page(c, campaign, validator, stage, query)
-            .await)
+        read_tx!(self, long, |c| queue_page(
+            c, campaign, validator, stage, query
+        )
+        .await)
     }
 
     /// One item of the validator's queue. Anything outside their queue is "not found".
@@ -421,7 +423,7 @@ impl Store {
             }
         }
         let campaign = campaign.id;
-        let rows: Vec<Found> = read_tx!(self, |c| {
+        let rows: Vec<Found> = read_tx!(self, long, |c| {
             c.fetch(
                 sql!(
                     "SELECT i.item_key, c.clip_key, q.qa_type, q.level, u.name, b.answer,
@@ -473,7 +475,7 @@ impl Store {
             }
         }
         let campaign = campaign.id;
-        let rows: Vec<Found> = read_tx!(self, |c| {
+        let rows: Vec<Found> = read_tx!(self, long, |c| {
             c.fetch(
                 sql!(
                     "SELECT i.stage, i.item_key, c.clip_key, t.code AS task, u.name, d.verdict,
@@ -523,7 +525,7 @@ impl Store {
         all: bool,
     ) -> Result<Vec<SplitItem>> {
         let (id, stage, all) = (campaign.id, stage.number(), i64::from(all));
-        let rows: Vec<SplitRow> = read_tx!(self, |c| {
+        let rows: Vec<SplitRow> = read_tx!(self, long, |c| {
             c.fetch(
                 sql!(
                     "SELECT * FROM split_details

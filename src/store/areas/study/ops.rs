@@ -107,7 +107,7 @@ impl Store {
     /// The videos a study shows (their SHA-256), for drawing its strips.
     pub async fn study_media_hashes(&self, study: &Study) -> Result<Vec<String>> {
         let study = study.id;
-        let rows: Vec<(String,)> = read_tx!(self, |c| {
+        let rows: Vec<(String,)> = read_tx!(self, long, |c| {
             c.fetch(
                 sql!(
                     "SELECT DISTINCT media_sha256 FROM study_clips WHERE study_id = :study
@@ -230,7 +230,7 @@ impl Store {
 
     /// Sets and clips in the study.
     pub async fn study_size(&self, study: &Study) -> Result<(i64, i64)> {
-        read_tx!(self, |c| {
+        read_tx!(self, long, |c| {
             c.fetch_one(
                 sql!(
                     "SELECT (SELECT COUNT(*) FROM study_sets WHERE study_id = :study),
@@ -245,7 +245,7 @@ impl Store {
     /// Every participant with an order or answers, and how far they are.
     pub async fn study_participants(&self, study: &Study) -> Result<Vec<ParticipantProgress>> {
         let (sets, _) = self.study_size(study).await?;
-        let rows: Vec<(String, i64, i64)> = read_tx!(self, |c| {
+        let rows: Vec<(String, i64, i64)> = read_tx!(self, long, |c| {
             c.fetch(
                 sql!(
                     "SELECT u.name,
@@ -282,7 +282,7 @@ impl Store {
         let id = study.id;
         type Clip = (i64, i64, String, String, String, String);
         type Response = (String, i64, String, String);
-        let (clips, responses): (Vec<Clip>, Vec<Response>) = read_tx!(self, |c| {
+        let (clips, responses): (Vec<Clip>, Vec<Response>) = read_tx!(self, long, |c| {
             let clips = c
                 .fetch(
                     sql!(
