@@ -294,6 +294,10 @@ pub struct Limits {
     /// Free space kept on the data folder's disk for the database, beyond what an
     /// import or upload needs.
     pub free_space_margin: u64,
+    /// Free space on the disk of a SQLite database below which the health checks answer
+    /// 503: a write that needs new space fails there, whatever a probe that rewrites one
+    /// row in pages SQLite already holds says.
+    pub health_free_bytes: u64,
 }
 
 const MIB: u64 = 1024 * 1024;
@@ -309,12 +313,13 @@ impl Default for Limits {
             unzip_bytes: 64 * GIB,
             zip_ratio: 100,
             free_space_margin: 256 * MIB,
+            health_free_bytes: 32 * MIB,
         }
     }
 }
 
 /// The settings, their environment variables, and how each is described.
-const SETTINGS: [(&str, &str); 7] = [
+const SETTINGS: [(&str, &str); 8] = [
     ("TANDEM_MAX_MANIFEST_BYTES", "manifest_bytes"),
     ("TANDEM_MAX_LINE_BYTES", "line_bytes"),
     ("TANDEM_MAX_CSV_BYTES", "csv_bytes"),
@@ -322,6 +327,7 @@ const SETTINGS: [(&str, &str); 7] = [
     ("TANDEM_MAX_UNZIP_BYTES", "unzip_bytes"),
     ("TANDEM_MAX_ZIP_RATIO", "zip_ratio"),
     ("TANDEM_FREE_SPACE_MARGIN_BYTES", "free_space_margin"),
+    ("TANDEM_HEALTH_MIN_FREE_BYTES", "health_free_bytes"),
 ];
 
 impl Limits {
@@ -346,6 +352,7 @@ impl Limits {
                 "upload_bytes" => l.upload_bytes = n,
                 "unzip_bytes" => l.unzip_bytes = n,
                 "zip_ratio" => l.zip_ratio = n,
+                "health_free_bytes" => l.health_free_bytes = n,
                 _ => l.free_space_margin = n,
             }
         }

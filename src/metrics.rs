@@ -13,6 +13,11 @@ use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
 use std::time::Duration;
 
+/// Log lines that could not be written (standard error on a full disk, a pipe whose
+/// reader left): one per process, as the log is.
+pub static LOG_LINES_DROPPED: std::sync::LazyLock<Counter> =
+    std::sync::LazyLock::new(Counter::default);
+
 /// Buckets for durations in seconds: 50 µs to about 13 s.
 fn seconds() -> Histogram {
     Histogram::new(exponential_buckets(0.000_05, 2.0, 19))
@@ -63,6 +68,8 @@ pub struct StoreMetrics {
     /// Writes that raised the revocation stamp and waited out a listening server's lease,
     /// not its answer (a server frozen or cut off; PostgreSQL, `store::stamp`).
     pub stamp_lease_waits: Counter,
+    /// Times the SQLite writer's thread stopped on a panic and was started again.
+    pub writer_restarts: Counter,
 }
 
 impl Default for StoreMetrics {
@@ -74,6 +81,7 @@ impl Default for StoreMetrics {
             write_retries: Counter::default(),
             pool_wait_seconds: Family::new_with_constructor(seconds),
             stamp_lease_waits: Counter::default(),
+            writer_restarts: Counter::default(),
         }
     }
 }
@@ -115,6 +123,11 @@ impl StoreMetrics {
             "tandem_stamp_lease_waits",
             "Revocations that waited out a listening server's lease, not its answer",
             self.stamp_lease_waits.clone(),
+        );
+        r.register(
+            "tandem_writer_restarts",
+            "Times the SQLite writer stopped on a panic and was started again",
+            self.writer_restarts.clone(),
         );
     }
 }
@@ -203,6 +216,11 @@ impl Metrics {
             web.request_statements.clone(),
         );
         store.register(&mut registry);
+        registry.register(
+            "tandem_log_lines_dropped",
+            "Log lines that could not be written (a full disk, a closed pipe)",
+            LOG_LINES_DROPPED.clone(),
+        );
         Metrics { registry, web }
     }
 

@@ -185,11 +185,32 @@ fn init_tracing(server: bool) {
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default));
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr);
+        .with_writer(|| LossyStderr);
     if std::env::var("TANDEM_LOG_FORMAT").as_deref() == Ok("json") {
         builder.json().init();
     } else {
         builder.init();
+    }
+}
+
+/// Standard error for the log, never failing: a line that cannot be written (a full disk,
+/// a pipe whose reader left) is dropped and counted (`tandem_log_lines_dropped`).
+/// tracing-subscriber reports a failed write with `eprintln!`, which panics when standard
+/// error itself fails: a request's task dropped its connection, and on the database
+/// writer's thread the panic ended the writer.
+struct LossyStderr;
+
+impl std::io::Write for LossyStderr {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if std::io::stderr().lock().write_all(buf).is_err() {
+            crate::metrics::LOG_LINES_DROPPED.inc();
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        let _ = std::io::stderr().flush();
+        Ok(())
     }
 }
 

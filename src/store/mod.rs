@@ -326,6 +326,14 @@ impl Store {
         self.inner.clock.now_micros()
     }
 
+    /// The SQLite database's file (`None` on PostgreSQL, whose disk is not this server's).
+    pub fn database_file(&self) -> Option<&Path> {
+        match &self.inner.db {
+            Db::Sqlite(b) => Some(b.file()),
+            Db::Postgres(_) => None,
+        }
+    }
+
     pub fn backend(&self) -> Backend {
         match &self.inner.db {
             Db::Sqlite(_) => Backend::Sqlite,

@@ -271,7 +271,10 @@ impl Backend {
         let (wc, wm) = (counters.clone(), metrics.clone());
         std::thread::Builder::new()
             .name("tandem-writer".into())
-            .spawn(move || run_writer(rx, opts, wc, wm))
+            .spawn(move || {
+                let mut rx = rx;
+                restarting(&wm, || run_writer(&mut rx, &opts, &wc, &wm));
+            })
             .map_err(|e| Error::fault("cannot start the database writer", e))?;
         Ok(Backend {
             readers,
@@ -279,6 +282,11 @@ impl Backend {
             jobs,
             counters,
         })
+    }
+
+    /// The database's file.
+    pub(super) fn file(&self) -> &Path {
+        &self.readers.file
     }
 
     /// A connection for reading, used in place (see [`Readers`]).
@@ -466,11 +474,24 @@ async fn migrate(c: &mut SqliteConnection) -> Result<()> {
     Ok(())
 }
 
+/// Runs the writer's loop again each time it panics, until its channel closes. A panic
+/// drops the jobs it held (their requests are answered 503: nothing of them was
+/// committed, the connection's transaction rolls back as it closes) and the jobs waiting
+/// in the channel are run by the next round, so the writer never stays stopped.
+fn restarting(m: &Metrics, mut round: impl FnMut()) {
+    while std::panic::catch_unwind(std::panic::AssertUnwindSafe(&mut round)).is_err() {
+        m.writer_restarts.inc();
+        tracing::error!("the database writer stopped on a panic and starts again");
+        // A cause that lasts (a panic at every start) costs a round a tenth of a second.
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
 fn run_writer(
-    mut rx: mpsc::Receiver<Job>,
-    opts: SqliteConnectOptions,
-    c: Arc<Counters>,
-    m: Arc<Metrics>,
+    rx: &mut mpsc::Receiver<Job>,
+    opts: &SqliteConnectOptions,
+    c: &Counters,
+    m: &Metrics,
 ) {
     let mut conn: Option<Conn> = None;
     let mut jobs: Vec<Job> = Vec::with_capacity(MAX_BATCH);
@@ -497,9 +518,9 @@ fn run_writer(
         }
         runs.extend(alone.drain(..).map(|j| vec![j]));
         for mut batch in runs {
-            observe(&c, &m, batch.len());
+            observe(c, m, batch.len());
             if conn.is_none() {
-                match open_writer(&opts) {
+                match open_writer(opts) {
                     Ok(fresh) => conn = Some(fresh),
                     Err(e) => {
                         tracing::error!(error = %e, "the database writer cannot connect");
@@ -509,7 +530,7 @@ fn run_writer(
                 }
             }
             if let Some(db) = conn.as_mut()
-                && let Err(e) = run_batch(db, &mut batch, &c, &m)
+                && let Err(e) = run_batch(db, &mut batch, c, m)
             {
                 c.failed.fetch_add(1, Ordering::Relaxed);
                 m.failed_commits.inc();
@@ -630,8 +651,24 @@ fn run_batch(
 
 #[cfg(test)]
 mod tests {
-    use super::long;
+    use super::{long, restarting};
     use std::time::{Duration, Instant};
+
+    /// A writer's round that panics is run again (and counted), until one returns.
+    #[test]
+    fn a_writer_that_panics_starts_again() {
+        let m = crate::metrics::StoreMetrics::default();
+        let mut rounds = 0;
+        restarting(&m, || {
+            rounds += 1;
+            assert!(
+                rounds > 2,
+                "round {rounds} fails, as a panic on the writer would"
+            );
+        });
+        assert_eq!(rounds, 3);
+        assert_eq!(m.writer_restarts.get(), 2);
+    }
 
     /// A long read on a runtime of one worker thread: the runtime's other tasks go on
     /// while it runs (its thread handed them on), where a read in place would hold them.

@@ -19,6 +19,31 @@ const PROBE_EVERY: Duration = Duration::from_secs(1);
 
 /// Reads and writes the database (the write at most once a second). A failure is said
 /// in fixed words (anyone may ask); the database's own words go to the log.
+/// Whether the disk of a SQLite database has room for writes that need new space (the
+/// write probe rewrites one row in pages SQLite already holds, and passes on a full disk).
+fn disk_has_room(state: &AppState) -> Result<(), &'static str> {
+    let Some(dir) = state.store.database_file().and_then(|f| f.parent()) else {
+        return Ok(());
+    };
+    let floor = state.config.limits.health_free_bytes;
+    match crate::io::limits::available_space(dir) {
+        Ok(free) if free < floor => {
+            tracing::error!(
+                free,
+                floor,
+                "health check: the database's disk has less free space than TANDEM_HEALTH_MIN_FREE_BYTES"
+            );
+            Err("the database's disk is full")
+        }
+        Ok(_) => Ok(()),
+        // Not known: the probe's answer stands.
+        Err(e) => {
+            tracing::warn!(error = %e, "health check: cannot read the database disk's free space");
+            Ok(())
+        }
+    }
+}
+
 async fn check(state: &AppState) -> Result<(), &'static str> {
     match tokio::time::timeout(PING_WAIT, state.store.ping()).await {
         Ok(Ok(())) => {}
@@ -53,7 +78,8 @@ async fn check(state: &AppState) -> Result<(), &'static str> {
             tracing::error!("health check: a write did not end within {PING_WAIT:?}");
             Err("the database cannot write")
         }
-    };
+    }
+    .and_then(|()| disk_has_room(state));
     if let Ok(mut g) = state.life.last_probe.lock() {
         *g = Some((state.store.clock().instant(), result));
     }

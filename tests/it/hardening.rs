@@ -1076,3 +1076,99 @@ async fn every_api_error_is_the_json_error_even_before_a_handler_runs() {
         );
     }
 }
+
+/// A log that cannot be written (standard error on a full device, or a pipe whose reader
+/// left) costs its lines and nothing else: every sign-in and verdict answers as before,
+/// the writer keeps writing, and `/metrics` counts the lines dropped. tracing-subscriber
+/// reported a failed write with `eprintln!`, whose panic dropped each request that logged
+/// and, on the writer's thread, stopped every write until a restart.
+#[tokio::test]
+async fn a_log_that_cannot_be_written_stops_nothing() {
+    for (kind, n) in [("a full device", 6), ("a closed pipe", 6)] {
+        let dir = tempfile::tempdir().unwrap();
+        let (data, token) = campaign_on_disk(dir.path(), n);
+        add_account(&data, "admin1", &["--role", "admin"]);
+        let admin = tandem_ok(&data, None, &["token", "create", "admin1"]);
+        let stderr = match kind {
+            "a full device" => std::process::Stdio::from(
+                std::fs::OpenOptions::new()
+                    .write(true)
+                    .open("/dev/full")
+                    .unwrap(),
+            ),
+            _ => std::process::Stdio::piped(),
+        };
+        let env = [("RUST_LOG".to_string(), "trace".to_string())];
+        let mut server = start_server_with_stderr(&data, None, &[], &env, stderr);
+        // The pipe's reader leaves.
+        drop(server.child.stderr.take());
+        let base = server.base.clone();
+        let client = http_client();
+        for _ in 0..3 {
+            web_login(&client, &base, "admin1", PASSWORD)
+                .await
+                .unwrap_or_else(|r| panic!("{kind}: a sign-in failed: {}", r.status));
+        }
+        for i in 0..n {
+            let clip = format!("K{i:03}");
+            assert_eq!(
+                pass_at(&client, &base, &token, &clip).await,
+                StatusCode::CREATED,
+                "{kind}: the verdict on {clip}"
+            );
+        }
+        let metrics = client
+            .get(format!("{base}/metrics"))
+            .bearer_auth(&admin)
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        let dropped: u64 = metrics
+            .lines()
+            .find_map(|l| l.strip_prefix("tandem_log_lines_dropped_total "))
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or_else(|| panic!("{kind}: no count of dropped lines in {metrics}"));
+        assert!(dropped > 0, "{kind}: no log line was dropped");
+        let csv = tandem_ok(&data, None, &["export", "decisions"]);
+        assert_eq!(csv.lines().count(), n + 1, "{kind}: {csv}");
+    }
+}
+
+/// `/healthz` says a disk is full by its free space, not only by a write probe: the probe
+/// rewrites one row in pages SQLite already holds and passed on a full disk while every
+/// verdict failed. With less free space than `TANDEM_HEALTH_MIN_FREE_BYTES` (here more
+/// than any disk has), both checks answer 503 in their own words.
+#[tokio::test]
+async fn health_answers_503_when_the_databases_disk_has_less_room_than_its_floor() {
+    let dir = tempfile::tempdir().unwrap();
+    let (data, _) = campaign_on_disk(dir.path(), 1);
+    let env = [(
+        "TANDEM_HEALTH_MIN_FREE_BYTES".to_string(),
+        (1u64 << 62).to_string(),
+    )];
+    let server = start_server_with_env(&data, None, &[], &env);
+    let client = http_client();
+    for path in ["healthz", "readyz"] {
+        let r = client
+            .get(format!("{}/{path}", server.base))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), StatusCode::SERVICE_UNAVAILABLE, "{path}");
+        let body: serde_json::Value = r.json().await.unwrap();
+        assert_eq!(
+            body["problem"], "the database's disk is full",
+            "{path}: {body}"
+        );
+    }
+    let roomy = start_server(&data, None, &[]);
+    let r = client
+        .get(format!("{}/healthz", roomy.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+}

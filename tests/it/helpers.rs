@@ -645,13 +645,24 @@ pub fn start_server_with_env(
     extra: &[&str],
     env: &[(String, String)],
 ) -> ServerProcess {
+    start_server_with_stderr(data, url, extra, env, std::process::Stdio::null())
+}
+
+/// As [`start_server_with_env`], its log (standard error) going to `stderr`.
+pub fn start_server_with_stderr(
+    data: &Path,
+    url: Option<&str>,
+    extra: &[&str],
+    env: &[(String, String)],
+    stderr: std::process::Stdio,
+) -> ServerProcess {
     use std::io::BufRead;
     let mut child = tandem_command(data, url)
         .envs(env.iter().cloned())
         .args(["serve", "--bind", "127.0.0.1:0"])
         .args(extra)
         .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
+        .stderr(stderr)
         .spawn()
         .expect("start tandem serve");
     let mut line = String::new();
