@@ -381,6 +381,13 @@ pub(crate) trait Tx {
         Ok(self.fetch_one::<(T,)>(sql, args).await?.0)
     }
 
+    /// Runs an INSERT of one row and returns the new row's `id`: `sql.sqlite` is the
+    /// INSERT alone (SQLite gives the id without a statement: a `RETURNING` clause costs
+    /// it a temporary table for each row), `sql.postgres` the same with `RETURNING id`.
+    async fn insert_id(&mut self, sql: Sql, args: &[Arg<'_>]) -> Result<i64> {
+        self.scalar(sql, args).await
+    }
+
     /// The first column of the first row, if any.
     async fn scalar_opt<T: Column>(&mut self, sql: Sql, args: &[Arg<'_>]) -> Result<Option<T>> {
         Ok(self.fetch_opt::<(T,)>(sql, args).await?.map(|r| r.0))

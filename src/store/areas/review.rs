@@ -21,7 +21,7 @@ use crate::domain::{Origin, Outcome, Resolution, Stage};
 use crate::error::{Error, Result};
 use crate::store::accounts::User;
 use crate::store::catalog::Campaign;
-use crate::store::db::{Arg, Dialect, Tx, locked, named, row, sql};
+use crate::store::db::{Arg, Dialect, Sql, Tx, locked, named, row, sql};
 use crate::store::review::{DecisionRowDb, Dedupe, OwnDecision, Path, Recorded, VerdictRequest};
 
 row! {
@@ -104,8 +104,8 @@ pub(crate) const DECISIONS: &str =
     "SELECT id, validator_id, seq, verdict, reasons, note, decided_at, time_spent_ms
      FROM decisions WHERE item_id = :item ORDER BY seq";
 
-/// The text of [`INSERT_DECISION`], also the first part of PostgreSQL's one-statement
-/// writes.
+/// The text of [`INSERT_DECISION`] (without its `RETURNING id`), also the first part of
+/// PostgreSQL's one-statement writes.
 macro_rules! insert_decision {
     () => {
         "INSERT INTO decisions (item_id, validator_id, seq, verdict, reasons, note, time_spent_ms,
@@ -113,13 +113,15 @@ macro_rules! insert_decision {
                                 protocol_version)
          VALUES (:item, :validator, :seq, :verdict, :reasons, :note, :time_spent,
                  :decided_at, :recorded_at, :origin, :campaign, :stage, :time_measure,
-                 :protocol_version)
-         RETURNING id"
+                 :protocol_version)"
     };
 }
 
-/// A new decision, its values from [`DecisionInsert::args`].
-pub(crate) const INSERT_DECISION: &str = insert_decision!();
+/// A new decision, its values from [`DecisionInsert::args`]; its id by [`Tx::insert_id`].
+pub(crate) const INSERT_DECISION: Sql = Sql {
+    sqlite: insert_decision!(),
+    postgres: concat!(insert_decision!(), " RETURNING id"),
+};
 
 /// The pair and the queue's marks, as every verdict's write sets them.
 macro_rules! set_marks {
@@ -169,7 +171,7 @@ pub(crate) const OPEN_QUESTIONS: &str = concat!(
 pub(crate) const WRITE_MARKS: &str = concat!(
     "WITH d AS (",
     insert_decision!(),
-    "), u AS (UPDATE items SET ",
+    " RETURNING id), u AS (UPDATE items SET ",
     set_marks!(),
     " WHERE id = :item) SELECT 1::BIGINT FROM d"
 );
@@ -181,7 +183,7 @@ pub(crate) const WRITE_MARKS: &str = concat!(
 pub(crate) const WRITE_COMPLETE: &str = concat!(
     "WITH d AS (",
     insert_decision!(),
-    "), u AS (UPDATE items SET ",
+    " RETURNING id), u AS (UPDATE items SET ",
     set_marks!(),
     ", ",
     set_outcome!(),
@@ -555,7 +557,7 @@ pub(crate) async fn apply<T: Tx>(
     if T::DIALECT == Dialect::Postgres {
         match *write {
             ItemWrite::Nothing => {
-                tx.scalar::<i64>(sql!(INSERT_DECISION), &args).await?;
+                tx.insert_id(INSERT_DECISION, &args).await?;
             }
             ItemWrite::Marks { pair, decided, .. } => {
                 args.extend_from_slice(named! {
@@ -600,7 +602,7 @@ pub(crate) async fn apply<T: Tx>(
         }
         return Ok(());
     }
-    let decision: i64 = tx.scalar(sql!(INSERT_DECISION), &args).await?;
+    let decision = tx.insert_id(INSERT_DECISION, &args).await?;
     match *write {
         ItemWrite::Nothing => {}
         ItemWrite::Marks {

@@ -181,6 +181,16 @@ impl Tx for Conn {
         self.rows(sql.sqlite, args, false)
     }
 
+    async fn insert_id(&mut self, sql: Sql, args: &[Arg<'_>]) -> Result<i64> {
+        if self.exec(sql, args).await? != 1 {
+            return Err(Error::Internal(format!(
+                "an insert of one row wrote another number: {}",
+                first_line(sql.sqlite)
+            )));
+        }
+        Ok(self.db.last_insert_rowid())
+    }
+
     async fn fetch_opt<R: FromRow>(&mut self, sql: Sql, args: &[Arg<'_>]) -> Result<Option<R>> {
         Ok(self.rows(sql.sqlite, args, true)?.into_iter().next())
     }
