@@ -105,7 +105,10 @@ pub fn route_table() -> Vec<RouteSpec> {
 /// script or style, no framing.
 pub const CSP: &str = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; media-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'";
 
-/// The whole application.
+/// The largest JSON body of an API request, in bytes: axum's default limit of a body it
+/// reads whole, which the API keeps (`tests/it/hardening.rs` sends one byte more).
+pub const API_BODY_LIMIT: usize = 2 * 1024 * 1024;
+
 /// The service the server runs: the routes, and what every request passes through once
 /// around them.
 pub type App = tower::util::BoxCloneSyncService<Request, Response, std::convert::Infallible>;

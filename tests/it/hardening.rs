@@ -1172,3 +1172,59 @@ async fn health_answers_503_when_the_databases_disk_has_less_room_than_its_floor
         .unwrap();
     assert_eq!(r.status(), StatusCode::OK);
 }
+
+/// An API body larger than the limit is 413 (too large), not 422; one just under it is
+/// read (and refused for what it says); and a body that is not an object is refused,
+/// where serde read a struct from an array of its fields (`[]` made a token).
+#[tokio::test]
+async fn an_api_body_too_large_is_413_and_one_that_is_no_object_is_refused() {
+    let app = spawn_app().await;
+    let c = cast(&app).await;
+    let url = format!("{}/api/v1/users/val00/tokens", app.base);
+    let padded = |len: usize| {
+        let mut body = String::from("{\"label\":5,\"pad\":\"");
+        body.push_str(&"x".repeat(len - body.len() - 2));
+        body.push_str("\"}");
+        assert_eq!(body.len(), len);
+        body
+    };
+    for (len, status) in [
+        (
+            tandem::web::API_BODY_LIMIT + 1,
+            StatusCode::PAYLOAD_TOO_LARGE,
+        ),
+        (
+            tandem::web::API_BODY_LIMIT,
+            StatusCode::UNPROCESSABLE_ENTITY,
+        ),
+    ] {
+        let r = TestApp::reply(
+            app.client
+                .post(&url)
+                .bearer_auth(&c.admin)
+                .header("content-type", "application/json")
+                .body(padded(len)),
+        )
+        .await;
+        assert_eq!(r.status, status, "a body of {len} bytes: {}", r.text);
+    }
+    let tokens = app.count("SELECT COUNT(*) FROM api_tokens").await;
+    for body in [json!([]), json!(["a name"]), json!("a name"), json!(7)] {
+        let r = app
+            .call(
+                Method::POST,
+                "/api/v1/users/val00/tokens",
+                Some(&c.admin),
+                Some(body.clone()),
+            )
+            .await;
+        assert_eq!(
+            r.status,
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "{body}: {}",
+            r.text
+        );
+        assert!(r.text.contains("must be an object"), "{body}: {}", r.text);
+    }
+    assert_eq!(app.count("SELECT COUNT(*) FROM api_tokens").await, tokens);
+}

@@ -46,10 +46,23 @@ where
                     JsonRejection::MissingJsonContentType(_) => Error::Invalid(
                         "send the body as JSON with `Content-Type: application/json`".into(),
                     ),
+                    other if other.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE => {
+                        Error::TooLarge(format!(
+                            "the JSON body is larger than the {} bytes a request may send",
+                            crate::web::API_BODY_LIMIT
+                        ))
+                    }
                     other => Error::Invalid(format!("invalid JSON body: {}", other.body_text())),
                 });
             }
         };
+        // Every body of the API is an object: serde would also read a struct from an
+        // array of its fields in order, which the API's document does not allow.
+        if !value.is_object() {
+            return Err(Error::Invalid(
+                "invalid JSON body: it must be an object (`{...}`) with the fields the API's document names".into(),
+            ));
+        }
         crate::domain::text::check_json(&value)
             .map_err(|(field, message)| Error::Field { field, message })?;
         serde_json::from_value::<T>(value)
