@@ -1,8 +1,11 @@
 //! The server loop: accepts connections, serves each with hyper, and bounds what a
-//! client can hold: a header that is not complete in time closes the connection (sooner
-//! while many connections hold no whole request), a body that stalls is cut, the number
-//! of open connections is capped (new ones wait in the kernel's backlog) and so is the
-//! number from one client address (more are closed at once), and shutdown drains, then
+//! client can hold: a connection that sends no byte, or a header that is not complete,
+//! in time is closed (sooner while many connections hold no whole request), a body that
+//! stalls is cut, the number of open connections is capped (new ones wait in the
+//! kernel's backlog; while every place is taken, each new connection has the oldest
+//! silent one closed, so that silent connections from many addresses cannot hold them
+//! all) and so is the number from one client address (more are closed at once), and
+//! shutdown drains, then
 //! waits for the requests in flight only until a deadline. Every accepted socket has
 //! `TCP_NODELAY`: a reply written in two parts (head, then a small body) must not wait
 //! for the client's delayed ACK.
@@ -12,14 +15,14 @@ use crate::web::state::AppState;
 use axum::extract::connect_info::ConnectInfo;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto::Builder;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::Semaphore;
+use tokio::sync::{Notify, Semaphore, TryAcquireError};
 use tokio::task::JoinSet;
 use tower::ServiceExt;
 
@@ -86,6 +89,8 @@ pub async fn serve_with(
         trusted: state.config.trusted_proxies.clone(),
         unsent: Arc::new(AtomicUsize::new(0)),
         unsent_budget: settings.unsent_budget(),
+        silent: Arc::default(),
+        first_byte: settings.header_read_timeout,
         refused_since_warning: 0,
         warned_at: None,
         stop: stop_rx,
@@ -148,6 +153,10 @@ struct Acceptor {
     /// Open connections that have not sent a whole request head yet.
     unsent: Arc<AtomicUsize>,
     unsent_budget: usize,
+    /// Open connections that have not sent a byte yet.
+    silent: Arc<Silent>,
+    /// How long a new connection may stay silent (the time for a request's head).
+    first_byte: Duration,
     refused_since_warning: u64,
     warned_at: Option<std::time::Instant>,
     stop: tokio::sync::watch::Receiver<bool>,
@@ -199,6 +208,58 @@ impl Unsent {
 impl Drop for Unsent {
     fn drop(&mut self) {
         self.sent();
+    }
+}
+
+/// The connections that have not sent a byte yet, in the order they were accepted,
+/// each with the signal that closes it.
+#[derive(Default)]
+struct Silent {
+    waiting: Mutex<(u64, BTreeMap<u64, Arc<Notify>>)>,
+}
+
+impl Silent {
+    /// Counts a new connection as silent: its number, and the signal that cuts it.
+    fn enter(&self) -> (u64, Arc<Notify>) {
+        let mut w = self.waiting.lock().unwrap_or_else(|e| e.into_inner());
+        let id = w.0;
+        w.0 += 1;
+        let cut = Arc::new(Notify::new());
+        w.1.insert(id, cut.clone());
+        (id, cut)
+    }
+
+    /// The connection sent its first byte, or ended.
+    fn leave(&self, id: u64) {
+        let mut w = self.waiting.lock().unwrap_or_else(|e| e.into_inner());
+        w.1.remove(&id);
+    }
+
+    /// Closes the silent connection accepted first, if there is one.
+    fn cut_oldest(&self) -> bool {
+        let oldest = {
+            let mut w = self.waiting.lock().unwrap_or_else(|e| e.into_inner());
+            w.1.pop_first()
+        };
+        oldest.map(|(_, cut)| cut.notify_one()).is_some()
+    }
+}
+
+/// Waits until the connection sends its first byte (or closes): false when it stays
+/// silent for `within`, is cut to make room, or the server stops first.
+async fn first_byte(
+    stream: &TcpStream,
+    within: Duration,
+    cut: &Notify,
+    stop: &mut tokio::sync::watch::Receiver<bool>,
+) -> bool {
+    let mut byte = [0u8; 1];
+    tokio::select! {
+        // A peek, not readiness alone (which may wake without data); 0 bytes is the end,
+        // which hyper then reads.
+        r = tokio::time::timeout(within, stream.peek(&mut byte)) => matches!(r, Ok(Ok(_))),
+        () = cut.notified() => false,
+        () = stopping(stop) => false,
     }
 }
 
@@ -256,12 +317,22 @@ impl Acceptor {
         loop {
             // Reap finished connections so the set does not grow.
             while self.connections.try_join_next().is_some() {}
-            let slot = tokio::select! {
-                s = self.slots.clone().acquire_owned() => match s {
-                    Ok(s) => s,
-                    Err(_) => return,
-                },
-                () = &mut until => return,
+            let slot = match self.slots.clone().try_acquire_owned() {
+                Ok(s) => s,
+                Err(TryAcquireError::Closed) => return,
+                Err(TryAcquireError::NoPermits) => {
+                    // Every place is taken: the oldest connection that has sent nothing
+                    // makes room for the next one (one for one, so a flood of silent
+                    // connections cuts its own, and a client that speaks at once stays).
+                    self.silent.cut_oldest();
+                    tokio::select! {
+                        s = self.slots.clone().acquire_owned() => match s {
+                            Ok(s) => s,
+                            Err(_) => return,
+                        },
+                        () = &mut until => return,
+                    }
+                }
             };
             let (stream, remote) = tokio::select! {
                 r = self.listener.accept() => match r {
@@ -291,11 +362,21 @@ impl Acceptor {
                 tap(&stream);
             }
             let unsent = Arc::new(Unsent::new(self.unsent.clone()));
-            let builder = if self.unsent.load(Ordering::Relaxed) > self.unsent_budget {
+            let hurried = self.unsent.load(Ordering::Relaxed) > self.unsent_budget;
+            let builder = if hurried {
                 self.hurried.clone()
             } else {
                 self.builder.clone()
             };
+            // hyper's time for a head starts at its first byte: a connection that sends
+            // none gets the same time for that byte.
+            let first_within = if hurried {
+                self.first_byte.min(crate::config::HURRIED_HEADER_TIMEOUT)
+            } else {
+                self.first_byte
+            };
+            let silent = self.silent.clone();
+            let (silent_id, cut) = silent.enter();
             let router = self.router.clone();
             let first = unsent.clone();
             let service = hyper::service::service_fn(move |mut req: hyper::Request<_>| {
@@ -305,6 +386,11 @@ impl Acceptor {
             });
             let mut stop = self.stop.clone();
             self.connections.spawn(async move {
+                let spoke = first_byte(&stream, first_within, &cut, &mut stop).await;
+                silent.leave(silent_id);
+                if !spoke {
+                    return;
+                }
                 let conn = builder.serve_connection_with_upgrades(TokioIo::new(stream), service);
                 let mut conn = std::pin::pin!(conn);
                 tokio::select! {

@@ -1228,3 +1228,70 @@ async fn an_api_body_too_large_is_413_and_one_that_is_no_object_is_refused() {
     }
     assert_eq!(app.count("SELECT COUNT(*) FROM api_tokens").await, tokens);
 }
+
+/// Silent connections from many addresses, each address under its cap, together more
+/// than every place the server has: a client from another address is answered at once
+/// (while every place is taken, each new connection has the oldest silent one closed),
+/// and a connection that sends no byte is closed after the time for a request's head.
+/// Before, they held every place for as long as they stayed open (`/healthz` waited 90 s).
+#[tokio::test]
+async fn silent_connections_from_many_addresses_starve_no_one() {
+    use tokio::io::AsyncReadExt as _;
+    let dir = tempfile::tempdir().unwrap();
+    let (data, _) = campaign_on_disk(dir.path(), 1);
+    let server = start_server(
+        &data,
+        None,
+        &[
+            "--max-connections",
+            "64",
+            "--max-connections-per-client",
+            "10",
+            "--header-timeout",
+            "10",
+        ],
+    );
+    let base = server.base.clone();
+    admin_web(&data, &base).await;
+    let addr: std::net::SocketAddr = base.trim_start_matches("http://").parse().unwrap();
+    // Twelve addresses, ten silent connections each: 120 for 64 places.
+    let mut silent = Vec::new();
+    for a in 0..12u8 {
+        for _ in 0..10 {
+            let s = tokio::net::TcpSocket::new_v4().unwrap();
+            s.bind(std::net::SocketAddr::from(([127, 0, 1, 10 + a], 0)))
+                .unwrap();
+            silent.push(s.connect(addr).await.unwrap());
+        }
+    }
+    let opened = Instant::now();
+    let other = reqwest::Client::builder()
+        .local_address(std::net::IpAddr::from([127, 0, 0, 2]))
+        .redirect(reqwest::redirect::Policy::none())
+        .timeout(Duration::from_secs(30))
+        .build()
+        .unwrap();
+    let asked = Instant::now();
+    let health = other.get(format!("{base}/healthz")).send().await.unwrap();
+    let waited = asked.elapsed();
+    assert_eq!(health.status(), StatusCode::OK);
+    assert!(
+        // Without the cut it waits for the first silent connection's time (5 s, as
+        // connections without a head are many).
+        waited < Duration::from_secs(3),
+        "/healthz waited {waited:?} behind the silent connections"
+    );
+    web_login(&other, &base, "admin1", PASSWORD).await.unwrap();
+    // Every silent connection is closed: the oldest to make room, the rest after the
+    // time for a head.
+    for (i, s) in silent.iter_mut().enumerate() {
+        let mut buf = [0u8; 1];
+        let end = tokio::time::timeout(Duration::from_secs(15), s.read(&mut buf)).await;
+        assert!(
+            matches!(end, Ok(Ok(0)) | Ok(Err(_))),
+            "silent connection {i} still open {:?} after it was opened: {end:?}",
+            opened.elapsed()
+        );
+    }
+    assert!(opened.elapsed() < Duration::from_secs(15));
+}
