@@ -125,12 +125,33 @@ macro_rules! read_tx {
                 let $c = &mut *conn;
                 b.long(async { $body }).await?
             }
-            $crate::store::Db::Postgres(b) => read_tx!(@postgres b, |$c| $body),
+            $crate::store::Db::Postgres(b) => read_tx!(@postgres long b, |$c| $body),
         }
     };
     // Boxed, as in `write_tx!`: PostgreSQL's futures would make every read's future on
     // SQLite as large as theirs.
+    // A short read ends by the request's deadline (`deadline`); its connection, which
+    // may be stuck in a statement, is closed then.
     (@postgres $b:ident, |$c:ident| $body:expr) => {
+        Box::pin(async {
+            let mut conn = $b.read().await?;
+            let done =
+                tokio::time::timeout_at($crate::store::deadline::at(), async {
+                    let $c = &mut *conn;
+                    $body
+                })
+                .await;
+            match done {
+                Ok(r) => r,
+                Err(_) => {
+                    conn.close_on_drop();
+                    Err($crate::store::deadline::late())
+                }
+            }
+        })
+        .await
+    };
+    (@postgres long $b:ident, |$c:ident| $body:expr) => {
         Box::pin(async {
             let mut conn = $b.read().await?;
             let $c = &mut *conn;
@@ -200,6 +221,7 @@ pub mod study;
 mod areas;
 mod cache;
 pub(crate) mod db;
+pub mod deadline;
 mod postgres;
 mod sqlite;
 mod stamp;
@@ -370,7 +392,9 @@ impl Store {
                 }
             });
         }
-        self.inner.stamps.wait(needed).await
+        // A read that started before this request may be stuck: the request waits for
+        // it and the next only until its own deadline.
+        deadline::bounded(self.inner.stamps.wait(needed)).await
     }
 
     /// The user an API token belongs to, if the token is known, not revoked and its

@@ -8,6 +8,7 @@
 
 use super::Lock;
 use super::db::{Cell, Col, Dialect};
+use super::deadline;
 use super::stamp::{self, Listened};
 use crate::clock::Clock;
 use crate::error::{Error, Result};
@@ -110,7 +111,7 @@ impl Backend {
     /// A connection for reading.
     pub(super) async fn read(&self) -> Result<sqlx::pool::PoolConnection<Db>> {
         let asked = Instant::now();
-        let c = self.read.acquire().await?;
+        let c = deadline::bounded(async { Ok(self.read.acquire().await?) }).await?;
         self.metrics.waited("read", asked.elapsed());
         Ok(c)
     }
@@ -129,56 +130,92 @@ impl Backend {
             Lock::Structure | Lock::Import => "BEGIN; SELECT pg_advisory_xact_lock(8015331)",
         };
         debug_assert_eq!(STRUCTURE_LOCK, 8_015_331);
+        // A verdict-class write is short: it ends by the request's deadline, and its
+        // connection, which may be stuck in a statement, is closed then. A structural
+        // write may take long (an import): its statements are bounded by its route.
+        let short = matches!(lock, Lock::Item | Lock::Rows);
         let mut attempt = 0;
         loop {
             attempt += 1;
             let asked = Instant::now();
-            let mut conn = self.write.acquire().await?;
+            let mut conn = deadline::bounded(async { Ok(self.write.acquire().await?) }).await?;
             self.metrics.waited("write", asked.elapsed());
-            if let Err(e) = sqlx::raw_sql(sqlx::AssertSqlSafe(begin))
-                .execute(&mut *conn)
-                .await
-            {
-                conn.close_on_drop();
-                return Err(e.into());
-            }
-            let (result, statements) = super::count::measure(job(&mut conn)).await;
-            match result {
-                Ok(v) => {
-                    let started = Instant::now();
-                    let committed = sqlx::raw_sql("COMMIT").execute(&mut *conn).await;
-                    self.metrics
-                        .commit_seconds
-                        .observe(started.elapsed().as_secs_f64());
-                    match committed {
-                        Ok(_) => {
-                            super::count::add(statements);
-                            return Ok(v);
-                        }
-                        Err(e) => {
-                            let _ = sqlx::raw_sql("ROLLBACK").execute(&mut *conn).await;
-                            conn.close_on_drop();
-                            let e: Error = e.into();
-                            if retryable(&e) && attempt < ATTEMPTS {
-                                self.metrics.write_retries.inc();
-                                continue;
-                            }
-                            self.metrics.failed_commits.inc();
-                            return Err(e);
-                        }
-                    }
-                }
-                Err(e) => {
-                    if sqlx::raw_sql("ROLLBACK").execute(&mut *conn).await.is_err() {
+            let tried = if short {
+                let done =
+                    tokio::time::timeout_at(deadline::at(), self.attempt(&mut conn, begin, &job))
+                        .await;
+                match done {
+                    Ok(tried) => tried,
+                    Err(_) => {
                         conn.close_on_drop();
+                        return Err(deadline::late());
                     }
-                    if retryable(&e) && attempt < ATTEMPTS {
-                        tracing::debug!(attempt, "a write met a serialization failure: again");
-                        self.metrics.write_retries.inc();
-                        continue;
-                    }
-                    return Err(e);
                 }
+            } else {
+                self.attempt(&mut conn, begin, &job).await
+            };
+            match tried {
+                Ok(v) => return Ok(v),
+                Err(e) if retryable(&e) && attempt < ATTEMPTS => {
+                    tracing::debug!(attempt, "a write met a serialization failure: again");
+                    self.metrics.write_retries.inc();
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// One attempt of a write: BEGIN (with its lock), the job, COMMIT; a connection
+    /// whose BEGIN, COMMIT or ROLLBACK failed is closed.
+    async fn attempt<T, F>(
+        &self,
+        conn: &mut sqlx::pool::PoolConnection<Db>,
+        begin: &'static str,
+        job: &F,
+    ) -> Result<T>
+    where
+        F: for<'c> Fn(&'c mut Conn) -> BoxFuture<'c, Result<T>> + Send + Sync + 'static,
+    {
+        if let Err(e) = sqlx::raw_sql(sqlx::AssertSqlSafe(begin))
+            .execute(&mut **conn)
+            .await
+        {
+            conn.close_on_drop();
+            return Err(e.into());
+        }
+        let (result, statements) = super::count::measure(job(conn)).await;
+        match result {
+            Ok(v) => {
+                let started = Instant::now();
+                let committed = sqlx::raw_sql("COMMIT").execute(&mut **conn).await;
+                self.metrics
+                    .commit_seconds
+                    .observe(started.elapsed().as_secs_f64());
+                match committed {
+                    Ok(_) => {
+                        super::count::add(statements);
+                        Ok(v)
+                    }
+                    Err(e) => {
+                        let _ = sqlx::raw_sql("ROLLBACK").execute(&mut **conn).await;
+                        conn.close_on_drop();
+                        let e: Error = e.into();
+                        if !retryable(&e) {
+                            self.metrics.failed_commits.inc();
+                        }
+                        Err(e)
+                    }
+                }
+            }
+            Err(e) => {
+                if sqlx::raw_sql("ROLLBACK")
+                    .execute(&mut **conn)
+                    .await
+                    .is_err()
+                {
+                    conn.close_on_drop();
+                }
+                Err(e)
             }
         }
     }

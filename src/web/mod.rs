@@ -114,6 +114,7 @@ pub const API_BODY_LIMIT: usize = 2 * 1024 * 1024;
 pub type App = tower::util::BoxCloneSyncService<Request, Response, std::convert::Infallible>;
 
 pub fn app(state: AppState) -> App {
+    let postgres = state.store.backend() == crate::store::Backend::Postgres;
     let mut router = Router::new();
     for Route { spec, handler, .. } in routes() {
         let guarded = handler.route_layer(middleware::from_fn_with_state(
@@ -130,6 +131,13 @@ pub fn app(state: AppState) -> App {
                 StatusCode::REQUEST_TIMEOUT,
                 time_limit(spec.path, spec.path),
             ))
+        };
+        // On PostgreSQL a request of a short route waits for the database only until its
+        // deadline (`store::deadline`); an import or an archive may take long.
+        let timed = if postgres && time_limit(spec.path, spec.path) <= SHORT_TIME_LIMIT {
+            timed.layer(middleware::from_fn(within_deadline))
+        } else {
+            timed
         };
         let guarded = timed.layer(middleware::from_fn_with_state(
             (state.clone(), spec),
@@ -252,6 +260,11 @@ async fn measure(
     resp
 }
 
+/// Runs the request with its deadline for the database (`store::deadline`).
+async fn within_deadline(req: Request, next: Next) -> Response {
+    crate::store::deadline::within(next.run(req)).await
+}
+
 /// Answers 408 (without a body) when a route's handler has not answered within the
 /// request's time limit.
 async fn limit_time(State(spec): State<RouteSpec>, req: Request, next: Next) -> Response {
@@ -278,9 +291,12 @@ fn time_limit(route: &str, path: &str) -> Duration {
     } else if route.ends_with("/import/folder") || archive {
         Duration::from_secs(30 * 60)
     } else {
-        Duration::from_secs(120)
+        SHORT_TIME_LIMIT
     }
 }
+
+/// The time limit of every route but imports and archives.
+const SHORT_TIME_LIMIT: Duration = Duration::from_secs(120);
 
 async fn fallback(req: Request) -> Response {
     if req.uri().path().starts_with("/api/") {

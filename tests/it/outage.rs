@@ -15,10 +15,13 @@ use tandem::Config;
 use tandem::domain::Role;
 use tokio::net::{TcpListener, TcpStream};
 
-/// A TCP proxy to the database that can stop and start forwarding.
+/// A TCP proxy to the database that can stop and start forwarding, or freeze: hold
+/// every connection open and answer nothing, as a stopped host does (its kernel still
+/// accepts and acknowledges).
 struct Proxy {
     port: u16,
     up: Arc<AtomicBool>,
+    frozen: tokio::sync::watch::Sender<bool>,
     links: Arc<Mutex<Vec<tokio::task::AbortHandle>>>,
 }
 
@@ -27,8 +30,9 @@ impl Proxy {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let port = listener.local_addr().unwrap().port();
         let up = Arc::new(AtomicBool::new(true));
+        let frozen = tokio::sync::watch::Sender::new(false);
         let links: Arc<Mutex<Vec<tokio::task::AbortHandle>>> = Arc::default();
-        let (up2, links2) = (up.clone(), links.clone());
+        let (up2, links2, frozen2) = (up.clone(), links.clone(), frozen.clone());
         tokio::spawn(async move {
             while let Ok((mut client, _)) = listener.accept().await {
                 if !up2.load(Ordering::SeqCst) {
@@ -36,15 +40,39 @@ impl Proxy {
                     continue;
                 }
                 let upstream = upstream.clone();
+                let mut thawed = frozen2.subscribe();
+                let mut frozen = frozen2.subscribe();
                 let link = tokio::spawn(async move {
+                    // Frozen: held open, silent; closed when thawed.
+                    let now_frozen = *frozen.borrow();
+                    if now_frozen {
+                        let _ = thawed.wait_for(|f| !*f).await.is_ok();
+                        return;
+                    }
                     if let Ok(mut server) = TcpStream::connect(&upstream).await {
-                        let _ = tokio::io::copy_bidirectional(&mut client, &mut server).await;
+                        tokio::select! {
+                            _ = tokio::io::copy_bidirectional(&mut client, &mut server) => {}
+                            _ = async { frozen.wait_for(|f| *f).await.is_ok() } => {
+                                let _ = thawed.wait_for(|f| !*f).await.is_ok();
+                            }
+                        }
                     }
                 });
                 links2.lock().unwrap().push(link.abort_handle());
             }
         });
-        Proxy { port, up, links }
+        Proxy {
+            port,
+            up,
+            frozen,
+            links,
+        }
+    }
+
+    /// Every connection, open or new, is held and nothing is forwarded, until thawed
+    /// (then the held ones are closed).
+    fn freeze(&self, frozen: bool) {
+        self.frozen.send_replace(frozen);
     }
 
     /// Every open connection is cut and new ones are refused.
@@ -57,6 +85,63 @@ impl Proxy {
 
     fn resume(&self) {
         self.up.store(true, Ordering::SeqCst);
+    }
+}
+
+/// A campaign of `clips` clips with two validators (a token for val00), served by a
+/// `tandem serve` that reaches the database `url` through a [`Proxy`].
+struct Behind {
+    dir: tempfile::TempDir,
+    proxy: Proxy,
+    server: crate::helpers::ServerProcess,
+    token: String,
+    /// The database URL's path (its name and options).
+    path: String,
+}
+
+async fn campaign_behind_a_proxy(url: String, clips: usize) -> Behind {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let src = dir.path().join("src");
+    let config = Config::new(&data, Some(url.clone())).unwrap();
+    let store = tandem::Store::open(&config.database_url).await.unwrap();
+    let task = tandem::domain::taxonomy::Taxonomy::vgenst().tasks[0]
+        .code
+        .clone();
+    let lines: Vec<serde_json::Value> = (0..clips)
+        .map(|k| clip_line(&src, &format!("clip{k:04}"), &task, &[]))
+        .collect();
+    let m = write_manifest(&src, "m.jsonl", &lines);
+    tandem::app::import_manifest(&store, &config, "default", &m)
+        .await
+        .unwrap();
+    let hash = tandem::auth::hash_password(PASSWORD).unwrap();
+    for (name, index) in [("val00", 0), ("val01", 1)] {
+        store
+            .add_user(
+                name,
+                Role::Validator,
+                &hash,
+                Some("default".into()),
+                Some(index),
+            )
+            .await
+            .unwrap();
+    }
+    let token = store.create_token("val00", "test").await.unwrap();
+    store.close().await;
+    let rest = url.strip_prefix("postgres://").unwrap();
+    let (user, rest) = rest.split_once('@').unwrap();
+    let (hostport, path) = rest.split_once('/').unwrap();
+    let proxy = Proxy::start(hostport.to_string()).await;
+    let via = format!("postgres://{user}@127.0.0.1:{}/{path}", proxy.port);
+    let server = start_server(&data, Some(&via), &[]);
+    Behind {
+        dir,
+        proxy,
+        server,
+        token,
+        path: path.to_string(),
     }
 }
 
@@ -79,44 +164,13 @@ async fn a_database_that_goes_away_under_load_gets_503s_not_500s_or_hangs_and_co
     };
     const CLIPS: usize = 120;
     const WRITERS: usize = 4;
-    let dir = tempfile::tempdir().unwrap();
-    let data = dir.path().join("data");
-    let src = dir.path().join("src");
-    let config = Config::new(&data, Some(url.clone())).unwrap();
-    let store = tandem::Store::open(&config.database_url).await.unwrap();
-    let task = tandem::domain::taxonomy::Taxonomy::vgenst().tasks[0]
-        .code
-        .clone();
-    let lines: Vec<serde_json::Value> = (0..CLIPS)
-        .map(|k| clip_line(&src, &format!("clip{k:04}"), &task, &[]))
-        .collect();
-    let m = write_manifest(&src, "m.jsonl", &lines);
-    tandem::app::import_manifest(&store, &config, "default", &m)
-        .await
-        .unwrap();
-    let hash = tandem::auth::hash_password(PASSWORD).unwrap();
-    for (name, index) in [("val00", 0), ("val01", 1)] {
-        store
-            .add_user(
-                name,
-                Role::Validator,
-                &hash,
-                Some("default".into()),
-                Some(index),
-            )
-            .await
-            .unwrap();
-    }
-    let token = store.create_token("val00", "test").await.unwrap();
-    store.close().await;
-
-    // The server reaches the database through the proxy.
-    let rest = url.strip_prefix("postgres://").unwrap();
-    let (user, rest) = rest.split_once('@').unwrap();
-    let (hostport, path) = rest.split_once('/').unwrap();
-    let proxy = Proxy::start(hostport.to_string()).await;
-    let via = format!("postgres://{user}@127.0.0.1:{}/{path}", proxy.port);
-    let server = start_server(&data, Some(&via), &[]);
+    let Behind {
+        dir: _dir,
+        proxy,
+        server,
+        token,
+        path,
+    } = campaign_behind_a_proxy(url.clone(), CLIPS).await;
     let base = server.base.clone();
     let client = reqwest::Client::builder()
         .timeout(Duration::from_secs(30))
@@ -314,6 +368,125 @@ async fn a_database_that_goes_away_under_load_gets_503s_not_500s_or_hangs_and_co
             stored.contains(clip),
             "{clip} was acknowledged and is stored"
         );
+    }
+    drop(server);
+}
+
+/// The database freezes (a stopped host, a silent partition: connections stay open,
+/// nothing answers) while requests keep arriving: each is answered within the request's
+/// deadline for the database (10 s) and a margin, a 503 with Retry-After where it needed
+/// the database, and the server works again once the database does. Before, a request
+/// on a pooled connection waited without end, and one that arrived while the revocation
+/// stamp's shared read was stuck waited for that read and then its own (20 s).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_frozen_database_answers_every_request_within_its_deadline_and_comes_back() {
+    let Some(url) = test_database_url().await else {
+        eprintln!("skipped: set TANDEM_TEST_POSTGRES to run the database outage test");
+        return;
+    };
+    let Behind {
+        dir: _dir,
+        proxy,
+        server,
+        token,
+        ..
+    } = campaign_behind_a_proxy(url, 40).await;
+    let base = server.base.clone();
+    let client = reqwest::Client::builder()
+        .timeout(Duration::from_secs(40))
+        .build()
+        .unwrap();
+    let verdict = |clip: usize| {
+        client
+            .post(format!(
+                "{base}/api/v1/campaigns/default/items/1/clip{clip:04}/verdict"
+            ))
+            .bearer_auth(&token)
+            .json(&serde_json::json!({"verdict": "valid"}))
+    };
+    let r = verdict(0).send().await.unwrap();
+    assert_eq!(r.status().as_u16(), 201);
+
+    proxy.freeze(true);
+    // Twenty requests of four kinds, one every 300 ms: the later ones arrive while reads
+    // begun by the earlier ones are stuck.
+    let mut asked = Vec::new();
+    for k in 0..20usize {
+        let (what, req) = match k % 4 {
+            0 => ("verdict", verdict(1 + k)),
+            1 => (
+                "queue",
+                client
+                    .get(format!("{base}/api/v1/campaigns/default/queue/1"))
+                    .bearer_auth(&token),
+            ),
+            2 => (
+                "me",
+                client.get(format!("{base}/api/v1/me")).bearer_auth(&token),
+            ),
+            _ => ("readyz", client.get(format!("{base}/readyz"))),
+        };
+        asked.push(tokio::spawn(async move {
+            let sent = Instant::now();
+            let r = req.send().await;
+            let took = sent.elapsed();
+            let r =
+                r.unwrap_or_else(|e| panic!("{what} (request {k}): no answer after {took:?}: {e}"));
+            Answer {
+                sent,
+                took,
+                status: r.status().as_u16(),
+                retry_after: r.headers().contains_key("retry-after"),
+                what,
+            }
+        }));
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+    let mut answers = Vec::new();
+    for a in asked {
+        answers.push(a.await.unwrap());
+    }
+    let worst = answers.iter().map(|a| a.took).max().unwrap();
+    eprintln!("frozen: the slowest answer took {worst:?}");
+    for a in &answers {
+        assert!(
+            a.took < Duration::from_secs(12),
+            "{} answered after {:?}, past the deadline",
+            a.what,
+            a.took
+        );
+        // A copy of the token's owner under a stamp still trusted may answer `me`.
+        assert!(matches!(a.status, 200 | 503), "{a:?}");
+        assert!(a.status != 503 || a.retry_after, "{a:?}");
+    }
+    for what in ["verdict", "queue", "readyz"] {
+        assert!(
+            answers.iter().any(|a| a.what == what && a.status == 503),
+            "{what} refused while the database is frozen: {answers:?}"
+        );
+        assert!(
+            answers
+                .iter()
+                .filter(|a| a.what == what)
+                .all(|a| a.status == 503),
+            "{what} cannot succeed without the database: {answers:?}"
+        );
+    }
+
+    proxy.freeze(false);
+    let thawed = Instant::now();
+    loop {
+        // The same verdict until it is stored (one sent again is recorded once).
+        let r = verdict(30).send().await.unwrap();
+        if matches!(r.status().as_u16(), 200 | 201) {
+            break;
+        }
+        assert_eq!(r.status().as_u16(), 503);
+        assert!(
+            thawed.elapsed() < Duration::from_secs(20),
+            "verdicts are acknowledged again within 20 s of the thaw"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
     }
     drop(server);
 }
