@@ -1,15 +1,19 @@
-//! One client address floods the server with connections that trickle a header line
-//! every 4 s and never finish their request (5,000 of them); meanwhile a normal client
-//! at another address asks `/healthz` and signs in. Printed: that client's times with
-//! the flood, and, as the same run's reference, the same requests without it (a
-//! sign-in's own time is mostly its argon2 hash).
+//! A flood of connections beside a normal client: while it holds, a client at another
+//! address asks `/healthz` and signs in. Printed: that client's times with the flood,
+//! and, as the same run's reference, the same requests without it (a sign-in's own time
+//! is mostly its argon2 hash). Three floods (`TANDEM_BENCH_FLOOD_KIND`):
+//!
+//! - `trickle` (the default): 5,000 connections from one address (127.0.0.1) that send
+//!   the start of a request, then one header line every 4 s, never the end;
+//! - `silent`: 4,200 connections from 20 addresses (127.0.1.1-20, 210 each: under the
+//!   per-address cap) that send nothing;
+//! - `slow-body`: as many, each a whole POST head, then one body byte every 10 s.
 //!
 //! The server is `tandem serve` with its defaults (4,096 connections, 256 per client
-//! address), a process of its own, as in production; the flood comes from 127.0.0.1,
-//! the normal client from 127.0.0.2.
+//! address), a process of its own, as in production; the normal client is 127.0.0.2.
 //!
 //! Run: `cargo bench --bench flood`. `TANDEM_BENCH_FLOOD` sets the number of flooding
-//! connections (default 5,000).
+//! connections, `TANDEM_BENCH_FLOOD_ADDRESSES` the addresses they come from.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -131,10 +135,39 @@ fn main() {
     if std::env::args().any(|a| a == "--list") {
         return;
     }
-    let flood: usize = std::env::var("TANDEM_BENCH_FLOOD")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(5000);
+    let kind = std::env::var("TANDEM_BENCH_FLOOD_KIND").unwrap_or_else(|_| "trickle".into());
+    // What a flooding connection sends first, then again and again (every `every`).
+    // (A slow body is sent by an insider with a token, to a route that reads its body:
+    // without one, the request is refused before its body is read.)
+    let (first, again, every): (&str, &[u8], u64) = match kind.as_str() {
+        "trickle" => (
+            "GET /healthz HTTP/1.1\r\nHost: tandem\r\n",
+            b"X-Trickle: 1\r\n",
+            4,
+        ),
+        "silent" => ("", b"", 4),
+        "slow-body" => (
+            "POST /api/v1/users/admin1/tokens HTTP/1.1\r\nHost: tandem\r\nAuthorization: Bearer TOKEN\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n",
+            b"a",
+            10,
+        ),
+        other => panic!(
+            "TANDEM_BENCH_FLOOD_KIND: no flood called `{other}` (trickle, silent, slow-body)"
+        ),
+    };
+    let number = |name: &str, default: usize| {
+        std::env::var(name)
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(default)
+    };
+    let one_address = kind == "trickle";
+    let flood: usize = number("TANDEM_BENCH_FLOOD", if one_address { 5000 } else { 4200 });
+    let addresses: usize = number(
+        "TANDEM_BENCH_FLOOD_ADDRESSES",
+        if one_address { 1 } else { 20 },
+    )
+    .clamp(1, 250);
     // The flood's sockets and the server's: well above the default of 1,024 files.
     let hard = rustix::process::getrlimit(rustix::process::Resource::Nofile).maximum;
     rustix::process::setrlimit(
@@ -166,6 +199,18 @@ fn main() {
         .write_all(PASSWORD.as_bytes())
         .unwrap();
     assert!(add.wait().unwrap().success());
+    let made = tandem(&data)
+        .args(["token", "create", "admin1"])
+        .output()
+        .unwrap();
+    let text =
+        String::from_utf8_lossy(&made.stdout).into_owned() + &String::from_utf8_lossy(&made.stderr);
+    let token = text
+        .split_whitespace()
+        .find(|w| w.starts_with("tdm_"))
+        .expect("`tandem token create` printed a token")
+        .to_string();
+    let first = first.replace("TOKEN", &token).into_bytes();
     let mut child = tandem(&data)
         .args(["serve", "--bind", "127.0.0.1:0"])
         .env("RUST_LOG", "error")
@@ -188,16 +233,27 @@ fn main() {
     let rt = tokio::runtime::Runtime::new().unwrap();
     let quiet = rt.block_on(measure(normal, &base, 50, 5));
 
-    // The flood: every connection sends the start of a request, then one header line
-    // every 4 s, and never the end.
+    // The flood, from `addresses` addresses in turn.
     let mut held: Vec<TcpStream> = Vec::with_capacity(flood);
     let mut closed = 0usize;
-    for _ in 0..flood {
-        match TcpStream::connect(&addr) {
+    let server: std::net::SocketAddr = addr.parse().unwrap();
+    for k in 0..flood {
+        let from: IpAddr = if addresses == 1 {
+            [127, 0, 0, 1].into()
+        } else {
+            [127, 0, 1, 1 + (k % addresses) as u8].into()
+        };
+        let connected = rt.block_on(async {
+            let s = tokio::net::TcpSocket::new_v4()?;
+            s.bind((from, 0).into())?;
+            tokio::time::timeout(Duration::from_secs(5), s.connect(server))
+                .await
+                .map_err(std::io::Error::other)?
+        });
+        match connected.and_then(|s| s.into_std()) {
             Ok(mut s) => {
-                if s.write_all(b"GET /healthz HTTP/1.1\r\nHost: tandem\r\n")
-                    .is_ok()
-                {
+                s.set_nonblocking(false).unwrap();
+                if s.write_all(&first).is_ok() {
                     s.set_nonblocking(true).unwrap();
                     held.push(s);
                 } else {
@@ -213,8 +269,10 @@ fn main() {
         std::thread::spawn(move || {
             let mut open = held;
             while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                open.retain_mut(|s| s.write_all(b"X-Trickle: 1\r\n").is_ok());
-                for _ in 0..40 {
+                if !again.is_empty() {
+                    open.retain_mut(|s| s.write_all(again).is_ok());
+                }
+                for _ in 0..every * 10 {
                     if stop.load(std::sync::atomic::Ordering::Relaxed) {
                         break;
                     }
@@ -240,9 +298,11 @@ fn main() {
     let still_held = trickler.join().unwrap();
 
     let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
-    println!("\nFlood bench: {flood} trickling connections from one address ({cores} cores)\n");
     println!(
-        "| what | p50 | max | failed | the flooding address |\n| --- | ---: | ---: | ---: | --- |"
+        "\nFlood bench: {flood} {kind} connections from {addresses} address(es) ({cores} cores)\n"
+    );
+    println!(
+        "| what | p50 | max | failed | the flooding connections |\n| --- | ---: | ---: | ---: | --- |"
     );
     let row = |what: &str, r: (f64, f64, usize), note: &str| {
         println!(
@@ -264,7 +324,7 @@ fn main() {
         "/healthz, another address, during the flood",
         flooded[0],
         &format!(
-            "{still_held} held by the server, the rest closed at once ({closed} refused at connect)"
+            "{still_held} still open at the end, the rest closed by the server ({closed} not connected within 5 s)"
         ),
     );
     row("sign-in, another address, during the flood", flooded[1], "");
