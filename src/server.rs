@@ -236,12 +236,14 @@ impl Silent {
     }
 
     /// Closes the silent connection accepted first, if there is one.
-    fn cut_oldest(&self) -> bool {
+    fn cut_oldest(&self) {
         let oldest = {
             let mut w = self.waiting.lock().unwrap_or_else(|e| e.into_inner());
             w.1.pop_first()
         };
-        oldest.map(|(_, cut)| cut.notify_one()).is_some()
+        if let Some((_, cut)) = oldest {
+            cut.notify_one();
+        }
     }
 }
 

@@ -143,10 +143,7 @@ macro_rules! read_tx {
                 .await;
             match done {
                 Ok(r) => r,
-                Err(_) => {
-                    conn.close_on_drop();
-                    Err($crate::store::deadline::late())
-                }
+                Err(_) => Err($crate::store::postgres::stuck(&mut conn)),
             }
         })
         .await

@@ -63,6 +63,13 @@ async fn explain_on(c: &mut Conn, sql: &str, binds: &[i64]) -> Result<Vec<String
     Ok(query.fetch_all(&mut *c).await?)
 }
 
+/// A connection that did not finish its work by the request's deadline: closed (it may
+/// be stuck in a statement), and the request told so.
+pub(super) fn stuck(conn: &mut sqlx::pool::PoolConnection<Db>) -> Error {
+    conn.close_on_drop();
+    deadline::late()
+}
+
 /// Whether a failed write may simply be tried again.
 fn retryable(e: &Error) -> bool {
     match e {
@@ -110,9 +117,19 @@ impl Backend {
 
     /// A connection for reading.
     pub(super) async fn read(&self) -> Result<sqlx::pool::PoolConnection<Db>> {
+        self.take(&self.read, "read").await
+    }
+
+    /// A connection of `pool` (`name` in the metrics), waited for until the request's
+    /// deadline.
+    async fn take(
+        &self,
+        pool: &PgPool,
+        name: &'static str,
+    ) -> Result<sqlx::pool::PoolConnection<Db>> {
         let asked = Instant::now();
-        let c = deadline::bounded(async { Ok(self.read.acquire().await?) }).await?;
-        self.metrics.waited("read", asked.elapsed());
+        let c = deadline::bounded(async { Ok(pool.acquire().await?) }).await?;
+        self.metrics.waited(name, asked.elapsed());
         Ok(c)
     }
 
@@ -137,19 +154,14 @@ impl Backend {
         let mut attempt = 0;
         loop {
             attempt += 1;
-            let asked = Instant::now();
-            let mut conn = deadline::bounded(async { Ok(self.write.acquire().await?) }).await?;
-            self.metrics.waited("write", asked.elapsed());
-            let tried = if short {
+            let mut conn = self.take(&self.write, "write").await?;
+            let (tried, at_commit) = if short {
                 let done =
                     tokio::time::timeout_at(deadline::at(), self.attempt(&mut conn, begin, &job))
                         .await;
                 match done {
                     Ok(tried) => tried,
-                    Err(_) => {
-                        conn.close_on_drop();
-                        return Err(deadline::late());
-                    }
+                    Err(_) => return Err(stuck(&mut conn)),
                 }
             } else {
                 self.attempt(&mut conn, begin, &job).await
@@ -160,19 +172,25 @@ impl Backend {
                     tracing::debug!(attempt, "a write met a serialization failure: again");
                     self.metrics.write_retries.inc();
                 }
-                Err(e) => return Err(e),
+                Err(e) => {
+                    if at_commit {
+                        self.metrics.failed_commits.inc();
+                    }
+                    return Err(e);
+                }
             }
         }
     }
 
     /// One attempt of a write: BEGIN (with its lock), the job, COMMIT; a connection
-    /// whose BEGIN, COMMIT or ROLLBACK failed is closed.
+    /// whose BEGIN, COMMIT or ROLLBACK failed is closed. Answers whether it was the
+    /// COMMIT that failed.
     async fn attempt<T, F>(
         &self,
         conn: &mut sqlx::pool::PoolConnection<Db>,
         begin: &'static str,
         job: &F,
-    ) -> Result<T>
+    ) -> (Result<T>, bool)
     where
         F: for<'c> Fn(&'c mut Conn) -> BoxFuture<'c, Result<T>> + Send + Sync + 'static,
     {
@@ -181,7 +199,7 @@ impl Backend {
             .await
         {
             conn.close_on_drop();
-            return Err(e.into());
+            return (Err(e.into()), false);
         }
         let (result, statements) = super::count::measure(job(conn)).await;
         match result {
@@ -194,16 +212,12 @@ impl Backend {
                 match committed {
                     Ok(_) => {
                         super::count::add(statements);
-                        Ok(v)
+                        (Ok(v), false)
                     }
                     Err(e) => {
                         let _ = sqlx::raw_sql("ROLLBACK").execute(&mut **conn).await;
                         conn.close_on_drop();
-                        let e: Error = e.into();
-                        if !retryable(&e) {
-                            self.metrics.failed_commits.inc();
-                        }
-                        Err(e)
+                        (Err(e.into()), true)
                     }
                 }
             }
@@ -215,7 +229,7 @@ impl Backend {
                 {
                     conn.close_on_drop();
                 }
-                Err(e)
+                (Err(e), false)
             }
         }
     }
@@ -237,7 +251,7 @@ impl Backend {
     /// clips) until autovacuum gets to it. `ANALYZE` reads a sample and blocks neither
     /// reads nor writes.
     pub(super) async fn refresh_statistics(&self) -> Result<()> {
-        let mut c = self.write.acquire().await?;
+        let mut c = self.take(&self.write, "write").await?;
         q("ANALYZE items, clips, clip_versions, questions, tasks")
             .execute(&mut *c)
             .await?;
