@@ -909,12 +909,7 @@ async fn one_address_holding_its_cap_of_connections_starves_no_one_else() {
     assert!(held.len() <= cap, "{} held", held.len());
     assert!(closed >= 2 * cap, "{closed} closed at once");
     // Another address signs in and is answered while they are held.
-    let other = reqwest::Client::builder()
-        .local_address(std::net::IpAddr::from([127, 0, 0, 2]))
-        .redirect(reqwest::redirect::Policy::none())
-        .timeout(Duration::from_secs(10))
-        .build()
-        .unwrap();
+    let other = client_from_another_address(Duration::from_secs(10));
     let health = other.get(format!("{base}/healthz")).send().await.unwrap();
     assert_eq!(health.status(), StatusCode::OK);
     web_login(&other, &base, "admin1", PASSWORD).await.unwrap();
@@ -1265,12 +1260,7 @@ async fn silent_connections_from_many_addresses_starve_no_one() {
         }
     }
     let opened = Instant::now();
-    let other = reqwest::Client::builder()
-        .local_address(std::net::IpAddr::from([127, 0, 0, 2]))
-        .redirect(reqwest::redirect::Policy::none())
-        .timeout(Duration::from_secs(30))
-        .build()
-        .unwrap();
+    let other = client_from_another_address(Duration::from_secs(30));
     let asked = Instant::now();
     let health = other.get(format!("{base}/healthz")).send().await.unwrap();
     let waited = asked.elapsed();
@@ -1294,4 +1284,14 @@ async fn silent_connections_from_many_addresses_starve_no_one() {
         );
     }
     assert!(opened.elapsed() < Duration::from_secs(15));
+}
+
+/// A client at 127.0.0.2, beside a flood from other addresses: no redirects followed.
+fn client_from_another_address(timeout: Duration) -> reqwest::Client {
+    reqwest::Client::builder()
+        .local_address(std::net::IpAddr::from([127, 0, 0, 2]))
+        .redirect(reqwest::redirect::Policy::none())
+        .timeout(timeout)
+        .build()
+        .unwrap()
 }
