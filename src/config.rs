@@ -216,8 +216,11 @@ pub struct ServerSettings {
     /// A request's head must arrive whole within this time (also how long an idle
     /// kept-alive connection stays open).
     pub header_read_timeout: Duration,
-    /// A request body that sends nothing for this long is cut.
-    pub body_idle_timeout: Duration,
+    /// A request body may take this long, and a second more for every
+    /// `body_min_rate` bytes it has sent; past that it is cut.
+    pub body_grace: Duration,
+    /// The least rate a request body keeps after its grace, in bytes a second.
+    pub body_min_rate: u64,
     /// Open connections at most; further clients wait to be accepted.
     pub max_connections: usize,
     /// Open connections at most from one client address (none: a sixteenth of
@@ -253,7 +256,8 @@ impl Default for ServerSettings {
     fn default() -> Self {
         ServerSettings {
             header_read_timeout: Duration::from_secs(60),
-            body_idle_timeout: Duration::from_secs(30),
+            body_grace: Duration::from_secs(20),
+            body_min_rate: 500,
             max_connections: default_max_connections(),
             max_connections_per_client: None,
             drain: Duration::ZERO,

@@ -83,6 +83,10 @@ pub enum Error {
     /// A body larger than its limit (an upload); the message names the limit.
     #[error("{0}")]
     TooLarge(String),
+    /// A request that came too slowly (a body below the least rate); the message says
+    /// what the rule was.
+    #[error("{0}")]
+    TooSlow(String),
     /// Too many attempts: wait `retry_after` seconds.
     #[error("{message}")]
     TooMany { message: String, retry_after: u64 },
@@ -148,6 +152,7 @@ impl Error {
             Error::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
             Error::TooMany { .. } => StatusCode::TOO_MANY_REQUESTS,
             Error::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
+            Error::TooSlow(_) => StatusCode::REQUEST_TIMEOUT,
             Error::Unsupported(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             Error::Db(_)
             | Error::Migrate(_)
@@ -168,6 +173,7 @@ impl Error {
             Error::Unavailable(_) => ErrorKind::Unavailable,
             Error::TooMany { .. } => ErrorKind::TooManyRequests,
             Error::TooLarge(_) => ErrorKind::TooLarge,
+            Error::TooSlow(_) => ErrorKind::Timeout,
             Error::Unsupported(_) => ErrorKind::UnsupportedMediaType,
             _ => ErrorKind::Internal,
         }

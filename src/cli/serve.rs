@@ -41,14 +41,24 @@ pub struct ServerArgs {
         value_name = "SECONDS"
     )]
     pub header_timeout: u64,
-    /// Seconds a request body may send nothing before it is cut
+    /// Seconds a request body may take, one more for every --body-min-rate bytes it
+    /// has sent; past that it is cut (a body trickled a byte at a time cannot hold a
+    /// connection)
     #[arg(
         long,
         env = "TANDEM_BODY_TIMEOUT",
-        default_value_t = 30,
+        default_value_t = 20,
         value_name = "SECONDS"
     )]
     pub body_timeout: u64,
+    /// The least rate of a request body after its --body-timeout, in bytes a second
+    #[arg(
+        long,
+        env = "TANDEM_BODY_MIN_RATE",
+        default_value_t = 500,
+        value_name = "BYTES"
+    )]
+    pub body_min_rate: u64,
     /// Seconds the server keeps answering after a stop signal while /readyz answers
     /// 503, so that a load balancer stops sending first (0: close at once)
     #[arg(
@@ -94,7 +104,13 @@ impl ServerArgs {
             }
         };
         config.server.header_read_timeout = secs(self.header_timeout, "--header-timeout")?;
-        config.server.body_idle_timeout = secs(self.body_timeout, "--body-timeout")?;
+        config.server.body_grace = secs(self.body_timeout, "--body-timeout")?;
+        if self.body_min_rate == 0 {
+            return Err(Error::Invalid(
+                "--body-min-rate must be at least 1 byte a second".into(),
+            ));
+        }
+        config.server.body_min_rate = self.body_min_rate;
         config.server.shutdown_grace = std::time::Duration::from_secs(self.shutdown_grace);
         config.server.drain = std::time::Duration::from_secs(self.drain);
         if let Some(n) = self.max_connections {

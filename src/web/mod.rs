@@ -64,7 +64,7 @@ use std::sync::LazyLock;
 use std::time::Duration;
 use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::set_header::SetResponseHeaderLayer;
-use tower_http::timeout::{RequestBodyTimeoutLayer, TimeoutLayer};
+use tower_http::timeout::TimeoutLayer;
 use tower_http::trace::TraceLayer;
 
 /// Every route of the service with its access rule, each area's list in turn. The
@@ -145,7 +145,6 @@ pub fn app(state: AppState) -> App {
         ));
         router = router.route(spec.path, guarded);
     }
-    let body_idle_timeout = state.config.server.body_idle_timeout;
     let router = router.fallback(fallback).with_state(state);
     let header =
         |name, value| SetResponseHeaderLayer::if_not_present(name, HeaderValue::from_static(value));
@@ -155,9 +154,7 @@ pub fn app(state: AppState) -> App {
     let service = tower::ServiceBuilder::new()
         .map_response(|r: Response<_>| r.map(axum::body::Body::new))
         .layer(TraceLayer::new_for_http())
-        // A body that sends nothing for this long is cut (a stalled upload or form).
-        .layer(RequestBodyTimeoutLayer::new(body_idle_timeout))
-        .map_request(|r: axum::http::Request<_>| r.map(axum::body::Body::new))
+        // (A body's least rate is kept by the server loop, `server::open`.)
         .layer(CatchPanicLayer::new())
         .layer(header(header::X_FRAME_OPTIONS, "DENY"))
         .layer(header(header::REFERRER_POLICY, "no-referrer"))

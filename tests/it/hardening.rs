@@ -1295,3 +1295,160 @@ fn client_from_another_address(timeout: Duration) -> reqwest::Client {
         .build()
         .unwrap()
 }
+
+/// A request head for val00's verdict on K000 whose body of `len` bytes is still to come.
+fn verdict_head(addr: std::net::SocketAddr, token: &str, len: usize) -> String {
+    format!(
+        "POST /api/v1/campaigns/default/items/1/K000/verdict HTTP/1.1\r\nHost: {addr}\r\n\
+         Authorization: Bearer {token}\r\nContent-Type: application/json\r\n\
+         Content-Length: {len}\r\n\r\n"
+    )
+}
+
+/// Slow bodies from many addresses, each address under its cap, together holding every
+/// place the server has: a client from another address is answered at once (the
+/// heaviest address's oldest waiting connection is closed for it), and a new connection
+/// from an address that holds as many as any is closed. Before, `/healthz` waited until
+/// a slow body's time ran out (99 s in the attack campaign).
+#[tokio::test]
+async fn slow_bodies_from_many_addresses_starve_no_one() {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let dir = tempfile::tempdir().unwrap();
+    let (data, token) = campaign_on_disk(dir.path(), 1);
+    let server = start_server(
+        &data,
+        None,
+        &[
+            "--max-connections",
+            "64",
+            "--max-connections-per-client",
+            "10",
+            "--body-timeout",
+            "120",
+        ],
+    );
+    let base = server.base.clone();
+    admin_web(&data, &base).await;
+    let addr: std::net::SocketAddr = base.trim_start_matches("http://").parse().unwrap();
+    let head = verdict_head(addr, &token, 1000);
+    // Twelve addresses, ten connections each, one body byte sent of a thousand: 120 for
+    // 64 places.
+    let mut slow = Vec::new();
+    for a in 0..12u8 {
+        for _ in 0..10 {
+            let s = tokio::net::TcpSocket::new_v4().unwrap();
+            s.bind(std::net::SocketAddr::from(([127, 0, 1, 10 + a], 0)))
+                .unwrap();
+            let mut s = s.connect(addr).await.unwrap();
+            s.write_all(head.as_bytes()).await.unwrap();
+            s.write_all(b"{").await.unwrap();
+            slow.push(s);
+        }
+    }
+    // Every place is taken by a body in progress.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let other = client_from_another_address(Duration::from_secs(30));
+    for _ in 0..3 {
+        let asked = Instant::now();
+        let health = other.get(format!("{base}/healthz")).send().await.unwrap();
+        let waited = asked.elapsed();
+        assert_eq!(health.status(), StatusCode::OK);
+        // Without the fair share it waits until a slow body's time runs out (120 s).
+        assert!(
+            waited < Duration::from_secs(2),
+            "/healthz waited {waited:?} behind the slow bodies"
+        );
+    }
+    web_login(&other, &base, "admin1", PASSWORD).await.unwrap();
+    // Of the slow connections, those closed to make room (or refused) read their end;
+    // the others still hold their place: the flood keeps no more than its share.
+    let mut closed = 0;
+    for s in slow.iter_mut() {
+        let mut buf = [0u8; 64];
+        if let Ok(Ok(0) | Err(_)) =
+            tokio::time::timeout(Duration::from_millis(20), s.read(&mut buf)).await
+        {
+            closed += 1;
+        }
+    }
+    assert!(
+        closed >= 56,
+        "only {closed} of 120 slow connections were closed"
+    );
+}
+
+/// A body trickled a byte a second is cut when its grace is over (no gap is long,
+/// the rate is too low), with an answer that says why; one sent at a steady rate above
+/// the least rate is read whole however long it takes. Before, only a gap of the body
+/// time-out cut a body, so a trickle held its connection until the request's limit.
+#[tokio::test]
+async fn a_body_below_the_least_rate_is_cut_after_its_grace() {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let dir = tempfile::tempdir().unwrap();
+    let (data, token) = campaign_on_disk(dir.path(), 1);
+    let server = start_server(
+        &data,
+        None,
+        &["--body-timeout", "3", "--body-min-rate", "500"],
+    );
+    let addr: std::net::SocketAddr = server.base.trim_start_matches("http://").parse().unwrap();
+    // The trickle: a byte a second of 100.
+    let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+    s.write_all(verdict_head(addr, &token, 100).as_bytes())
+        .await
+        .unwrap();
+    let started = Instant::now();
+    let mut answer = Vec::new();
+    let trickle = async {
+        loop {
+            if s.write_all(b" ").await.is_err() {
+                break;
+            }
+            let mut buf = [0u8; 4096];
+            match tokio::time::timeout(Duration::from_secs(1), s.read(&mut buf)).await {
+                Ok(Ok(0) | Err(_)) => break,
+                Ok(Ok(n)) => answer.extend_from_slice(&buf[..n]),
+                Err(_) => {}
+            }
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(20), trickle)
+        .await
+        .expect("the trickled body was never cut");
+    let took = started.elapsed();
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(
+        took >= Duration::from_secs(3) && took < Duration::from_secs(8),
+        "cut after {took:?}"
+    );
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+    assert!(
+        answer.contains("slower than 500 bytes a second"),
+        "{answer}"
+    );
+    // A steady 1,000 bytes a second for 4 s: past the grace, never below the rate.
+    let body = format!(
+        "{{\"verdict\":\"valid\",\"note\":\"{}\"}}",
+        "x".repeat(3900)
+    );
+    let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+    s.write_all(verdict_head(addr, &token, body.len()).as_bytes())
+        .await
+        .unwrap();
+    for part in body.as_bytes().chunks(100) {
+        s.write_all(part).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let mut answer = String::new();
+    tokio::time::timeout(Duration::from_secs(10), async {
+        let mut buf = [0u8; 4096];
+        while !answer.contains("\r\n\r\n") {
+            let n = s.read(&mut buf).await.unwrap();
+            assert!(n > 0, "closed: {answer}");
+            answer.push_str(&String::from_utf8_lossy(&buf[..n]));
+        }
+    })
+    .await
+    .unwrap();
+    assert!(answer.starts_with("HTTP/1.1 201"), "{answer}");
+}

@@ -52,7 +52,10 @@ where
                             crate::web::API_BODY_LIMIT
                         ))
                     }
-                    other => Error::Invalid(format!("invalid JSON body: {}", other.body_text())),
+                    other => match crate::server::too_slow(&other) {
+                        Some(slow) => Error::TooSlow(slow.to_string()),
+                        None => Error::Invalid(format!("invalid JSON body: {}", other.body_text())),
+                    },
                 });
             }
         };

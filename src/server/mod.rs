@@ -1,28 +1,31 @@
 //! The server loop: accepts connections, serves each with hyper, and bounds what a
 //! client can hold: a connection that sends no byte, or a header that is not complete,
-//! in time is closed (sooner while many connections hold no whole request), a body that
-//! stalls is cut, the number of open connections is capped (new ones wait in the
-//! kernel's backlog; while every place is taken, each new connection has the oldest
-//! silent one closed, so that silent connections from many addresses cannot hold them
-//! all) and so is the number from one client address (more are closed at once), and
-//! shutdown drains, then
-//! waits for the requests in flight only until a deadline. Every accepted socket has
-//! `TCP_NODELAY`: a reply written in two parts (head, then a small body) must not wait
-//! for the client's delayed ACK.
+//! in time is closed (sooner while many connections hold no whole request), a body
+//! below its least rate is cut (`open::RateBody`), the number of open connections is
+//! capped and so is the number from one client address (more are closed at once); while
+//! every place is taken, a new connection makes room as `open` says (a silent one
+//! first, then the heaviest address's), so that many addresses together cannot hold
+//! them all. Shutdown drains, then waits for the requests in flight only until a
+//! deadline. Every accepted socket has `TCP_NODELAY`: a reply written in two parts
+//! (head, then a small body) must not wait for the client's delayed ACK.
 
 use crate::error::{Error, Result};
 use crate::web::state::AppState;
 use axum::extract::connect_info::ConnectInfo;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto::Builder;
-use std::collections::{BTreeMap, HashMap};
+mod open;
+
+pub use open::{TooSlow, too_slow};
+
+use std::collections::HashMap;
 use std::future::Future;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{Notify, Semaphore, TryAcquireError};
+use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore, TryAcquireError};
 use tokio::task::JoinSet;
 use tower::ServiceExt;
 
@@ -89,7 +92,11 @@ pub async fn serve_with(
         trusted: state.config.trusted_proxies.clone(),
         unsent: Arc::new(AtomicUsize::new(0)),
         unsent_budget: settings.unsent_budget(),
-        silent: Arc::default(),
+        open: Arc::default(),
+        body_rate: open::BodyRate {
+            grace: settings.body_grace,
+            min_rate: settings.body_min_rate,
+        },
         first_byte: settings.header_read_timeout,
         refused_since_warning: 0,
         warned_at: None,
@@ -153,8 +160,9 @@ struct Acceptor {
     /// Open connections that have not sent a whole request head yet.
     unsent: Arc<AtomicUsize>,
     unsent_budget: usize,
-    /// Open connections that have not sent a byte yet.
-    silent: Arc<Silent>,
+    /// Every open connection, with what it is doing.
+    open: Arc<open::Open>,
+    body_rate: open::BodyRate,
     /// How long a new connection may stay silent (the time for a request's head).
     first_byte: Duration,
     refused_since_warning: u64,
@@ -211,42 +219,6 @@ impl Drop for Unsent {
     }
 }
 
-/// The connections that have not sent a byte yet, in the order they were accepted,
-/// each with the signal that closes it.
-#[derive(Default)]
-struct Silent {
-    waiting: Mutex<(u64, BTreeMap<u64, Arc<Notify>>)>,
-}
-
-impl Silent {
-    /// Counts a new connection as silent: its number, and the signal that cuts it.
-    fn enter(&self) -> (u64, Arc<Notify>) {
-        let mut w = self.waiting.lock().unwrap_or_else(|e| e.into_inner());
-        let id = w.0;
-        w.0 += 1;
-        let cut = Arc::new(Notify::new());
-        w.1.insert(id, cut.clone());
-        (id, cut)
-    }
-
-    /// The connection sent its first byte, or ended.
-    fn leave(&self, id: u64) {
-        let mut w = self.waiting.lock().unwrap_or_else(|e| e.into_inner());
-        w.1.remove(&id);
-    }
-
-    /// Closes the silent connection accepted first, if there is one.
-    fn cut_oldest(&self) {
-        let oldest = {
-            let mut w = self.waiting.lock().unwrap_or_else(|e| e.into_inner());
-            w.1.pop_first()
-        };
-        if let Some((_, cut)) = oldest {
-            cut.notify_one();
-        }
-    }
-}
-
 /// Waits until the connection sends its first byte (or closes): false when it stays
 /// silent for `within`, is cut to make room, or the server stops first.
 async fn first_byte(
@@ -294,8 +266,9 @@ impl Acceptor {
         }))
     }
 
-    /// Says, at most once a minute, that connections were refused for their address.
-    fn note_refusal(&mut self, ip: IpAddr) {
+    /// Says, at most once a minute, that connections were refused for their address,
+    /// and why.
+    fn note_refusal(&mut self, ip: IpAddr, why: &'static str) {
         self.refused_since_warning += 1;
         let now = std::time::Instant::now();
         if self
@@ -306,10 +279,91 @@ impl Acceptor {
                 client = %ip,
                 cap = self.per_client,
                 refused = self.refused_since_warning,
-                "a client address holds its cap of open connections: its new ones are closed at once"
+                "a client's new connections are closed at once: {why}"
             );
             self.warned_at = Some(now);
             self.refused_since_warning = 0;
+        }
+    }
+
+    /// Accepts the next connection: none when `until` completes first.
+    async fn accept(
+        &mut self,
+        until: &mut (impl Future<Output = ()> + Unpin),
+    ) -> Option<(TcpStream, SocketAddr)> {
+        loop {
+            tokio::select! {
+                r = self.listener.accept() => match r {
+                    Ok(r) => return Some(r),
+                    Err(e) => {
+                        // Out of file descriptors, or a connection reset before it was
+                        // accepted: wait a moment instead of spinning.
+                        tracing::warn!(error = %e, "cannot accept a connection");
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                    }
+                },
+                () = &mut *until => return None,
+            }
+        }
+    }
+
+    /// A place for the next connection, and that connection; while every place is
+    /// taken, it makes room as [`open`] says. None when `until` completes first or the
+    /// server stops.
+    async fn next(
+        &mut self,
+        until: &mut (impl Future<Output = ()> + Unpin),
+    ) -> Option<(OwnedSemaphorePermit, TcpStream, SocketAddr)> {
+        loop {
+            match self.slots.clone().try_acquire_owned() {
+                Ok(slot) => {
+                    let (stream, remote) = self.accept(until).await?;
+                    return Some((slot, stream, remote));
+                }
+                Err(TryAcquireError::Closed) => return None,
+                Err(TryAcquireError::NoPermits) => {}
+            }
+            // Every place is taken: the oldest connection that has sent nothing makes
+            // room for the next one (one for one, so a flood of silent connections cuts
+            // its own, and a client that speaks at once stays).
+            if self.open.cut_oldest_silent() {
+                let slot = self.place(until).await?;
+                let (stream, remote) = self.accept(until).await?;
+                return Some((slot, stream, remote));
+            }
+            // Else the newcomer's address decides: a lighter one than the heaviest has
+            // that address's oldest waiting connection closed; one as heavy is closed.
+            let (stream, remote) = self.accept(until).await?;
+            let ip = client_of(remote.ip());
+            let trusted = self.trusted.iter().any(|n| n.contains(ip));
+            let room = {
+                let held = self.clients.lock().unwrap_or_else(|e| e.into_inner());
+                self.open.make_room((!trusted).then_some(ip), &held)
+            };
+            match room {
+                open::Room::Refused => {
+                    drop(stream);
+                    self.note_refusal(
+                        ip,
+                        "every place is taken and this address holds as many as any",
+                    );
+                }
+                open::Room::Made | open::Room::Wait => {
+                    let slot = self.place(until).await?;
+                    return Some((slot, stream, remote));
+                }
+            }
+        }
+    }
+
+    /// Waits for a place.
+    async fn place(
+        &mut self,
+        until: &mut (impl Future<Output = ()> + Unpin),
+    ) -> Option<OwnedSemaphorePermit> {
+        tokio::select! {
+            s = self.slots.clone().acquire_owned() => s.ok(),
+            () = &mut *until => None,
         }
     }
 
@@ -319,42 +373,15 @@ impl Acceptor {
         loop {
             // Reap finished connections so the set does not grow.
             while self.connections.try_join_next().is_some() {}
-            let slot = match self.slots.clone().try_acquire_owned() {
-                Ok(s) => s,
-                Err(TryAcquireError::Closed) => return,
-                Err(TryAcquireError::NoPermits) => {
-                    // Every place is taken: the oldest connection that has sent nothing
-                    // makes room for the next one (one for one, so a flood of silent
-                    // connections cuts its own, and a client that speaks at once stays).
-                    self.silent.cut_oldest();
-                    tokio::select! {
-                        s = self.slots.clone().acquire_owned() => match s {
-                            Ok(s) => s,
-                            Err(_) => return,
-                        },
-                        () = &mut until => return,
-                    }
-                }
-            };
-            let (stream, remote) = tokio::select! {
-                r = self.listener.accept() => match r {
-                    Ok(r) => r,
-                    Err(e) => {
-                        // Out of file descriptors, or a connection reset before it was
-                        // accepted: wait a moment instead of spinning.
-                        tracing::warn!(error = %e, "cannot accept a connection");
-                        tokio::time::sleep(Duration::from_millis(50)).await;
-                        continue;
-                    }
-                },
-                () = &mut until => return,
+            let Some((slot, stream, remote)) = self.next(&mut until).await else {
+                return;
             };
             let ip = client_of(remote.ip());
             let Ok(client) = self.admit(ip) else {
                 // Closed at once: the others, and this address's open connections, go
                 // on as before.
                 drop(stream);
-                self.note_refusal(ip);
+                self.note_refusal(ip, "the address holds its cap of open connections");
                 continue;
             };
             if let Err(e) = stream.set_nodelay(true) {
@@ -377,37 +404,53 @@ impl Acceptor {
             } else {
                 self.first_byte
             };
-            let silent = self.silent.clone();
-            let (silent_id, cut) = silent.enter();
+            let open = self.open.clone();
+            let trusted = self.trusted.iter().any(|n| n.contains(ip));
+            let (id, conn) = open.enter((!trusted).then_some(ip));
             let router = self.router.clone();
             let first = unsent.clone();
+            let rate = self.body_rate;
+            let this = conn.clone();
             let service = hyper::service::service_fn(move |mut req: hyper::Request<_>| {
                 first.sent();
+                this.busy();
                 req.extensions_mut().insert(ConnectInfo(remote));
-                router.clone().oneshot(req.map(axum::body::Body::new))
+                let this = this.clone();
+                let req =
+                    req.map(|b| axum::body::Body::new(open::RateBody::new(b, rate, this.clone())));
+                let answer = router.clone().oneshot(req);
+                async move {
+                    let r = answer.await;
+                    this.answered();
+                    r
+                }
             });
             let mut stop = self.stop.clone();
             self.connections.spawn(async move {
-                let spoke = first_byte(&stream, first_within, &cut, &mut stop).await;
-                silent.leave(silent_id);
+                let spoke = first_byte(&stream, first_within, &conn.cut, &mut stop).await;
                 if !spoke {
+                    open.leave(id);
                     return;
                 }
-                let conn = builder.serve_connection_with_upgrades(TokioIo::new(stream), service);
-                let mut conn = std::pin::pin!(conn);
+                conn.spoke();
+                let served = builder.serve_connection_with_upgrades(TokioIo::new(stream), service);
+                let mut served = std::pin::pin!(served);
                 tokio::select! {
-                    r = conn.as_mut() => {
+                    r = served.as_mut() => {
                         if let Err(e) = r {
                             tracing::debug!(error = %e, "connection ended with an error");
                         }
                     }
+                    // Closed to make room for a client at a lighter address.
+                    () = conn.cut.notified() => {}
                     () = stopping(&mut stop) => {
-                        conn.as_mut().graceful_shutdown();
-                        if let Err(e) = conn.await {
+                        served.as_mut().graceful_shutdown();
+                        if let Err(e) = served.await {
                             tracing::debug!(error = %e, "connection ended with an error");
                         }
                     }
                 }
+                open.leave(id);
                 drop(unsent);
                 drop(client);
                 drop(slot);
