@@ -41,10 +41,17 @@ pub struct Config {
     /// it is asked again ([`OPEN_FILE_REUSE`]; stored files are named by their hash and
     /// never change, so only a removed file is seen late). Tests set it to zero.
     pub open_file_reuse: Duration,
+    /// A pause for the known items, once due, is written at a random moment between
+    /// half this and this after the check that found it (`app::known`), so that its
+    /// moment does not point at the verdict that triggered it.
+    pub known_pause_delay: Duration,
 }
 
 /// How long an open stored file is reused by default.
 pub const OPEN_FILE_REUSE: Duration = Duration::from_secs(10);
+
+/// The longest delay of a pause for the known items by default (`--known-pause-delay`).
+pub const KNOWN_PAUSE_DELAY: Duration = Duration::from_secs(60);
 
 impl std::fmt::Debug for Config {
     // The database URL may hold a password: never print it.
@@ -168,6 +175,7 @@ impl Config {
             // Unset or not text: the default size (`media_cache_bytes` refuses a bad number).
             media_cache_bytes: media_cache_bytes(std::env::var("TANDEM_MEDIA_CACHE_MB").ok())?,
             open_file_reuse: OPEN_FILE_REUSE,
+            known_pause_delay: KNOWN_PAUSE_DELAY,
         })
     }
 

@@ -1,9 +1,10 @@
-//! The known items of the live queue: a verdict recorded (the API and the pages alike)
-//! and, when it is a new verdict on a known item, the validator's recent catch rate
-//! looked at after the reply (so that nothing in a reply's timing tells a known item
-//! from a real one): a pause, when due, is a write of its own
-//! (`Store::pause_for_known_items`), which opens a calibration round and closes the
-//! gate. The figures: `report::known` from the store's verdicts.
+//! The known items of the live queue: a verdict recorded (the API and the pages alike),
+//! then the validator's recent catch rate looked at by the [`Checker`], off the
+//! request and the same for every verdict, so that nothing in a reply's timing tells a
+//! known item from a real one. A pause found due is written (`Store::pause_for_known_items`,
+//! which opens a calibration round and closes the gate) at a random later moment, so
+//! that its moment does not point at the item either. The figures: `report::known`
+//! from the store's verdicts.
 
 use crate::domain::{Origin, Stage};
 use crate::error::Result;
@@ -12,12 +13,16 @@ use crate::store::Store;
 use crate::store::accounts::User;
 use crate::store::catalog::Campaign;
 use crate::store::review::{Recorded, VerdictRequest};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+use tokio::sync::mpsc;
+use tokio::time::Instant;
 
-/// Records a validator's verdict on an item of their queue; a new verdict on a known
-/// item then has the validator's recent catch rate looked at, off the request.
+/// Records a validator's verdict on an item of their queue (in the checker's store), and
+/// has the validator's recent catch rate looked at after it, whatever the item was.
 pub async fn record_verdict(
-    store: &Store,
+    checker: &Checker,
     campaign: &Campaign,
     validator: &User,
     stage: Stage,
@@ -25,22 +30,158 @@ pub async fn record_verdict(
     req: &VerdictRequest,
     origin: Origin,
 ) -> Result<Recorded> {
-    let recorded = store
+    let recorded = checker
+        .inner
+        .store
         .record_verdict(campaign, validator, stage, key, req, origin)
         .await?;
-    if recorded.known {
-        let (store, campaign, validator) = (store.clone(), campaign.clone(), validator.clone());
-        tokio::spawn(async move {
-            if let Err(e) = check_pause(&store, &campaign, &validator).await {
+    checker.after_verdict(campaign, validator);
+    Ok(recorded)
+}
+
+/// How long the checker gathers verdicts before it looks at their validators.
+const GATHER: Duration = Duration::from_millis(250);
+
+/// Looks at the catch rate of the validators who gave verdicts, a batch at a time, in
+/// one task of its own, and writes the pauses found due after their delay.
+#[derive(Clone)]
+pub struct Checker {
+    inner: Arc<CheckerInner>,
+}
+
+struct CheckerInner {
+    store: Store,
+    delay: Duration,
+    /// Started at the first verdict (a server's runtime is running then).
+    tx: OnceLock<mpsc::UnboundedSender<(String, String)>>,
+}
+
+impl Checker {
+    /// A checker for `store` whose pauses come between half of `delay` and `delay`
+    /// after they are found due.
+    pub fn new(store: Store, delay: Duration) -> Checker {
+        Checker {
+            inner: Arc::new(CheckerInner {
+                store,
+                delay,
+                tx: OnceLock::new(),
+            }),
+        }
+    }
+
+    /// Notes a verdict of `validator` in `campaign` (the same work for every verdict).
+    fn after_verdict(&self, campaign: &Campaign, validator: &User) {
+        let tx = self.inner.tx.get_or_init(|| {
+            let (tx, rx) = mpsc::unbounded_channel();
+            tokio::spawn(run(self.inner.store.clone(), self.inner.delay, rx));
+            tx
+        });
+        let _ = tx.send((campaign.name.clone(), validator.name.clone()));
+    }
+}
+
+/// The checker's task: gathers the validators who gave verdicts, looks at each
+/// campaign's known records once per batch, and writes each pause when its moment
+/// comes (looked at again then: a pause lifted or already taken is not written twice).
+async fn run(store: Store, delay: Duration, mut rx: mpsc::UnboundedReceiver<(String, String)>) {
+    let mut due: BTreeMap<Instant, (String, String)> = BTreeMap::new();
+    let mut waiting: HashSet<(String, String)> = HashSet::new();
+    loop {
+        let next_due = due.keys().next().copied();
+        let first = tokio::select! {
+            m = rx.recv() => match m {
+                Some(m) => Some(m),
+                None => return,
+            },
+            () = async {
+                match next_due {
+                    Some(at) => tokio::time::sleep_until(at).await,
+                    None => std::future::pending().await,
+                }
+            } => None,
+        };
+        if let Some(first) = first {
+            let mut marked: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+            marked.entry(first.0).or_default().insert(first.1);
+            tokio::time::sleep(GATHER).await;
+            while let Ok((campaign, name)) = rx.try_recv() {
+                marked.entry(campaign).or_default().insert(name);
+            }
+            for (campaign, names) in marked {
+                match found_due(&store, &campaign, &names).await {
+                    Ok(found) => {
+                        for name in found {
+                            let key = (campaign.clone(), name);
+                            if waiting.insert(key.clone()) {
+                                due.insert(Instant::now() + later(delay), key);
+                            }
+                        }
+                    }
+                    Err(e) => tracing::warn!(
+                        "the known items' check in campaign `{campaign}` failed: {e}"
+                    ),
+                }
+            }
+        }
+        let now = Instant::now();
+        while let Some(entry) = due.first_entry() {
+            if *entry.key() > now {
+                break;
+            }
+            let (campaign, name) = entry.remove();
+            waiting.remove(&(campaign.clone(), name.clone()));
+            if let Err(e) = pause_now(&store, &campaign, &name).await {
                 tracing::warn!(
-                    "the known items' check of {} in campaign `{}` failed: {e}",
-                    validator.name,
-                    campaign.name
+                    "the known items' pause of {name} in campaign `{campaign}` failed: {e}"
                 );
             }
-        });
+        }
     }
-    Ok(recorded)
+}
+
+/// A moment between half of `delay` and `delay` from now, drawn at random.
+fn later(delay: Duration) -> Duration {
+    let mut b = [0u8; 8];
+    let r = match getrandom::fill(&mut b) {
+        Ok(()) => u64::from_le_bytes(b) as f64 / u64::MAX as f64,
+        Err(_) => 1.0,
+    };
+    delay.mul_f64(0.5 + 0.5 * r)
+}
+
+/// Which of `names` have a pause due in `campaign` (none when it has no known items).
+async fn found_due(store: &Store, campaign: &str, names: &BTreeSet<String>) -> Result<Vec<String>> {
+    let campaign = store.campaign(campaign).await?;
+    let records = store.known_records(&campaign).await?;
+    if records.is_empty() {
+        return Ok(Vec::new());
+    }
+    let since = last_pauses(store, &campaign).await?;
+    let s = &campaign.settings;
+    Ok(names
+        .iter()
+        .filter(|name| {
+            let from = since.get(name.as_str()).copied().unwrap_or(i64::MIN);
+            pause_reason(
+                &records,
+                name,
+                s.known_window,
+                s.calibration_threshold,
+                from,
+            )
+            .is_some()
+        })
+        .cloned()
+        .collect())
+}
+
+/// Writes the pause of `name` in `campaign` if it is still due.
+async fn pause_now(store: &Store, campaign: &str, name: &str) -> Result<()> {
+    let campaign = store.campaign(campaign).await?;
+    if let Some(user) = store.user_by_name(name).await? {
+        check_pause(store, &campaign, &user).await?;
+    }
+    Ok(())
 }
 
 /// When each validator's queue was last paused by the known items (µs), by name.

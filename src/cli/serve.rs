@@ -91,6 +91,16 @@ pub struct ServerArgs {
     /// importing from a folder on the server is off: an admin uploads a zip instead
     #[arg(long = "import-root", value_name = "DIR")]
     pub import_roots: Vec<PathBuf>,
+    /// Seconds at most before a pause for the known items, once due, takes effect: it
+    /// comes at a random moment between half this and this, so that it does not point
+    /// at the verdict that triggered it
+    #[arg(
+        long,
+        env = "TANDEM_KNOWN_PAUSE_DELAY",
+        default_value_t = 60,
+        value_name = "SECONDS"
+    )]
+    pub known_pause_delay: u64,
 }
 
 impl ServerArgs {
@@ -139,6 +149,7 @@ impl ServerArgs {
             })
             .collect::<Result<_>>()?;
         config.set_import_roots(&self.import_roots)?;
+        config.known_pause_delay = std::time::Duration::from_secs(self.known_pause_delay);
         Ok(())
     }
 }

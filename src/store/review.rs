@@ -63,11 +63,6 @@ pub struct Recorded {
     /// True once both verdicts are in: this one can no longer change.
     #[serde(rename = "final")]
     pub is_final: bool,
-    /// A new verdict on a known item of the live queue: the server then looks at the
-    /// validator's recent catch rate. Never sent: the reply to a verdict on a known item
-    /// is the reply to any other.
-    #[serde(skip)]
-    pub known: bool,
 }
 
 /// A clip as reviewers see it.

@@ -17,12 +17,16 @@ pub struct AppState {
     pub config: Arc<Config>,
     pub life: Arc<Life>,
     pub metrics: Arc<Metrics>,
+    /// Looks at the known items' catch rates after verdicts (`app::known`).
+    pub known: crate::app::known::Checker,
 }
 
 impl AppState {
     pub fn new(store: Store, config: Config) -> AppState {
         let metrics = Arc::new(Metrics::new(store.metrics()));
+        let known = crate::app::known::Checker::new(store.clone(), config.known_pause_delay);
         AppState {
+            known,
             store,
             config: Arc::new(config),
             life: Arc::default(),

@@ -65,8 +65,6 @@ pub(crate) struct Loaded {
     pub gate: Option<i64>,
     /// The version of the campaign's protocol in force, as the write read it.
     pub protocol_version: i64,
-    /// A known item of the live queue (scored against its known verdict afterwards).
-    pub known: bool,
 }
 
 fn outcome(s: &str) -> Result<Outcome> {
@@ -238,7 +236,6 @@ impl FactsRow {
             decided: (r.decided1, r.decided2),
             gate: r.gate,
             protocol_version: r.protocol_version,
-            known: r.calibration == ItemKind::Known.stored(),
         })
     }
 }
@@ -355,7 +352,6 @@ pub(crate) fn decide(
             decision,
             recorded: false,
             is_final: loaded.facts.outcome != Outcome::Pending,
-            known: false,
         })),
         Err(Refusal::NotInQueue) => refused(target.not_found()),
         Err(Refusal::NotInPair(pair)) => Decided::NotInPair(pair),
@@ -381,7 +377,6 @@ pub(crate) fn recorded(record: Record, decided_at: i64) -> Recorded {
             time_spent_ms: record.time_spent_ms,
         },
         recorded: true,
-        known: false,
     }
 }
 
@@ -735,10 +730,7 @@ pub(crate) async fn record_verdict(
     );
     let write = ItemWrite::of(&loaded, &record, validator.id);
     apply(tx, &d, &write).await?;
-    Ok(Recorded {
-        known: loaded.known,
-        ..recorded(record, decided_at)
-    })
+    Ok(recorded(record, decided_at))
 }
 
 row! {

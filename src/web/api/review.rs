@@ -215,7 +215,7 @@ pub async fn verdict(
     let campaign = campaign(&state, &p.campaign).await?;
     let req = body.request()?;
     let recorded = crate::app::known::record_verdict(
-        &state.store,
+        &state.known,
         &campaign,
         &user,
         stage(&p.stage)?,

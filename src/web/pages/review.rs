@@ -528,7 +528,7 @@ pub async fn decide(
                     .map_or(VersionRule::Newest, VersionRule::Shown),
             };
             crate::app::known::record_verdict(
-                &state.store,
+                &state.known,
                 &campaign,
                 &session.user,
                 stage,
