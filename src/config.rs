@@ -310,6 +310,8 @@ pub struct Limits {
     /// 503: a write that needs new space fails there, whatever a probe that rewrites one
     /// row in pages SQLite already holds says.
     pub health_free_bytes: u64,
+    /// Most bytes the finished export jobs' files hold together: the oldest go first.
+    pub job_files_bytes: u64,
 }
 
 const MIB: u64 = 1024 * 1024;
@@ -326,12 +328,13 @@ impl Default for Limits {
             zip_ratio: 100,
             free_space_margin: 256 * MIB,
             health_free_bytes: 32 * MIB,
+            job_files_bytes: 4 * GIB,
         }
     }
 }
 
 /// The settings, their environment variables, and how each is described.
-const SETTINGS: [(&str, &str); 8] = [
+const SETTINGS: [(&str, &str); 9] = [
     ("TANDEM_MAX_MANIFEST_BYTES", "manifest_bytes"),
     ("TANDEM_MAX_LINE_BYTES", "line_bytes"),
     ("TANDEM_MAX_CSV_BYTES", "csv_bytes"),
@@ -340,6 +343,7 @@ const SETTINGS: [(&str, &str); 8] = [
     ("TANDEM_MAX_ZIP_RATIO", "zip_ratio"),
     ("TANDEM_FREE_SPACE_MARGIN_BYTES", "free_space_margin"),
     ("TANDEM_HEALTH_MIN_FREE_BYTES", "health_free_bytes"),
+    ("TANDEM_MAX_JOB_FILES_BYTES", "job_files_bytes"),
 ];
 
 impl Limits {
@@ -365,6 +369,7 @@ impl Limits {
                 "unzip_bytes" => l.unzip_bytes = n,
                 "zip_ratio" => l.zip_ratio = n,
                 "health_free_bytes" => l.health_free_bytes = n,
+                "job_files_bytes" => l.job_files_bytes = n,
                 _ => l.free_space_margin = n,
             }
         }

@@ -140,6 +140,17 @@ pub async fn start(
 ) -> Result<Job> {
     let held = Held::take()?;
     forget_old(store, config).await;
+    if matches!(work, Work::Retained | Work::Paper { .. }) {
+        // An export writes its file to the media folder: refused (503) while that disk
+        // lacks its margin, and the oldest results make room within the budget first.
+        let jobs = result_path(config, "x");
+        let dir = jobs.parent().unwrap_or(&config.media_dir);
+        tokio::fs::create_dir_all(dir)
+            .await
+            .map_err(|e| Error::io(format!("cannot create {}", dir.display()), e))?;
+        crate::io::limits::require_space(dir, 0, &config.limits, "an export")?;
+        keep_within_budget(store, config, None).await;
+    }
     let id = crate::auth::random_id(16)?;
     store
         .create_job(&id, campaign.id, work.kind(), requested_by)
@@ -209,7 +220,9 @@ async fn run(store: Store, config: Config, campaign: Campaign, id: String, work:
     if let JobEnd::Done { .. } = &end {
         tracing::info!(job = %id, "job done");
     }
+    let made_file = matches!(&end, JobEnd::Done { file: Some(_), .. });
     match store.finish_job(&id, &end).await {
+        Ok(true) if made_file => keep_within_budget(&store, &config, Some(&id)).await,
         Ok(true) => {}
         Ok(false) => tracing::warn!(job = %id, "the job had been marked failed meanwhile"),
         Err(e) => tracing::error!(job = %id, error = %e, "cannot store how the job ended"),
@@ -384,6 +397,21 @@ async fn forget_old(store: &Store, config: &Config) {
             }
         }
         Err(e) => tracing::warn!(error = %e, "cannot forget old jobs"),
+    }
+}
+
+/// Forgets the oldest finished exports until their files fit in the budget
+/// (`TANDEM_MAX_JOB_FILES_BYTES`), `keep` (the one just made) kept; best effort.
+async fn keep_within_budget(store: &Store, config: &Config, keep: Option<&str>) {
+    let budget = i64::try_from(config.limits.job_files_bytes).unwrap_or(i64::MAX);
+    match store.forget_job_files_over(budget, keep).await {
+        Ok(ids) => {
+            for id in ids {
+                tracing::info!(job = %id, budget, "an old export's file removed to keep the job files within their budget");
+                remove_result(store, config, &id).await;
+            }
+        }
+        Err(e) => tracing::warn!(error = %e, "cannot keep the job files within their budget"),
     }
 }
 

@@ -43,6 +43,20 @@ impl Store {
         write_tx!(self, Lock::Rows, (id), |tx| delete(tx, campaign, id).await)
     }
 
+    /// Forgets the oldest finished jobs with a file until the files left hold at most
+    /// `budget` bytes (`keep`, the one just made, is kept whatever its size); returns
+    /// their ids.
+    pub async fn forget_job_files_over(
+        &self,
+        budget: i64,
+        keep: Option<&str>,
+    ) -> Result<Vec<String>> {
+        let keep = keep.unwrap_or("");
+        write_tx!(self, Lock::Rows, (keep), |tx| {
+            forget_over(tx, budget, Some(keep.as_str()).filter(|k| !k.is_empty())).await
+        })
+    }
+
     /// Forgets every job finished before `cutoff`; returns their ids.
     pub async fn forget_jobs_before(&self, cutoff: i64) -> Result<Vec<String>> {
         write_tx!(self, Lock::Rows, (), |tx| forget_before(tx, cutoff).await)
@@ -172,4 +186,44 @@ async fn forget_before(tx: &mut impl Tx, cutoff: i64) -> Result<Vec<String>> {
         )
         .await?;
     Ok(rows.into_iter().map(|r| r.0).collect())
+}
+
+/// Forgets, from the oldest, the jobs whose files do not fit in `budget` bytes beside
+/// the newer ones (`keep` counts first and stays); returns their ids (their files go).
+async fn forget_over(tx: &mut impl Tx, budget: i64, keep: Option<&str>) -> Result<Vec<String>> {
+    let rows: Vec<(String, i64)> = tx
+        .fetch(
+            sql!(
+                "SELECT id, file_bytes FROM jobs
+                 WHERE state = 'done' AND file_bytes IS NOT NULL
+                 ORDER BY finished_at DESC, id DESC"
+            ),
+            named! {},
+        )
+        .await?;
+    let mut held: i64 = rows
+        .iter()
+        .filter(|r| Some(r.0.as_str()) == keep)
+        .map(|r| r.1)
+        .sum();
+    let mut gone = Vec::new();
+    let mut full = false;
+    for (id, bytes) in rows {
+        if Some(id.as_str()) == keep {
+            continue;
+        }
+        // Once one does not fit, it and every older one go.
+        full = full || held.saturating_add(bytes) > budget;
+        if !full {
+            held += bytes;
+            continue;
+        }
+        tx.exec(
+            sql!("DELETE FROM jobs WHERE id = :id AND state = 'done'"),
+            named! { id: id.as_str() },
+        )
+        .await?;
+        gone.push(id);
+    }
+    Ok(gone)
 }
