@@ -62,7 +62,8 @@ pub async fn run(store: &Store, campaign: &str) -> Result<SamplingRun> {
     // version of the protocol.
     let c = store.campaign(campaign).await?;
     if c.taxonomy.sampling.is_empty() {
-        return Err(Error::Invalid(format!(
+        // The campaign's protocol, not the request, is what refuses: 409.
+        return Err(Error::Conflict(format!(
             "campaign `{campaign}` reviews every item: its protocol has no [[sampling]] rule"
         )));
     }

@@ -24,11 +24,14 @@ pub struct Campaign {
 #[serde(deny_unknown_fields)]
 pub struct Settings {
     /// Retained clips wanted per task.
+    #[schema(minimum = 1)]
     pub target_per_task: i64,
     /// Agreement with the known verdicts a validator needs in calibration.
+    #[schema(exclusive_minimum = 0, maximum = 1)]
     pub calibration_threshold: f64,
     /// ... over a round of this many calibration items, drawn from them (all of them, if
     /// there are no more).
+    #[schema(minimum = 1)]
     pub calibration_min_items: i64,
     /// The blind key check (Stage 2): a validator answers each question from the video
     /// before its keyed answer is shown, then gives the verdict. Off unless given.
@@ -39,11 +42,13 @@ pub struct Settings {
     /// the calibration threshold, the validator's queue pauses for a calibration round.
     /// 20 unless given.
     #[serde(default = "default_known_window")]
+    #[schema(minimum = 1, maximum = 10000)]
     pub known_window: i64,
     /// The share of known clips served beside each task's real clips (0.05: one known
     /// clip for every twenty real ones, rounded up); the others wait in reserve until the
     /// real clips grow. 0, the default: every known clip imported is served.
     #[serde(default)]
+    #[schema(minimum = 0, maximum = 1)]
     pub known_rate: f64,
 }
 

@@ -288,8 +288,91 @@ protocol's: `GET /api/v1/campaigns/{campaign}/protocol`.";
 
 /// The document as served.
 pub fn to_json(doc: &OpenApi) -> String {
-    doc.to_pretty_json()
-        .unwrap_or_else(|e| format!("{{\"error\": \"internal\", \"detail\": \"{e}\"}}"))
+    let written = serde_json::to_value(doc).and_then(|mut v| {
+        with_text_rule(&mut v);
+        serde_json::to_string_pretty(&v)
+    });
+    written.unwrap_or_else(|e| format!("{{\"error\": \"internal\", \"detail\": \"{e}\"}}"))
+}
+
+/// The characters a text field of a request body cannot hold, as a pattern: control
+/// characters other than tab, line feed and carriage return, and the bidirectional
+/// embedding, override and isolate controls (`domain::text::forbidden_char`).
+pub const TEXT_PATTERN: &str =
+    r"^[^\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F\u202A-\u202E\u2066-\u2069]*$";
+
+/// Gives every free text of a request body (a string without a pattern, a format or
+/// values of its own) the text rule the server applies to every body
+/// (`domain::text::check_json`), so that the document refuses what the server refuses.
+/// Replies, paths and queries keep their schemas: the rule is the bodies'.
+fn with_text_rule(doc: &mut serde_json::Value) {
+    use serde_json::Value;
+    fn apply(s: &mut Value, refs: &mut Vec<String>) {
+        let Some(o) = s.as_object_mut() else { return };
+        if let Some(Value::String(r)) = o.get("$ref") {
+            if let Some(name) = r.strip_prefix("#/components/schemas/") {
+                refs.push(name.to_string());
+            }
+            return;
+        }
+        let is_string = match o.get("type") {
+            Some(Value::String(t)) => t == "string",
+            Some(Value::Array(ts)) => ts.iter().any(|t| t == "string"),
+            _ => false,
+        };
+        let free = !["pattern", "format", "enum", "const"]
+            .iter()
+            .any(|k| o.contains_key(*k));
+        if is_string && free {
+            o.insert("pattern".into(), Value::String(TEXT_PATTERN.into()));
+        }
+        for key in ["items", "additionalProperties", "not"] {
+            if let Some(inner) = o.get_mut(key) {
+                apply(inner, refs);
+            }
+        }
+        for key in ["properties"] {
+            if let Some(Value::Object(props)) = o.get_mut(key) {
+                for p in props.values_mut() {
+                    apply(p, refs);
+                }
+            }
+        }
+        for key in ["oneOf", "anyOf", "allOf"] {
+            if let Some(Value::Array(all)) = o.get_mut(key) {
+                for p in all {
+                    apply(p, refs);
+                }
+            }
+        }
+    }
+    let mut refs = Vec::new();
+    if let Some(Value::Object(paths)) = doc.get_mut("paths") {
+        for item in paths.values_mut() {
+            let Some(item) = item.as_object_mut() else {
+                continue;
+            };
+            for op in item.values_mut() {
+                let Some(Value::Object(content)) = op.pointer_mut("/requestBody/content") else {
+                    continue;
+                };
+                for media in content.values_mut() {
+                    if let Some(schema) = media.get_mut("schema") {
+                        apply(schema, &mut refs);
+                    }
+                }
+            }
+        }
+    }
+    let mut done = std::collections::BTreeSet::new();
+    while let Some(name) = refs.pop() {
+        if !done.insert(name.clone()) {
+            continue;
+        }
+        if let Some(schema) = doc.pointer_mut(&format!("/components/schemas/{name}")) {
+            apply(schema, &mut refs);
+        }
+    }
 }
 
 /// What makes the served document (once, on its first request): `web` hands it to

@@ -12,9 +12,11 @@ pub struct ScopeQuery {
     /// Only this task
     pub task: Option<String>,
     /// Only this pair: RATER1,RATER2
+    #[param(pattern = r"^[^,]*\S[^,]*,[\s\S]*\S[\s\S]*$")]
     pub pair: Option<String>,
     /// Stage 1 over the first version of every clip (`first`, the default) or over
     /// every version (`all`)
+    #[param(pattern = "^(first|all)$")]
     pub versions: Option<String>,
 }
 

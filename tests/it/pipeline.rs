@@ -327,12 +327,31 @@ async fn an_upload_that_is_no_zip_is_refused_at_once_and_nothing_is_stored() {
         .map(|d| d.flatten().map(|e| e.file_name()).collect())
         .unwrap_or_default();
     assert!(left.is_empty(), "left in {}: {left:?}", tmp.display());
-    // A folder import outside the import roots is refused by its field.
+    // A folder import on a server without import roots is refused as not allowed here
+    // (403: the server's setting, not the request, refuses); with roots, a path outside
+    // them is refused by its field (below).
     let r = app
         .call(
             Method::POST,
             &format!("/api/v1/campaigns/{CAMPAIGN}/imports/folder"),
             Some(&c.admin),
+            Some(json!({"manifest": "/etc/passwd"})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN, "{}", r.text);
+    assert!(
+        r.text
+            .contains("importing from a folder on the server is off"),
+        "{}",
+        r.text
+    );
+    let rooted = spawn_app_with(|c| c.set_import_roots(&[std::env::temp_dir()]).unwrap()).await;
+    let rc = cast(&rooted).await;
+    let r = rooted
+        .call(
+            Method::POST,
+            &format!("/api/v1/campaigns/{CAMPAIGN}/imports/folder"),
+            Some(&rc.admin),
             Some(json!({"manifest": "/etc/passwd"})),
         )
         .await;

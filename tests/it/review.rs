@@ -417,7 +417,13 @@ async fn an_admin_overrides_a_pair_and_started_items_keep_their_pair() {
             Some(json!({"rater1": "val02", "rater2": "nobody"})),
         )
         .await;
-    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.text);
+    // A well-formed name the pool does not hold: the pool refuses (409), by name.
+    assert_eq!(r.status, StatusCode::CONFLICT, "{}", r.text);
+    assert!(
+        r.text.contains("`nobody` is not a validator in the pool"),
+        "{}",
+        r.text
+    );
     let r = app.call(Method::DELETE, &path, Some(&c.admin), None).await;
     assert_eq!(
         (r.status, r.body["rater1"].as_str()),

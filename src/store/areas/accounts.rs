@@ -301,7 +301,7 @@ pub(crate) async fn access_changed(tx: &mut impl Tx) -> Result<()> {
 /// they hold another role there (one role per person and campaign).
 async fn grant(tx: &mut impl Tx, user: &User, campaign_id: i64, role: Role) -> Result<()> {
     if user.admin {
-        return Err(Error::Invalid(format!(
+        return Err(Error::Conflict(format!(
             "{} is an admin: admins are server-wide and hold no campaign role",
             user.name
         )));
@@ -422,7 +422,7 @@ pub(crate) async fn set_role(
             }
             grant(tx, &user, campaign.id, r).await
         }
-        None if user.admin => Err(Error::Invalid(format!(
+        None if user.admin => Err(Error::Conflict(format!(
             "{name} is an admin: admins are server-wide and hold no campaign role"
         ))),
         None => {

@@ -519,7 +519,8 @@ pub(crate) async fn set_pair(
                     .find(|(n, _)| n == name)
                     .map(|(_, id)| *id)
                     .ok_or_else(|| {
-                        Error::Invalid(format!(
+                        // The pool, not the request's form, refuses: 409.
+                        Error::Conflict(format!(
                             "`{name}` is not a validator in the pool of campaign `{campaign_name}`"
                         ))
                     })

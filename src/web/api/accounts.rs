@@ -175,6 +175,7 @@ pub struct NewAccount {
     index: Option<i64>,
     /// The password (checked for strength); none: one is made and given once in the
     /// reply.
+    #[schema(min_length = 12)]
     password: Option<String>,
     /// Placing a validator that gives tasks with items a new default pair is refused
     /// (409, the changes in words) unless this is true.
@@ -255,6 +256,7 @@ pub struct RolePath {
 pub struct RoleBody {
     /// `author` or `participant`; null takes the role away (a validator keeps their pool
     /// place). A validator's role comes with a pool place (`POST /api/v1/users`).
+    #[schema(value_type = Option<String>, pattern = "^(author|participant)$")]
     role: Option<Role>,
 }
 

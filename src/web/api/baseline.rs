@@ -62,6 +62,7 @@ pub struct PartPath {
     /// The campaign's name
     campaign: String,
     /// `study` or `baseline`
+    #[param(pattern = "^(study|baseline)$")]
     part: String,
 }
 
@@ -221,6 +222,7 @@ pub async fn question(
 
 /// An answer: the letter of the option chosen, as shown.
 #[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
 #[schema(example = json!({"chosen": "B"}))]
 pub struct ChosenBody {
     pub chosen: String,
@@ -281,6 +283,7 @@ pub async fn answer(
 
 /// A link's token, exchanged for an API token.
 #[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
 #[schema(example = json!({"token": "00b3715970dde7737ac0a1b5de9cbec6fe621d06e8d17cfc"}))]
 pub struct JoinBody {
     /// The token of the link (`/join/{token}`)
@@ -340,9 +343,11 @@ pub async fn join(
 
 /// How to set the baseline up.
 #[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
 #[schema(example = json!({"per_task": 10}))]
 pub struct SetupBody {
     /// k, the videos of each task each participant answers about
+    #[schema(minimum = 1)]
     pub per_task: i64,
     /// The draw's seed (a random one when absent)
     #[serde(default)]
@@ -421,10 +426,12 @@ pub async fn status(
 
 /// Links to make.
 #[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
 #[schema(example = json!({"part": "baseline", "count": 10}))]
 pub struct InviteBody {
     pub part: Part,
     /// How many (1 to 1000)
+    #[schema(minimum = 1, maximum = 1000)]
     pub count: usize,
 }
 
@@ -523,6 +530,7 @@ pub async fn set_part(
 
 /// A part's settings.
 #[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
 #[schema(example = json!({"consent": "This study is run by ...", "keep_external_id": false}))]
 pub struct PartSettingsBody {
     #[serde(default)]

@@ -223,8 +223,9 @@ pub struct NewKnownCopy {
     /// The clip of the benchmark with an item the author resolved.
     clip_id: String,
     /// The copy's clip id: new to the campaign; give it one like the real clips' (its
-    /// questions' ids follow it).
+    /// questions' ids follow it): letters, digits, `_`, `-` and `.`, not first `.` or `-`.
     #[serde(rename = "as")]
+    #[schema(pattern = "^[A-Za-z0-9_][A-Za-z0-9_.-]{0,199}$")]
     copy: String,
 }
 

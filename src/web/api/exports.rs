@@ -71,21 +71,17 @@ pub async fn export(
     let Some(kind) = ExportKind::parse(&p.kind) else {
         return Err(Error::NotFound("no such route".into()).into_response());
     };
-    // Only the audit trail reads the query (its filters); a query it cannot read is a
-    // 400, as it would be before anything else.
-    let audit = match kind {
-        ExportKind::Audit => Some(
-            Query::<AuditQuery>::try_from_uri(&uri)
-                .map_err(IntoResponse::into_response)?
-                .0,
-        ),
-        _ => None,
-    };
+    // Only the audit trail applies the query (its filters), but every kind refuses one
+    // it cannot read (400) or whose values are wrong (422), as the document says.
+    let query = Query::<AuditQuery>::try_from_uri(&uri)
+        .map_err(IntoResponse::into_response)?
+        .0;
     let made = async {
+        let checked = query.filter()?;
         let campaign = campaign(&state, &p.campaign).await?;
-        let filter = match &audit {
-            Some(q) => q.filter()?,
-            None => AuditFilter::default(),
+        let filter = match kind {
+            ExportKind::Audit => checked,
+            _ => AuditFilter::default(),
         };
         kind.make(&state.store, &campaign, &filter).await
     };

@@ -179,9 +179,13 @@ pub async fn import_folder(
         .manifest_under_import_root(body.manifest.trim())
         .await
     else {
-        let message = if state.config.import_roots.is_empty() {
-            "importing from a folder on the server is off: start the server with --import-root DIR, or upload a zip".to_string()
-        } else {
+        if state.config.import_roots.is_empty() {
+            // Not the request's fault: this server does not allow it (403).
+            return Err(Error::Forbidden(
+                "importing from a folder on the server is off: start the server with --import-root DIR, or upload a zip".to_string(),
+            ));
+        }
+        let message = {
             "give the absolute path of a manifest file under one of the server's import roots; nothing else on the server is read".to_string()
         };
         return Err(Error::field("manifest", message));

@@ -68,9 +68,30 @@ where
         }
         crate::domain::text::check_json(&value)
             .map_err(|(field, message)| Error::Field { field, message })?;
+        let mut value = value;
+        whole_numbers(&mut value);
         serde_json::from_value::<T>(value)
             .map(ApiJson)
             .map_err(|e| Error::Invalid(format!("invalid JSON body: {e}")))
+    }
+}
+
+/// Writes each number with no fraction (`80.0`) as the integer it is: JSON Schema's
+/// `integer`, which the document gives, takes it, and serde's integers would not.
+fn whole_numbers(v: &mut serde_json::Value) {
+    use serde_json::Value;
+    match v {
+        Value::Number(n) => {
+            if let Some(f) = n.as_f64().filter(|_| n.is_f64())
+                && f.fract() == 0.0
+                && f.abs() < 9.0e15
+            {
+                *v = Value::from(f as i64);
+            }
+        }
+        Value::Array(a) => a.iter_mut().for_each(whole_numbers),
+        Value::Object(o) => o.values_mut().for_each(whole_numbers),
+        _ => {}
     }
 }
 

@@ -46,11 +46,38 @@ pub struct AuditQuery {
     /// Only what this person did (their verdicts, resolutions and calibration verdicts)
     validator: Option<String>,
     /// From this day (YYYY-MM-DD, UTC) or RFC 3339 time on
+    #[param(schema_with = day_or_time)]
     from: Option<String>,
     /// Up to this day (inclusive) or RFC 3339 time
+    #[param(schema_with = day_or_time)]
     to: Option<String>,
     /// Only the latest N events, newest first
-    latest: Option<usize>,
+    #[param(minimum = 0, maximum = 4294967295_u64)]
+    latest: Option<u32>,
+}
+
+/// A day (`YYYY-MM-DD`) or an RFC 3339 time, as the API's document says it (empty: no
+/// bound, as a form sends a blank field).
+fn day_or_time() -> utoipa::openapi::schema::Schema {
+    use utoipa::openapi::schema::{
+        KnownFormat, ObjectBuilder, OneOfBuilder, Schema, SchemaFormat, Type,
+    };
+    let string = |f| {
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .format(Some(SchemaFormat::KnownFormat(f)))
+    };
+    Schema::OneOf(
+        OneOfBuilder::new()
+            .item(string(KnownFormat::Date))
+            .item(string(KnownFormat::DateTime))
+            .item(
+                ObjectBuilder::new()
+                    .schema_type(Type::String)
+                    .max_length(Some(0)),
+            )
+            .build(),
+    )
 }
 
 impl AuditQuery {
@@ -62,7 +89,9 @@ impl AuditQuery {
             self.to.as_deref(),
         )?;
         filter.prefix = crate::domain::paging::prefix("id", self.id.as_deref())?;
-        filter.limit = self.latest;
+        filter.limit = self
+            .latest
+            .map(|n| usize::try_from(n).unwrap_or(usize::MAX));
         Ok(filter)
     }
 }

@@ -182,6 +182,7 @@ pub async fn set(
 /// The body of an answer: per axis, each clip letter's rank (1..n, no ties); per clip,
 /// `real` or `fake`.
 #[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
 #[schema(example = json!({"photorealism": {"A": 1, "B": 2}, "temporal_coherence": {"A": 2, "B": 1}, "comprehensibility": {"A": 1, "B": 2}, "real_fake": {"A": "real", "B": "fake"}}))]
 pub struct AnswerBody {
     pub photorealism: HashMap<String, i64>,
@@ -327,10 +328,11 @@ pub(super) async fn study_status(
 #[schema(example = json!({"display": "strip", "frames": 8}))]
 pub struct DisplayBody {
     /// `video` or `strip`
-    #[schema(example = "strip")]
+    #[schema(example = "strip", pattern = "^(video|strip)$")]
     display: String,
     /// Frames in a strip (with `strip`)
     #[serde(default = "default_frames")]
+    #[schema(minimum = 2, maximum = 32)]
     frames: i64,
 }
 
