@@ -366,6 +366,39 @@ impl IntoResponse for Error {
     }
 }
 
+/// A request body that came slower than its least rate (`server::open::RateBody` ends
+/// the body with it; the API answers 408 with its words).
+#[derive(Debug)]
+pub struct TooSlow {
+    pub min_rate: u64,
+    pub grace: std::time::Duration,
+}
+
+impl std::fmt::Display for TooSlow {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "the request body came slower than {} bytes a second (after {} s); send it again, faster",
+            self.min_rate,
+            self.grace.as_secs()
+        )
+    }
+}
+
+impl std::error::Error for TooSlow {}
+
+/// The [`TooSlow`] behind an error that reading a body gave, if that was the cause.
+pub fn too_slow<'a>(e: &'a (dyn std::error::Error + 'static)) -> Option<&'a TooSlow> {
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(c) = cause {
+        if let Some(slow) = c.downcast_ref::<TooSlow>() {
+            return Some(slow);
+        }
+        cause = c.source();
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -9,15 +9,13 @@
 //! deadline. Every accepted socket has `TCP_NODELAY`: a reply written in two parts
 //! (head, then a small body) must not wait for the client's delayed ACK.
 
+mod open;
+
 use crate::error::{Error, Result};
 use crate::web::state::AppState;
 use axum::extract::connect_info::ConnectInfo;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto::Builder;
-mod open;
-
-pub use open::{TooSlow, too_slow};
-
 use std::collections::HashMap;
 use std::future::Future;
 use std::net::{IpAddr, SocketAddr};

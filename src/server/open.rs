@@ -199,38 +199,6 @@ impl<B> RateBody<B> {
     }
 }
 
-/// A body that came too slowly.
-#[derive(Debug)]
-pub struct TooSlow {
-    min_rate: u64,
-    grace: Duration,
-}
-
-impl std::fmt::Display for TooSlow {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "the request body came slower than {} bytes a second (after {} s); send it again, faster",
-            self.min_rate,
-            self.grace.as_secs()
-        )
-    }
-}
-
-impl std::error::Error for TooSlow {}
-
-/// The [`TooSlow`] behind an error that reading a body gave, if that was the cause.
-pub fn too_slow<'a>(e: &'a (dyn std::error::Error + 'static)) -> Option<&'a TooSlow> {
-    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(e);
-    while let Some(c) = cause {
-        if let Some(slow) = c.downcast_ref::<TooSlow>() {
-            return Some(slow);
-        }
-        cause = c.source();
-    }
-    None
-}
-
 impl<B> hyper::body::Body for RateBody<B>
 where
     B: hyper::body::Body<Data = hyper::body::Bytes> + Unpin,
@@ -264,7 +232,7 @@ where
                     timer.as_mut().reset(deadline);
                 }
                 match timer.as_mut().poll(cx) {
-                    Poll::Ready(()) => Poll::Ready(Some(Err(Box::new(TooSlow {
+                    Poll::Ready(()) => Poll::Ready(Some(Err(Box::new(crate::error::TooSlow {
                         min_rate: this.rule.min_rate,
                         grace: this.rule.grace,
                     })))),

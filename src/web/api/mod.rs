@@ -52,7 +52,7 @@ where
                             crate::web::API_BODY_LIMIT
                         ))
                     }
-                    other => match crate::server::too_slow(&other) {
+                    other => match crate::error::too_slow(&other) {
                         Some(slow) => Error::TooSlow(slow.to_string()),
                         None => Error::Invalid(format!("invalid JSON body: {}", other.body_text())),
                     },
