@@ -1234,31 +1234,8 @@ async fn silent_connections_from_many_addresses_starve_no_one() {
     use tokio::io::AsyncReadExt as _;
     let dir = tempfile::tempdir().unwrap();
     let (data, _) = campaign_on_disk(dir.path(), 1);
-    let server = start_server(
-        &data,
-        None,
-        &[
-            "--max-connections",
-            "64",
-            "--max-connections-per-client",
-            "10",
-            "--header-timeout",
-            "10",
-        ],
-    );
+    let (server, mut silent) = crowded(&data, &["--header-timeout", "10"], &[]).await;
     let base = server.base.clone();
-    admin_web(&data, &base).await;
-    let addr: std::net::SocketAddr = base.trim_start_matches("http://").parse().unwrap();
-    // Twelve addresses, ten silent connections each: 120 for 64 places.
-    let mut silent = Vec::new();
-    for a in 0..12u8 {
-        for _ in 0..10 {
-            let s = tokio::net::TcpSocket::new_v4().unwrap();
-            s.bind(std::net::SocketAddr::from(([127, 0, 1, 10 + a], 0)))
-                .unwrap();
-            silent.push(s.connect(addr).await.unwrap());
-        }
-    }
     let opened = Instant::now();
     let other = client_from_another_address(Duration::from_secs(30));
     let asked = Instant::now();
@@ -1296,10 +1273,43 @@ fn client_from_another_address(timeout: Duration) -> reqwest::Client {
         .unwrap()
 }
 
+/// A server of `data` with 64 places, 10 for each client address (and `extra`), an
+/// admin, and 120 connections to it from twelve other addresses (127.0.1.10-21, ten
+/// each), each having sent `first`: more than every place, each address under its cap.
+async fn crowded(
+    data: &Path,
+    extra: &[&str],
+    first: &[u8],
+) -> (ServerProcess, Vec<tokio::net::TcpStream>) {
+    use tokio::io::AsyncWriteExt as _;
+    let mut args = vec![
+        "--max-connections",
+        "64",
+        "--max-connections-per-client",
+        "10",
+    ];
+    args.extend_from_slice(extra);
+    let server = start_server(data, None, &args);
+    admin_web(data, &server.base).await;
+    let addr: std::net::SocketAddr = server.base.trim_start_matches("http://").parse().unwrap();
+    let mut crowd = Vec::new();
+    for a in 0..12u8 {
+        for _ in 0..10 {
+            let s = tokio::net::TcpSocket::new_v4().unwrap();
+            s.bind(std::net::SocketAddr::from(([127, 0, 1, 10 + a], 0)))
+                .unwrap();
+            let mut s = s.connect(addr).await.unwrap();
+            s.write_all(first).await.unwrap();
+            crowd.push(s);
+        }
+    }
+    (server, crowd)
+}
+
 /// A request head for val00's verdict on K000 whose body of `len` bytes is still to come.
-fn verdict_head(addr: std::net::SocketAddr, token: &str, len: usize) -> String {
+fn verdict_head(token: &str, len: usize) -> String {
     format!(
-        "POST /api/v1/campaigns/default/items/1/K000/verdict HTTP/1.1\r\nHost: {addr}\r\n\
+        "POST /api/v1/campaigns/default/items/1/K000/verdict HTTP/1.1\r\nHost: tandem\r\n\
          Authorization: Bearer {token}\r\nContent-Type: application/json\r\n\
          Content-Length: {len}\r\n\r\n"
     )
@@ -1312,39 +1322,13 @@ fn verdict_head(addr: std::net::SocketAddr, token: &str, len: usize) -> String {
 /// a slow body's time ran out (99 s in the attack campaign).
 #[tokio::test]
 async fn slow_bodies_from_many_addresses_starve_no_one() {
-    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    use tokio::io::AsyncReadExt as _;
     let dir = tempfile::tempdir().unwrap();
     let (data, token) = campaign_on_disk(dir.path(), 1);
-    let server = start_server(
-        &data,
-        None,
-        &[
-            "--max-connections",
-            "64",
-            "--max-connections-per-client",
-            "10",
-            "--body-timeout",
-            "120",
-        ],
-    );
+    // Each a whole head, then one body byte of a thousand.
+    let first = verdict_head(&token, 1000) + "{";
+    let (server, mut slow) = crowded(&data, &["--body-timeout", "120"], first.as_bytes()).await;
     let base = server.base.clone();
-    admin_web(&data, &base).await;
-    let addr: std::net::SocketAddr = base.trim_start_matches("http://").parse().unwrap();
-    let head = verdict_head(addr, &token, 1000);
-    // Twelve addresses, ten connections each, one body byte sent of a thousand: 120 for
-    // 64 places.
-    let mut slow = Vec::new();
-    for a in 0..12u8 {
-        for _ in 0..10 {
-            let s = tokio::net::TcpSocket::new_v4().unwrap();
-            s.bind(std::net::SocketAddr::from(([127, 0, 1, 10 + a], 0)))
-                .unwrap();
-            let mut s = s.connect(addr).await.unwrap();
-            s.write_all(head.as_bytes()).await.unwrap();
-            s.write_all(b"{").await.unwrap();
-            slow.push(s);
-        }
-    }
     // Every place is taken by a body in progress.
     tokio::time::sleep(Duration::from_millis(500)).await;
     let other = client_from_another_address(Duration::from_secs(30));
@@ -1394,7 +1378,7 @@ async fn a_body_below_the_least_rate_is_cut_after_its_grace() {
     let addr: std::net::SocketAddr = server.base.trim_start_matches("http://").parse().unwrap();
     // The trickle: a byte a second of 100.
     let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
-    s.write_all(verdict_head(addr, &token, 100).as_bytes())
+    s.write_all(verdict_head(&token, 100).as_bytes())
         .await
         .unwrap();
     let started = Instant::now();
@@ -1432,7 +1416,7 @@ async fn a_body_below_the_least_rate_is_cut_after_its_grace() {
         "x".repeat(3900)
     );
     let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
-    s.write_all(verdict_head(addr, &token, body.len()).as_bytes())
+    s.write_all(verdict_head(&token, body.len()).as_bytes())
         .await
         .unwrap();
     for part in body.as_bytes().chunks(100) {

@@ -3,7 +3,8 @@
 //! ones (a TCP proxy in front of it stops forwarding), for a few seconds, while clients
 //! send verdicts and reads to a running `tandem serve`. Runs on PostgreSQL only (under
 //! `.ci/run`'s second pass); the cluster itself serves the other tests meanwhile, so it
-//! is the proxy that stops, not the cluster.
+//! is the proxy that stops, not the cluster. A frozen database is both a frozen proxy and
+//! a throw-away cluster of the test's own whose processes are stopped (SIGSTOP).
 
 use crate::helpers::{
     PASSWORD, clip_line, eventually, start_server, test_database_url, write_manifest,
@@ -99,11 +100,13 @@ struct Behind {
     path: String,
 }
 
-async fn campaign_behind_a_proxy(url: String, clips: usize) -> Behind {
+/// A campaign of `clips` clips stored at `url` in a new data folder, two validators, and
+/// val00's token.
+async fn campaign_at(url: &str, clips: usize) -> (tempfile::TempDir, std::path::PathBuf, String) {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
     let src = dir.path().join("src");
-    let config = Config::new(&data, Some(url.clone())).unwrap();
+    let config = Config::new(&data, Some(url.to_string())).unwrap();
     let store = tandem::Store::open(&config.database_url).await.unwrap();
     let task = tandem::domain::taxonomy::Taxonomy::vgenst().tasks[0]
         .code
@@ -130,6 +133,11 @@ async fn campaign_behind_a_proxy(url: String, clips: usize) -> Behind {
     }
     let token = store.create_token("val00", "test").await.unwrap();
     store.close().await;
+    (dir, data, token)
+}
+
+async fn campaign_behind_a_proxy(url: String, clips: usize) -> Behind {
+    let (dir, data, token) = campaign_at(&url, clips).await;
     let rest = url.strip_prefix("postgres://").unwrap();
     let (user, rest) = rest.split_once('@').unwrap();
     let (hostport, path) = rest.split_once('/').unwrap();
@@ -391,7 +399,184 @@ async fn a_frozen_database_answers_every_request_within_its_deadline_and_comes_b
         token,
         ..
     } = campaign_behind_a_proxy(url, 40).await;
-    let base = server.base.clone();
+    frozen_and_thawed(&server.base, &token, |frozen| proxy.freeze(frozen)).await;
+    drop(server);
+}
+
+/// The same with the database's own processes stopped (SIGSTOP of a throw-away cluster:
+/// its kernel still accepts connections, its backends answer nothing), then continued.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stopped_cluster_answers_every_request_within_its_deadline_and_comes_back() {
+    if test_database_url().await.is_none() {
+        eprintln!("skipped: set TANDEM_TEST_POSTGRES to run the database outage test");
+        return;
+    }
+    let cluster = Cluster::start();
+    let (_dir, data, token) = campaign_at(&cluster.url(), 40).await;
+    let server = start_server(&data, Some(&cluster.url()), &[]);
+    frozen_and_thawed(&server.base, &token, |frozen| {
+        cluster.signal(if frozen { "STOP" } else { "CONT" })
+    })
+    .await;
+    drop(server);
+}
+
+/// A PostgreSQL cluster of the test's own, in a folder of its own on a free port (run
+/// as the `postgres` account when the test runs as root, as `.ci/run` does for CI's),
+/// stopped at once when dropped.
+struct Cluster {
+    dir: tempfile::TempDir,
+    bin: std::path::PathBuf,
+    port: u16,
+    as_root: bool,
+}
+
+impl Cluster {
+    fn start() -> Cluster {
+        let bin = std::fs::read_dir("/usr/lib/postgresql")
+            .expect("PostgreSQL's programs under /usr/lib/postgresql (TANDEM_TEST_POSTGRES is set)")
+            .flatten()
+            .map(|e| e.path().join("bin"))
+            .filter(|b| b.join("initdb").exists())
+            .max()
+            .expect("PostgreSQL's initdb");
+        let dir = tempfile::tempdir().unwrap();
+        let as_root = rustix::process::geteuid().is_root();
+        if as_root {
+            let owned = std::process::Command::new("chown")
+                .arg("postgres")
+                .arg(dir.path())
+                .status()
+                .unwrap();
+            assert!(owned.success(), "chown postgres {}", dir.path().display());
+        }
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let c = Cluster {
+            dir,
+            bin,
+            port,
+            as_root,
+        };
+        let data = c.dir.path().join("data");
+        c.run(
+            "initdb",
+            &["-D", data.to_str().unwrap(), "-A", "trust", "-U", "tandem"],
+        );
+        let options = format!(
+            "-p {port} -k {} -c listen_addresses=127.0.0.1 -c fsync=off",
+            c.dir.path().display()
+        );
+        c.run(
+            "pg_ctl",
+            &[
+                "-D",
+                data.to_str().unwrap(),
+                "-l",
+                c.dir.path().join("log").to_str().unwrap(),
+                "-w",
+                "-o",
+                &options,
+                "start",
+            ],
+        );
+        c
+    }
+
+    fn run(&self, program: &str, args: &[&str]) {
+        let path = self.bin.join(program);
+        let out = if self.as_root {
+            std::process::Command::new("runuser")
+                .args(["-u", "postgres", "--"])
+                .arg(&path)
+                .args(args)
+                .output()
+        } else {
+            std::process::Command::new(&path).args(args).output()
+        }
+        .unwrap();
+        assert!(
+            out.status.success(),
+            "{program} {args:?}: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    fn url(&self) -> String {
+        format!("postgres://tandem@127.0.0.1:{}/postgres", self.port)
+    }
+
+    /// The postmaster and every process it started.
+    fn processes(&self) -> Vec<i32> {
+        let pid_file = self.dir.path().join("data/postmaster.pid");
+        let main: Option<i32> = std::fs::read_to_string(&pid_file)
+            .ok()
+            .and_then(|t| t.lines().next().and_then(|l| l.trim().parse().ok()));
+        let Some(main) = main else {
+            return Vec::new();
+        };
+        let mut all = vec![main];
+        for e in std::fs::read_dir("/proc").unwrap().flatten() {
+            let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else {
+                continue;
+            };
+            // pid (comm) state ppid ...: the fields after the last `)`.
+            let after = stat.rsplit_once(')').map(|(_, a)| a).unwrap_or("");
+            let ppid = after.split_whitespace().nth(1).and_then(|p| p.parse().ok());
+            if ppid == Some(main) {
+                all.extend(e.file_name().to_str().and_then(|p| p.parse::<i32>().ok()));
+            }
+        }
+        all
+    }
+
+    /// Sends every process of the cluster `SIG` (`STOP`, `CONT`).
+    fn signal(&self, sig: &str) {
+        let pids: Vec<String> = self.processes().iter().map(i32::to_string).collect();
+        assert!(!pids.is_empty(), "the cluster is not running");
+        let sent = std::process::Command::new("kill")
+            .arg(format!("-{sig}"))
+            .args(&pids)
+            .status()
+            .unwrap();
+        assert!(sent.success(), "kill -{sig} {pids:?}");
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        let pids: Vec<String> = self.processes().iter().map(i32::to_string).collect();
+        if !pids.is_empty() {
+            let _ = std::process::Command::new("kill")
+                .arg("-CONT")
+                .args(&pids)
+                .status();
+        }
+        let data = self.dir.path().join("data");
+        let path = self.bin.join("pg_ctl");
+        let args = ["-D", data.to_str().unwrap_or(""), "-m", "immediate", "stop"];
+        let _ = if self.as_root {
+            std::process::Command::new("runuser")
+                .args(["-u", "postgres", "--"])
+                .arg(&path)
+                .args(args)
+                .output()
+        } else {
+            std::process::Command::new(&path).args(args).output()
+        };
+    }
+}
+
+/// Freezes the database (`freeze(true)`) while twenty requests of four kinds arrive,
+/// checks each answer came within the deadline (503 with Retry-After where the database
+/// was needed), thaws it and waits for verdicts to be stored again.
+async fn frozen_and_thawed(base: &str, token: &str, freeze: impl Fn(bool)) {
+    let base = base.to_string();
+    let token = token.to_string();
     let client = reqwest::Client::builder()
         .timeout(Duration::from_secs(40))
         .build()
@@ -407,7 +592,7 @@ async fn a_frozen_database_answers_every_request_within_its_deadline_and_comes_b
     let r = verdict(0).send().await.unwrap();
     assert_eq!(r.status().as_u16(), 201);
 
-    proxy.freeze(true);
+    freeze(true);
     // Twenty requests of four kinds, one every 300 ms: the later ones arrive while reads
     // begun by the earlier ones are stuck.
     let mut asked = Vec::new();
@@ -473,7 +658,7 @@ async fn a_frozen_database_answers_every_request_within_its_deadline_and_comes_b
         );
     }
 
-    proxy.freeze(false);
+    freeze(false);
     let thawed = Instant::now();
     loop {
         // The same verdict until it is stored (one sent again is recorded once).
@@ -488,5 +673,4 @@ async fn a_frozen_database_answers_every_request_within_its_deadline_and_comes_b
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    drop(server);
 }

@@ -41,6 +41,22 @@ pub(crate) async fn ended(app: &TestApp, token: &str, started: &Reply) -> Value 
     panic!("job {at} did not end in 30 s");
 }
 
+/// Starts an export job (`retained` or `paper`) as `token` and waits for its end: the
+/// ended job, checked done.
+pub(crate) async fn export_done(app: &TestApp, token: &str, kind: &str) -> Value {
+    let r = app
+        .call(
+            Method::POST,
+            &format!("/api/v1/campaigns/{CAMPAIGN}/exports/{kind}"),
+            Some(token),
+            None,
+        )
+        .await;
+    let job = ended(app, token, &r).await;
+    assert_eq!(job["state"], "done", "{job}");
+    job
+}
+
 /// The files of a manifest zip: the manifest and each line's video.
 fn manifest_zip(lines: &[Value], videos: &[(&str, &str)]) -> Vec<u8> {
     let mut files: Vec<(String, Vec<u8>)> = vec![(
@@ -180,16 +196,7 @@ async fn a_pipeline_imports_reviews_regenerates_and_exports_through_the_api() {
     assert!(q.to_string().contains("\"A\""), "A is back in review: {q}");
 
     // The retained benchmark as a job: its file downloads, and its SHA-256 is the job's.
-    let r = app
-        .call(
-            Method::POST,
-            &format!("/api/v1/campaigns/{CAMPAIGN}/exports/retained"),
-            Some(&c.admin),
-            None,
-        )
-        .await;
-    let job = ended(&app, &c.admin, &r).await;
-    assert_eq!(job["state"], "done", "{job}");
+    let job = export_done(&app, &c.admin, "retained").await;
     let result = &job["result"];
     assert_eq!(result["file_name"], "default-retained.zip", "{job}");
     let url = result["url"].as_str().unwrap();
@@ -218,16 +225,7 @@ async fn a_pipeline_imports_reviews_regenerates_and_exports_through_the_api() {
     );
 
     // The paper bundle as a job.
-    let r = app
-        .call(
-            Method::POST,
-            &format!("/api/v1/campaigns/{CAMPAIGN}/exports/paper"),
-            Some(&c.admin),
-            None,
-        )
-        .await;
-    let paper = ended(&app, &c.admin, &r).await;
-    assert_eq!(paper["state"], "done", "{paper}");
+    let paper = export_done(&app, &c.admin, "paper").await;
     assert_eq!(paper["result"]["file_name"], "default-paper.zip");
 
     // The list, newest first; a finished job is forgotten with its file.
@@ -431,16 +429,7 @@ async fn export_files_stay_within_their_budget_and_a_full_disk_refuses_an_export
     let app = spawn_app_with(|c| c.limits.job_files_bytes = 1).await;
     let c = cast(&app).await;
     let export = || async {
-        let r = app
-            .call(
-                Method::POST,
-                &format!("/api/v1/campaigns/{CAMPAIGN}/exports/retained"),
-                Some(&c.admin),
-                None,
-            )
-            .await;
-        let job = ended(&app, &c.admin, &r).await;
-        assert_eq!(job["state"], "done", "{job}");
+        let job = export_done(&app, &c.admin, "retained").await;
         job["id"].as_str().unwrap().to_string()
     };
     let files = || {
