@@ -486,18 +486,22 @@ impl Cluster {
         c
     }
 
-    fn run(&self, program: &str, args: &[&str]) {
+    /// One of PostgreSQL's programs, as the account that owns the cluster.
+    fn command(&self, program: &str, args: &[&str]) -> std::process::Command {
         let path = self.bin.join(program);
-        let out = if self.as_root {
-            std::process::Command::new("runuser")
-                .args(["-u", "postgres", "--"])
-                .arg(&path)
-                .args(args)
-                .output()
+        let mut c = if self.as_root {
+            let mut c = std::process::Command::new("runuser");
+            c.args(["-u", "postgres", "--"]).arg(path);
+            c
         } else {
-            std::process::Command::new(&path).args(args).output()
-        }
-        .unwrap();
+            std::process::Command::new(path)
+        };
+        c.args(args);
+        c
+    }
+
+    fn run(&self, program: &str, args: &[&str]) {
+        let out = self.command(program, args).output().unwrap();
         assert!(
             out.status.success(),
             "{program} {args:?}: {}{}",
@@ -557,17 +561,8 @@ impl Drop for Cluster {
                 .status();
         }
         let data = self.dir.path().join("data");
-        let path = self.bin.join("pg_ctl");
         let args = ["-D", data.to_str().unwrap_or(""), "-m", "immediate", "stop"];
-        let _ = if self.as_root {
-            std::process::Command::new("runuser")
-                .args(["-u", "postgres", "--"])
-                .arg(&path)
-                .args(args)
-                .output()
-        } else {
-            std::process::Command::new(&path).args(args).output()
-        };
+        let _ = self.command("pg_ctl", &args).output();
     }
 }
 
