@@ -84,10 +84,10 @@ impl Checker {
 /// campaign's known records once per batch, and writes each pause when its moment
 /// comes (looked at again then: a pause lifted or already taken is not written twice).
 async fn run(store: Store, delay: Duration, mut rx: mpsc::UnboundedReceiver<(String, String)>) {
-    let mut due: BTreeMap<Instant, (String, String)> = BTreeMap::new();
+    let mut pauses: BTreeMap<Instant, (String, String)> = BTreeMap::new();
     let mut waiting: HashSet<(String, String)> = HashSet::new();
     loop {
-        let next_due = due.keys().next().copied();
+        let next_due = pauses.keys().next().copied();
         let first = tokio::select! {
             m = rx.recv() => match m {
                 Some(m) => Some(m),
@@ -108,12 +108,16 @@ async fn run(store: Store, delay: Duration, mut rx: mpsc::UnboundedReceiver<(Str
                 marked.entry(campaign).or_default().insert(name);
             }
             for (campaign, names) in marked {
-                match found_due(&store, &campaign, &names).await {
+                let found = match store.campaign(&campaign).await {
+                    Ok(c) => due(&store, &c, Some(&names)).await,
+                    Err(e) => Err(e),
+                };
+                match found {
                     Ok(found) => {
-                        for name in found {
+                        for (name, _) in found {
                             let key = (campaign.clone(), name);
                             if waiting.insert(key.clone()) {
-                                due.insert(Instant::now() + later(delay), key);
+                                pauses.insert(Instant::now() + later(delay), key);
                             }
                         }
                     }
@@ -124,7 +128,7 @@ async fn run(store: Store, delay: Duration, mut rx: mpsc::UnboundedReceiver<(Str
             }
         }
         let now = Instant::now();
-        while let Some(entry) = due.first_entry() {
+        while let Some(entry) = pauses.first_entry() {
             if *entry.key() > now {
                 break;
             }
@@ -149,32 +153,6 @@ fn later(delay: Duration) -> Duration {
     delay.mul_f64(0.5 + 0.5 * r)
 }
 
-/// Which of `names` have a pause due in `campaign` (none when it has no known items).
-async fn found_due(store: &Store, campaign: &str, names: &BTreeSet<String>) -> Result<Vec<String>> {
-    let campaign = store.campaign(campaign).await?;
-    let records = store.known_records(&campaign).await?;
-    if records.is_empty() {
-        return Ok(Vec::new());
-    }
-    let since = last_pauses(store, &campaign).await?;
-    let s = &campaign.settings;
-    Ok(names
-        .iter()
-        .filter(|name| {
-            let from = since.get(name.as_str()).copied().unwrap_or(i64::MIN);
-            pause_reason(
-                &records,
-                name,
-                s.known_window,
-                s.calibration_threshold,
-                from,
-            )
-            .is_some()
-        })
-        .cloned()
-        .collect())
-}
-
 /// Writes the pause of `name` in `campaign` if it is still due.
 async fn pause_now(store: &Store, campaign: &str, name: &str) -> Result<()> {
     let campaign = store.campaign(campaign).await?;
@@ -189,6 +167,41 @@ async fn last_pauses(store: &Store, campaign: &Campaign) -> Result<BTreeMap<Stri
     Ok(store.pause_starts(campaign).await?.into_iter().collect())
 }
 
+/// The validators (those among `only`, when given) whose recent catch rate on known
+/// defects since their last pause is surely below the calibration threshold, with why:
+/// the one place the rule is applied to a campaign's records.
+async fn due(
+    store: &Store,
+    campaign: &Campaign,
+    only: Option<&BTreeSet<String>>,
+) -> Result<Vec<(String, String)>> {
+    let records = store.known_records(campaign).await?;
+    if records.is_empty() {
+        return Ok(Vec::new());
+    }
+    let since = last_pauses(store, campaign).await?;
+    let s = &campaign.settings;
+    let names: BTreeSet<&str> = records
+        .iter()
+        .map(|r| r.validator.as_str())
+        .filter(|n| only.is_none_or(|o| o.contains(*n)))
+        .collect();
+    Ok(names
+        .into_iter()
+        .filter_map(|name| {
+            let from = since.get(name).copied().unwrap_or(i64::MIN);
+            pause_reason(
+                &records,
+                name,
+                s.known_window,
+                s.calibration_threshold,
+                from,
+            )
+            .map(|why| (name.to_string(), why))
+        })
+        .collect())
+}
+
 /// Pauses the validator's queue when their recent catch rate on known defects (since
 /// their last pause) is surely below the calibration threshold; answers the round that
 /// opened, if one did.
@@ -197,20 +210,9 @@ pub async fn check_pause(
     campaign: &Campaign,
     validator: &User,
 ) -> Result<Option<i64>> {
-    let records = store.known_records(campaign).await?;
-    let since = last_pauses(store, campaign)
-        .await?
-        .remove(&validator.name)
-        .unwrap_or(i64::MIN);
-    let s = &campaign.settings;
-    match pause_reason(
-        &records,
-        &validator.name,
-        s.known_window,
-        s.calibration_threshold,
-        since,
-    ) {
-        Some(why) => {
+    let only = BTreeSet::from([validator.name.clone()]);
+    match due(store, campaign, Some(&only)).await?.pop() {
+        Some((_, why)) => {
             store
                 .pause_for_known_items(campaign, validator.id, &why)
                 .await
@@ -219,26 +221,13 @@ pub async fn check_pause(
     }
 }
 
-/// `check_pause` for every validator with a verdict on a known item: what a pause
-/// after a reply could miss (verdicts imported from a decisions file, a server
-/// stopped between a reply and its check). Answers who was paused, with why.
+/// `check_pause` for every validator with a verdict on a known item: what the checker
+/// could miss (verdicts imported from a decisions file, a server stopped before its
+/// pause came). Answers who was paused, with why.
 pub async fn check_pauses(store: &Store, campaign: &Campaign) -> Result<Vec<(String, String)>> {
-    let records = store.known_records(campaign).await?;
-    let since = last_pauses(store, campaign).await?;
-    let s = &campaign.settings;
-    let names: std::collections::BTreeSet<&str> =
-        records.iter().map(|r| r.validator.as_str()).collect();
     let mut paused = Vec::new();
-    for name in names {
-        let from = since.get(name).copied().unwrap_or(i64::MIN);
-        let why = pause_reason(
-            &records,
-            name,
-            s.known_window,
-            s.calibration_threshold,
-            from,
-        );
-        let (Some(why), Some(user)) = (why, store.user_by_name(name).await?) else {
+    for (name, why) in due(store, campaign, None).await? {
+        let Some(user) = store.user_by_name(&name).await? else {
             continue;
         };
         if store
@@ -246,7 +235,7 @@ pub async fn check_pauses(store: &Store, campaign: &Campaign) -> Result<Vec<(Str
             .await?
             .is_some()
         {
-            paused.push((name.to_string(), why));
+            paused.push((name, why));
         }
     }
     Ok(paused)

@@ -245,11 +245,16 @@ fn client_of(ip: IpAddr) -> IpAddr {
 }
 
 impl Acceptor {
+    /// Whether `ip` is a trusted proxy's (its clients are counted by the proxy).
+    fn is_trusted(&self, ip: IpAddr) -> bool {
+        self.trusted.iter().any(|n| n.contains(ip))
+    }
+
     /// A place for one more connection from `ip`, or none when that address holds its
     /// cap already (a trusted proxy's connections are not capped: the proxy limits its
     /// own clients).
     fn admit(&mut self, ip: IpAddr) -> Result<Option<ClientSlot>, ()> {
-        if self.trusted.iter().any(|n| n.contains(ip)) {
+        if self.is_trusted(ip) {
             return Ok(None);
         }
         let mut m = self.clients.lock().unwrap_or_else(|e| e.into_inner());
@@ -333,10 +338,10 @@ impl Acceptor {
             // that address's oldest waiting connection closed; one as heavy is closed.
             let (stream, remote) = self.accept(until).await?;
             let ip = client_of(remote.ip());
-            let trusted = self.trusted.iter().any(|n| n.contains(ip));
             let room = {
                 let held = self.clients.lock().unwrap_or_else(|e| e.into_inner());
-                self.open.make_room((!trusted).then_some(ip), &held)
+                self.open
+                    .make_room((!self.is_trusted(ip)).then_some(ip), &held)
             };
             match room {
                 open::Room::Refused => {
@@ -403,8 +408,8 @@ impl Acceptor {
                 self.first_byte
             };
             let open = self.open.clone();
-            let trusted = self.trusted.iter().any(|n| n.contains(ip));
-            let (id, conn) = open.enter((!trusted).then_some(ip));
+            // (A trusted proxy's connections hold no client place, and are not counted.)
+            let (id, conn) = open.enter(client.is_some().then_some(ip));
             let router = self.router.clone();
             let first = unsent.clone();
             let rate = self.body_rate;
