@@ -114,8 +114,12 @@ impl BaselineCommand {
         match self {
             BaselineCommand::Import { file, campaign } => {
                 let campaign = store.campaign(&campaign.campaign).await?;
-                let (rows, problems, what) =
-                    read_csv(config, &file, "answers", io::baseline::read_answers)?;
+                let Some((rows, problems, what)) =
+                    read_csv(config, &file, "answers", io::baseline::read_answers)?
+                else {
+                    super::imports::nothing_to_import("answers", &file);
+                    return Ok(());
+                };
                 let summary =
                     crate::app::baseline::import_answers(store, &campaign, &rows, problems, &what)
                         .await?;

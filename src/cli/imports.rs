@@ -68,8 +68,12 @@ pub enum ImportCommand {
 /// known defects may pause a queue as live ones do.
 pub(super) async fn decisions(cmd: ImportCommand, config: &Config, store: &Store) -> Result<()> {
     let ImportCommand::Import { file, campaign } = cmd;
-    let (rows, problems, what) = read_csv(config, &file, "decisions", io::records::read_decisions)?;
+    let read = read_csv(config, &file, "decisions", io::records::read_decisions)?;
     let campaign = store.campaign(&campaign.campaign).await?;
+    let Some((rows, problems, what)) = read else {
+        nothing_to_import("decisions", &file);
+        return Ok(());
+    };
     let summary = store
         .import_decisions(&campaign, &rows, problems, &what)
         .await?;
@@ -84,9 +88,12 @@ pub(super) async fn decisions(cmd: ImportCommand, config: &Config, store: &Store
 /// `tandem resolutions import`: authors' resolutions of splits.
 pub(super) async fn resolutions(cmd: ImportCommand, config: &Config, store: &Store) -> Result<()> {
     let ImportCommand::Import { file, campaign } = cmd;
-    let (rows, problems, what) =
-        read_csv(config, &file, "resolutions", io::records::read_resolutions)?;
+    let read = read_csv(config, &file, "resolutions", io::records::read_resolutions)?;
     let campaign = store.campaign(&campaign.campaign).await?;
+    let Some((rows, problems, what)) = read else {
+        nothing_to_import("resolutions", &file);
+        return Ok(());
+    };
     let summary = store
         .import_resolutions(&campaign, &rows, problems, &what)
         .await?;
@@ -94,15 +101,28 @@ pub(super) async fn resolutions(cmd: ImportCommand, config: &Config, store: &Sto
     Ok(())
 }
 
+/// Says that a file read as `None` by [`read_csv`] leaves nothing to do.
+pub(super) fn nothing_to_import(kind: &str, path: &Path) {
+    println!(
+        "nothing to import: the {kind} file {} has a header and no rows",
+        path.display()
+    );
+}
+
+/// A CSV file's rows, its problems, and the words an import names it by.
+pub(super) type CsvRead<R, P> = (Vec<R>, Vec<P>, String);
+
 /// A CSV file of `kind` (decisions, answers, ...) read by `read`: a regular file within
 /// the size limit, every line within the line limit. Gives its rows, the problems
-/// found, and the words an import names it by ("decisions file PATH").
+/// found, and the words an import names it by ("decisions file PATH"); `None` when the
+/// file is a header and no rows (what an export of nothing writes: see
+/// [`nothing_to_import`]).
 pub(super) fn read_csv<R, P>(
     config: &Config,
     path: &Path,
     kind: &str,
     read: impl FnOnce(io::limits::LineBounded<std::io::BufReader<std::fs::File>>) -> (Vec<R>, Vec<P>),
-) -> Result<(Vec<R>, Vec<P>, String)> {
+) -> Result<Option<CsvRead<R, P>>> {
     let limits = &config.limits;
     let f = io::limits::open_regular(
         path,
@@ -114,5 +134,12 @@ pub(super) fn read_csv<R, P>(
         std::io::BufReader::new(f),
         limits.line_bytes,
     ));
-    Ok((rows, problems, format!("{kind} file {}", path.display())))
+    if rows.is_empty() && problems.is_empty() {
+        return Ok(None);
+    }
+    Ok(Some((
+        rows,
+        problems,
+        format!("{kind} file {}", path.display()),
+    )))
 }

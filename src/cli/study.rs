@@ -124,8 +124,12 @@ impl StudyCommand {
             }
             StudyCommand::Responses(ImportCommand::Import { file, campaign }) => {
                 let campaign = store.campaign(&campaign.campaign).await?;
-                let (rows, problems, what) =
-                    read_csv(config, &file, "responses", io::study::read_responses)?;
+                let Some((rows, problems, what)) =
+                    read_csv(config, &file, "responses", io::study::read_responses)?
+                else {
+                    super::imports::nothing_to_import("responses", &file);
+                    return Ok(());
+                };
                 let summary = store
                     .import_responses(&campaign, &rows, problems, &what)
                     .await?;

@@ -124,9 +124,6 @@ pub(crate) fn read_table(
             }
         }
     }
-    if records.is_empty() && problems.is_empty() {
-        problems.push(LineError::new(2, None, "the file has a header but no rows"));
-    }
     Some(Table { index, records })
 }
 

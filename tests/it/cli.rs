@@ -1392,3 +1392,62 @@ fn a_resolved_clip_is_copied_as_a_known_item_from_the_command_line() {
         "MC_F_EGO_STA_0002\tcopy of MC_F_EGO_STA_0001\tknown: MC_F_EGO_STA_0002\tserved to val02 and val03"
     );
 }
+
+/// What an export of nothing writes (a header and no rows) imports as nothing to do,
+/// on the test's database: the decisions, the resolutions and the baseline's answers
+/// of a campaign that has none. A file with a wrong header is still refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_export_of_nothing_imports_as_nothing_to_do() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let url = crate::helpers::test_database_url().await;
+    let run = |args: &[&str]| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_tandem"));
+        cmd.arg("--data-dir").arg(&data).args(args);
+        match &url {
+            Some(u) => cmd.env("DATABASE_URL", u),
+            None => cmd.env_remove("DATABASE_URL"),
+        };
+        cmd.env_remove("TANDEM_DATA_DIR").output().unwrap()
+    };
+    let src = dir.path().join("src");
+    std::fs::create_dir_all(&src).unwrap();
+    let lines = vec![clip_line(&src, "A", "MC_F_EGO_STA", &["OE"])];
+    let manifest = write_manifest(&src, "manifest.jsonl", &lines);
+    ok(&run(&["import", manifest.to_str().unwrap()]));
+    for (export, import, header) in [
+        (
+            &["export", "decisions"][..],
+            &["decisions", "import"][..],
+            "stage,item_id",
+        ),
+        (
+            &["export", "resolutions"],
+            &["resolutions", "import"],
+            "stage,item_id",
+        ),
+        (
+            &["baseline", "export"],
+            &["baseline", "import"],
+            "participant",
+        ),
+    ] {
+        let csv = ok(&run(export));
+        assert_eq!(csv.lines().count(), 1, "{export:?}: {csv}");
+        assert!(csv.starts_with(header), "{export:?}: {csv}");
+        let file = src.join(format!("{}.csv", import[0]));
+        std::fs::write(&file, &csv).unwrap();
+        let mut args = import.to_vec();
+        args.push(file.to_str().unwrap());
+        let out = ok(&run(&args));
+        assert!(
+            out.contains("nothing to import") && out.contains("a header and no rows"),
+            "{import:?}: {out}"
+        );
+        std::fs::write(&file, "no,such,columns\n").unwrap();
+        let err = fails(&run(&args));
+        assert!(err.contains("missing column"), "{import:?}: {err}");
+    }
+    // Nothing was recorded.
+    assert_eq!(ok(&run(&["export", "decisions"])).lines().count(), 1);
+}
