@@ -427,7 +427,8 @@ pub async fn qc_report_with_quality(
     scope: &Scope,
 ) -> Result<(QcReport, crate::report::quality::ReviewQualityReply)> {
     let (report, outcomes) = qc_report_and_counts(store, campaign, scope).await?;
-    let known = store.known_records(campaign).await?;
+    let mut known = store.known_records(campaign).await?;
+    known.retain(|k| scope.holds_known(k));
     let quality = review_quality(campaign, outcomes, known).await?;
     Ok((report, quality))
 }

@@ -65,6 +65,16 @@ impl Scope {
             pair,
         })
     }
+
+    /// A known item's verdict is in the scope: of its task, and given by one of its
+    /// pair's validators (the known items rated by others say nothing of the pair).
+    pub fn holds_known(&self, k: &super::records::KnownRecord) -> bool {
+        self.task.as_ref().is_none_or(|t| *t == k.task)
+            && self
+                .pair
+                .as_ref()
+                .is_none_or(|(a, b)| *a == k.validator || *b == k.validator)
+    }
 }
 
 /// Items of one stage, task (and QA type), pair and outcome with the same counted

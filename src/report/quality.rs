@@ -345,8 +345,13 @@ pub fn build(
                 .collect(),
         });
     }
+    // The retained benchmark's: the last stage that retained anything (Stage 1's in a
+    // campaign whose questions are not reviewed yet or at all).
     let residual_defect_rate = out
-        .last()
+        .iter()
+        .rev()
+        .find(|s| s.retained > 0)
+        .or(out.last())
         .map(|s| s.residual_defect_rate.clone())
         .unwrap_or_else(|| {
             (&Figure {
@@ -576,7 +581,7 @@ fn forest_notes(st: Option<&StageQualityReply>) -> Vec<String> {
         "Dawid-Skene model by EM; whiskers: 95% percentile bootstrap over items; the author (all authors as one) rates splits."
             .into()
     } else {
-        "Dawid-Skene model by EM; the author (all authors as one) rates splits; n: counted verdicts.".into()
+        "Dawid-Skene model, not identified: bars over the simultaneous 95% region's bounds; the author (all authors as one) rates splits; n: counted verdicts.".into()
     });
     notes
 }
@@ -675,7 +680,7 @@ pub fn latex_table(q: &ReviewQualityReply) -> String {
     let how = if identified {
         "estimates with 95\\% percentile bootstrap intervals over items"
     } else {
-        "without known items of both kinds the model is not identified, so each cell gives the bounds the data allow (the range over the 95\\% profile-likelihood region of the prevalence, raters assumed better than chance), not an estimate"
+        "without known items of both kinds the model is not identified, so each cell gives the bounds the data allow (the least and the most over the simultaneous 95\\% likelihood-ratio region of all parameters, raters assumed better than chance), not an estimate"
     };
     out.push_str(&format!(
         "\\caption{{Review quality per rater: sensitivity (share of defective items rejected) and specificity (share of sound items passed), from a Dawid--Skene latent-class model fitted by EM per stage, the authors who resolved disagreements counted as one more rater; {how}. The last row of each stage is the expected share of defective items among the retained ones.}}\n"
@@ -824,6 +829,14 @@ mod tests {
         let tax = Taxonomy::vgenst();
         let q = build(&tax, &counts, &[], &[1], Options::default()).unwrap();
         assert!(!q.stages[0].identified);
+        // No question decided yet: the benchmark's residual rate is Stage 1's.
+        let both = build(&tax, &counts, &[], &[1, 2], Options::default()).unwrap();
+        assert_eq!(both.stages[1].items, 0);
+        assert_eq!(
+            both.residual_defect_rate,
+            both.stages[0].residual_defect_rate
+        );
+        assert!(both.residual_defect_rate.bounds.is_some());
         let raters: Vec<&str> = q.raters(1).iter().map(|r| r.validator.as_str()).collect();
         assert_eq!(
             raters,

@@ -23,11 +23,13 @@
 //!
 //! With two ratings an item and no known item the model is not identified: a
 //! prevalence and accuracies that explain the pairs' agreement can be traded against
-//! each other. [`estimate`] then gives no number for a figure but the range it takes
-//! over the 95% profile-likelihood region of the prevalence (fits with the prevalence
-//! held at each point of a grid, kept when their log-likelihood is within
-//! `chi2(1, 0.95)/2 = 1.92` of the best and every rater is better than chance, that is
-//! `se + sp > 1`). With known items of both kinds the figures are estimated, with 95%
+//! each other. [`estimate`] then gives no number for a figure but the least and the
+//! most it takes over the simultaneous 95% likelihood-ratio region of all the model's
+//! parameters: fits with one parameter held at each point of a grid, kept when their
+//! log-likelihood is within half the 95% chi-square quantile with as many degrees of
+//! freedom as parameters of the best and every rater is better than chance (`se + sp >
+//! 1`); the residual rate's are each such fit's expected share of defective retained
+//! items widened by 1.96 standard deviations of the share realised. With known items of both kinds the figures are estimated, with 95%
 //! percentile bootstrap intervals over items: each resample is refitted (from the
 //! full fit) and the defects of its retained items drawn from their probabilities, so
 //! the residual rate's interval covers the share actually left in the set, not only its
@@ -160,6 +162,24 @@ struct Fit {
 }
 
 impl Fit {
+    /// The share of defective retained items this fit expects, less and more 1.96
+    /// standard deviations of the share realised (each retained item defective with its
+    /// probability, independently), within [0, 1] (`None` when none is retained).
+    fn realised(&self, patterns: &[Pattern], weights: &[f64]) -> Option<[f64; 2]> {
+        let (mut mean, mut var, mut n) = (0.0, 0.0, 0.0);
+        for ((p, &w), q) in patterns.iter().zip(weights).zip(&self.posterior) {
+            if p.retained {
+                mean += w * q;
+                var += w * q * (1.0 - q);
+                n += w;
+            }
+        }
+        (n > 0.0).then(|| {
+            let (m, sd) = (mean / n, var.sqrt() / n);
+            [(m - 1.96 * sd).max(0.0), (m + 1.96 * sd).min(1.0)]
+        })
+    }
+
     /// The mean probability of a defect over the retained items (`None` when none is).
     fn residual(&self, patterns: &[Pattern], weights: &[f64]) -> Option<f64> {
         let (mut sum, mut n) = (0.0, 0.0);
@@ -175,8 +195,14 @@ impl Fit {
 
 /// The Beta prior's pseudo-count on each side (Jeffreys').
 const PRIOR: f64 = 0.5;
-/// Half the 95% quantile of chi-square with one degree of freedom.
-const PROFILE_DROP: f64 = 1.920_729_410_347_062;
+/// How far below the best log-likelihood the simultaneous 95% region of `k`
+/// parameters reaches: half the 95% quantile of chi-square with `k` degrees of freedom
+/// (Wilks; with fewer identified directions than parameters the region is wider than
+/// needed, never narrower).
+fn region_drop(k: usize) -> f64 {
+    use statrs::distribution::{ChiSquared, ContinuousCDF};
+    ChiSquared::new(k.max(1) as f64).map_or(1.920_729_410_347_062, |c| c.inverse_cdf(0.95) / 2.0)
+}
 
 /// How far below the region's edge (in log-likelihood) a profile walks before it
 /// stops: two points this far out end a side.
@@ -490,9 +516,9 @@ pub fn estimate(review: &Review, options: Options) -> Result<Quality, StatsError
         } else {
             "not identified: without known items of both kinds (defects and sound items) \
              the raters' accuracies and the prevalence can be traded against each other; \
-             the bounds are the range over the 95% profile-likelihood region (each \
-             rater's accuracy and each task's prevalence profiled), raters assumed better \
-             than chance"
+             the bounds are the least and the most over the simultaneous 95% \
+             likelihood-ratio region of all parameters, raters assumed better than \
+             chance"
                 .to_string()
         }
     });
@@ -546,14 +572,15 @@ pub fn estimate(review: &Review, options: Options) -> Result<Quality, StatsError
             );
         }
     } else {
-        let region = profile(&patterns, &weights, &best, dims);
-        let method = "not identified: range over the 95% profile-likelihood region (each \
-                      rater's accuracy and each task's prevalence profiled; raters better \
-                      than chance)";
-        let range = |f: &dyn Fn(&Fit) -> Option<f64>| -> Figure {
-            let vals: Vec<f64> = region.iter().filter_map(f).collect();
-            let lo = vals.iter().copied().reduce(f64::min);
-            let hi = vals.iter().copied().reduce(f64::max);
+        let (region, level) = profile(&patterns, &weights, &best, dims);
+        let method = format!(
+            "not identified: the least and the most over the simultaneous 95% \
+             likelihood-ratio region of all {level} parameters (raters better than chance)"
+        );
+        let range = |f: &dyn Fn(&Fit) -> Option<[f64; 2]>, method: &str| -> Figure {
+            let vals: Vec<[f64; 2]> = region.iter().filter_map(f).collect();
+            let lo = vals.iter().map(|v| v[0]).reduce(f64::min);
+            let hi = vals.iter().map(|v| v[1]).reduce(f64::max);
             Figure {
                 estimate: None,
                 ci95: None,
@@ -563,17 +590,23 @@ pub fn estimate(review: &Review, options: Options) -> Result<Quality, StatsError
         };
         for (r, rq) in raters.iter_mut().enumerate() {
             if rq.ratings > 0 {
-                rq.sensitivity = range(&|f| Some(f.sensitivity[r]));
-                rq.specificity = range(&|f| Some(f.specificity[r]));
+                rq.sensitivity = range(&|f| Some([f.sensitivity[r]; 2]), &method);
+                rq.specificity = range(&|f| Some([f.specificity[r]; 2]), &method);
             }
         }
         for (g, pf) in prevalence.iter_mut().enumerate() {
             if has_group[g] {
-                *pf = range(&|f| Some(f.prevalence[g]));
+                *pf = range(&|f| Some([f.prevalence[g]; 2]), &method);
             }
         }
         if retained > 0 {
-            residual_defect_rate = range(&|f| f.residual(&patterns, &weights));
+            residual_defect_rate = range(
+                &|f| f.realised(&patterns, &weights),
+                &format!(
+                    "{method}; each fit's expected share of defective retained items \
+                     widened by the spread of the share realised (1.96 standard deviations)"
+                ),
+            );
         }
     }
     Ok(Quality {
@@ -647,18 +680,24 @@ fn bootstrap(
     })
 }
 
-/// The fits in the 95% profile-likelihood region, every rater better than chance: for
-/// each parameter (every active rater's sensitivity and specificity, every group's
-/// prevalence) the parameter is held at each point of a grid (steps of 1/40, finer within 0.025 of 0 and 1) and EM fits
-/// the rest; a fit is in the region when its log-likelihood is within half the 95%
-/// chi-square quantile (one degree of freedom) of the best. The range of a parameter
-/// over the region is then its profile-likelihood interval to within a grid step; the
-/// range of a derived figure (the residual defect rate) is the range over these fits,
-/// which the region's true range can only exceed. A profile is walked outward from the
+/// The fits in the simultaneous 95% likelihood-ratio region, every rater better than
+/// chance, and how many parameters it spans: for each parameter (every active rater's
+/// sensitivity and specificity, every group's prevalence) the parameter is held at each
+/// point of a grid (steps of 1/40, finer within 0.025 of 0 and 1) and EM fits the rest;
+/// a fit is in the region when its log-likelihood is within half the 95% chi-square
+/// quantile with as many degrees of freedom as parameters of the best. The range of a
+/// parameter over the region is then the region's shadow on it (its profile's level set)
+/// to within a grid step; the range of a derived figure (the residual defect rate) is
+/// the range over these fits, which the region's own range can only exceed. A profile is walked outward from the
 /// best fit's value, each point started from its neighbour, and a side stops after two
 /// points more than [`WALK_SLACK`] below the region's edge. Empty when no fit has every
 /// rater better than chance (then no figure has bounds).
-fn profile(patterns: &[Pattern], weights: &[f64], best: &Fit, dims: (usize, usize)) -> Vec<Fit> {
+fn profile(
+    patterns: &[Pattern],
+    weights: &[f64],
+    best: &Fit,
+    dims: (usize, usize),
+) -> (Vec<Fit>, usize) {
     let mut active = vec![false; dims.0];
     let mut has_group = vec![false; dims.1];
     for (p, &w) in patterns.iter().zip(weights) {
@@ -682,6 +721,7 @@ fn profile(patterns: &[Pattern], weights: &[f64], best: &Fit, dims: (usize, usiz
         params.extend([Param::Sensitivity(r), Param::Specificity(r)]);
     }
     params.extend((0..dims.1).filter(|&g| has_group[g]).map(Param::Prevalence));
+    let drop = region_drop(params.len());
     // Finer near the ends, where good raters' accuracies and rare defects sit.
     let grid: Vec<f64> = [0.001, 0.005, 0.01, 0.0175]
         .into_iter()
@@ -713,7 +753,7 @@ fn profile(patterns: &[Pattern], weights: &[f64], best: &Fit, dims: (usize, usiz
                 );
                 // Past the region the profile only falls: two points well outside it
                 // end this side (at the paper's scale after a few points).
-                if f.log_likelihood < best.log_likelihood - PROFILE_DROP - WALK_SLACK {
+                if f.log_likelihood < best.log_likelihood - drop - WALK_SLACK {
                     outside += 1;
                 } else {
                     outside = 0;
@@ -739,9 +779,9 @@ fn profile(patterns: &[Pattern], weights: &[f64], best: &Fit, dims: (usize, usiz
         .fold(f64::NEG_INFINITY, f64::max);
     let region: Vec<Fit> = fits
         .into_iter()
-        .filter(|f| f.log_likelihood >= top - PROFILE_DROP)
+        .filter(|f| f.log_likelihood >= top - drop)
         .collect();
-    region
+    (region, params.len())
 }
 
 /// A rater's record on known items, in the order the ratings were given: `(truth,
@@ -794,133 +834,7 @@ pub fn known_item_rates(record: &[(bool, bool)], window: usize, threshold: f64) 
     }
 }
 
-/// Reviews with known truth, for the tests and the benchmark.
-pub mod simulate {
-    use super::{Item, Review};
-    use crate::rng::Xoshiro256;
-
-    /// What to simulate.
-    #[derive(Debug, Clone, PartialEq)]
-    pub struct Setup {
-        /// Each validator's sensitivity and specificity.
-        pub validators: Vec<(f64, f64)>,
-        /// The author's (who rates every disagreement).
-        pub author: (f64, f64),
-        pub prevalence: f64,
-        /// Items of each stage (clips, questions), each in one of `tasks` groups.
-        pub clips: usize,
-        pub questions: usize,
-        pub tasks: usize,
-        /// Known items as a share of the real ones, half of them defects.
-        pub known_share: f64,
-        pub seed: u64,
-    }
-
-    impl Setup {
-        /// The paper's scale: 12 validators with sensitivities 0.60-0.95 and
-        /// specificities 0.85-0.99, prevalence 0.2, 1,200 clips and 9,800 questions,
-        /// known items at 5%; `scale` multiplies the items.
-        pub fn paper(scale: f64, seed: u64) -> Setup {
-            let validators = (0..12)
-                .map(|v| {
-                    let t = f64::from(v) / 11.0;
-                    (0.60 + 0.35 * t, 0.99 - 0.14 * ((v * 5 % 12) as f64 / 11.0))
-                })
-                .collect();
-            Setup {
-                validators,
-                author: (0.95, 0.95),
-                prevalence: 0.2,
-                clips: (1_200.0 * scale).round() as usize,
-                questions: (9_800.0 * scale).round() as usize,
-                tasks: 7,
-                known_share: 0.05,
-                seed,
-            }
-        }
-    }
-
-    /// A simulated review and its truth (one per item).
-    pub struct Simulated {
-        pub review: Review,
-        pub truth: Vec<bool>,
-    }
-
-    impl Simulated {
-        /// The share of retained items that are truly defective.
-        pub fn true_residual(&self) -> Option<f64> {
-            let (mut k, mut n) = (0usize, 0usize);
-            for (it, &z) in self.review.items.iter().zip(&self.truth) {
-                if it.retained {
-                    n += 1;
-                    k += usize::from(z);
-                }
-            }
-            (n > 0).then(|| k as f64 / n as f64)
-        }
-    }
-
-    /// Every real item reviewed by two distinct validators drawn at random, the author
-    /// rating each disagreement, an item retained when both pass it (or the author
-    /// passes a disagreement); known items rated by two validators, never retained.
-    /// Groups: stage 1's tasks first, then stage 2's. Raters: the validators, then the
-    /// author.
-    pub fn review(setup: &Setup) -> Simulated {
-        let mut rng = Xoshiro256::seed_from_u64(setup.seed);
-        let nv = setup.validators.len() as u64;
-        let author = setup.validators.len();
-        let mut accuracy = setup.validators.clone();
-        accuracy.push(setup.author);
-        let real = setup.clips + setup.questions;
-        let known = (real as f64 * setup.known_share).round() as usize;
-        let mut items = Vec::with_capacity(real + known);
-        let mut truth = Vec::with_capacity(real + known);
-        for i in 0..real + known {
-            let stage = usize::from(i >= setup.clips && i < real);
-            let group = stage * setup.tasks + rng.below(setup.tasks as u64).unwrap_or(0) as usize;
-            let is_known = i >= real;
-            let z = if is_known {
-                rng.next_f64() < 0.5
-            } else {
-                rng.next_f64() < setup.prevalence
-            };
-            let a = rng.below(nv).unwrap_or(0) as usize;
-            let mut b = rng.below(nv - 1).unwrap_or(0) as usize;
-            if b >= a {
-                b += 1;
-            }
-            let rate = |r: usize, rng: &mut Xoshiro256| {
-                let (se, sp) = accuracy[r];
-                let u = rng.next_f64();
-                if z { u < se } else { u >= sp }
-            };
-            let ra = rate(a, &mut rng);
-            let rb = rate(b, &mut rng);
-            let mut ratings = vec![(a, ra), (b, rb)];
-            let mut retained = !ra && !rb;
-            if !is_known && ra != rb {
-                let rc = rate(author, &mut rng);
-                ratings.push((author, rc));
-                retained = !rc;
-            }
-            items.push(Item {
-                group,
-                ratings,
-                known: is_known.then_some(z),
-                retained: retained && !is_known,
-            });
-            truth.push(z);
-        }
-        Simulated {
-            review: Review {
-                n_raters: accuracy.len(),
-                n_groups: 2 * setup.tasks,
-                items,
-            },
-            truth,
-        }
-    }
-}
+pub mod simulate;
 
 #[cfg(test)]
 mod tests;

@@ -343,6 +343,31 @@ async fn known_items_are_served_like_real_ones_scored_apart_and_a_validator_who_
         (Some(true), Some(9)),
         "{s1}"
     );
+    // Over another task: its items alone, so none of the known items (all of the first
+    // task), and no validator, since none reviewed it.
+    let other = app
+        .get(
+            &format!("/api/v1/campaigns/{CAMPAIGN}/stats?task=QC_F_EGO_DYN"),
+            &c.admin,
+        )
+        .await;
+    assert_eq!(other.status, StatusCode::OK, "{}", other.text);
+    let q = &other.body["review_quality"];
+    assert_eq!(q["stages"][0]["known_items"], 0, "{q}");
+    assert_eq!(q["stages"][0]["identified"], false, "{q}");
+    assert_eq!(q["validators"].as_array().map(Vec::len), Some(0), "{q}");
+    // Over the pair of val00 and val01 their known verdicts stay.
+    let pair = app
+        .get(
+            &format!("/api/v1/campaigns/{CAMPAIGN}/stats?pair=val00,val01"),
+            &c.admin,
+        )
+        .await;
+    assert_eq!(
+        pair.body["review_quality"]["stages"][0]["known_items"], 9,
+        "{}",
+        pair.text
+    );
 
     // Kept out of the benchmark: the tables count the six real clips, no split waits
     // for the author (val00 and val01 differ on six known defects), the decisions and
