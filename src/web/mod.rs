@@ -273,9 +273,11 @@ async fn limit_time(State(spec): State<RouteSpec>, req: Request, next: Next) -> 
 }
 
 /// How long a request to `route` (its path: `path`) may take before it is answered 408:
-/// imports and the archives of the clips handle gigabytes; everything else answers in
-/// far less than two minutes. (A response's body, such as a video, streams after this
-/// and is not limited.)
+/// imports and the archives of the clips handle gigabytes, and switching a study to strips
+/// draws one with ffmpeg for each of its clips; everything else answers in far less than
+/// two minutes. (A response's body, such as a video, streams after this and is not
+/// limited.) A route with a long limit has no shared deadline for the database either:
+/// each of its waits has its own (`store::deadline`).
 fn time_limit(route: &str, path: &str) -> Duration {
     let archive = route == pages::admin::EXPORT_FILE
         && path
@@ -285,7 +287,7 @@ fn time_limit(route: &str, path: &str) -> Duration {
             .is_some_and(exports::ExportFile::is_archive);
     if route.ends_with("/import/upload") || route.ends_with("/imports") {
         Duration::from_secs(2 * 3600)
-    } else if route.ends_with("/import/folder") || archive {
+    } else if route.ends_with("/import/folder") || route.ends_with("/study/display") || archive {
         Duration::from_secs(30 * 60)
     } else {
         SHORT_TIME_LIMIT
@@ -324,5 +326,22 @@ mod tests {
             time_limit("/c/{campaign}/stats/{file}", "/c/x/stats/paper.zip").as_secs(),
             120
         );
+    }
+
+    /// Switching a study to strips runs ffmpeg for every clip before its one write: the
+    /// drawing must not use up the request's deadline for the database (a 503 after the
+    /// strips were drawn), on the page and in the API alike.
+    #[test]
+    fn drawing_a_study_s_strips_is_a_long_request() {
+        for route in routes().iter().map(|r| r.spec.path) {
+            if route.ends_with("/study/display") {
+                assert!(time_limit(route, route) > SHORT_TIME_LIMIT, "{route}");
+            }
+        }
+        let drawing = routes()
+            .iter()
+            .filter(|r| r.spec.path.ends_with("/study/display"))
+            .count();
+        assert_eq!(drawing, 2, "the page's route and the API's");
     }
 }
