@@ -444,6 +444,68 @@
     place();
   }
 
+  // The time an item's page has been open and visible (the Page Visibility API), on top
+  // of what the page was drawn with (`spent_before`: a refused save's, or the blind
+  // answer's); `fill` writes it (`spent_ms`) and the video's position into the form.
+  function pageTimer(form) {
+    var spent = form.querySelector('input[name="spent_ms"]');
+    var carried = form.querySelector('input[name="spent_before"]');
+    var pos = form.querySelector('input[name="position"]');
+    var before = carried ? (parseInt(carried.value, 10) || 0) : 0;
+    var since = document.visibilityState === "visible" ? performance.now() : null;
+    document.addEventListener("visibilitychange", function () {
+      if (document.visibilityState === "visible") { if (since === null) since = performance.now(); }
+      else if (since !== null) { before += performance.now() - since; since = null; }
+    });
+    function now() { return before + (since !== null ? performance.now() - since : 0); }
+    return {
+      now: now,
+      fill: function () {
+        if (spent) spent.value = String(Math.round(now()));
+        var video = document.getElementById("clip");
+        if (pos && video) pos.value = video.currentTime.toFixed(3);
+      }
+    };
+  }
+
+  // The blind key check's answer is final, so the first Enter (or click) asks and the
+  // second saves it; it is sent with the time spent on it and the video's position, so
+  // that the verdict's page counts on from there and shows the same frame.
+  function setupBlind() {
+    var form = document.getElementById("blind-form");
+    if (!form) return;
+    form.noValidate = true;
+    var timer = pageTimer(form);
+    window.tandemSpentMs = timer.now;
+    var confirm = document.getElementById("confirm-blind");
+    var asked = null;
+    form.addEventListener("change", function () {
+      asked = null;
+      if (confirm) confirm.hidden = true;
+      var say = document.getElementById("choose-first");
+      if (say) say.hidden = true;
+    });
+    form.addEventListener("submit", function (e) {
+      var chosen = form.querySelector('input[name="chosen"]:checked');
+      if (!chosen) {
+        e.preventDefault();
+        var say = document.getElementById("choose-first");
+        if (say) say.hidden = false;
+        return;
+      }
+      if (asked !== chosen.value) {
+        e.preventDefault();
+        asked = chosen.value;
+        if (confirm) {
+          confirm.textContent = "Save " + chosen.value + " as your answer? It cannot change after: Enter again saves it, another number changes it.";
+          confirm.hidden = false;
+        }
+        return;
+      }
+      timer.fill();
+    });
+  }
+
   function setupVerdict(player) {
     var form = document.getElementById("verdict-form");
     if (!form) return;
@@ -484,19 +546,8 @@
       c.addEventListener("change", function () { if (c.checked && reject) reject.checked = true; });
     });
 
-    // Time: only while the page is visible.
-    // spent_before: what a refused save carried over; spent_ms: measured here, sent.
-    var spent = form.querySelector('input[name="spent_ms"]');
-    var carried = form.querySelector('input[name="spent_before"]');
-    var pos = form.querySelector('input[name="position"]');
-    var before = carried ? (parseInt(carried.value, 10) || 0) : 0;
-    var since = document.visibilityState === "visible" ? performance.now() : null;
-    document.addEventListener("visibilitychange", function () {
-      if (document.visibilityState === "visible") { if (since === null) since = performance.now(); }
-      else if (since !== null) { before += performance.now() - since; since = null; }
-    });
-    function spentNow() { return before + (since !== null ? performance.now() - since : 0); }
-    window.tandemSpentMs = spentNow;
+    var timer = pageTimer(form);
+    window.tandemSpentMs = timer.now;
 
     form.addEventListener("submit", function (e) {
       var c = check();
@@ -506,12 +557,11 @@
         shown = true;
         return;
       }
-      if (spent) spent.value = String(Math.round(spentNow()));
-      var video = document.getElementById("clip");
-      if (pos && video) pos.value = video.currentTime.toFixed(3);
+      timer.fill();
     });
 
-    // Back where the video was before a refused save.
+    // Back where the video was before a refused save (or the blind answer's save).
+    var pos = form.querySelector('input[name="position"]');
     var at = pos ? parseFloat(pos.value) : NaN;
     var video = document.getElementById("clip");
     if (player && video && at > 0) {
@@ -655,15 +705,22 @@
       if (e.key === " " || tag !== "INPUT") return;
     }
     // The baseline's question, and a question answered before its key is shown (the
-    // blind key check): a letter (or its number) picks an answer, Enter saves, Space
-    // plays or pauses.
+    // blind key check): a number picks an answer (on the baseline also its letter; on a
+    // blind question the letters keep their commands: B is back, not option B), Enter
+    // saves, Space plays or pauses.
     var bform = document.getElementById("baseline-form") || document.getElementById("blind-form");
     if (bform) {
       var radios = bform.querySelectorAll('input[name="chosen"]');
       var pick = null;
-      if (single && /^[a-zA-Z]$/.test(e.key)) pick = bform.querySelector('input[name="chosen"][value="' + e.key.toUpperCase() + '"]');
+      if (single && /^[a-zA-Z]$/.test(e.key) && bform.id === "baseline-form") pick = bform.querySelector('input[name="chosen"][value="' + e.key.toUpperCase() + '"]');
       else if (/^[1-9]$/.test(e.key)) pick = radios[Number(e.key) - 1] || null;
-      if (pick) { pick.checked = true; pick.focus(); e.preventDefault(); return; }
+      if (pick) {
+        pick.checked = true;
+        pick.dispatchEvent(new Event("change", { bubbles: true }));
+        pick.focus();
+        e.preventDefault();
+        return;
+      }
       if (e.key === "Enter") {
         if (bform.querySelector('input[name="chosen"]:checked')) {
           if (typeof bform.requestSubmit === "function") bform.requestSubmit(); else bform.submit();
@@ -715,8 +772,8 @@
         else handled = false;
         break;
       }
-      case "b": case "B": if (document.getElementById("verdict-form")) history.back(); else handled = false; break;
-      case "f": case "F": if (document.getElementById("verdict-form")) history.forward(); else handled = false; break;
+      case "b": case "B": if (document.getElementById("verdict-form") || document.getElementById("blind-form")) history.back(); else handled = false; break;
+      case "f": case "F": if (document.getElementById("verdict-form") || document.getElementById("blind-form")) history.forward(); else handled = false; break;
       case "v": case "V": handled = check("v-valid"); break;
       case "r": case "R": handled = check("v-reject") || check("r-reject"); break;
       case "a": case "A": handled = check("r-accept"); break;
@@ -778,6 +835,7 @@
     window.tandemPlayer = player;
     markFlaw(video);
     setupVerdict(player);
+    setupBlind();
     setupResolve();
     setupStudy();
   });

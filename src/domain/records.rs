@@ -152,6 +152,8 @@ pub struct BlindRecord {
     pub outcome: String,
     /// µs since the epoch.
     pub answered_at: i64,
+    /// The time spent on the question before the answer, in ms.
+    pub time_spent_ms: Option<i64>,
 }
 
 /// A validator's counted verdict on a known item of the live queue, beside its known

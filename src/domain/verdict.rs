@@ -201,13 +201,13 @@ pub fn in_queue(item: &ItemFacts, validator: i64) -> bool {
 
 /// Checks a validator's blind answer (the blind key check) to a question of their
 /// queue with `options` options: taken once, before any verdict of theirs, while the
-/// question is open.
+/// question is open, with the time spent on it before (bounded as a verdict's is).
 pub fn check_blind_answer(
     item: &ItemFacts,
     decisions: &[DecisionFact],
     validator: i64,
     options: usize,
-    answer: i64,
+    (answer, time_spent_ms): (i64, Option<i64>),
 ) -> Result<(), Refusal> {
     let key = &item.key;
     if item.stage != Stage::Question || !in_queue(item, validator) {
@@ -249,6 +249,7 @@ pub fn check_blind_answer(
             ),
         )));
     }
+    check_time_spent(time_spent_ms).map_err(Refusal::Field)?;
     Ok(())
 }
 

@@ -374,7 +374,8 @@ pub fn write_audit(out: impl Write, events: &[crate::domain::records::AuditEvent
 }
 
 /// Writes every blind answer (the blind key check) as CSV: the question, its QA type and
-/// level, the validator, their answer and the key as letters, whether they agree, when.
+/// level, the validator, their answer and the key as letters, whether they agree, when,
+/// and the time spent on the question before the answer.
 pub fn write_blind_answers(
     out: impl Write,
     records: &[crate::domain::records::BlindRecord],
@@ -392,6 +393,7 @@ pub fn write_blind_answers(
         "agrees",
         "answered_at",
         "outcome",
+        "time_spent_ms",
     ])
     .map_err(csv_error)?;
     for r in records {
@@ -406,6 +408,7 @@ pub fn write_blind_answers(
             u8::from(r.answer == r.key).to_string(),
             to_rfc3339(r.answered_at),
             r.outcome.clone(),
+            r.time_spent_ms.map(|t| t.to_string()).unwrap_or_default(),
         ])
         .map_err(csv_error)?;
     }

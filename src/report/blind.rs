@@ -219,6 +219,7 @@ mod tests {
             key,
             outcome: "pending".into(),
             answered_at: 0,
+            time_spent_ms: None,
         }
     }
 

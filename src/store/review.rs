@@ -51,6 +51,9 @@ pub struct BlindAnswer {
     pub key: i64,
     /// Whether they are the same.
     pub agrees: bool,
+    /// The time spent on the question before the answer, in ms (none when not sent, or
+    /// recorded before it was kept); the verdict's own time includes it.
+    pub time_spent_ms: Option<i64>,
 }
 
 /// What a verdict did: the decision as stored, whether this request added it, and

@@ -2176,7 +2176,8 @@ async fn with_the_blind_key_check_the_key_shows_only_after_the_answer_typed_blin
     let Some(d) = driver().await else { return };
     let app = spawn_app().await;
     let c = cast(&app).await;
-    let ids = app.import_clips(&["MC_F_EGO_STA"], 1, &["OE"]).await;
+    // The demo's clips: real videos, so that the player has a position to keep.
+    let ids = demo_campaign(&app).await;
     let campaign = app.store.campaign(CAMPAIGN).await.unwrap();
     app.store
         .set_settings(
@@ -2191,11 +2192,26 @@ async fn with_the_blind_key_check_the_key_shows_only_after_the_answer_typed_blin
     for token in [&c.v0, &c.v1] {
         assert_eq!(app.pass(token, 1, &ids[0]).await.status, 201);
     }
-    let q = format!("{}_OE", ids[0]);
+    // The first question of the first clip, and an answer that is not its key.
+    let (q, options, key): (String, String, i64) = sqlx::query_as(
+        "SELECT q.question_key, q.options, q.answer FROM questions q
+         JOIN clips c ON c.current_version_id = q.clip_version_id
+         WHERE c.clip_key = $1 ORDER BY q.id LIMIT 1",
+    )
+    .bind(&ids[0])
+    .fetch_one(&app.db)
+    .await
+    .unwrap();
+    let n = serde_json::from_str::<Vec<Value>>(&options).unwrap().len();
+    let mine = (usize::try_from(key).unwrap() + 1) % n;
+    let letter = |i: usize| char::from(b'A' + u8::try_from(i).unwrap());
     sign_in_by_keyboard(&d, &app, "val00").await;
     d.viewport(1366, 768).await;
-    d.go(&format!("{}/c/{CAMPAIGN}/review/2/{q}", app.base))
-        .await;
+    let queue = format!("{}/c/{CAMPAIGN}/review/2", app.base);
+    let item = format!("{queue}/{q}");
+    d.go(&queue).await;
+    d.wait_ready().await;
+    d.go(&item).await;
     d.wait_ready().await;
     let shown = |script: &'static str| {
         let d = &d;
@@ -2206,18 +2222,60 @@ async fn with_the_blind_key_check_the_key_shows_only_after_the_answer_typed_blin
         json!([false, false, true]),
         "the key and the verdict wait for the answer"
     );
+    // B keeps its meaning (back), never option B: a following Enter cannot save B.
+    d.keys("b").await;
+    assert_eq!(d.moved_from(&item).await, queue);
+    assert_eq!(app.count("SELECT COUNT(*) FROM blind_answers").await, 0);
+    d.go(&item).await;
+    d.wait_ready().await;
+    // The question is on screen from here; the validator looks for a while.
+    let opened = std::time::Instant::now();
     // Enter with nothing chosen says so, and sends nothing.
     d.keys(ENTER).await;
     assert_eq!(
         shown("return document.getElementById('choose-first').hidden;").await,
         json!(false)
     );
-    // D is the answer; C is the key.
-    d.keys("d").await;
+    d.settled().await;
+    for _ in 0..5 {
+        d.keys(ARROW_RIGHT).await;
+    }
+    d.settled().await;
+    let position = shown("return document.getElementById('clip').currentTime;")
+        .await
+        .as_f64()
+        .unwrap();
+    assert!(position > 0.1, "five frames in: {position}");
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    // The answer is picked by its number. The first Enter asks, the second saves.
+    d.keys(&(mine + 1).to_string()).await;
     assert_eq!(
-        shown("return document.getElementById('choice-D').checked;").await,
+        d.exec(
+            &format!(
+                "return document.getElementById('choice-{}').checked;",
+                letter(mine)
+            ),
+            vec![]
+        )
+        .await,
         json!(true)
     );
+    d.keys(ENTER).await;
+    let asked = d
+        .until(
+            "the page to ask before the answer is final",
+            "const p = document.getElementById('confirm-blind'); return !p.hidden && p.textContent;",
+        )
+        .await;
+    assert!(
+        asked
+            .as_str()
+            .unwrap()
+            .starts_with(&format!("Save {} as your answer?", letter(mine))),
+        "{asked}"
+    );
+    assert_eq!(app.count("SELECT COUNT(*) FROM blind_answers").await, 0);
+    let blind_wall = opened.elapsed();
     d.keys(ENTER).await;
     let said = d
         .until(
@@ -2226,30 +2284,57 @@ async fn with_the_blind_key_check_the_key_shows_only_after_the_answer_typed_blin
         )
         .await;
     assert!(
-        said.as_str()
-            .unwrap()
-            .contains("Your answer without the key: D. The key: C"),
+        said.as_str().unwrap().contains(&format!(
+            "Your answer without the key: {}. The key: {}",
+            letter(mine),
+            letter(usize::try_from(key).unwrap())
+        )),
         "{said}"
     );
     assert_eq!(
         shown("return [!!document.querySelector('.key-mark'), !!document.getElementById('verdict-form')];").await,
         json!([true, true])
     );
+    // The video is where the answer left it, not back at the first frame.
+    let kept = d
+        .until(
+            "the video at its position again",
+            "const v = document.getElementById('clip'); return v && v.readyState >= 1 && v.currentTime > 0 ? v.currentTime : null;",
+        )
+        .await;
+    assert!(
+        (kept.as_f64().unwrap() - position).abs() < 0.002,
+        "{kept} against {position}"
+    );
+    tokio::time::sleep(Duration::from_millis(500)).await;
     let at = d.url().await;
     d.keys(&format!("v{ENTER}")).await;
     d.moved_from(&at).await;
-    let (verdict,): (String,) = sqlx::query_as(
-        "SELECT d.verdict FROM decisions d JOIN items i ON i.id = d.item_id WHERE i.stage = 2",
+    let whole = opened.elapsed();
+    let (verdict, spent): (String, i64) = sqlx::query_as(
+        "SELECT d.verdict, d.time_spent_ms FROM decisions d JOIN items i ON i.id = d.item_id WHERE i.stage = 2",
     )
     .fetch_one(&app.db)
     .await
     .unwrap();
     assert_eq!(verdict, "valid");
-    let (answer, agrees): (i64, i64) = sqlx::query_as("SELECT answer, agrees FROM blind_answers")
-        .fetch_one(&app.db)
-        .await
-        .unwrap();
-    assert_eq!((answer, agrees), (3, 0));
+    let (answer, agrees, blind_spent): (i64, i64, i64) =
+        sqlx::query_as("SELECT answer, agrees, time_spent_ms FROM blind_answers")
+            .fetch_one(&app.db)
+            .await
+            .unwrap();
+    assert_eq!((answer, agrees), (i64::try_from(mine).unwrap(), 0));
+    // Both times are stored: the answer's, and the decision's from the question first
+    // shown, the answer's included (never more than the time it was open).
+    let ms = |t: Duration| i64::try_from(t.as_millis()).unwrap();
+    assert!(
+        blind_spent >= 1500 && blind_spent <= ms(blind_wall) + 1000,
+        "{blind_spent} ms blind, {blind_wall:?} on the page"
+    );
+    assert!(
+        spent >= blind_spent + 500 && spent <= ms(whole) + 1000,
+        "{spent} ms for the decision, {blind_spent} ms of it blind, {whole:?} in all"
+    );
 }
 
 /// The statistics page's review quality at 1366x768: a row and a bar per validator,

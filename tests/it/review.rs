@@ -3,7 +3,7 @@
 
 use crate::helpers::*;
 use reqwest::{Method, StatusCode};
-use serde_json::json;
+use serde_json::{Value, json};
 use tandem::domain::Role;
 
 const MC: &str = "MC_F_EGO_STA";
@@ -729,10 +729,25 @@ async fn with_the_blind_key_check_the_key_waits_for_the_validators_own_answer() 
         )
         .await;
     assert_eq!(r.status, StatusCode::NOT_FOUND, "{}", r.text);
-    // The answer (A; the key is C), once: then the key, and the verdict.
-    let r = blind(&q0, &c.v0, 0).await;
+    // A time spent that is not a time is named.
+    let answer_in = |body: Value| {
+        let (app, path, token) = (&app, format!("{}/blind-answer", item(&q0)), c.v0.clone());
+        async move {
+            app.call(Method::POST, &path, Some(&token), Some(body))
+                .await
+        }
+    };
+    let r = answer_in(json!({"answer": 0, "time_spent_ms": -1})).await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.text);
+    assert_eq!(r.body["field"], "time_spent_ms", "{}", r.text);
+    // The answer (A; the key is C) with the time it took, once: then the key, and the
+    // verdict.
+    let r = answer_in(json!({"answer": 0, "time_spent_ms": 4200})).await;
     assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
-    assert_eq!(r.body, json!({"answer": 0, "key": 2, "agrees": false}));
+    assert_eq!(
+        r.body,
+        json!({"answer": 0, "key": 2, "agrees": false, "time_spent_ms": 4200})
+    );
     let r = blind(&q0, &c.v0, 2).await;
     assert_eq!(r.status, StatusCode::CONFLICT, "{}", r.text);
     let r = app.get(&item(&q0), &c.v0).await;
@@ -772,23 +787,33 @@ async fn with_the_blind_key_check_the_key_waits_for_the_validators_own_answer() 
         none.text.contains("choose your answer first")
             || none.text.contains("Choose your answer first")
     );
+    // The page sends the time on the question (no more than since it was drawn) and
+    // the video's position: the item comes back with the video there, and the
+    // verdict's time counts on from the answer's.
+    let drawn = (tandem::clock::now_micros() / 1000 - 60_000).to_string();
     let r = app
         .page(
             Some(&web),
             Method::POST,
             &format!("/c/{CAMPAIGN}/review/2/{q0}/blind"),
-            Some(&[("chosen", "D")]),
+            Some(&[
+                ("chosen", "D"),
+                ("rendered_at", &drawn),
+                ("spent_ms", "3000"),
+                ("position", "1.25"),
+            ]),
         )
         .await;
     assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
-    let page = app
-        .page(
-            Some(&web),
-            Method::GET,
-            &format!("/c/{CAMPAIGN}/review/2/{q0}"),
-            None,
-        )
-        .await;
+    let back = r.location().unwrap();
+    assert_eq!(back, format!("/c/{CAMPAIGN}/review/2/{q0}?at=1.250"));
+    let page = app.page(Some(&web), Method::GET, &back, None).await;
+    for field in [
+        r#"name="position" value="1.250""#,
+        r#"name="spent_before" value="3000""#,
+    ] {
+        assert!(page.text.contains(field), "{field}: {}", page.text);
+    }
     assert!(
         page.text.contains(
             "Your answer without the key: <strong>D</strong>. The key: <strong>C</strong>"
@@ -840,16 +865,18 @@ async fn with_the_blind_key_check_the_key_waits_for_the_validators_own_answer() 
     let lines: Vec<&str> = csv.text.lines().collect();
     assert_eq!(
         lines[0],
-        "question_id,clip_id,qa_type,level,validator,answer,key,agrees,answered_at,outcome"
+        "question_id,clip_id,qa_type,level,validator,answer,key,agrees,answered_at,outcome,time_spent_ms"
     );
     assert_eq!(lines.len(), 3, "{}", csv.text);
     assert!(
-        lines[1].starts_with(&format!("{q0},{},OE,", ids[0])) && lines[1].contains(",val00,A,C,0,"),
+        lines[1].starts_with(&format!("{q0},{},OE,", ids[0]))
+            && lines[1].contains(",val00,A,C,0,")
+            && lines[1].ends_with(",both_pass,4200"),
         "{}",
         csv.text
     );
     assert!(
-        lines[2].contains(",val01,D,C,0,") && lines[2].ends_with(",both_pass"),
+        lines[2].contains(",val01,D,C,0,") && lines[2].ends_with(",both_pass,3000"),
         "{}",
         csv.text
     );

@@ -839,7 +839,7 @@ pub(crate) async fn record_blind_answer(
     tx: &mut impl Tx,
     target: &Target<'_>,
     validator: &User,
-    answer: i64,
+    (answer, time_spent_ms): (i64, Option<i64>),
 ) -> Result<crate::store::review::BlindAnswer> {
     let Some(loaded) = facts(tx, target, validator.id).await? else {
         return Err(target.not_found());
@@ -866,7 +866,7 @@ pub(crate) async fn record_blind_answer(
         &stored,
         validator.id,
         options,
-        answer,
+        (answer, time_spent_ms),
     ) {
         Ok(()) => {}
         Err(Refusal::NotInQueue) => return Err(target.not_found()),
@@ -877,8 +877,8 @@ pub(crate) async fn record_blind_answer(
     let agrees = answer == key.answer;
     tx.exec(
         sql!(
-            "INSERT INTO blind_answers (item_id, validator_id, campaign_id, answer, agrees, answered_at)
-             VALUES (:item, :validator, :campaign, :answer, :agrees, :at)"
+            "INSERT INTO blind_answers (item_id, validator_id, campaign_id, answer, agrees, answered_at, time_spent_ms)
+             VALUES (:item, :validator, :campaign, :answer, :agrees, :at, :spent)"
         ),
         named! {
             item,
@@ -887,6 +887,7 @@ pub(crate) async fn record_blind_answer(
             answer,
             agrees: i64::from(agrees),
             at: now_micros(),
+            spent: time_spent_ms,
         },
     )
     .await?;
@@ -894,5 +895,6 @@ pub(crate) async fn record_blind_answer(
         answer,
         key: key.answer,
         agrees,
+        time_spent_ms,
     })
 }

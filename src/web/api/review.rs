@@ -235,11 +235,16 @@ pub async fn verdict(
 /// A validator's answer to a question before its key is shown.
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
-#[schema(example = json!({"answer": 2}))]
+#[schema(example = json!({"answer": 2, "time_spent_ms": 5200}))]
 pub struct BlindAnswerBody {
     /// 0-based index of the option chosen (0 is A)
     #[schema(minimum = 0)]
     answer: i64,
+    /// Milliseconds spent on the question before this answer. The verdict's own
+    /// `time_spent_ms` then counts from the question first shown, this time included.
+    #[serde(default)]
+    #[schema(minimum = 0, maximum = 86_400_000)]
+    time_spent_ms: Option<i64>,
 }
 
 /// Answer a question from the video before its key is shown (the campaign's blind key
@@ -272,7 +277,7 @@ pub async fn blind_answer(
     }
     let answer = state
         .store
-        .record_blind_answer(&campaign, &user, &p.item, body.answer)
+        .record_blind_answer(&campaign, &user, &p.item, (body.answer, body.time_spent_ms))
         .await?;
     Ok((StatusCode::CREATED, Json(answer)))
 }

@@ -370,14 +370,7 @@ impl FormFields {
         Carried {
             rendered_at: self.get("rendered_at").parse::<i64>().ok(),
             spent_before: self.time_spent_ms().unwrap_or(0),
-            // A position that is not a number is not carried to the next page.
-            position: self
-                .get("position")
-                .parse::<f64>()
-                .ok()
-                .filter(|p| p.is_finite() && *p >= 0.0)
-                .map(|p| format!("{p:.3}"))
-                .unwrap_or_default(),
+            position: position(&self.get("position")),
         }
     }
 
@@ -389,6 +382,16 @@ impl FormFields {
             .map(|(_, v)| v.clone())
             .collect()
     }
+}
+
+/// A video position in seconds as a page carries it (three decimals), or empty: a
+/// position that is not a number is not carried to the next page.
+pub fn position(sent: &str) -> String {
+    sent.parse::<f64>()
+        .ok()
+        .filter(|p| p.is_finite() && *p >= 0.0)
+        .map(|p| format!("{p:.3}"))
+        .unwrap_or_default()
 }
 
 /// What a verdict form carries from one drawing of the page to the next (see

@@ -352,15 +352,37 @@ struct Draft {
     carried: Carried,
 }
 
+/// Where the time and the video stand when an item's page is drawn without a refused
+/// form: after a blind answer and before any verdict, the time spent on the answer is
+/// counted in and the page counts as drawn that long ago, so that the verdict's time runs
+/// from the question first shown (the page's script never reports more than the time
+/// since it was drawn); the video's position comes from the address (`?at=`, seconds),
+/// as the blind answer's save sends it there.
+fn first_draw(item: &ValidatorItem, at: Option<&str>) -> Carried {
+    let blind_spent = item
+        .blind
+        .as_ref()
+        .and_then(|b| b.answered)
+        .filter(|_| item.my_decisions.is_empty())
+        .and_then(|a| a.time_spent_ms)
+        .unwrap_or(0);
+    Carried {
+        rendered_at: (blind_spent > 0).then(|| now_micros() / 1000 - blind_spent),
+        spent_before: blind_spent,
+        position: super::position(at.unwrap_or("")),
+    }
+}
+
 async fn item_page(
     state: &AppState,
     session: &Session,
     c: &str,
     stage: Stage,
-    item: ValidatorItem,
+    (item, at): (ValidatorItem, Option<&str>),
     draft: Option<Draft>,
     error: Option<String>,
 ) -> PageResult {
+    let first = first_draw(&item, at);
     let campaign = state.store.campaign(c).await?;
     let q = state.store.queue(&campaign, &session.user, stage).await?;
     let level = item
@@ -384,7 +406,7 @@ async fn item_page(
             .map(|d| d.reasons.iter().map(|r| r.as_str().to_string()).collect())
             .unwrap_or_default(),
         note: latest.map(|d| d.note.clone()).unwrap_or_default(),
-        carried: Carried::default(),
+        carried: first,
     });
     let reasons = reason_boxes(&campaign.taxonomy, stage, level.as_ref(), &draft.reasons);
     let history = item
@@ -454,10 +476,17 @@ async fn item_page(
     Ok(resp)
 }
 
+/// An item's page; `?at=` (seconds) starts the video there.
+#[derive(serde::Deserialize)]
+pub struct ItemQuery {
+    at: Option<String>,
+}
+
 pub async fn item(
     State(state): State<AppState>,
     Extension(session): Extension<Session>,
     Path((c, s, key)): Path<(String, String, String)>,
+    axum::extract::Query(query): axum::extract::Query<ItemQuery>,
 ) -> PageResult {
     let campaign = state.store.campaign(&c).await?;
     let stage = stage(&s)?;
@@ -469,7 +498,16 @@ pub async fn item(
         Ok(item) => item,
         Err(e) => return calibration_first(&state, &campaign, &session, e).await,
     };
-    item_page(&state, &session, &c, stage, item, None, None).await
+    item_page(
+        &state,
+        &session,
+        &c,
+        stage,
+        (item, query.at.as_deref()),
+        None,
+        None,
+    )
+    .await
 }
 
 /// The item page again, with why a form was refused (and what it held).
@@ -489,7 +527,7 @@ async fn refused(
         session,
         &campaign.name,
         stage,
-        item,
+        (item, None),
         draft,
         Some(for_people(e)),
     )
@@ -605,6 +643,7 @@ pub async fn blind_answer(
         .into());
     }
     let form = FormFields::parse(&body)?;
+    let carried = form.carried();
     let chosen = form.get("chosen");
     let answer = match chosen.trim().as_bytes() {
         [l] if l.is_ascii_alphabetic() => Ok(i64::from(l.to_ascii_uppercase() - b'A')),
@@ -617,12 +656,17 @@ pub async fn blind_answer(
         Ok(a) => {
             state
                 .store
-                .record_blind_answer(&campaign, &session.user, &key, a)
+                .record_blind_answer(&campaign, &session.user, &key, (a, form.time_spent_ms()))
                 .await
         }
         Err(e) => Err(e),
     };
-    let here = format!("/c/{c}/review/2/{key}");
+    // Back to the item with the video where it was.
+    let here = if carried.position.is_empty() {
+        format!("/c/{c}/review/2/{key}")
+    } else {
+        format!("/c/{c}/review/2/{key}?at={}", carried.position)
+    };
     match saved {
         Ok(a) => Ok(crate::web::flash::redirect(
             &here,

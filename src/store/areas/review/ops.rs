@@ -385,13 +385,14 @@ impl Store {
     }
 
     /// Records a validator's answer to a question of their Stage 2 queue before its key
-    /// is shown (the blind key check), and answers with the key.
+    /// is shown (the blind key check), with the time spent on it, and answers with the
+    /// key.
     pub async fn record_blind_answer(
         &self,
         campaign: &Campaign,
         validator: &User,
         key: &str,
-        answer: i64,
+        answer: (i64, Option<i64>),
     ) -> Result<BlindAnswer> {
         write_tx!(self, Lock::Item, (campaign, key, validator), |tx| {
             let target = Target {
@@ -420,6 +421,7 @@ impl Store {
                 keyed: i64,
                 outcome: String,
                 answered_at: i64,
+                time_spent_ms: Option<i64>,
             }
         }
         let campaign = campaign.id;
@@ -427,7 +429,7 @@ impl Store {
             c.fetch(
                 sql!(
                     "SELECT i.item_key, c.clip_key, q.qa_type, q.level, u.name, b.answer,
-                            q.answer AS keyed, i.outcome, b.answered_at
+                            q.answer AS keyed, i.outcome, b.answered_at, b.time_spent_ms
                      FROM blind_answers b JOIN items i ON i.id = b.item_id
                      JOIN questions q ON q.id = i.question_id
                      JOIN clip_versions v ON v.id = i.clip_version_id
@@ -452,6 +454,7 @@ impl Store {
                 key: r.keyed,
                 outcome: r.outcome,
                 answered_at: r.answered_at,
+                time_spent_ms: r.time_spent_ms,
             })
             .collect())
     }
@@ -822,10 +825,10 @@ async fn validator_item(
     // The blind key check: the key stays hidden until the validator's own answer
     // (unless a verdict of theirs came before the check was turned on).
     let blind = if stage == Stage::Question && campaign.settings.blind_key_check {
-        let given: Option<(i64, i64)> = c
+        let given: Option<(i64, i64, Option<i64>)> = c
             .fetch_opt(
                 sql!(
-                    "SELECT b.answer, b.agrees FROM blind_answers b
+                    "SELECT b.answer, b.agrees, b.time_spent_ms FROM blind_answers b
                      WHERE b.item_id = :item AND b.validator_id = :validator"
                 ),
                 named! { item: header.id, validator: validator.id },
@@ -834,10 +837,11 @@ async fn validator_item(
         let key = header.question.as_ref().and_then(|q| q.answer).unwrap_or(0);
         Some(BlindCheck {
             asked: given.is_none() && my_decisions.is_empty() && header.outcome == Outcome::Pending,
-            answered: given.map(|(answer, agrees)| BlindAnswer {
+            answered: given.map(|(answer, agrees, time_spent_ms)| BlindAnswer {
                 answer,
                 key,
                 agrees: agrees == 1,
+                time_spent_ms,
             }),
         })
     } else {
