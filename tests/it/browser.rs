@@ -1502,24 +1502,53 @@ async fn shift_arrows_jump_ten_frames_and_enter_saves_after_a_click_on_the_playe
 /// A queue's filters apply on change and on Enter, by keyboard, without opening an
 /// item (Enter elsewhere on the queue still opens the next one).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_queue_filter_applies_by_keyboard_without_opening_an_item() {
+async fn a_queue_filter_applies_by_keyboard_and_the_review_follows_it() {
     let Some(d) = driver().await else { return };
     let app = spawn_app().await;
     app.user("val00", Role::Validator, Some(0)).await;
     app.user("val01", Role::Validator, Some(1)).await;
     demo_campaign(&app).await;
+    // The second task, with a second clip: the queue's next item is of the first task,
+    // so only a review that follows the filter stays in the second.
+    let task = tandem::domain::taxonomy::Taxonomy::vgenst().tasks[1]
+        .code
+        .clone();
+    let src = app.source();
+    let sample = std::fs::read_to_string(src.join("manifest.jsonl")).unwrap();
+    let line = sample.lines().find(|l| l.contains(&task)).unwrap();
+    let (from, to) = (format!("{task}_D01"), format!("{task}_D21"));
+    std::fs::copy(
+        src.join(format!("videos/{from}.webm")),
+        src.join(format!("videos/{to}.webm")),
+    )
+    .unwrap();
+    std::fs::write(src.join("more.jsonl"), line.replace(&from, &to) + "\n").unwrap();
+    app.import(&src.join("more.jsonl")).await.unwrap();
+    let clips: Vec<String> = sqlx::query_scalar("SELECT clip_key FROM clips ORDER BY id")
+        .fetch_all(&app.db)
+        .await
+        .unwrap();
+    let of_task = clips.iter().filter(|c| c.starts_with(&task)).count();
+    assert_eq!(of_task, 2, "{clips:?}");
     let queue = sign_in_by_keyboard(&d, &app, "val00").await;
     assert!(queue.ends_with("/review/1"), "{queue}");
-    // The task menu: focused, one step down chooses the first task, applied at once.
+    // The task menu: focused, two steps down choose the second task, applied at once.
     d.exec(
         "document.querySelector('select[name=task]').focus();",
         vec![],
     )
     .await;
     d.keys(ARROW_DOWN).await;
-    let filtered = d.moved_from(&queue).await;
+    let first = d.moved_from(&queue).await;
+    d.exec(
+        "document.querySelector('select[name=task]').focus();",
+        vec![],
+    )
+    .await;
+    d.keys(ARROW_DOWN).await;
+    let filtered = d.moved_from(&first).await;
     assert!(
-        filtered.contains("/review/1?") && filtered.contains("task=MC_F_EGO_STA"),
+        filtered.contains("/review/1?") && filtered.contains(&format!("task={task}")),
         "{filtered}"
     );
     // Enter in the other menu applies it too, and opens no item.
@@ -1536,14 +1565,59 @@ async fn a_queue_filter_applies_by_keyboard_without_opening_an_item() {
         "{shown}"
     );
     assert!(
-        shown.contains("task=MC_F_EGO_STA"),
+        shown.contains(&format!("task={task}")),
         "the task filter is kept: {shown}"
     );
-    // Outside the filters Enter opens the next item, as before.
+    // Outside the filters Enter opens the next item the filter holds, the filter kept;
+    // Q goes back to the filtered list.
     d.exec("document.activeElement.blur();", vec![]).await;
     d.keys(ENTER).await;
     let item = d.moved_from(&shown).await;
-    assert!(item.contains("/review/1/MC_F_EGO_STA"), "{item}");
+    assert!(
+        item.contains(&format!("/review/1/{task}")) && item.contains(&format!("task={task}")),
+        "{item}"
+    );
+    d.wait_ready().await;
+    d.keys("q").await;
+    let back = d.moved_from(&item).await;
+    assert_eq!(
+        back,
+        format!(
+            "{}/c/{CAMPAIGN}/review/1?task={task}&show=undecided",
+            app.base
+        )
+    );
+    d.wait_ready().await;
+    d.keys(ENTER).await;
+    let mut at = d.moved_from(&back).await;
+    assert_eq!(at, item);
+    // Each save opens the filter's next item, until the filter holds no more: then its
+    // list, which says so.
+    let mut decided = 0;
+    while at.contains(&format!("/review/1/{task}")) {
+        d.wait_ready().await;
+        d.keys(&format!("v{ENTER}")).await;
+        decided += 1;
+        at = d.moved_from(&at).await;
+        assert!(
+            at.contains(&format!("task={task}")),
+            "the filter is kept: {at}"
+        );
+    }
+    assert_eq!(decided, of_task);
+    assert!(at.contains("/review/1?"), "{at}");
+    d.wait_ready().await;
+    let said = d
+        .exec(
+            "const p = document.getElementById('filter-done'); return p && p.textContent;",
+            vec![],
+        )
+        .await;
+    assert!(
+        said.as_str()
+            .is_some_and(|s| s.starts_with("Nothing under this filter waits for you.")),
+        "{said}"
+    );
 }
 
 /// B goes back to the item before, its saved verdict shown and still changeable by

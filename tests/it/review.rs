@@ -972,3 +972,87 @@ async fn with_the_blind_key_check_the_key_waits_for_the_validators_own_answer() 
     assert_eq!(r.body["question"]["answer"], 2, "{}", r.text);
     assert!(r.body.get("blind").is_none());
 }
+
+/// The queue's filters drive the review (on each database): the queue's next item, an
+/// item's queue link and the next item after a save keep to the task or id filter, and
+/// a save that ends the filtered list says so and goes back to it.
+#[tokio::test]
+async fn the_review_follows_the_queues_filter_and_says_when_it_is_done() {
+    let app = spawn_app().await;
+    let _c = cast(&app).await;
+    let ids = app
+        .import_clips(&["MC_F_EGO_STA", "QC_F_EGO_DYN"], 2, &["OE"])
+        .await;
+    let (t2a, t2b) = (&ids[2], &ids[3]);
+    assert!(t2a.starts_with("QC_F_EGO_DYN") && t2b.starts_with("QC_F_EGO_DYN"));
+    let web = app.login("val00").await;
+    let get = |path: String| {
+        let (app, web) = (&app, &web);
+        async move { app.page(Some(web), Method::GET, &path, None).await }
+    };
+    let list = format!("/c/{CAMPAIGN}/review/1");
+    let kept = "?task=QC_F_EGO_DYN&show=undecided";
+    // Unfiltered, the next clip is the first task's.
+    let page = get(list.clone()).await;
+    assert!(
+        page.text.contains(&format!("href=\"{list}/{}\"", ids[0])),
+        "{}",
+        page.text
+    );
+    // Filtered, the next clip and every listed clip keep the filter.
+    let page = get(format!("{list}{kept}")).await;
+    let kept_html = kept.replace('&', "&#38;");
+    for want in [
+        format!("id=\"start\" href=\"{list}/{t2a}{kept_html}\""),
+        format!("href=\"{list}/{t2b}{kept_html}\""),
+    ] {
+        assert!(page.text.contains(&want), "{want}: {}", page.text);
+    }
+    // An id prefix narrows the next clip too.
+    let page = get(format!("{list}?id={}", ids[1])).await;
+    assert!(
+        page.text.contains(&format!(
+            "id=\"start\" href=\"{list}/{}?id={}\"",
+            ids[1], ids[1]
+        )),
+        "{}",
+        page.text
+    );
+    // The item keeps it: its queue link and its form.
+    let page = get(format!("{list}/{t2a}{kept}")).await;
+    for want in [
+        format!("href=\"{list}{kept_html}\" id=\"to-queue\""),
+        format!("action=\"{list}/{t2a}{kept_html}\""),
+    ] {
+        assert!(page.text.contains(&want), "{want}: {}", page.text);
+    }
+    // A save opens the filter's next clip, not the queue's.
+    let save = |item: &str| {
+        let (app, web, path) = (&app, &web, format!("{list}/{item}{kept}"));
+        async move {
+            app.page(
+                Some(web),
+                Method::POST,
+                &path,
+                Some(&[("verdict", "valid")]),
+            )
+            .await
+        }
+    };
+    let r = save(t2a).await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
+    assert_eq!(r.location().unwrap(), format!("{list}/{t2b}{kept}"));
+    // The last one goes back to the filtered list, which says the filter is done.
+    let r = save(t2b).await;
+    assert_eq!(r.location().unwrap(), format!("{list}{kept}"));
+    let page = get(format!("{list}{kept}")).await;
+    assert!(
+        page.text.contains("Nothing more waits under this filter."),
+        "{}",
+        page.text
+    );
+    assert!(page.text.contains("id=\"filter-done\""), "{}", page.text);
+    // A filter that is not one is refused by name.
+    let bad = get(format!("{list}/{t2a}?show=maybe")).await;
+    assert_eq!(bad.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", bad.text);
+}

@@ -37,6 +37,10 @@ struct QueuePage {
     /// The tasks of the queue, for the filter.
     tasks: Vec<String>,
     filter: QueueFilter,
+    /// The filters as the item links keep them (`?task=...`, or empty).
+    kept: String,
+    /// Whether the filters hold nothing more to decide while the queue does.
+    filtered_done: bool,
     /// Stage 1 only, once everything in it is decided: the questions waiting in Stage 2.
     stage2_waiting: Option<i64>,
     /// Whether the protocol reviews clips: without, no Stage 1 to switch to.
@@ -88,6 +92,85 @@ impl QueueFilter {
     }
 }
 
+/// The queue's filters as the review keeps them (`?task=&show=&id=`): the queue's item
+/// links, an item's queue link (`Q`) and forms, and the next item after a save follow
+/// them, so that a validator who filtered the queue reviews what the filter holds.
+#[derive(Debug, Clone, Default)]
+pub struct Kept {
+    task: String,
+    show: &'static str,
+    id: String,
+}
+
+impl Kept {
+    fn new(task: &str, show: &str, id: &str) -> Result<Kept, Error> {
+        let (show, _) =
+            crate::store::review::QueueQuery::from_fields(task, show, id, "", "", None)?;
+        Ok(Kept {
+            task: task.trim().to_string(),
+            show,
+            id: id.trim().to_string(),
+        })
+    }
+
+    /// The filters and `extra` as a query string (`?task=...`), or nothing.
+    fn query_with(&self, extra: &[(&str, &str)]) -> String {
+        let pairs: Vec<(&str, &str)> = [
+            ("task", self.task.as_str()),
+            ("show", self.show),
+            ("id", self.id.as_str()),
+        ]
+        .into_iter()
+        .chain(extra.iter().copied())
+        .filter(|(_, v)| !v.is_empty())
+        .collect();
+        match serde_urlencoded::to_string(&pairs) {
+            Ok(q) if !q.is_empty() => format!("?{q}"),
+            _ => String::new(),
+        }
+    }
+
+    /// The filters as a query string (`?task=...`), or nothing: what the templates add
+    /// to a link.
+    pub fn query(&self) -> String {
+        self.query_with(&[])
+    }
+
+    /// Whether the filters choose which item comes next (a task or an id prefix;
+    /// `show` only chooses the rows listed).
+    fn narrows(&self) -> bool {
+        !self.task.is_empty() || !self.id.is_empty()
+    }
+
+    /// The next item to decide under the filters: the queue's own next without them
+    /// (`unfiltered`, when the caller has it), else the first the filters hold.
+    async fn next(
+        &self,
+        state: &AppState,
+        campaign: &crate::store::catalog::Campaign,
+        session: &Session,
+        stage: Stage,
+        unfiltered: Option<Option<String>>,
+    ) -> Result<Option<String>, Error> {
+        Ok(match unfiltered {
+            Some(next) if !self.narrows() => next,
+            _ if self.narrows() => {
+                state
+                    .store
+                    .next_filtered(campaign, &session.user, stage, (&self.task, &self.id))
+                    .await?
+            }
+            _ => {
+                state
+                    .store
+                    .queue(campaign, &session.user, stage)
+                    .await?
+                    .next
+            }
+        })
+    }
+}
+
 pub fn percent(done: i64, total: i64) -> i64 {
     if total == 0 { 0 } else { done * 100 / total }
 }
@@ -105,6 +188,10 @@ pub async fn queue(
         Err(e) => return calibration_first(&state, &campaign, &session, e).await,
     };
     let (decided, query) = filter.query()?;
+    let kept = Kept::new(&filter.task, &filter.show, &filter.id)?;
+    let next = kept
+        .next(&state, &campaign, &session, stage, Some(q.next.clone()))
+        .await?;
     let listing = state
         .store
         .queue_page(&campaign, &session.user, stage, &query)
@@ -172,7 +259,9 @@ pub async fn queue(
         done: q.done,
         total: q.total,
         percent: percent(q.done, q.total),
-        next: q.next,
+        filtered_done: next.is_none() && q.next.is_some(),
+        next,
+        kept: kept.query(),
         hidden,
         rows,
         pager,
@@ -325,6 +414,8 @@ struct ItemPage {
     version: i64,
     /// The blind key check, when the campaign has it on (questions only).
     blind: Option<BlindLine>,
+    /// The queue's filters, kept by the queue link and the forms (`?task=...`).
+    kept: String,
 }
 
 impl ItemPage {
@@ -378,7 +469,7 @@ async fn item_page(
     session: &Session,
     c: &str,
     stage: Stage,
-    (item, at): (ValidatorItem, Option<&str>),
+    (item, at, kept): (ValidatorItem, Option<&str>, &Kept),
     draft: Option<Draft>,
     error: Option<String>,
 ) -> PageResult {
@@ -467,6 +558,7 @@ async fn item_page(
                 .answered
                 .map(|a| (option_letter(a.answer), option_letter(a.key), a.agrees)),
         }),
+        kept: kept.query(),
         item_id: item.item_id,
     };
     let mut resp = render(&page);
@@ -476,10 +568,23 @@ async fn item_page(
     Ok(resp)
 }
 
-/// An item's page; `?at=` (seconds) starts the video there.
+/// An item's page and its forms: `?at=` (seconds) starts the video there; the queue's
+/// filters (`task`, `show`, `id`) are kept ([`Kept`]).
 #[derive(serde::Deserialize)]
 pub struct ItemQuery {
     at: Option<String>,
+    #[serde(default)]
+    task: String,
+    #[serde(default)]
+    show: String,
+    #[serde(default)]
+    id: String,
+}
+
+impl ItemQuery {
+    fn kept(&self) -> Result<Kept, Error> {
+        Kept::new(&self.task, &self.show, &self.id)
+    }
 }
 
 pub async fn item(
@@ -490,6 +595,7 @@ pub async fn item(
 ) -> PageResult {
     let campaign = state.store.campaign(&c).await?;
     let stage = stage(&s)?;
+    let kept = query.kept()?;
     let item = match state
         .store
         .validator_item(&campaign, &session.user, stage, &key)
@@ -503,7 +609,7 @@ pub async fn item(
         &session,
         &c,
         stage,
-        (item, query.at.as_deref()),
+        (item, query.at.as_deref(), &kept),
         None,
         None,
     )
@@ -515,6 +621,7 @@ async fn refused(
     state: &AppState,
     session: &Session,
     (campaign, stage, key): (&crate::store::catalog::Campaign, Stage, &str),
+    kept: &Kept,
     draft: Option<Draft>,
     e: &Error,
 ) -> PageResult {
@@ -527,7 +634,7 @@ async fn refused(
         session,
         &campaign.name,
         stage,
-        (item, None),
+        (item, None, kept),
         draft,
         Some(for_people(e)),
     )
@@ -538,10 +645,12 @@ pub async fn decide(
     State(state): State<AppState>,
     Extension(session): Extension<Session>,
     Path((c, s, key)): Path<(String, String, String)>,
+    axum::extract::Query(query): axum::extract::Query<ItemQuery>,
     RawForm(body): RawForm,
 ) -> PageResult {
     let campaign = state.store.campaign(&c).await?;
     let stage = stage(&s)?;
+    let kept = query.kept()?;
     let form = FormFields::parse(&body)?;
     let reasons = form.all("reasons");
     let draft = Draft {
@@ -600,27 +709,42 @@ pub async fn decide(
             } else {
                 "Already saved (nothing new recorded)"
             };
-            let q = state.store.queue(&campaign, &session.user, stage).await?;
-            let to = match q.next {
-                Some(next) => format!("/c/{c}/review/{}/{next}", stage.number()),
-                None => format!("/c/{c}/review/{}", stage.number()),
+            // The next item the queue's filters hold (all of it without them).
+            let next = kept.next(&state, &campaign, &session, stage, None).await?;
+            let filters = kept.query();
+            let last = if next.is_none() && kept.narrows() {
+                " Nothing more waits under this filter."
+            } else {
+                ""
+            };
+            let to = match next {
+                Some(next) => format!("/c/{c}/review/{}/{next}{filters}", stage.number()),
+                None => format!("/c/{c}/review/{}{filters}", stage.number()),
             };
             if recorded.is_final {
                 Ok(crate::web::flash::redirect(
                     &to,
-                    &format!("{said}: {key} is {what} (final: both verdicts are in)."),
+                    &format!("{said}: {key} is {what} (final: both verdicts are in).{last}"),
                 ))
             } else {
                 // While the partner has not decided, the verdict can still change.
                 Ok(crate::web::flash::redirect_with_link(
                     &to,
-                    &format!("{said}: {key} is {what}."),
-                    &format!("/c/{c}/review/{}/{key}", stage.number()),
+                    &format!("{said}: {key} is {what}.{last}"),
+                    &format!("/c/{c}/review/{}/{key}{filters}", stage.number()),
                 ))
             }
         }
         Err(e @ (Error::Field { .. } | Error::Invalid(_) | Error::Conflict(_))) => {
-            refused(&state, &session, (&campaign, stage, &key), Some(draft), &e).await
+            refused(
+                &state,
+                &session,
+                (&campaign, stage, &key),
+                &kept,
+                Some(draft),
+                &e,
+            )
+            .await
         }
         Err(e) => Err(e.into()),
     }
@@ -632,10 +756,12 @@ pub async fn blind_answer(
     State(state): State<AppState>,
     Extension(session): Extension<Session>,
     Path((c, s, key)): Path<(String, String, String)>,
+    axum::extract::Query(query): axum::extract::Query<ItemQuery>,
     RawForm(body): RawForm,
 ) -> PageResult {
     let campaign = state.store.campaign(&c).await?;
     let stage = stage(&s)?;
+    let kept = query.kept()?;
     if stage != Stage::Question {
         return Err(Error::NotFound(
             "blind answers are given to questions (Stage 2), not clips".into(),
@@ -661,12 +787,11 @@ pub async fn blind_answer(
         }
         Err(e) => Err(e),
     };
-    // Back to the item with the video where it was.
-    let here = if carried.position.is_empty() {
-        format!("/c/{c}/review/2/{key}")
-    } else {
-        format!("/c/{c}/review/2/{key}?at={}", carried.position)
-    };
+    // Back to the item with the video where it was (and the queue's filters).
+    let here = format!(
+        "/c/{c}/review/2/{key}{}",
+        kept.query_with(&[("at", &carried.position)])
+    );
     match saved {
         Ok(a) => Ok(crate::web::flash::redirect(
             &here,
@@ -682,7 +807,7 @@ pub async fn blind_answer(
             ),
         )),
         Err(e @ (Error::Field { .. } | Error::Conflict(_))) => {
-            refused(&state, &session, (&campaign, stage, &key), None, &e).await
+            refused(&state, &session, (&campaign, stage, &key), &kept, None, &e).await
         }
         Err(e) => Err(e.into()),
     }

@@ -120,6 +120,34 @@ macro_rules! queue_page {
     };
 }
 
+/// One side of [`NEXT_FILTERED`]: its first undecided item under the filters.
+macro_rules! next_side {
+    ($side:literal) => {
+        concat!(
+            "SELECT * FROM (SELECT item_key, sort_key, id FROM items
+             WHERE queue",
+            $side,
+            " = :validator AND campaign_id = :campaign AND stage = :stage AND decided",
+            $side,
+            " = 0 AND ",
+            queue_filters!("task_id", "decided", $side, "item_key"),
+            "
+             ORDER BY sort_key, id LIMIT 1) n",
+            $side
+        )
+    };
+}
+
+/// The next undecided item of a validator's queue under a page's task and id filters
+/// (`:decided` is 0): the first of each side's, in the queue's order.
+const NEXT_FILTERED: &str = concat!(
+    "SELECT item_key FROM (",
+    next_side!("1"),
+    " UNION ALL ",
+    next_side!("2"),
+    ") s ORDER BY s.sort_key, s.id LIMIT 1"
+);
+
 const QUEUE_PAGE_AFTER: &str = queue_page!(">", "ASC");
 const QUEUE_PAGE_BEFORE: &str = queue_page!("<", "DESC");
 
@@ -320,6 +348,33 @@ impl Store {
                 total: r.total,
                 next: r.next,
             })
+        })
+    }
+
+    /// The next item to decide in the validator's queue among those of `task` (a code, or
+    /// empty: every task) whose id starts with `prefix` (or empty): what the review
+    /// follows while the queue's page is filtered. `None` when the filtered list is
+    /// done. (The gate is the caller's: a page drawn, a verdict stored.)
+    pub async fn next_filtered(
+        &self,
+        campaign: &Campaign,
+        validator: &User,
+        stage: Stage,
+        (task, prefix): (&str, &str),
+    ) -> Result<Option<String>> {
+        read_tx!(self, |c| {
+            c.scalar_opt(
+                sql!(NEXT_FILTERED),
+                named! {
+                    campaign: campaign.id,
+                    validator: validator.id,
+                    stage: stage.number(),
+                    task,
+                    decided: 0_i64,
+                    prefix,
+                },
+            )
+            .await
         })
     }
 
