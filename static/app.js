@@ -772,7 +772,15 @@
         else handled = false;
         break;
       }
-      case "b": case "B": if (document.getElementById("verdict-form") || document.getElementById("blind-form")) history.back(); else handled = false; break;
+      case "b": case "B": {
+        // On an item, the browser's history; elsewhere (the queue, after the last item)
+        // the item just saved, while its verdict can change.
+        var saved = document.getElementById("change-saved");
+        if (document.getElementById("verdict-form") || document.getElementById("blind-form")) history.back();
+        else if (saved) window.location.href = saved.href;
+        else handled = false;
+        break;
+      }
       case "f": case "F": if (document.getElementById("verdict-form") || document.getElementById("blind-form")) history.forward(); else handled = false; break;
       case "v": case "V": handled = check("v-valid"); break;
       case "r": case "R": handled = check("v-reject") || check("r-reject"); break;

@@ -45,14 +45,20 @@ fn decode_with_link(value: &str) -> Option<(String, Option<String>)> {
     Some((message, link))
 }
 
-/// A path of this site's campaign pages and nothing else (the cookie is the browser's:
-/// what it sends back is checked like any input).
+/// A path of this site's campaign pages and nothing else, with an encoded query (the
+/// queue's filters) at most (the cookie is the browser's: what it sends back is checked
+/// like any input).
 fn is_local_page(l: &str) -> bool {
+    let (path, query) = l.split_once('?').unwrap_or((l, ""));
     l.starts_with("/c/")
         && l.len() < 300
-        && l.bytes()
+        && path
+            .bytes()
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'/' | b'_' | b'-' | b'.'))
-        && !l.contains("..")
+        && !path.contains("..")
+        && query.bytes().all(|b| {
+            b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.' | b'=' | b'&' | b'%' | b'+')
+        })
 }
 
 /// A 303 to a local path that leaves `message` for the page it leads to, with a link
@@ -204,12 +210,21 @@ mod tests {
                 Some("/c/default/review/1/C12".into())
             ))
         );
+        // The queue's filters come along.
+        let filtered = "/c/default/review/1/C12?task=MC_F&show=undecided&id=C%2B1";
+        assert_eq!(
+            decode_with_link(&value("m", filtered)).and_then(|(_, l)| l),
+            Some(filtered.to_string())
+        );
         for bad in [
             "javascript:alert(1)",
             "https://evil.example/c/x",
             "/c/../admin",
             "/c/a b",
             "//evil/c/",
+            "/c/x?next=//evil/",
+            "/c/x?a=<script>",
+            "/c/x?a=1?b=/../",
         ] {
             let (m, l) = decode_with_link(&value("m", bad)).unwrap();
             assert_eq!((m.as_str(), l), ("m", None), "{bad}");

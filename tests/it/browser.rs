@@ -1618,6 +1618,13 @@ async fn a_queue_filter_applies_by_keyboard_and_the_review_follows_it() {
             .is_some_and(|s| s.starts_with("Nothing under this filter waits for you.")),
         "{said}"
     );
+    // B there goes back to the item just saved, the filter kept.
+    d.keys("b").await;
+    let last = d.moved_from(&at).await;
+    assert!(
+        last.contains(&format!("/review/1/{task}_D21?task={task}")),
+        "{last}"
+    );
 }
 
 /// B goes back to the item before, its saved verdict shown and still changeable by

@@ -1164,3 +1164,32 @@ async fn a_calibration_miss_says_where_the_flaw_is_and_a_bad_place_is_named() {
     assert_eq!(item.status, StatusCode::OK, "{}", item.text);
     assert!(!item.text.contains("flaw"), "{}", item.text);
 }
+
+/// A protocol that reviews no clips (GLIMPSE) starts its review at Stage 2: the
+/// calibration page leads there, not to an empty Stage 1.
+#[tokio::test]
+async fn without_clip_review_the_calibration_page_leads_to_stage_2() {
+    let app = spawn_app().await;
+    app.campaign_on("glimpse").await;
+    app.user("val00", tandem::domain::Role::Validator, Some(0))
+        .await;
+    app.user("val01", tandem::domain::Role::Validator, Some(1))
+        .await;
+    let web = app.login("val00").await;
+    let page = app
+        .page(
+            Some(&web),
+            Method::GET,
+            &format!("/c/{CAMPAIGN}/calibration"),
+            None,
+        )
+        .await;
+    assert_eq!(page.status, StatusCode::OK, "{}", page.text);
+    assert!(
+        page.text.contains(&format!(
+            "no calibration set: <a href=\"/c/{CAMPAIGN}/review/2\">"
+        )),
+        "{}",
+        page.text
+    );
+}

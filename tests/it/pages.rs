@@ -215,7 +215,7 @@ async fn a_validator_reviews_both_stages_through_the_pages() {
     );
     assert!(
         next.text.contains(&format!(
-            "<a href=\"{base}/1/{}\" id=\"change-saved\">Change it</a>",
+            "<a href=\"{base}/1/{}\" id=\"change-saved\">Change it <kbd>B</kbd></a>",
             ids[0]
         )),
         "while the partner has not decided, the message links back: {}",

@@ -44,6 +44,8 @@ struct StatusPage {
     rounds: Vec<RoundView>,
     /// The known items of the live queue paused their review (which items is not said).
     paused: bool,
+    /// The protocol's first stage: 1, or 2 when it reviews no clips.
+    first_stage: i64,
 }
 
 /// A verdict of a round that differed from the known one, and why the known one holds.
@@ -155,6 +157,7 @@ pub async fn status(
             .next
             .as_ref()
             .map(|n| format!("/c/{c}/calibration/{}/{}", n.stage.number(), n.item)),
+        first_stage: if campaign.taxonomy.clip_review { 1 } else { 2 },
         campaign: c,
     }))
 }
