@@ -255,13 +255,19 @@ async fn outcome_counts(
             },
         )
         .await?;
-    rows.sort_by(|a, b| {
-        (a.count.stage, a.position, &a.count.rater1, &a.count.rater2).cmp(&(
-            b.count.stage,
-            b.position,
-            &b.count.rater1,
-            &b.count.rater2,
-        ))
-    });
+    // In one order whatever the database's grouping returned (PostgreSQL's hashed and
+    // parallel groups come in any order): the estimates sum over these rows in floating
+    // point, and the same data must give the same figures to the last digit, in
+    // `stats --json`, the page and the paper bundle alike.
+    let key = |r: &Found| {
+        let c = &r.count;
+        (
+            (c.stage, r.position, c.rater1.clone(), c.rater2.clone()),
+            (c.task.clone(), c.qa_type.clone(), c.outcome.clone()),
+            (c.verdict1.clone(), c.verdict2.clone()),
+            (c.reasons1.clone(), c.reasons2.clone()),
+        )
+    };
+    rows.sort_by_cached_key(key);
     Ok(rows.into_iter().map(|r| r.count.into()).collect())
 }
