@@ -95,7 +95,7 @@ pub async fn import_answers(
 
 /// Table 16, the annotator pool: the campaign's groups and their sizes.
 pub async fn groups(store: &Store, campaign: &Campaign) -> Result<crate::report::baseline::Groups> {
-    Ok(crate::report::baseline::Groups::from_roles(
+    Ok(crate::report::baseline::Groups::from_counts(
         &store.group_sizes(campaign).await?,
     ))
 }

@@ -178,9 +178,10 @@ pub fn figures(r: &BaselineReport, caption: &Caption) -> Vec<Figure> {
 pub struct Groups {
     /// Validators (quality control: both review stages).
     pub quality_control: i64,
-    /// Participants of the blind video-quality study.
+    /// Participants of the blind video-quality study who answered (as Tables 14 and 15
+    /// count them).
     pub study: i64,
-    /// Participants of the human baseline.
+    /// Participants of the human baseline who answered (as Table 7 counts them).
     pub baseline: i64,
     /// The three groups together.
     pub total: i64,
@@ -188,26 +189,39 @@ pub struct Groups {
     pub authors: i64,
     /// Always true: a person holds one role per campaign.
     pub disjoint: bool,
+    /// The study's participants who never answered (not begun), beside the table.
+    pub study_invited: i64,
+    /// The baseline's participants who never answered (invited by a link not used,
+    /// revoked, or not begun), beside the table.
+    pub baseline_invited: i64,
 }
 
 impl Groups {
-    /// From the count of each role (`validator`, `author`, `participant`, `baseline`).
-    pub fn from_roles(sizes: &[(String, i64)]) -> Groups {
-        let n = |r: &str| {
-            sizes
+    /// From the store's counts (`store::areas::baseline::group_sizes`): `(kind, role,
+    /// n)`, kind `member` (every role), `answered` or `silent` (the baseline's and the
+    /// study's).
+    pub fn from_counts(counts: &[(String, String, i64)]) -> Groups {
+        let n = |k: &str, r: &str| {
+            counts
                 .iter()
-                .filter(|(role, _)| role == r)
-                .map(|(_, n)| *n)
+                .filter(|(kind, role, _)| kind == k && role == r)
+                .map(|(_, _, n)| *n)
                 .sum::<i64>()
         };
-        let (quality_control, study, baseline) = (n("validator"), n("participant"), n("baseline"));
+        let (quality_control, study, baseline) = (
+            n("member", "validator"),
+            n("answered", "participant"),
+            n("answered", "baseline"),
+        );
         Groups {
             quality_control,
             study,
             baseline,
             total: quality_control + study + baseline,
-            authors: n("author"),
+            authors: n("member", "author"),
             disjoint: true,
+            study_invited: n("silent", "participant"),
+            baseline_invited: n("silent", "baseline"),
         }
     }
 

@@ -144,10 +144,12 @@ async fn answers_brought_in_give_table_16_and_go_out_in_the_same_format() {
     assert_eq!(b["questions"].as_u64(), Some(4));
     assert_eq!(b["presentations"].as_u64(), Some(31));
     assert_eq!(b["left_out"].as_u64(), Some(0));
-    // Table 16, the annotator pool: val00 and val01, part1, b1 and b2; author1 apart.
+    // Table 16, the annotator pool: val00 and val01, b1 and b2 who answered; part1,
+    // who never answered the study, beside the table; author1 apart.
     assert_eq!(
         json["t16"],
-        serde_json::json!({"quality_control": 2, "study": 1, "baseline": 2, "total": 5, "authors": 1, "disjoint": true})
+        serde_json::json!({"quality_control": 2, "study": 0, "baseline": 2, "total": 4, "authors": 1, "disjoint": true,
+                           "study_invited": 1, "baseline_invited": 0})
     );
     // 31 answers over four positions: each shown position chosen as the key's or the
     // one after it; the test of equal shares is there.
@@ -221,7 +223,7 @@ async fn answers_brought_in_give_table_16_and_go_out_in_the_same_format() {
     );
     assert_eq!(
         t16,
-        "group,n,task\nQuality control,2,Two-stage video and QA review (intersection rule)\nVideo quality study,1,Ordinal ranking and real-vs-fake judgment\nHuman baseline,2,Base MCQs under circular evaluation\nTotal,5,All groups mutually disjoint"
+        "group,n,task\nQuality control,2,Two-stage video and QA review (intersection rule)\nVideo quality study,0,Ordinal ranking and real-vs-fake judgment\nHuman baseline,2,Base MCQs under circular evaluation\nTotal,4,All groups mutually disjoint"
     );
     let t16_tex = tandem_ok(
         &data(&app),
@@ -946,6 +948,30 @@ async fn a_participant_takes_the_baseline_by_link_and_sees_nothing_that_would_te
         !links_now
             .text
             .contains(links[0].trim_start_matches("/join/"))
+    );
+    // Table 16 counts who answered, as Table 7 does; the links revoked or never used
+    // are said beside it.
+    let stats = app
+        .get(&format!("/api/v1/campaigns/{CAMPAIGN}/stats"), &admin)
+        .await;
+    let answered = app
+        .count("SELECT COUNT(DISTINCT participant_id) FROM baseline_answers")
+        .await;
+    let members = app
+        .count("SELECT COUNT(*) FROM campaign_members WHERE role = 'baseline'")
+        .await;
+    assert!(answered >= 1 && members == 3, "{answered} {members}");
+    let t16 = &stats.body["t16"];
+    assert_eq!(t16["baseline"], answered, "{}", stats.text);
+    assert_eq!(
+        t16["baseline_invited"],
+        members - answered,
+        "{}",
+        stats.text
+    );
+    assert_eq!(
+        stats.body["baseline"]["participants"], answered,
+        "Table 7 agrees"
     );
 }
 

@@ -23,7 +23,7 @@ impl Store {
     }
 
     /// How many people hold each role in a campaign, `(role, n)` by role.
-    pub async fn group_sizes(&self, campaign: &Campaign) -> Result<Vec<(String, i64)>> {
+    pub async fn group_sizes(&self, campaign: &Campaign) -> Result<Vec<(String, String, i64)>> {
         read_tx!(self, long, |c| group_sizes(c, campaign.id).await)
     }
 
@@ -149,12 +149,33 @@ pub(crate) async fn participants(tx: &mut impl Tx, campaign: i64) -> Result<Vec<
     .await
 }
 
-/// How many people hold each role in a campaign: `(role, n)` by role.
-pub(crate) async fn group_sizes(tx: &mut impl Tx, campaign: i64) -> Result<Vec<(String, i64)>> {
+/// How many people hold each role in a campaign (`member`), how many took part in the
+/// baseline and in the study (`answered`: who gave at least one answer, as Tables 7, 14
+/// and 15 count them), and how many of the baseline's and the study's members never
+/// answered (`silent`: invited, revoked or not begun): `(kind, role, n)`.
+pub(crate) async fn group_sizes(
+    tx: &mut impl Tx,
+    campaign: i64,
+) -> Result<Vec<(String, String, i64)>> {
     tx.fetch(
         sql!(
-            "SELECT role, COUNT(*) AS n FROM campaign_members
-             WHERE campaign_id = :campaign GROUP BY role ORDER BY role"
+            "SELECT 'member' AS kind, role, COUNT(*) AS n FROM campaign_members
+             WHERE campaign_id = :campaign GROUP BY role
+             UNION ALL
+             SELECT 'answered', 'baseline', COUNT(DISTINCT participant_id) FROM baseline_answers
+             WHERE campaign_id = :campaign
+             UNION ALL
+             SELECT 'answered', 'participant', COUNT(DISTINCT r.participant_id)
+             FROM study_responses r JOIN studies s ON s.id = r.study_id
+             WHERE s.campaign_id = :campaign
+             UNION ALL
+             SELECT 'silent', m.role, COUNT(*) FROM campaign_members m
+             WHERE m.campaign_id = :campaign AND m.role IN ('baseline', 'participant')
+               AND NOT EXISTS (SELECT 1 FROM baseline_answers a
+                               WHERE a.campaign_id = m.campaign_id AND a.participant_id = m.user_id)
+               AND NOT EXISTS (SELECT 1 FROM study_responses r JOIN studies s ON s.id = r.study_id
+                               WHERE s.campaign_id = m.campaign_id AND r.participant_id = m.user_id)
+             GROUP BY m.role"
         ),
         named! { campaign },
     )
