@@ -684,7 +684,10 @@
         e.preventDefault();
         return;
       }
-      if (e.key === "Enter" && (e.ctrlKey || studyForm) && t.form) {
+      // Enter in a note saves the form (Shift+Enter is a new line), as Ctrl+Enter does
+      // in any field.
+      var inNote = t.id === "note" && !e.shiftKey;
+      if (e.key === "Enter" && (e.ctrlKey || studyForm || inNote) && t.form) {
         if (typeof t.form.requestSubmit === "function") t.form.requestSubmit(); else t.form.submit();
         e.preventDefault();
       }

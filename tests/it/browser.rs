@@ -694,15 +694,19 @@ async fn an_author_resolves_a_split_by_keyboard_only() {
     let page = d.source().await;
     assert!(page.contains("Rater 1: val00") && page.contains("Rater 2: val01"));
     d.keys("an").await;
-    d.keys("the flicker is the lamp, by design").await;
-    d.keys(&format!("{ESCAPE}{ENTER}")).await;
+    // Shift+Enter is a new line in the note; Enter resolves from it.
+    d.keys("the flicker is the lamp").await;
+    d.chord(SHIFT, ENTER).await;
+    d.keys("by design").await;
+    d.keys(ENTER).await;
     d.moved_from(&item).await;
     assert_eq!(app.outcome(1, &clips[0]).await, "split_accepted");
     let note: String = sqlx::query_scalar("SELECT note FROM resolutions")
         .fetch_one(&app.db)
         .await
         .unwrap();
-    assert_eq!(note, "the flicker is the lamp, by design");
+    // (A form sends a text box's new lines as CR LF.)
+    assert_eq!(note, "the flicker is the lamp\r\nby design");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
