@@ -1758,6 +1758,95 @@ async fn at_1366_by_768_the_prompt_and_the_verdict_are_seen_without_scrolling() 
     d.moved_from(&first).await;
     assert!(d.source().await.contains("Saved: "), "a flash is shown");
     assert_eq!(d.exec(top, vec![]).await, before);
+
+    // A clip with a realistic context (a scene graph of 12 objects, three events, an
+    // L3 question with long options) makes the page taller than the window: read to
+    // its end, the player and the verdict stay in view.
+    let src = app.source();
+    let sample = std::fs::read_to_string(src.join("manifest.jsonl")).unwrap();
+    let (from, to) = (clips[1].clone(), clips[1].replace("_D01", "_D41"));
+    let mut line: Value =
+        serde_json::from_str(&sample.lines().nth(1).unwrap().replace(&from, &to)).unwrap();
+    std::fs::copy(
+        src.join(format!("videos/{from}.webm")),
+        src.join(format!("videos/{to}.webm")),
+    )
+    .unwrap();
+    let objects: Vec<Value> = (0..12)
+        .map(|i| {
+            json!({"id": format!("object_{i}"), "category": "a wooden chair with a tall carved back",
+                   "colour": "dark walnut brown", "position": [i, 2 * i, 0],
+                   "relations": [{"left_of": format!("object_{}", (i + 1) % 12)}]})
+        })
+        .collect();
+    line["scene_graph"] = json!({ "objects": objects });
+    line["scenario"] = json!({"events": [
+        "a person walks in from the left edge of the frame and stops beside the table",
+        "the person lifts the red cup from the table and turns towards the camera",
+        "the person puts the cup down on the chair nearest the window and leaves"]});
+    for q in line["questions"].as_array_mut().unwrap() {
+        q["options"] = json!([
+            "the red cup ends on the chair nearest the window, beside the tall lamp",
+            "the red cup ends on the table, where it stood when the clip began",
+            "the red cup is carried out of the frame by the person as they leave",
+            "the red cup falls to the floor when the person turns towards the camera"
+        ]);
+    }
+    std::fs::write(src.join("tall.jsonl"), line.to_string() + "\n").unwrap();
+    app.import(&src.join("tall.jsonl")).await.unwrap();
+    app.pass(&v1, 1, &to).await;
+    let tall_l3 = format!("{stage2}/{}", l3.replace(&from, &to));
+    for (page, url) in [
+        (
+            "Stage 1",
+            format!("{}/c/{CAMPAIGN}/review/1/{to}", app.base),
+        ),
+        ("Stage 2", tall_l3),
+    ] {
+        if page == "Stage 2" {
+            // Its questions open once both validators passed the clip.
+            app.pass(&v0, 1, &to).await;
+        }
+        for (w, h) in [(1366, 768), (1920, 1080)] {
+            d.viewport(w, h).await;
+            d.go(&url).await;
+            d.wait_ready().await;
+            let tall = d
+                .exec("return document.documentElement.scrollHeight;", vec![])
+                .await
+                .as_f64()
+                .unwrap();
+            assert!(tall > h as f64, "{page} at {w}x{h}: {tall} px tall");
+            d.exec(
+                "window.scrollTo(0, document.documentElement.scrollHeight);",
+                vec![],
+            )
+            .await;
+            d.settled().await;
+            for css in [
+                ".player video",
+                "#verdict-form button[type=submit]",
+                "#v-valid",
+            ] {
+                let r = d
+                    .exec(
+                        "const r = document.querySelector(arguments[0]).getBoundingClientRect(); \
+                         return [r.top, r.bottom, innerHeight];",
+                        vec![json!(css)],
+                    )
+                    .await;
+                let (top, bottom, inner) = (
+                    r[0].as_f64().unwrap(),
+                    r[1].as_f64().unwrap(),
+                    r[2].as_f64().unwrap(),
+                );
+                assert!(
+                    top >= 0.0 && bottom <= inner,
+                    "{page} at {w}x{h}, read to the end: {css} at {top}..{bottom} of {inner}"
+                );
+            }
+        }
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
