@@ -425,6 +425,19 @@ impl Outcome {
         Outcome::ALL.into_iter().find(|o| o.as_str() == s)
     }
 
+    /// Where an item stands, in words for the pages.
+    pub fn words(self) -> &'static str {
+        match self {
+            Outcome::Pending => "not decided yet",
+            Outcome::BothPass => "retained: both validators passed it",
+            Outcome::BothReject => "dropped: both validators rejected it",
+            Outcome::Split => "split: waiting for an author",
+            Outcome::SplitAccepted => "split, accepted by an author: retained",
+            Outcome::SplitRejected => "split, rejected by an author: dropped",
+            Outcome::BySample => "retained by its lot's sample",
+        }
+    }
+
     /// Kept in the benchmark: both passed, the author accepted the split, or (unreviewed)
     /// its lot's sample passed.
     pub fn is_retained(self) -> bool {

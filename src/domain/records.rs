@@ -154,6 +154,8 @@ pub struct BlindRecord {
     pub answered_at: i64,
     /// The time spent on the question before the answer, in ms.
     pub time_spent_ms: Option<i64>,
+    /// The question's options, as the key and the answer index them.
+    pub options: Vec<String>,
 }
 
 /// A validator's counted verdict on a known item of the live queue, beside its known

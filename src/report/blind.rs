@@ -30,6 +30,8 @@ pub struct BlindAnswerOf {
     pub validator: String,
     /// The option's letter.
     pub answer: String,
+    /// The option's text.
+    pub text: String,
 }
 
 /// A question both of whose validators answered blind otherwise than its key.
@@ -41,6 +43,8 @@ pub struct KeyInDoubt {
     pub level: String,
     /// The keyed answer's letter.
     pub key: String,
+    /// The keyed answer's text.
+    pub key_text: String,
     pub answers: Vec<BlindAnswerOf>,
     /// Where the question stands (pending, both_pass, split, ...).
     pub outcome: String,
@@ -90,7 +94,15 @@ pub fn keys_in_doubt(records: &[BlindRecord]) -> Vec<KeyInDoubt> {
         .filter(|rs| rs.len() >= 2 && rs.iter().all(|r| r.answer != r.key))
         .map(|rs| {
             let first = rs[0];
+            let text = |i: i64| {
+                usize::try_from(i)
+                    .ok()
+                    .and_then(|i| first.options.get(i))
+                    .cloned()
+                    .unwrap_or_default()
+            };
             KeyInDoubt {
+                key_text: text(first.key),
                 question_id: first.question_id.clone(),
                 clip_id: first.clip_id.clone(),
                 qa_type: first.qa_type.clone(),
@@ -101,6 +113,7 @@ pub fn keys_in_doubt(records: &[BlindRecord]) -> Vec<KeyInDoubt> {
                     .map(|r| BlindAnswerOf {
                         validator: r.validator.clone(),
                         answer: letter(r.answer),
+                        text: text(r.answer),
                     })
                     .collect(),
                 outcome: first.outcome.clone(),
@@ -220,6 +233,7 @@ mod tests {
             outcome: "pending".into(),
             answered_at: 0,
             time_spent_ms: None,
+            options: vec!["a".into(), "b".into(), "c".into(), "d".into()],
         }
     }
 

@@ -209,6 +209,9 @@ pub struct SplitSide {
     #[schema(value_type = String, format = DateTime)]
     pub decided_at: i64,
     pub time_spent_ms: Option<i64>,
+    /// Their answer before the key was shown (the blind key check, Stage 2): a 0-based
+    /// index into the question's options; none without one.
+    pub blind_answer: Option<i64>,
 }
 
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]

@@ -895,6 +895,8 @@ async fn with_the_blind_key_check_the_key_waits_for_the_validators_own_answer() 
     assert_eq!(doubts.len(), 1, "{}", r.text);
     assert_eq!(doubts[0]["question_id"], q0.as_str());
     assert_eq!(doubts[0]["key"], "C");
+    assert_eq!(doubts[0]["key_text"], "a glass orb");
+    assert_eq!(doubts[0]["answers"][0]["text"], "a brass key");
     assert_eq!(doubts[0]["outcome"], "both_pass");
     let author = app.login("author1").await;
     let splits = app
@@ -910,6 +912,14 @@ async fn with_the_blind_key_check_the_key_waits_for_the_validators_own_answer() 
         "{}",
         splits.text
     );
+    // In words: the key, both answers, where it stands.
+    for words in [
+        "<td>C: a glass orb</td>",
+        "A: a brass key (val00); D: a feather quill (val01)",
+        "retained: both validators passed it",
+    ] {
+        assert!(splits.text.contains(words), "{words}: {}", splits.text);
+    }
     // The figures: per QA type and level, with the share and its interval.
     let s = app
         .get(&format!("/api/v1/campaigns/{CAMPAIGN}/stats"), &c.admin)
@@ -1055,4 +1065,86 @@ async fn the_review_follows_the_queues_filter_and_says_when_it_is_done() {
     // A filter that is not one is refused by name.
     let bad = get(format!("{list}/{t2a}?show=maybe")).await;
     assert_eq!(bad.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", bad.text);
+}
+
+/// A Stage 2 split whose key both validators doubted blind: the author's page shows each
+/// blind answer in words and says the key is in doubt; the keys-in-doubt list links it.
+#[tokio::test]
+async fn an_author_sees_the_blind_answers_of_a_split_and_its_key_in_doubt() {
+    let app = spawn_app().await;
+    let c = cast(&app).await;
+    let ids = app.import_clips(&[MC], 1, &["OE"]).await;
+    let r = app
+        .call(
+            Method::PUT,
+            &format!("/api/v1/campaigns/{CAMPAIGN}/settings"),
+            Some(&c.admin),
+            Some(json!({"target_per_task": 100, "calibration_threshold": 0.8,
+                        "calibration_min_items": 10, "blind_key_check": true})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    assert_eq!(app.pass(&c.v0, 1, &ids[0]).await.status, 201);
+    assert_eq!(app.pass(&c.v1, 1, &ids[0]).await.status, 201);
+    let q = format!("{}_OE", ids[0]);
+    for (token, answer) in [(&c.v0, 0), (&c.v1, 1)] {
+        let r = app
+            .call(
+                Method::POST,
+                &format!("/api/v1/campaigns/{CAMPAIGN}/items/2/{q}/blind-answer"),
+                Some(token),
+                Some(json!({"answer": answer})),
+            )
+            .await;
+        assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    }
+    assert_eq!(app.pass(&c.v0, 2, &q).await.status, 201);
+    assert_eq!(
+        app.reject(&c.v1, 2, &q, "incorrect_answer").await.status,
+        201
+    );
+    // The API's split carries each side's blind answer.
+    let r = app
+        .get(
+            &format!("/api/v1/campaigns/{CAMPAIGN}/splits/2/{q}"),
+            &c.author,
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    assert_eq!(r.body["rater1"]["blind_answer"], 0, "{}", r.text);
+    assert_eq!(r.body["rater2"]["blind_answer"], 1, "{}", r.text);
+    let author = app.login("author1").await;
+    let page = app
+        .page(
+            Some(&author),
+            Method::GET,
+            &format!("/c/{CAMPAIGN}/splits/2/{q}"),
+            None,
+        )
+        .await;
+    assert_eq!(page.status, StatusCode::OK, "{}", page.text);
+    for words in [
+        "id=\"key-in-doubt\"",
+        "<strong>Answered blind:</strong> A: a brass key",
+        "<strong>Answered blind:</strong> B: a red candle",
+    ] {
+        assert!(page.text.contains(words), "{words}: {}", page.text);
+    }
+    let list = app
+        .page(
+            Some(&author),
+            Method::GET,
+            &format!("/c/{CAMPAIGN}/splits/2"),
+            None,
+        )
+        .await;
+    for words in [
+        format!(
+            "<a href=\"/c/{CAMPAIGN}/splits/2/{q}\">{q}</a></td><td>{}",
+            ids[0]
+        ),
+        "split: waiting for an author".to_string(),
+    ] {
+        assert!(list.text.contains(&words), "{words}: {}", list.text);
+    }
 }

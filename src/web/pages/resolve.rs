@@ -40,7 +40,7 @@ struct QueuePage {
     /// The id prefix searched for.
     id: String,
     /// Stage 2: the questions whose key both validators answered otherwise, blind.
-    keys_in_doubt: Vec<crate::report::blind::KeyInDoubt>,
+    keys_in_doubt: Vec<DoubtRow>,
 }
 
 /// The split list's search (the start of an item's id) and its page (`after` or
@@ -70,6 +70,32 @@ pub async fn queue(
     } else {
         Vec::new()
     };
+    let doubt_rows = keys_in_doubt
+        .iter()
+        .map(|k| {
+            let outcome = Outcome::parse(&k.outcome);
+            DoubtRow {
+                link: outcome
+                    .is_some_and(|o| {
+                        matches!(
+                            o,
+                            Outcome::Split | Outcome::SplitAccepted | Outcome::SplitRejected
+                        )
+                    })
+                    .then(|| format!("/c/{c}/splits/2/{}", k.question_id)),
+                question_id: k.question_id.clone(),
+                clip_id: k.clip_id.clone(),
+                kind: format!("{} · {}", k.qa_type, k.level),
+                key: format!("{}: {}", k.key, k.key_text),
+                answers: k
+                    .answers
+                    .iter()
+                    .map(|a| format!("{}: {} ({})", a.answer, a.text, a.validator))
+                    .collect(),
+                outcome: outcome.map_or(k.outcome.clone(), |o| o.words().to_string()),
+            }
+        })
+        .collect();
     let rows: Vec<SplitRow> = splits
         .iter()
         .map(|s| SplitRow {
@@ -119,11 +145,27 @@ pub async fn queue(
         clip_review: campaign.taxonomy.clip_review,
         pager,
         id: wanted.to_string(),
-        keys_in_doubt,
+        keys_in_doubt: doubt_rows,
     }))
 }
 
 /// One validator's side, as shown to the author.
+/// A question whose key is in doubt, as the splits page lists it: in words, with a link
+/// to its split page when it is one.
+pub struct DoubtRow {
+    pub question_id: String,
+    pub link: Option<String>,
+    pub clip_id: String,
+    /// "OE · L1"
+    pub kind: String,
+    /// "C: a glass orb"
+    pub key: String,
+    /// "A: a brass key (val00)"
+    pub answers: Vec<String>,
+    /// Where it stands, in words.
+    pub outcome: String,
+}
+
 pub struct Side {
     pub label: &'static str,
     pub validator: String,
@@ -131,6 +173,30 @@ pub struct Side {
     pub reasons: String,
     pub note: String,
     pub seconds: String,
+    /// Their answer before the key was shown, in words ("A: a brass key"), or empty.
+    pub blind: String,
+}
+
+/// The blind answers of a Stage 2 split in words, and whether its key is in doubt (both
+/// answered, both otherwise than the key).
+fn blind_words(split: &SplitItem, sides: &mut [Side]) -> bool {
+    let Some(q) = &split.question else {
+        return false;
+    };
+    let words = |i: i64| {
+        let text = usize::try_from(i)
+            .ok()
+            .and_then(|i| q.options.get(i))
+            .map_or("", String::as_str);
+        format!("{}: {text}", crate::domain::records::option_letter(i))
+    };
+    let answers = [split.rater1.blind_answer, split.rater2.blind_answer];
+    for (side, answer) in sides.iter_mut().zip(answers) {
+        side.blind = answer.map(words).unwrap_or_default();
+    }
+    answers
+        .iter()
+        .all(|a| a.is_some_and(|a| q.answer.is_some_and(|k| k != a)))
 }
 
 fn side(tax: &Taxonomy, stage: Stage, label: &'static str, s: &SplitSide) -> Side {
@@ -149,6 +215,7 @@ fn side(tax: &Taxonomy, stage: Stage, label: &'static str, s: &SplitSide) -> Sid
             .time_spent_ms
             .map(|ms| format!("{:.0} s", ms as f64 / 1000.0))
             .unwrap_or_default(),
+        blind: String::new(),
     }
 }
 
@@ -166,6 +233,8 @@ struct ItemPage {
     player: Player,
     question: Option<QuestionLine>,
     sides: Vec<Side>,
+    /// Both validators answered blind otherwise than the key.
+    doubt: bool,
     resolved: Option<(String, String, String)>,
     can_resolve: bool,
     choice: String,
@@ -192,6 +261,11 @@ async fn item_page(
     )
     .await?;
     let (choice, note) = draft.unwrap_or_default();
+    let mut sides = vec![
+        side(&campaign.taxonomy, split.stage, "Rater 1", &split.rater1),
+        side(&campaign.taxonomy, split.stage, "Rater 2", &split.rater2),
+    ];
+    let doubt = blind_words(&split, &mut sides);
     let page = ItemPage {
         chrome,
         campaign: c.to_string(),
@@ -202,10 +276,8 @@ async fn item_page(
         scenario: pretty(&split.clip.scenario),
         player: player(state, session, &split.clip).await?,
         question: split.question.as_ref().map(question_line),
-        sides: vec![
-            side(&campaign.taxonomy, split.stage, "Rater 1", &split.rater1),
-            side(&campaign.taxonomy, split.stage, "Rater 2", &split.rater2),
-        ],
+        sides,
+        doubt,
         resolved: split.resolution.as_ref().map(|r| {
             (
                 r.verdict.as_str().to_string(),

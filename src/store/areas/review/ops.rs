@@ -241,6 +241,7 @@ impl TryFrom<SplitRow> for SplitItem {
                 note,
                 decided_at: at,
                 time_spent_ms: time,
+                blind_answer: None,
             })
         };
         let rater1 = side(
@@ -477,6 +478,7 @@ impl Store {
                 outcome: String,
                 answered_at: i64,
                 time_spent_ms: Option<i64>,
+                options: String,
             }
         }
         let campaign = campaign.id;
@@ -484,7 +486,8 @@ impl Store {
             c.fetch(
                 sql!(
                     "SELECT i.item_key, c.clip_key, q.qa_type, q.level, u.name, b.answer,
-                            q.answer AS keyed, i.outcome, b.answered_at, b.time_spent_ms
+                            q.answer AS keyed, i.outcome, b.answered_at, b.time_spent_ms,
+                            q.options
                      FROM blind_answers b JOIN items i ON i.id = b.item_id
                      JOIN questions q ON q.id = i.question_id
                      JOIN clip_versions v ON v.id = i.clip_version_id
@@ -497,21 +500,25 @@ impl Store {
             )
             .await
         })?;
-        Ok(rows
-            .into_iter()
-            .map(|r| BlindRecord {
-                question_id: r.item_key,
-                clip_id: r.clip_key,
-                qa_type: r.qa_type,
-                level: r.level,
-                validator: r.name,
-                answer: r.answer,
-                key: r.keyed,
-                outcome: r.outcome,
-                answered_at: r.answered_at,
-                time_spent_ms: r.time_spent_ms,
+        rows.into_iter()
+            .map(|r| {
+                let options = serde_json::from_str(&r.options)
+                    .map_err(|e| Error::fault(format!("stored options of `{}`", r.item_key), e))?;
+                Ok(BlindRecord {
+                    options,
+                    question_id: r.item_key,
+                    clip_id: r.clip_key,
+                    qa_type: r.qa_type,
+                    level: r.level,
+                    validator: r.name,
+                    answer: r.answer,
+                    key: r.keyed,
+                    outcome: r.outcome,
+                    answered_at: r.answered_at,
+                    time_spent_ms: r.time_spent_ms,
+                })
             })
-            .collect())
+            .collect()
     }
 
     /// Every validator's latest verdict on each known item of the live queue (current
@@ -610,26 +617,51 @@ impl Store {
         key: &str,
     ) -> Result<SplitItem> {
         let (id, number) = (campaign.id, stage.number());
-        let row: Option<SplitRow> = read_tx!(self, |c| {
-            c.fetch_opt(
-                sql!(
-                    "SELECT * FROM split_details
-                     WHERE campaign_id = :campaign AND stage = :stage AND item_key = :key
-                       AND is_current = 1 AND calibration = 0
-                       AND outcome IN ('split', 'split_accepted', 'split_rejected')"
-                ),
-                named! { campaign: id, stage: number, key },
-            )
-            .await
+        let (row, blind): (Option<SplitRow>, Vec<(String, i64)>) = read_tx!(self, |c| {
+            let row = c
+                .fetch_opt(
+                    sql!(
+                        "SELECT * FROM split_details
+                         WHERE campaign_id = :campaign AND stage = :stage AND item_key = :key
+                           AND is_current = 1 AND calibration = 0
+                           AND outcome IN ('split', 'split_accepted', 'split_rejected')"
+                    ),
+                    named! { campaign: id, stage: number, key },
+                )
+                .await?;
+            // The validators' blind answers (the blind key check), for the author to see.
+            let blind = if row.is_some() && stage == Stage::Question {
+                c.fetch(
+                    sql!(
+                        "SELECT u.name, b.answer FROM blind_answers b
+                         JOIN items i ON i.id = b.item_id JOIN users u ON u.id = b.validator_id
+                         WHERE i.campaign_id = :campaign AND i.stage = 2 AND i.item_key = :key
+                           AND i.is_current = 1"
+                    ),
+                    named! { campaign: id, key },
+                )
+                .await?
+            } else {
+                Vec::new()
+            };
+            Ok::<_, Error>((row, blind))
         })?;
-        row.map(|r| checked_split(campaign, r))
+        let mut split = row
+            .map(|r| checked_split(campaign, r))
             .transpose()?
             .ok_or_else(|| {
                 Error::NotFound(format!(
                     "no split {} `{key}` in Stage {stage}",
                     stage.item_noun()
                 ))
-            })
+            })?;
+        for side in [&mut split.rater1, &mut split.rater2] {
+            side.blind_answer = blind
+                .iter()
+                .find(|(name, _)| *name == side.validator)
+                .map(|(_, a)| *a);
+        }
+        Ok(split)
     }
 
     /// An author resolves a split, finally.
