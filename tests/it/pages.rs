@@ -1492,3 +1492,74 @@ async fn the_author_finds_a_split_by_the_start_of_its_id() {
     assert_eq!(bad.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", bad.text);
     assert!(bad.text.contains(&ids[2]), "{}", bad.text);
 }
+
+/// What axe-core found on the pages (the workspace walk): no table header without a
+/// name, no two navigation regions of one name, and buttons named with the text they
+/// show (the player's Home and End).
+#[tokio::test]
+async fn headers_regions_and_buttons_have_the_names_they_show() {
+    let app = spawn_app().await;
+    let c = cast(&app).await;
+    let ids = app.import_clips(&[MC], 2, &["OE"]).await;
+    app.pass(&c.v0, 1, &ids[0]).await;
+    let admin = app.login("admin1").await;
+    let val = app.login("val00").await;
+    let mut pages = Vec::new();
+    for path in [
+        "stats",
+        "admin/participants",
+        "admin/calibration",
+        "admin/study",
+        "baseline/results",
+        "admin/items?stage=1",
+        "admin/audit",
+    ] {
+        let r = app
+            .page(
+                Some(&admin),
+                Method::GET,
+                &format!("/c/{CAMPAIGN}/{path}"),
+                None,
+            )
+            .await;
+        pages.push((path.to_string(), r));
+    }
+    for path in [format!("review/1/{}", ids[1]), "review/1".to_string()] {
+        let r = app
+            .page(
+                Some(&val),
+                Method::GET,
+                &format!("/c/{CAMPAIGN}/{path}"),
+                None,
+            )
+            .await;
+        pages.push((path, r));
+    }
+    for (path, r) in &pages {
+        if r.status != StatusCode::OK {
+            continue;
+        }
+        let t = &r.text;
+        assert!(!t.contains("<th></th>"), "{path}: a header without a name");
+        let navs: Vec<&str> = t
+            .match_indices("<nav ")
+            .filter_map(|(i, _)| t[i..].split_once('>').map(|(tag, _)| tag))
+            .collect();
+        let unique: std::collections::BTreeSet<&&str> = navs.iter().collect();
+        assert_eq!(unique.len(), navs.len(), "{path}: {navs:?}");
+    }
+    let (_, item) = &pages[pages.len() - 2];
+    assert_eq!(item.status, StatusCode::OK, "{}", item.text);
+    for (label, shown) in [("Home: first frame", "Home"), ("End: last frame", "End")] {
+        assert!(
+            item.text
+                .contains(&format!("aria-label=\"{label}\"><kbd>{shown}</kbd>")),
+            "{label}"
+        );
+    }
+    let checked = pages
+        .iter()
+        .filter(|(_, r)| r.status == StatusCode::OK)
+        .count();
+    assert!(checked >= 6, "{checked} pages checked");
+}
