@@ -25,20 +25,37 @@ pub(super) struct Header {
 /// tasks or QA types.
 pub(super) fn header(raw: &RawFile, problems: &mut Problems) -> Header {
     let header = raw.protocol.get_ref();
-    let name = header.name.get_ref().trim().to_string();
-    if name.is_empty() {
-        problems.push(header.name.span(), "protocol.name", "is empty");
-    }
-    let version = match u32::try_from(*header.version.get_ref()) {
-        Ok(v) if v >= 1 => v,
-        _ => {
+    // A missing name or version is said at `[protocol]`, beside every other problem.
+    let name = match &header.name {
+        Some(name) => {
+            let text = name.get_ref().trim().to_string();
+            if text.is_empty() {
+                problems.push(name.span(), "protocol.name", "is empty");
+            }
+            text
+        }
+        None => {
+            problems.push(raw.protocol.span(), "protocol.name", "is missing");
+            String::new()
+        }
+    };
+    let version = match &header.version {
+        Some(version) => match u32::try_from(*version.get_ref()) {
+            Ok(v) if v >= 1 => v,
+            _ => {
+                problems.push(
+                    version.span(),
+                    "protocol.version",
+                    format!("must be a whole number from 1, not {}", version.get_ref()),
+                );
+                0
+            }
+        },
+        None => {
             problems.push(
-                header.version.span(),
+                raw.protocol.span(),
                 "protocol.version",
-                format!(
-                    "must be a whole number from 1, not {}",
-                    header.version.get_ref()
-                ),
+                "is missing: a whole number from 1",
             );
             0
         }

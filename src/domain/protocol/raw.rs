@@ -23,8 +23,10 @@ pub(super) struct RawFile {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawHeader {
-    pub name: Spanned<String>,
-    pub version: Spanned<i64>,
+    /// Required; optional here so that its absence is said with every other problem.
+    pub name: Option<Spanned<String>>,
+    /// Required, as `name`.
+    pub version: Option<Spanned<i64>>,
     #[serde(default)]
     pub description: String,
     pub target_per_task: Option<Spanned<i64>>,

@@ -694,3 +694,22 @@ fn tables_have_the_protocols_names_or_generic_ones() {
     assert_eq!(other.table_name(Table::T16), "Annotator pool");
     assert_eq!(Table::from_key("t13"), Some(Table::T13));
 }
+
+/// A pasted protocol with two mistakes, one of them a missing `version`, is told both at
+/// once (the TOML reader alone stops at the first missing field).
+#[test]
+fn a_missing_name_or_version_is_told_with_the_other_problems() {
+    let text = SMALL
+        .replace("version = 2\n", "")
+        .replace("qa_types = [\"YN\"]", "qa_types = [\"YN\", \"MC\"]");
+    let said = problems(&text);
+    assert_eq!(said.len(), 2, "{said:?}");
+    assert!(
+        said[0].contains("protocol.version") && said[0].contains("is missing"),
+        "{said:?}"
+    );
+    assert!(said[1].contains("MC"), "{said:?}");
+    let said = problems(&SMALL.replace("name = \"small\"\n", ""));
+    assert_eq!(said.len(), 1, "{said:?}");
+    assert!(said[0].contains("protocol.name: is missing"), "{said:?}");
+}
