@@ -675,22 +675,7 @@ async fn a_queue_pages_by_the_row_beside_it_and_skips_nothing_decided_meanwhile(
 #[tokio::test]
 async fn with_the_blind_key_check_the_key_waits_for_the_validators_own_answer() {
     let app = spawn_app().await;
-    let c = cast(&app).await;
-    let ids = app.import_clips(&[MC], 2, &["OE"]).await;
-    let r = app
-        .call(
-            Method::PUT,
-            &format!("/api/v1/campaigns/{CAMPAIGN}/settings"),
-            Some(&c.admin),
-            Some(json!({"target_per_task": 100, "calibration_threshold": 0.8,
-                        "calibration_min_items": 10, "blind_key_check": true})),
-        )
-        .await;
-    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
-    for id in &ids {
-        assert_eq!(app.pass(&c.v0, 1, id).await.status, 201);
-        assert_eq!(app.pass(&c.v1, 1, id).await.status, 201);
-    }
+    let (c, ids) = blind_campaign(&app, 2).await;
     let (q0, q1) = (format!("{}_OE", ids[0]), format!("{}_OE", ids[1]));
     let item = |q: &str| format!("/api/v1/campaigns/{CAMPAIGN}/items/2/{q}");
     let blind = |q: &str, token: &str, answer: i64| {
@@ -1072,20 +1057,7 @@ async fn the_review_follows_the_queues_filter_and_says_when_it_is_done() {
 #[tokio::test]
 async fn an_author_sees_the_blind_answers_of_a_split_and_its_key_in_doubt() {
     let app = spawn_app().await;
-    let c = cast(&app).await;
-    let ids = app.import_clips(&[MC], 1, &["OE"]).await;
-    let r = app
-        .call(
-            Method::PUT,
-            &format!("/api/v1/campaigns/{CAMPAIGN}/settings"),
-            Some(&c.admin),
-            Some(json!({"target_per_task": 100, "calibration_threshold": 0.8,
-                        "calibration_min_items": 10, "blind_key_check": true})),
-        )
-        .await;
-    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
-    assert_eq!(app.pass(&c.v0, 1, &ids[0]).await.status, 201);
-    assert_eq!(app.pass(&c.v1, 1, &ids[0]).await.status, 201);
+    let (c, ids) = blind_campaign(&app, 1).await;
     let q = format!("{}_OE", ids[0]);
     for (token, answer) in [(&c.v0, 0), (&c.v1, 1)] {
         let r = app
@@ -1147,4 +1119,26 @@ async fn an_author_sees_the_blind_answers_of_a_split_and_its_key_in_doubt() {
     ] {
         assert!(list.text.contains(&words), "{words}: {}", list.text);
     }
+}
+
+/// A campaign with the blind key check on and `n` clips of one task, each with an OE
+/// question, passed by both validators: their questions wait in Stage 2.
+async fn blind_campaign(app: &TestApp, n: usize) -> (Cast, Vec<String>) {
+    let c = cast(app).await;
+    let ids = app.import_clips(&[MC], n, &["OE"]).await;
+    let r = app
+        .call(
+            Method::PUT,
+            &format!("/api/v1/campaigns/{CAMPAIGN}/settings"),
+            Some(&c.admin),
+            Some(json!({"target_per_task": 100, "calibration_threshold": 0.8,
+                        "calibration_min_items": 10, "blind_key_check": true})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    for id in &ids {
+        assert_eq!(app.pass(&c.v0, 1, id).await.status, 201);
+        assert_eq!(app.pass(&c.v1, 1, id).await.status, 201);
+    }
+    (c, ids)
 }
