@@ -137,6 +137,25 @@ pub fn option_letter(i: i64) -> char {
     char::from(b'A' + u8::try_from(i.rem_euclid(26)).unwrap_or(0))
 }
 
+/// The text of a 0-based option (empty when the question has no such option).
+pub fn option_text(options: &[String], i: i64) -> &str {
+    usize::try_from(i)
+        .ok()
+        .and_then(|i| options.get(i))
+        .map_or("", String::as_str)
+}
+
+/// A 0-based option as the pages say it: its letter and its text ("C: a glass orb").
+pub fn option_words(options: &[String], i: i64) -> String {
+    format!("{}: {}", option_letter(i), option_text(options, i))
+}
+
+/// Whether a question's key is in doubt: two or more blind answers, every one otherwise
+/// than the key.
+pub fn key_in_doubt(answers: &[i64], key: i64) -> bool {
+    answers.len() >= 2 && answers.iter().all(|a| *a != key)
+}
+
 /// A validator's answer to a question before its key was shown (the blind key check),
 /// beside the key: the question's current version.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -91,16 +91,13 @@ pub fn keys_in_doubt(records: &[BlindRecord]) -> Vec<KeyInDoubt> {
     }
     by_question
         .into_values()
-        .filter(|rs| rs.len() >= 2 && rs.iter().all(|r| r.answer != r.key))
+        .filter(|rs| {
+            let answers: Vec<i64> = rs.iter().map(|r| r.answer).collect();
+            crate::domain::records::key_in_doubt(&answers, rs[0].key)
+        })
         .map(|rs| {
             let first = rs[0];
-            let text = |i: i64| {
-                usize::try_from(i)
-                    .ok()
-                    .and_then(|i| first.options.get(i))
-                    .cloned()
-                    .unwrap_or_default()
-            };
+            let text = |i: i64| crate::domain::records::option_text(&first.options, i).to_string();
             KeyInDoubt {
                 key_text: text(first.key),
                 question_id: first.question_id.clone(),

@@ -180,23 +180,18 @@ pub struct Side {
 /// The blind answers of a Stage 2 split in words, and whether its key is in doubt (both
 /// answered, both otherwise than the key).
 fn blind_words(split: &SplitItem, sides: &mut [Side]) -> bool {
+    use crate::domain::records::{key_in_doubt, option_words};
     let Some(q) = &split.question else {
         return false;
     };
-    let words = |i: i64| {
-        let text = usize::try_from(i)
-            .ok()
-            .and_then(|i| q.options.get(i))
-            .map_or("", String::as_str);
-        format!("{}: {text}", crate::domain::records::option_letter(i))
-    };
     let answers = [split.rater1.blind_answer, split.rater2.blind_answer];
     for (side, answer) in sides.iter_mut().zip(answers) {
-        side.blind = answer.map(words).unwrap_or_default();
+        side.blind = answer
+            .map(|a| option_words(&q.options, a))
+            .unwrap_or_default();
     }
-    answers
-        .iter()
-        .all(|a| a.is_some_and(|a| q.answer.is_some_and(|k| k != a)))
+    let given: Vec<i64> = answers.into_iter().flatten().collect();
+    q.answer.is_some_and(|k| key_in_doubt(&given, k))
 }
 
 fn side(tax: &Taxonomy, stage: Stage, label: &'static str, s: &SplitSide) -> Side {

@@ -142,32 +142,18 @@ impl Kept {
         !self.task.is_empty() || !self.id.is_empty()
     }
 
-    /// The next item to decide under the filters: the queue's own next without them
-    /// (`unfiltered`, when the caller has it), else the first the filters hold.
-    async fn next(
+    /// The first item to decide that the filters hold (when they narrow the queue).
+    async fn first_held(
         &self,
         state: &AppState,
         campaign: &crate::store::catalog::Campaign,
         session: &Session,
         stage: Stage,
-        unfiltered: Option<Option<String>>,
     ) -> Result<Option<String>, Error> {
-        Ok(match unfiltered {
-            Some(next) if !self.narrows() => next,
-            _ if self.narrows() => {
-                state
-                    .store
-                    .next_filtered(campaign, &session.user, stage, (&self.task, &self.id))
-                    .await?
-            }
-            _ => {
-                state
-                    .store
-                    .queue(campaign, &session.user, stage)
-                    .await?
-                    .next
-            }
-        })
+        state
+            .store
+            .next_filtered(campaign, &session.user, stage, (&self.task, &self.id))
+            .await
     }
 }
 
@@ -189,9 +175,11 @@ pub async fn queue(
     };
     let (decided, query) = filter.query()?;
     let kept = Kept::new(&filter.task, &filter.show, &filter.id)?;
-    let next = kept
-        .next(&state, &campaign, &session, stage, Some(q.next.clone()))
-        .await?;
+    let next = if kept.narrows() {
+        kept.first_held(&state, &campaign, &session, stage).await?
+    } else {
+        q.next.clone()
+    };
     let listing = state
         .store
         .queue_page(&campaign, &session.user, stage, &query)
@@ -710,7 +698,15 @@ pub async fn decide(
                 "Already saved (nothing new recorded)"
             };
             // The next item the queue's filters hold (all of it without them).
-            let next = kept.next(&state, &campaign, &session, stage, None).await?;
+            let next = if kept.narrows() {
+                kept.first_held(&state, &campaign, &session, stage).await?
+            } else {
+                state
+                    .store
+                    .queue(&campaign, &session.user, stage)
+                    .await?
+                    .next
+            };
             let filters = kept.query();
             let last = if next.is_none() && kept.narrows() {
                 " Nothing more waits under this filter."
