@@ -575,6 +575,17 @@
 
   // The author's resolution: a note is required, said on the page.
   function setupResolve() {
+    var withdraw = document.getElementById("withdraw-form");
+    if (withdraw) {
+      withdraw.noValidate = true;
+      withdraw.addEventListener("submit", function (e) {
+        var note = document.getElementById("note");
+        if (note && note.value.trim() === "") {
+          e.preventDefault();
+          problem("A withdrawal needs a note saying why: press N and write it.", note);
+        }
+      });
+    }
     var form = document.getElementById("resolve-form");
     if (!form) return;
     form.noValidate = true;

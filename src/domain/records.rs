@@ -110,6 +110,8 @@ pub struct RetainedCounts {
     pub questions_retained: usize,
     pub questions_rejected: usize,
     pub questions_open: usize,
+    /// Retained by the review, then withdrawn by an author (its key in doubt): dropped.
+    pub questions_withdrawn: usize,
     /// Of the retained: those retained by sample, unreviewed.
     pub clips_by_sample: usize,
     pub questions_by_sample: usize,
@@ -175,6 +177,20 @@ pub struct BlindRecord {
     pub time_spent_ms: Option<i64>,
     /// The question's options, as the key and the answer index them.
     pub options: Vec<String>,
+}
+
+/// An author's withdrawal of a retained question from the benchmark (its key in doubt).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+pub struct Withdrawal {
+    pub question_id: String,
+    pub clip_id: String,
+    pub author: String,
+    /// A Stage 2 reason of the protocol (`incorrect_answer` in VGenST-Bench's).
+    pub reason: String,
+    pub note: String,
+    #[serde(serialize_with = "crate::clock::ser_time")]
+    #[schema(value_type = String, format = DateTime)]
+    pub decided_at: i64,
 }
 
 /// A validator's counted verdict on a known item of the live queue, beside its known

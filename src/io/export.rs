@@ -310,6 +310,12 @@ fn readme(
     for (label, n) in &counted[..shown] {
         readme.push_str(&format!("| {label} | {n} |\n"));
     }
+    if counts.questions_withdrawn > 0 {
+        readme.push_str(&format!(
+            "| questions withdrawn by an author after the blind key check (dropped; each in the audit trail) | {} |\n",
+            counts.questions_withdrawn
+        ));
+    }
     if counts.clips_by_sample + counts.questions_by_sample > 0 {
         readme.push_str(&format!(
             "| of the retained clips: retained by sample, not reviewed (`retained_by: \"sample\"`) | {} |\n\

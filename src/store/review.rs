@@ -27,6 +27,14 @@ pub struct ResolutionRequest {
     pub note: String,
 }
 
+/// An author's withdrawal of a retained question: the reason (a Stage 2 reason of the
+/// protocol) and why.
+#[derive(Debug, Clone)]
+pub struct WithdrawalRequest {
+    pub reason: String,
+    pub note: String,
+}
+
 /// One of the validator's own decisions on an item.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq, utoipa::ToSchema)]
 pub struct OwnDecision {

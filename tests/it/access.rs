@@ -89,6 +89,11 @@ const MATRIX: &[(&str, &str, &str)] = &[
         "author",
     ),
     (
+        "POST",
+        "/api/v1/campaigns/{campaign}/questions/{question}/withdrawal",
+        "author",
+    ),
+    (
         "GET",
         "/api/v1/campaigns/{campaign}/protocol",
         "admin validator author",
@@ -192,6 +197,12 @@ const MATRIX: &[(&str, &str, &str)] = &[
     ("GET", "/c/{campaign}/splits/{stage}", "author admin"),
     ("GET", "/c/{campaign}/splits/{stage}/{item}", "author admin"),
     ("POST", "/c/{campaign}/splits/{stage}/{item}", "author"),
+    ("GET", "/c/{campaign}/questions/{question}", "author admin"),
+    (
+        "POST",
+        "/c/{campaign}/questions/{question}/withdrawal",
+        "author",
+    ),
     ("GET", "/c/{campaign}/admin", "admin"),
     ("GET", "/c/{campaign}/admin/pairs", "admin"),
     ("POST", "/c/{campaign}/admin/pairs", "admin"),

@@ -1121,6 +1121,204 @@ async fn an_author_sees_the_blind_answers_of_a_split_and_its_key_in_doubt() {
     }
 }
 
+/// A question both validators passed though both answered it blind otherwise than the
+/// key: the author opens it from the keys-in-doubt list and withdraws it, with a reason
+/// and a note; the retained benchmark leaves it out, the tables keep its review, the
+/// audit trail records it, and a withdrawal is final.
+#[tokio::test]
+async fn an_author_withdraws_a_retained_question_whose_key_is_in_doubt() {
+    let app = spawn_app().await;
+    let (c, ids) = blind_campaign(&app, 2).await;
+    let (q, other) = (format!("{}_OE", ids[0]), format!("{}_OE", ids[1]));
+    for (token, answer) in [(&c.v0, 0), (&c.v1, 1)] {
+        for question in [&q, &other] {
+            let r = app
+                .call(
+                    Method::POST,
+                    &format!("/api/v1/campaigns/{CAMPAIGN}/items/2/{question}/blind-answer"),
+                    Some(token),
+                    Some(json!({"answer": answer})),
+                )
+                .await;
+            assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+        }
+        assert_eq!(app.pass(token, 2, &q).await.status, 201);
+    }
+    // The other question splits: it is not retained, so not withdrawn.
+    assert_eq!(app.pass(&c.v0, 2, &other).await.status, 201);
+    assert_eq!(
+        app.reject(&c.v1, 2, &other, "incorrect_answer")
+            .await
+            .status,
+        201
+    );
+    let author = app.login("author1").await;
+    let list = app
+        .page(
+            Some(&author),
+            Method::GET,
+            &format!("/c/{CAMPAIGN}/splits/2"),
+            None,
+        )
+        .await;
+    let link = format!("<a href=\"/c/{CAMPAIGN}/questions/{q}\">{q}</a>");
+    assert!(list.text.contains(&link), "{}", list.text);
+    let here = format!("/c/{CAMPAIGN}/questions/{q}");
+    let page = app.page(Some(&author), Method::GET, &here, None).await;
+    assert_eq!(page.status, StatusCode::OK, "{}", page.text);
+    for words in [
+        "id=\"withdraw-form\"",
+        "retained: both validators passed it",
+        "<strong>Answered blind:</strong> A: a brass key",
+        "<option value=\"incorrect_answer\" selected>",
+    ] {
+        assert!(page.text.contains(words), "{words}: {}", page.text);
+    }
+    // An admin reads the page but has no form.
+    let admin = app.login("admin1").await;
+    let seen = app.page(Some(&admin), Method::GET, &here, None).await;
+    assert_eq!(seen.status, StatusCode::OK, "{}", seen.text);
+    assert!(!seen.text.contains("withdraw-form"), "{}", seen.text);
+    // Without a note nothing is stored and the page says why.
+    let action = format!("{here}/withdrawal");
+    let empty = app
+        .page(
+            Some(&author),
+            Method::POST,
+            &action,
+            Some(&[("reason", "incorrect_answer"), ("note", " ")]),
+        )
+        .await;
+    assert_eq!(
+        empty.status,
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "{}",
+        empty.text
+    );
+    assert!(
+        empty.text.contains("A withdrawal needs a note saying why."),
+        "{}",
+        empty.text
+    );
+    let bad = app
+        .page(
+            Some(&author),
+            Method::POST,
+            &action,
+            Some(&[("reason", "made_up"), ("note", "x")]),
+        )
+        .await;
+    assert_eq!(bad.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", bad.text);
+    let campaign = app.store.campaign(CAMPAIGN).await.unwrap();
+    assert!(app.store.withdrawals(&campaign).await.unwrap().is_empty());
+    let done = app
+        .page(
+            Some(&author),
+            Method::POST,
+            &action,
+            Some(&[
+                ("reason", "incorrect_answer"),
+                ("note", "the orb is green, not glass"),
+            ]),
+        )
+        .await;
+    assert_eq!(done.status, StatusCode::SEE_OTHER, "{}", done.text);
+    let after = app.page(Some(&author), Method::GET, &here, None).await;
+    assert!(
+        after
+            .text
+            .contains("Withdrawn from the benchmark by author1")
+            && !after.text.contains("withdraw-form"),
+        "{}",
+        after.text
+    );
+    // The API: the same withdrawal again adds nothing; another is refused; a split is
+    // not retained.
+    let withdraw = |question: String, note: &'static str| {
+        let (app, token) = (&app, c.author.clone());
+        async move {
+            app.call(
+                Method::POST,
+                &format!("/api/v1/campaigns/{CAMPAIGN}/questions/{question}/withdrawal"),
+                Some(&token),
+                Some(json!({"reason": "incorrect_answer", "note": note})),
+            )
+            .await
+        }
+    };
+    let again = withdraw(q.clone(), "the orb is green, not glass").await;
+    assert_eq!(again.status, StatusCode::OK, "{}", again.text);
+    assert_eq!(again.body["recorded"], false);
+    assert_eq!(again.body["withdrawal"]["author"], "author1");
+    let other_note = withdraw(q.clone(), "another reading").await;
+    assert_eq!(
+        other_note.status,
+        StatusCode::CONFLICT,
+        "{}",
+        other_note.text
+    );
+    let split = withdraw(other.clone(), "x").await;
+    assert_eq!(split.status, StatusCode::CONFLICT, "{}", split.text);
+    assert!(
+        split.text.contains("resolve its split instead"),
+        "{}",
+        split.text
+    );
+    let listed = app
+        .get(
+            &format!("/api/v1/campaigns/{CAMPAIGN}/keys-in-doubt"),
+            &c.author,
+        )
+        .await;
+    assert_eq!(listed.body["withdrawals"][0]["question_id"], q.as_str());
+    assert_eq!(listed.body["withdrawals"][0]["reason"], "incorrect_answer");
+    // The benchmark leaves it out and counts it; its review stays in the tables.
+    let (clips, counts) = app.store.retained(&campaign).await.unwrap();
+    let kept: Vec<&str> = clips
+        .iter()
+        .flat_map(|c| c.questions.iter().map(|q| q.question_id.as_str()))
+        .collect();
+    assert!(!kept.contains(&q.as_str()), "{kept:?}");
+    assert_eq!(
+        (counts.questions_withdrawn, counts.questions_retained),
+        (1, 0)
+    );
+    let stats = app
+        .get(&format!("/api/v1/campaigns/{CAMPAIGN}/stats"), &c.admin)
+        .await;
+    assert_eq!(
+        stats.body["t13"]["stage2"]["both_pass"], 1,
+        "{}",
+        stats.text
+    );
+    let audit = app
+        .get(
+            &format!("/api/v1/campaigns/{CAMPAIGN}/audit?id={q}"),
+            &c.admin,
+        )
+        .await;
+    let last = audit.body["events"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    assert_eq!(last["event"], "withdrawal", "{}", audit.text);
+    assert_eq!(last["who"], "author1");
+    assert!(
+        last["detail"]
+            .as_str()
+            .unwrap()
+            .contains("(incorrect_answer): the orb is green, not glass [via web]"),
+        "{last}"
+    );
+    // The record is final in the database too.
+    let changed = sqlx::query("UPDATE withdrawals SET note = 'changed'")
+        .execute(&app.db)
+        .await;
+    assert!(changed.is_err());
+}
+
 /// A campaign with the blind key check on and `n` clips of one task, each with an OE
 /// question, passed by both validators: their questions wait in Stage 2.
 async fn blind_campaign(app: &TestApp, n: usize) -> (Cast, Vec<String>) {

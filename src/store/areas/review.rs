@@ -9,6 +9,7 @@
 //! locked one round trip less).
 
 mod ops;
+mod withdraw;
 
 use super::{base, gates};
 use crate::clock::now_micros;

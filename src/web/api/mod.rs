@@ -138,6 +138,16 @@ pub struct ItemPath {
     item: String,
 }
 
+/// One question of a campaign (Stage 2, the clip's newest version).
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Path)]
+pub struct QuestionPath {
+    /// The campaign's name (`default` unless named otherwise at import)
+    campaign: String,
+    /// The question's id
+    question: String,
+}
+
 /// One task of a campaign.
 #[derive(Deserialize, IntoParams)]
 #[into_params(parameter_in = Path)]

@@ -1,11 +1,12 @@
-//! The authors' work through the API: splits, keys in doubt and resolutions.
+//! The authors' work through the API: splits, keys in doubt, resolutions and
+//! withdrawals.
 
-use super::{ApiJson, CampaignPath, ItemPath, StagePath, campaign, clip_urls, stage};
+use super::{ApiJson, CampaignPath, ItemPath, QuestionPath, StagePath, campaign, clip_urls, stage};
 use crate::domain::{Origin, Resolution};
 use crate::error::{Error, Result};
 use crate::store::accounts::User;
-use crate::store::review::ResolutionRequest;
 use crate::store::review::SplitItem;
+use crate::store::review::{ResolutionRequest, WithdrawalRequest};
 use crate::web::routes::api;
 use crate::web::routes::{AUTHOR, AUTHOR_OR_ADMIN, Route};
 use crate::web::state::AppState;
@@ -15,10 +16,12 @@ use axum::{Extension, Json};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
-/// Questions whose key is in doubt.
+/// Questions whose key is in doubt, and the questions authors withdrew.
 #[derive(Serialize, ToSchema)]
 pub struct KeysInDoubt {
     pub keys_in_doubt: Vec<crate::report::blind::KeyInDoubt>,
+    /// Retained questions an author withdrew from the benchmark, in id order.
+    pub withdrawals: Vec<crate::domain::records::Withdrawal>,
 }
 
 /// The questions both of whose validators answered, blind (the blind key check),
@@ -40,6 +43,7 @@ pub async fn keys_in_doubt(
         keys_in_doubt: crate::report::blind::keys_in_doubt(
             &state.store.blind_records(&campaign).await?,
         ),
+        withdrawals: state.store.withdrawals(&campaign).await?,
     }))
 }
 
@@ -175,12 +179,87 @@ pub async fn resolution(
     Ok((status, Json(ResolutionReply { recorded, split })))
 }
 
-/// Splits for authors (and admins, who read them), resolutions for authors.
+/// An author's withdrawal of a retained question.
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+#[schema(example = json!({"reason": "incorrect_answer", "note": "both validators saw the orb roll left"}))]
+pub struct WithdrawalBody {
+    /// A Stage 2 reason of the campaign's protocol (`incorrect_answer` in VGenST-Bench's)
+    reason: String,
+    /// Why (required, at most 4000 characters)
+    #[serde(default)]
+    note: String,
+}
+
+/// A withdrawal as stored.
+#[derive(Serialize, ToSchema)]
+pub struct WithdrawalReply {
+    /// False when the same withdrawal was already stored (nothing was added).
+    pub recorded: bool,
+    pub withdrawal: crate::domain::records::Withdrawal,
+}
+
+/// Withdraw a retained question from the benchmark (its key in doubt after the blind
+/// key check, or found wrong otherwise): with a reason and a note; final. The review's
+/// outcome and the agreement tables stay; the retained export and the baseline leave
+/// the question out, and the audit trail records the withdrawal.
+#[utoipa::path(
+    post,
+    path = "/api/v1/campaigns/{campaign}/questions/{question}/withdrawal",
+    tag = "authors",
+    operation_id = "withdraw_question",
+    params(QuestionPath),
+    request_body = WithdrawalBody,
+    responses(
+        (status = 201, description = "Recorded", body = WithdrawalReply),
+        (status = 200, description = "The same withdrawal was already stored", body = WithdrawalReply),
+        (status = 409, description = "The question is not retained, or was withdrawn otherwise"),
+    )
+)]
+pub async fn withdrawal(
+    State(state): State<AppState>,
+    Extension(user): Extension<User>,
+    Path(p): Path<QuestionPath>,
+    ApiJson(body): ApiJson<WithdrawalBody>,
+) -> Result<(StatusCode, Json<WithdrawalReply>)> {
+    let campaign = campaign(&state, &p.campaign).await?;
+    let request = WithdrawalRequest {
+        reason: body.reason,
+        note: body.note,
+    };
+    let recorded = state
+        .store
+        .withdraw_question(&campaign, &user, &p.question, &request, Origin::Api)
+        .await?;
+    let withdrawal = state
+        .store
+        .withdrawals(&campaign)
+        .await?
+        .into_iter()
+        .find(|w| w.question_id == p.question)
+        .ok_or_else(|| Error::Internal(format!("withdrawal of `{}` not read back", p.question)))?;
+    let status = if recorded {
+        StatusCode::CREATED
+    } else {
+        StatusCode::OK
+    };
+    Ok((
+        status,
+        Json(WithdrawalReply {
+            recorded,
+            withdrawal,
+        }),
+    ))
+}
+
+/// Splits for authors (and admins, who read them), resolutions and withdrawals for
+/// authors.
 pub fn routes() -> Vec<Route> {
     vec![
         api!(AUTHOR_OR_ADMIN, splits),
         api!(AUTHOR_OR_ADMIN, keys_in_doubt),
         api!(AUTHOR_OR_ADMIN, split),
         api!(AUTHOR, resolution),
+        api!(AUTHOR, withdrawal),
     ]
 }

@@ -65,24 +65,32 @@ pub async fn queue(
     let prefix = paging::prefix("id", Some(&filter.id)).map_err(Error::from)?;
     let cursor = filter.at.cursor()?;
     let splits = state.store.splits(&campaign, stage, true).await?;
-    let keys_in_doubt = if stage == crate::domain::Stage::Question {
-        crate::report::blind::keys_in_doubt(&state.store.blind_records(&campaign).await?)
+    let (keys_in_doubt, withdrawals) = if stage == crate::domain::Stage::Question {
+        (
+            crate::report::blind::keys_in_doubt(&state.store.blind_records(&campaign).await?),
+            state.store.withdrawals(&campaign).await?,
+        )
     } else {
-        Vec::new()
+        (Vec::new(), Vec::new())
     };
     let doubt_rows = keys_in_doubt
         .iter()
         .map(|k| {
             let outcome = Outcome::parse(&k.outcome);
+            let split = outcome.is_some_and(|o| {
+                matches!(
+                    o,
+                    Outcome::Split | Outcome::SplitAccepted | Outcome::SplitRejected
+                )
+            });
+            let decided = outcome.is_some_and(|o| o != Outcome::Pending);
             DoubtRow {
-                link: outcome
-                    .is_some_and(|o| {
-                        matches!(
-                            o,
-                            Outcome::Split | Outcome::SplitAccepted | Outcome::SplitRejected
-                        )
-                    })
-                    .then(|| format!("/c/{c}/splits/2/{}", k.question_id)),
+                link: if split {
+                    Some(format!("/c/{c}/splits/2/{}", k.question_id))
+                } else {
+                    decided.then(|| format!("/c/{c}/questions/{}", k.question_id))
+                },
+                withdrawn: withdrawals.iter().any(|w| w.question_id == k.question_id),
                 question_id: k.question_id.clone(),
                 clip_id: k.clip_id.clone(),
                 kind: format!("{} · {}", k.qa_type, k.level),
@@ -164,6 +172,8 @@ pub struct DoubtRow {
     pub answers: Vec<String>,
     /// Where it stands, in words.
     pub outcome: String,
+    /// An author withdrew it from the benchmark.
+    pub withdrawn: bool,
 }
 
 pub struct Side {
@@ -235,6 +245,23 @@ struct ItemPage {
     choice: String,
     note: String,
     error: Option<String>,
+    /// Where it stands, in words.
+    standing: &'static str,
+    /// An author's withdrawal from the benchmark: (who, reason's label, note).
+    withdrawn: Option<(String, String, String)>,
+    /// The withdrawal form: an author, on a retained question not withdrawn.
+    can_withdraw: bool,
+    /// The protocol's Stage 2 reasons: (code, label, chosen).
+    withdraw_reasons: Vec<(String, String, bool)>,
+}
+
+/// What a refused form is shown again with: the resolution's choice, or the
+/// withdrawal's reason, and the note.
+#[derive(Default)]
+struct Draft {
+    choice: String,
+    reason: String,
+    note: String,
 }
 
 async fn item_page(
@@ -242,20 +269,50 @@ async fn item_page(
     session: &Session,
     c: &str,
     split: SplitItem,
-    draft: Option<(String, String)>,
+    draft: Draft,
     error: Option<String>,
 ) -> PageResult {
     let campaign = state.store.campaign(c).await?;
     let here = format!("/c/{c}/splits/{}", split.stage.number());
+    let is_split = matches!(
+        split.outcome,
+        Outcome::Split | Outcome::SplitAccepted | Outcome::SplitRejected
+    );
+    let title = if is_split { "Split" } else { "Question" };
     let chrome = Chrome::new(
         state,
         session,
         Some(c),
-        &format!("Split {}", split.item_id),
+        &format!("{title} {}", split.item_id),
         &here,
     )
     .await?;
-    let (choice, note) = draft.unwrap_or_default();
+    let withdrawn = if split.stage == Stage::Question && split.outcome.is_retained() {
+        state
+            .store
+            .withdrawals(&campaign)
+            .await?
+            .into_iter()
+            .find(|w| w.question_id == split.item_id)
+            .map(|w| {
+                let reason = campaign.taxonomy.reason_label(Stage::Question, &w.reason);
+                (w.author, reason, w.note)
+            })
+    } else {
+        None
+    };
+    let is_author = session.user.role_in(campaign.id) == Some(Role::Author);
+    let default_reason = if draft.reason.is_empty() {
+        "incorrect_answer"
+    } else {
+        draft.reason.as_str()
+    };
+    let withdraw_reasons = campaign
+        .taxonomy
+        .reasons_of(Stage::Question)
+        .map(|r| (r.code.clone(), r.label.clone(), r.code == default_reason))
+        .collect();
+    let Draft { choice, note, .. } = draft;
     let mut sides = vec![
         side(&campaign.taxonomy, split.stage, "Rater 1", &split.rater1),
         side(&campaign.taxonomy, split.stage, "Rater 2", &split.rater2),
@@ -280,11 +337,17 @@ async fn item_page(
                 r.note.clone(),
             )
         }),
-        can_resolve: split.resolution.is_none()
-            && session.user.role_in(campaign.id) == Some(Role::Author),
+        can_resolve: is_split && split.resolution.is_none() && is_author,
         choice,
         note,
         error: error.clone(),
+        standing: split.outcome.words(),
+        can_withdraw: is_author
+            && withdrawn.is_none()
+            && split.stage == Stage::Question
+            && split.outcome.is_retained(),
+        withdrawn,
+        withdraw_reasons,
         item_id: split.item_id,
     };
     let mut resp = render(&page);
@@ -301,7 +364,68 @@ pub async fn item(
 ) -> PageResult {
     let campaign = state.store.campaign(&c).await?;
     let split = state.store.split_item(&campaign, stage(&s)?, &key).await?;
-    item_page(&state, &session, &c, split, None, None).await
+    item_page(&state, &session, &c, split, Draft::default(), None).await
+}
+
+/// A reviewed question (a key in doubt that both validators passed, say): both sides,
+/// their blind answers, and for an author the withdrawal form.
+pub async fn question(
+    State(state): State<AppState>,
+    Extension(session): Extension<Session>,
+    Path((c, key)): Path<(String, String)>,
+) -> PageResult {
+    let campaign = state.store.campaign(&c).await?;
+    let item = state
+        .store
+        .reviewed_item(&campaign, Stage::Question, &key, false)
+        .await?;
+    item_page(&state, &session, &c, item, Draft::default(), None).await
+}
+
+/// An author withdraws a retained question from the benchmark.
+pub async fn withdraw(
+    State(state): State<AppState>,
+    Extension(session): Extension<Session>,
+    Path((c, key)): Path<(String, String)>,
+    RawForm(body): RawForm,
+) -> PageResult {
+    let campaign = state.store.campaign(&c).await?;
+    let form = FormFields::parse(&body)?;
+    let request = crate::store::review::WithdrawalRequest {
+        reason: form.get("reason"),
+        note: form.get("note"),
+    };
+    let result = state
+        .store
+        .withdraw_question(&campaign, &session.user, &key, &request, Origin::Web)
+        .await;
+    match result {
+        Ok(_) => Ok(crate::web::flash::redirect(
+            &format!("/c/{c}/splits/2#keys-in-doubt"),
+            &format!("Withdrawn: {key} leaves the retained benchmark."),
+        )),
+        Err(e @ (Error::Field { .. } | Error::Invalid(_) | Error::Conflict(_))) => {
+            let item = state
+                .store
+                .reviewed_item(&campaign, Stage::Question, &key, false)
+                .await?;
+            let draft = Draft {
+                reason: request.reason,
+                note: request.note,
+                ..Draft::default()
+            };
+            item_page(
+                &state,
+                &session,
+                &c,
+                item,
+                draft,
+                Some(super::for_people(&e)),
+            )
+            .await
+        }
+        Err(e) => Err(e.into()),
+    }
 }
 
 pub async fn decide(
@@ -352,12 +476,17 @@ pub async fn decide(
         }
         Err(e @ (Error::Field { .. } | Error::Invalid(_) | Error::Conflict(_))) => {
             let split = state.store.split_item(&campaign, stage, &key).await?;
+            let draft = Draft {
+                choice,
+                note,
+                ..Draft::default()
+            };
             item_page(
                 &state,
                 &session,
                 &c,
                 split,
-                Some((choice, note)),
+                draft,
                 Some(super::for_people(&e)),
             )
             .await
@@ -390,6 +519,20 @@ pub fn routes() -> Vec<Route> {
             AUTHOR,
             Page,
             post(decide),
+        ),
+        Route::new(
+            "GET",
+            "/c/{campaign}/questions/{question}",
+            AUTHOR_OR_ADMIN,
+            Page,
+            get(question),
+        ),
+        Route::new(
+            "POST",
+            "/c/{campaign}/questions/{question}/withdrawal",
+            AUTHOR,
+            Page,
+            post(withdraw),
         ),
     ]
 }

@@ -164,7 +164,22 @@ const BLIND_ANSWERS: AuditKind = AuditKind {
     kind: 6,
 };
 
-const AUDIT_KINDS: [AuditKind; 7] = [
+// An author's withdrawal of a retained question (its key in doubt).
+const WITHDRAWALS: AuditKind = AuditKind {
+    base: "SELECT c.clip_key, i.clip_version AS version, i.stage, i.item_key, w.reason, w.note,
+                  w.decided_at, w.origin, u.name, w.id AS row_id
+           FROM withdrawals w JOIN items i ON i.id = w.item_id JOIN users u ON u.id = w.author_id
+           JOIN clip_versions v ON v.id = i.clip_version_id JOIN clips c ON c.id = v.clip_id
+           WHERE w.campaign_id = ",
+    clip: "c.clip_key",
+    item: Some("i.item_key"),
+    who: Some("u.name"),
+    at: "w.decided_at",
+    row: "w.id",
+    kind: 7,
+};
+
+const AUDIT_KINDS: [AuditKind; 8] = [
     IMPORTS,
     VERDICTS,
     OUTCOMES,
@@ -172,6 +187,7 @@ const AUDIT_KINDS: [AuditKind; 7] = [
     RESOLUTIONS,
     CALIBRATIONS,
     BLIND_ANSWERS,
+    WITHDRAWALS,
 ];
 
 /// How an audit query reads: every matching row, the latest `limit` (newest first),
@@ -337,6 +353,7 @@ async fn audit_rows(
     imports_and_verdicts(c, campaign, filter, read, &mut out).await?;
     outcomes_and_samples(c, campaign, filter, read, &mut out).await?;
     resolutions_and_answers(c, campaign, filter, read, &mut out).await?;
+    withdrawals(c, campaign, filter, read, &mut out).await?;
     Ok(out)
 }
 
@@ -667,6 +684,53 @@ async fn resolutions_and_answers(
             position: AuditPosition {
                 at: r.answered_at,
                 kind: BLIND_ANSWERS.kind,
+                row: r.row_id,
+            },
+        });
+    }
+    Ok(())
+}
+
+/// Authors' withdrawals of retained questions.
+async fn withdrawals(
+    c: &mut impl Tx,
+    campaign: &Campaign,
+    filter: &AuditFilter,
+    read: AuditRead<'_>,
+    out: &mut Vec<AuditEvent>,
+) -> Result<()> {
+    row! {
+        struct Withdrawn {
+            row_id: i64,
+            clip_key: String,
+            version: i64,
+            stage: i64,
+            item_key: String,
+            reason: String,
+            note: String,
+            decided_at: i64,
+            origin: String,
+            name: String,
+        }
+    }
+    let (text, args) = WITHDRAWALS.query(campaign.id, filter, read);
+    for r in c.fetch_built::<Withdrawn>(&text, &args).await? {
+        out.push(AuditEvent {
+            at: r.decided_at,
+            item_id: r.item_key,
+            clip_id: r.clip_key,
+            version: r.version,
+            stage: Some(r.stage),
+            event: "withdrawal".into(),
+            who: r.name,
+            detail: format!(
+                "withdrawn from the retained benchmark ({}): {} [via {}]",
+                r.reason, r.note, r.origin
+            ),
+            order: 3,
+            position: AuditPosition {
+                at: r.decided_at,
+                kind: WITHDRAWALS.kind,
                 row: r.row_id,
             },
         });

@@ -225,13 +225,17 @@ impl Store {
                 options: String,
                 answer: i64,
                 outcome: String,
+                withdrawn: i64,
             }
         }
+        // A retained question an author withdrew (its key in doubt) is counted apart.
         let questions: Vec<QuestionRow> = read_tx!(self, long, |c| {
             c.fetch(
-                sql!("SELECT q.clip_version_id, q.question_key, q.qa_type, q.level, q.body, q.options, q.answer, i.outcome
+                sql!("SELECT q.clip_version_id, q.question_key, q.qa_type, q.level, q.body, q.options, q.answer, i.outcome,
+                    CASE WHEN w.id IS NULL THEN 0 ELSE 1 END AS withdrawn
              FROM items i
              JOIN questions q ON q.id = i.question_id
+             LEFT JOIN withdrawals w ON w.item_id = i.id
              WHERE i.campaign_id = :campaign AND i.stage = 2 AND i.is_current = 1 AND i.calibration = 0
              ORDER BY q.clip_version_id, q.position"),
                 named! { campaign: campaign.id },
@@ -240,14 +244,15 @@ impl Store {
         })?;
         let mut counts = RetainedCounts::default();
         let mut by_version: HashMap<i64, Vec<RetainedQuestion>> = HashMap::new();
-        let mut question_outcomes: HashMap<i64, Vec<Outcome>> = HashMap::new();
+        let mut question_outcomes: HashMap<i64, Vec<(Outcome, bool)>> = HashMap::new();
         for q in questions {
             let outcome = parse_outcome(&q.outcome)?;
+            let withdrawn = q.withdrawn == 1;
             question_outcomes
                 .entry(q.clip_version_id)
                 .or_default()
-                .push(outcome);
-            if outcome.is_retained() {
+                .push((outcome, withdrawn));
+            if outcome.is_retained() && !withdrawn {
                 by_version
                     .entry(q.clip_version_id)
                     .or_default()
@@ -285,9 +290,11 @@ impl Store {
                 if by_sample {
                     counts.clips_by_sample += 1;
                 }
-                for o in question_outcomes.get(&c.version_id).into_iter().flatten() {
+                for (o, withdrawn) in question_outcomes.get(&c.version_id).into_iter().flatten() {
                     counts.questions += 1;
-                    if o.is_retained() {
+                    if *withdrawn {
+                        counts.questions_withdrawn += 1;
+                    } else if o.is_retained() {
                         counts.questions_retained += 1;
                         if *o == Outcome::BySample {
                             counts.questions_by_sample += 1;

@@ -616,7 +616,19 @@ impl Store {
         stage: Stage,
         key: &str,
     ) -> Result<SplitItem> {
-        let (id, number) = (campaign.id, stage.number());
+        self.reviewed_item(campaign, stage, key, true).await
+    }
+
+    /// One item of the newest version that both of its pair decided, with both sides
+    /// (`splits_only`: a split, resolved or not).
+    pub async fn reviewed_item(
+        &self,
+        campaign: &Campaign,
+        stage: Stage,
+        key: &str,
+        splits_only: bool,
+    ) -> Result<SplitItem> {
+        let (id, number, any) = (campaign.id, stage.number(), i64::from(!splits_only));
         let (row, blind): (Option<SplitRow>, Vec<(String, i64)>) = read_tx!(self, |c| {
             let row = c
                 .fetch_opt(
@@ -624,9 +636,9 @@ impl Store {
                         "SELECT * FROM split_details
                          WHERE campaign_id = :campaign AND stage = :stage AND item_key = :key
                            AND is_current = 1 AND calibration = 0
-                           AND outcome IN ('split', 'split_accepted', 'split_rejected')"
+                           AND (:any = 1 OR outcome IN ('split', 'split_accepted', 'split_rejected'))"
                     ),
-                    named! { campaign: id, stage: number, key },
+                    named! { campaign: id, stage: number, key, any },
                 )
                 .await?;
             // The validators' blind answers (the blind key check), for the author to see.
@@ -651,7 +663,8 @@ impl Store {
             .transpose()?
             .ok_or_else(|| {
                 Error::NotFound(format!(
-                    "no split {} `{key}` in Stage {stage}",
+                    "no {} {} `{key}` in Stage {stage}",
+                    if splits_only { "split" } else { "reviewed" },
                     stage.item_noun()
                 ))
             })?;
