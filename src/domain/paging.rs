@@ -142,6 +142,73 @@ pub struct Page<T> {
     pub matching: usize,
     pub more_before: bool,
     pub more_after: bool,
+    /// How many matching rows lie before this page, where known (the first and the
+    /// last page always; a middle one when its list counted them).
+    pub offset: Option<usize>,
+}
+
+impl<T> Page<T> {
+    /// The page's number among pages of `limit` rows, and how many there are, where its
+    /// place is known.
+    pub fn number(&self, limit: usize) -> Option<(usize, usize)> {
+        let limit = limit.max(1);
+        let offset = self.offset?;
+        let pages = self.matching.div_ceil(limit).max(1);
+        // The last page (which may overlap the one before) is the last; another is
+        // the page that holds its first row.
+        Some((
+            if self.more_after {
+                offset / limit + 1
+            } else {
+                pages
+            },
+            pages,
+        ))
+    }
+}
+
+/// The 1-based page number a request asked for (`page`), checked.
+pub fn page_number(text: &str) -> Result<Option<usize>, FieldError> {
+    let text = text.trim();
+    if text.is_empty() {
+        return Ok(None);
+    }
+    match text.parse::<usize>() {
+        Ok(n) if n >= 1 => Ok(Some(n)),
+        _ => Err(FieldError::new(
+            "page",
+            format!("`{text}` is not a page number: give 1 or more"),
+        )),
+    }
+}
+
+/// The cursor of page `n` (pages of `limit` rows) of a list read whole: after the last
+/// row of page `n - 1` among the rows `keep` keeps; none for the first page. A number
+/// past the end gives the last page.
+pub fn cursor_of_page<T>(
+    rows: &[T],
+    key: impl Fn(&T) -> &str,
+    keep: impl Fn(&T) -> bool,
+    n: usize,
+    limit: usize,
+) -> Option<Cursor> {
+    let skip = n.saturating_sub(1).saturating_mul(limit.max(1));
+    if skip == 0 {
+        return None;
+    }
+    let kept: Vec<&T> = rows.iter().filter(|r| keep(r)).collect();
+    if skip >= kept.len() {
+        return Some(Cursor {
+            side: Side::Before,
+            decided: true,
+            key: String::new(),
+        });
+    }
+    Some(Cursor {
+        side: Side::After,
+        decided: false,
+        key: key(kept[skip - 1]).to_string(),
+    })
 }
 
 /// Cuts a page from rows read beside a cursor: `read` holds at most `limit + 1` rows in
@@ -172,6 +239,7 @@ pub fn cut_beside<T>(
         Some(Side::Before) => {
             read.reverse();
             Page {
+                offset: end.then(|| matching.saturating_sub(read.len())),
                 rows: read,
                 matching,
                 more_before: beyond,
@@ -179,6 +247,7 @@ pub fn cut_beside<T>(
             }
         }
         side => Page {
+            offset: side.is_none().then_some(0),
             rows: read,
             matching,
             more_before: side.is_some(),
@@ -222,6 +291,12 @@ pub fn page_of<T>(
             format!("no item `{}` in this list", c.key),
         ));
     };
+    // The kept rows before the page: up to the cursor's row (with it, going forward).
+    let before_cursor = rows
+        .iter()
+        .take(if c.side == Side::After { at + 1 } else { at })
+        .filter(|r| keep(r))
+        .count();
     let read: Vec<T> = match c.side {
         Side::After => rows
             .into_iter()
@@ -236,7 +311,12 @@ pub fn page_of<T>(
             before
         }
     };
-    Ok(cut(read, limit, Some(c), matching))
+    let mut page = cut(read, limit, Some(c), matching);
+    page.offset = Some(match c.side {
+        Side::After => before_cursor,
+        Side::Before => before_cursor.saturating_sub(page.rows.len()),
+    });
+    Ok(page)
 }
 
 #[cfg(test)]
@@ -292,6 +372,39 @@ mod tests {
 
     fn keys(n: usize) -> Vec<String> {
         (0..n).map(|i| format!("k{i:04}")).collect()
+    }
+
+    #[test]
+    fn a_page_knows_its_place_and_a_page_number_finds_its_rows() {
+        let list = keys(25);
+        let all = |_: &String| true;
+        for n in 1..=3 {
+            let cursor = cursor_of_page(&list, |k| k, all, n, 10);
+            let p = page_of(list.clone(), |k| k, all, cursor.as_ref(), 10).unwrap();
+            let first = (n - 1) * 10;
+            assert_eq!(p.offset, Some(first), "page {n}");
+            assert_eq!(p.rows[0], list[first], "page {n}");
+            assert_eq!(p.number(10), Some((n, 3)));
+        }
+        // Past the end, and from the end: the last ten rows, the last page.
+        let past = cursor_of_page(&list, |k| k, all, 4, 10);
+        let end = Cursor::parse(None, Some("end")).unwrap();
+        assert_eq!(past, end);
+        let p = page_of(list.clone(), |k| k, all, end.as_ref(), 10).unwrap();
+        assert_eq!((p.offset, p.number(10)), (Some(15), Some((3, 3))));
+        // A page read backward from a row knows its place too.
+        let c = Cursor::parse(None, Some("u:k0015")).unwrap();
+        let p = page_of(list.clone(), |k| k, all, c.as_ref(), 10).unwrap();
+        assert_eq!((p.offset, p.rows[0].as_str()), (Some(5), "k0005"));
+        // Only the kept rows count.
+        let even = |k: &String| k.ends_with(['0', '2', '4', '6', '8']);
+        let c = cursor_of_page(&list, |k| k, even, 2, 5);
+        let p = page_of(list.clone(), |k| k, even, c.as_ref(), 5).unwrap();
+        assert_eq!((p.offset, p.rows[0].as_str()), (Some(5), "k0010"));
+        assert_eq!(page_number(" 3 ").unwrap(), Some(3));
+        assert_eq!(page_number("").unwrap(), None);
+        assert_eq!(page_number("0").unwrap_err().field, "page");
+        assert_eq!(page_number("two").unwrap_err().field, "page");
     }
 
     #[test]

@@ -399,6 +399,8 @@ pub struct ItemListQuery {
     /// Only items whose id, or whose clip's id, starts with this.
     pub prefix: Option<String>,
     pub cursor: Option<crate::domain::paging::Cursor>,
+    /// A page by its number (the pager's jump), in place of the cursor.
+    pub page: Option<usize>,
     pub limit: usize,
 }
 
@@ -410,6 +412,7 @@ impl ItemListQuery {
             group,
             prefix: None,
             cursor: None,
+            page: None,
             limit: usize::MAX,
         }
     }

@@ -256,6 +256,8 @@ pub struct QueueQuery {
     pub prefix: Option<String>,
     /// Beside which row the page lies (none: the first page).
     pub cursor: Option<crate::domain::paging::Cursor>,
+    /// A page by its number (the pager's jump), in place of the cursor.
+    pub page: Option<usize>,
     pub limit: usize,
 }
 
@@ -291,6 +293,7 @@ impl QueueQuery {
                 decided,
                 prefix: paging::prefix("id", Some(id))?,
                 cursor: paging::Cursor::parse(Some(after), Some(before))?,
+                page: None,
                 limit: paging::limit(limit)?,
             },
         ))
@@ -304,6 +307,7 @@ impl Default for QueueQuery {
             decided: None,
             prefix: None,
             cursor: None,
+            page: None,
             limit: crate::domain::paging::PAGE_ROWS,
         }
     }

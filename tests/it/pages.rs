@@ -1270,12 +1270,48 @@ async fn long_lists_page_by_the_row_beside_them_and_find_an_id_by_its_start() {
         !rows.contains(&ids[3]),
         "the decided row waits for the last page"
     );
-    assert!(first.contains("250 item(s) of 260"), "{first}");
+    assert!(first.contains("rows 1-250 of 260 · page 1 of 2"), "{first}");
     assert!(rel_link(&first, "prev").is_none());
     let next = rel_link(&first, "next").expect("a next page");
     let second = get(&val, next).await;
     let rows2 = first_column(&second);
     assert_eq!(rows2.len(), 10);
+    assert!(
+        second.contains("rows 251-260 of 260 · page 2 of 2"),
+        "{second}"
+    );
+    // The same page by its number, as the pager's jump asks for it.
+    let jumped = get(&val, format!("/c/{CAMPAIGN}/review/1?page=2")).await;
+    assert_eq!(first_column(&jumped), rows2);
+    assert!(
+        jumped.contains("name=\"page\" min=\"1\" max=\"2\" placeholder=\"2\""),
+        "{jumped}"
+    );
+    let beyond = get(&val, format!("/c/{CAMPAIGN}/review/1?page=9")).await;
+    assert_eq!(
+        first_column(&beyond).last(),
+        Some(&ids[3]),
+        "past the end: the last page"
+    );
+    let refused = app
+        .page(
+            Some(&val),
+            Method::GET,
+            &format!("/c/{CAMPAIGN}/review/1?page=0"),
+            None,
+        )
+        .await;
+    assert_eq!(
+        refused.status,
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "{}",
+        refused.text
+    );
+    assert!(
+        refused.text.contains("is not a page number"),
+        "{}",
+        refused.text
+    );
     assert_eq!(rows2.last(), Some(&ids[3]), "the decided row comes last");
     let mut all = [rows, rows2].concat();
     all.sort();
@@ -1317,6 +1353,13 @@ async fn long_lists_page_by_the_row_beside_them_and_find_an_id_by_its_start() {
     );
     let last = get(&admin, next).await;
     assert_eq!(first_column(&last).last(), Some(&ids[259]));
+    assert!(last.contains("rows 251-260 of 260 · page 2 of 2"), "{last}");
+    let jumped = get(
+        &admin,
+        format!("/c/{CAMPAIGN}/admin/items?stage=1&show=open&page=2"),
+    )
+    .await;
+    assert_eq!(first_column(&jumped), first_column(&last));
     let found = get(
         &admin,
         format!(

@@ -153,6 +153,9 @@ pub struct At {
     pub after: String,
     #[serde(default)]
     pub before: String,
+    /// A page's number, from the pager's jump (lists that take it).
+    #[serde(default)]
+    pub page: String,
 }
 
 impl At {
@@ -162,17 +165,50 @@ impl At {
             Some(&self.before),
         )?)
     }
+
+    /// The page number asked for, if any.
+    pub fn page(&self) -> Result<Option<usize>, Error> {
+        Ok(crate::domain::paging::page_number(&self.page)?)
+    }
+
+    /// The cursor of a list read whole (`domain::paging::page_of`): the page number's
+    /// when one was asked for, else the link's.
+    pub fn cursor_in<T>(
+        &self,
+        rows: &[T],
+        key: impl Fn(&T) -> &str,
+        keep: impl Fn(&T) -> bool,
+    ) -> Result<Option<crate::domain::paging::Cursor>, Error> {
+        use crate::domain::paging::{PAGE_ROWS, cursor_of_page};
+        match self.page()? {
+            Some(n) => Ok(cursor_of_page(rows, key, keep, n, PAGE_ROWS)),
+            None => self.cursor(),
+        }
+    }
 }
 
 /// The links between the pages of a long list (`domain::paging`): the first page, the
 /// one before and the one after, each keeping the list's filters.
 pub struct Pager {
-    /// "250 item(s) of 1600", or "12 item(s)" on a list of one page.
+    /// "rows 251-500 of 3,680 · page 2 of 15", "250 item(s) of 1,600" where the
+    /// page's place is not known, or "12 item(s)" on a list of one page.
     pub words: String,
     pub first: Option<String>,
     pub previous: Option<String>,
     pub next: Option<String>,
     pub last: Option<String>,
+    /// The jump to a page by number (lists that take `page`): the list's path, its
+    /// filters, this page's number and how many there are.
+    pub jump: Option<Jump>,
+    /// The jump, kept until the list says it takes `page` ([`Pager::jumps`]).
+    could_jump: Option<Jump>,
+}
+
+pub struct Jump {
+    pub path: String,
+    pub kept: Vec<(String, String)>,
+    pub page: usize,
+    pub pages: usize,
 }
 
 impl Pager {
@@ -208,15 +244,41 @@ impl Pager {
             }
         };
         let shown = page.rows.len();
+        let count =
+            |n: usize| crate::report::format::thousands(i64::try_from(n).unwrap_or(i64::MAX));
+        let number = page.number(crate::domain::paging::PAGE_ROWS);
         let words = if !page.more_before && !page.more_after {
-            format!("{} {noun}(s)", page.matching)
+            format!("{} {noun}(s)", count(page.matching))
         } else if shown == 0 {
-            format!("no {noun} here, of {}", page.matching)
+            format!("no {noun} here, of {}", count(page.matching))
+        } else if let (Some(offset), Some((n, pages))) = (page.offset, number) {
+            format!(
+                "rows {}-{} of {} · page {n} of {pages}",
+                count(offset + 1),
+                count(offset + shown),
+                count(page.matching)
+            )
         } else {
-            format!("{shown} {noun}(s) of {}", page.matching)
+            format!("{shown} {noun}(s) of {}", count(page.matching))
         };
+        let jump = number
+            .or((page.more_before || page.more_after)
+                .then(|| (0, page.matching.div_ceil(crate::domain::paging::PAGE_ROWS))))
+            .filter(|(_, pages)| *pages > 1)
+            .map(|(n, pages)| Jump {
+                path: path.to_string(),
+                kept: kept
+                    .iter()
+                    .filter(|(_, v)| !v.is_empty())
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect(),
+                page: n,
+                pages,
+            });
         Pager {
             words,
+            jump: None,
+            could_jump: jump,
             first: page.more_before.then(|| link(None)),
             previous: match (page.more_before, page.rows.first()) {
                 (true, Some(r)) => Some(link(Some(("before", token(r))))),
@@ -233,6 +295,14 @@ impl Pager {
                 )))
             }),
         }
+    }
+}
+
+impl Pager {
+    /// Shows the jump to a page by number: for a list whose handler takes `page`.
+    pub fn jumps(mut self) -> Pager {
+        self.jump = self.could_jump.take();
+        self
     }
 }
 

@@ -63,7 +63,6 @@ pub async fn queue(
     let campaign = state.store.campaign(&c).await?;
     let stage = stage(&s)?;
     let prefix = paging::prefix("id", Some(&filter.id)).map_err(Error::from)?;
-    let cursor = filter.at.cursor()?;
     let splits = state.store.splits(&campaign, stage, true).await?;
     let (keys_in_doubt, withdrawals) = if stage == crate::domain::Stage::Question {
         (
@@ -123,18 +122,18 @@ pub async fn queue(
     // In task and item order, as stored: a split resolved while the author pages keeps
     // its place.
     let wanted = prefix.as_deref().unwrap_or("");
-    let page = paging::page_of(
-        rows,
-        |r| &r.item_id,
-        |r| r.item_id.starts_with(wanted),
-        cursor.as_ref(),
-        paging::PAGE_ROWS,
-    )
-    .map_err(Error::from)?;
+    fn key(r: &SplitRow) -> &str {
+        &r.item_id
+    }
+    let keep = |r: &SplitRow| r.item_id.starts_with(wanted);
+    let cursor = filter.at.cursor_in(&rows, key, keep)?;
+    let page = paging::page_of(rows, key, keep, cursor.as_ref(), paging::PAGE_ROWS)
+        .map_err(Error::from)?;
     let here = format!("/c/{c}/splits/{s}");
     let pager = super::Pager::new(&here, &[("id", wanted)], &page, |r| {
         paging::Cursor::token(false, &r.item_id)
-    });
+    })
+    .jumps();
     let chrome = Chrome::new(
         &state,
         &session,

@@ -73,6 +73,9 @@ pub struct QueueFilter {
     pub after: String,
     #[serde(default)]
     pub before: String,
+    /// A page by its number (the pager's jump).
+    #[serde(default)]
+    pub page: String,
     /// Rows on a page (the API's `limit`; the pages use the default).
     #[serde(default)]
     pub limit: Option<usize>,
@@ -81,14 +84,16 @@ pub struct QueueFilter {
 impl QueueFilter {
     /// The store's query, and the `show` value as the links keep it.
     pub fn query(&self) -> Result<(&'static str, crate::store::review::QueueQuery), Error> {
-        crate::store::review::QueueQuery::from_fields(
+        let (show, mut query) = crate::store::review::QueueQuery::from_fields(
             &self.task,
             &self.show,
             &self.id,
             &self.after,
             &self.before,
             self.limit,
-        )
+        )?;
+        query.page = crate::domain::paging::page_number(&self.page)?;
+        Ok((show, query))
     }
 }
 
@@ -194,7 +199,8 @@ pub async fn queue(
         ],
         &listing.page,
         |it| crate::domain::paging::Cursor::token(it.decided, &it.item_id),
-    );
+    )
+    .jumps();
     let hidden = listing.all.saturating_sub(listing.page.matching);
     let tasks = listing.tasks;
     let rows: Vec<QueueRow> = listing

@@ -328,14 +328,22 @@ impl Store {
             })
             .collect::<Result<Vec<_>>>()?;
         let prefix = query.prefix.as_deref().unwrap_or("");
+        let keep = |i: &ClassifiedItem| {
+            query.group.contains(i.class)
+                && (i.item_id.starts_with(prefix) || i.clip_id.starts_with(prefix))
+        };
+        fn key(i: &ClassifiedItem) -> &str {
+            &i.item_id
+        }
+        let cursor = match query.page {
+            Some(n) => crate::domain::paging::cursor_of_page(&all, key, keep, n, query.limit),
+            None => query.cursor.clone(),
+        };
         Ok(crate::domain::paging::page_of(
             all,
-            |i| &i.item_id,
-            |i| {
-                query.group.contains(i.class)
-                    && (i.item_id.starts_with(prefix) || i.clip_id.starts_with(prefix))
-            },
-            query.cursor.as_ref(),
+            key,
+            keep,
+            cursor.as_ref(),
             query.limit,
         )?)
     }

@@ -145,6 +145,7 @@ pub async fn audit(
                 matching: 0,
                 more_before: false,
                 more_after: false,
+                offset: Some(0),
             },
             true,
             Some(crate::web::pages::for_people(&e)),

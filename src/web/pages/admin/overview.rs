@@ -382,6 +382,7 @@ pub async fn items(
         group,
         prefix: crate::domain::paging::prefix("id", Some(&q.id)).map_err(Error::from)?,
         cursor: q.at.cursor()?,
+        page: q.at.page()?,
         limit: crate::domain::paging::PAGE_ROWS,
     };
     let page = state.store.items_in_group(&campaign, stage, &query).await?;
@@ -397,7 +398,8 @@ pub async fn items(
         ],
         &page,
         |i| crate::domain::paging::Cursor::token(false, &i.item_id),
-    );
+    )
+    .jumps();
     let heading = format!(
         "Stage {}: {} {}{}",
         stage.number(),
