@@ -321,6 +321,8 @@
     function toggle() {
       if (video.paused) { var p = video.play(); if (p && p.catch) p.catch(function () {}); } else { video.pause(); }
     }
+    // A click on the picture plays or pauses, as Space does.
+    video.addEventListener("click", toggle);
 
     // The rate may come with the page or later; the numbers shown follow it.
     if (window.MutationObserver) {

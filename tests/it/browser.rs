@@ -742,6 +742,13 @@ async fn a_participant_answers_two_sets_by_keyboard_and_a_tie_is_refused() {
     assert_eq!(labels[0], json!("Photorealism: rank of clip A"));
     assert_eq!(labels[5], json!("Temporal coherence: rank of clip B"));
     assert_eq!(labels[15], json!("Real or generated: clip D"));
+    // The videos' own controls take no tab stop (P plays them, a click works): from
+    // clip A's first answer, Shift+Tab reaches "Play all", and Tab comes back.
+    let focused = "return document.activeElement.id;";
+    d.chord(SHIFT, TAB).await;
+    assert_eq!(d.exec(focused, vec![]).await, json!("play-all"));
+    d.keys(TAB).await;
+    assert_eq!(d.exec(focused, vec![]).await, json!("r0_0"));
     d.keys(&axis(["1", "1", "3", "4"])).await;
     // The tie is marked on the two cells at fault as soon as it is made.
     let tied = "return [...document.querySelectorAll('select.tie')].map(s => s.id);";
@@ -1478,6 +1485,19 @@ async fn shift_arrows_jump_ten_frames_and_enter_saves_after_a_click_on_the_playe
         .contains("ten frames"),
         "the key legend names it"
     );
+    // A click on the picture plays it, a second one pauses it.
+    d.click("#clip").await;
+    d.until(
+        "a click to play",
+        "return !document.getElementById('clip').paused;",
+    )
+    .await;
+    d.click("#clip").await;
+    d.until(
+        "a second click to pause",
+        "return document.getElementById('clip').paused;",
+    )
+    .await;
     // A click on the strip's third frame, then V and Enter: saved, on to the next item.
     d.click("#strip .tiles li:nth-child(3) button").await;
     d.settled().await;
@@ -2233,7 +2253,12 @@ async fn at_the_papers_size_lists_come_in_pages_and_any_item_is_found_by_its_id(
         .filter(|q| q.starts_with(&tax.tasks[0].code) || q.starts_with(last_task.as_str()))
         .count();
     let words = d.element_text("nav.pager span").await;
-    assert_eq!(words, format!("250 item(s) of {mine}"));
+    let pages = mine.div_ceil(250);
+    let mine_words = tandem::report::format::thousands(mine as i64);
+    assert_eq!(
+        words,
+        format!("rows 1-250 of {mine_words} · page 1 of {pages}")
+    );
     // A prefix search by keyboard: the clip's questions only, the filter kept.
     let clip = format!("{last_task}_0099");
     d.exec("document.querySelector('input[name=id]').focus();", vec![])
@@ -2261,7 +2286,7 @@ async fn at_the_papers_size_lists_come_in_pages_and_any_item_is_found_by_its_id(
     assert_eq!(listed(&d).await, questions[..250].to_vec());
     assert_eq!(
         d.element_text("nav.pager span").await,
-        "250 item(s) of 9800"
+        "rows 1-250 of 9,800 · page 1 of 40"
     );
     d.click("nav.pager a[rel=last]").await;
     let last = d.moved_from(&list).await;
@@ -2277,6 +2302,21 @@ async fn at_the_papers_size_lists_come_in_pages_and_any_item_is_found_by_its_id(
     d.keys(&format!("{ninety_eight_hundredth}{ENTER}")).await;
     d.moved_from(&here).await;
     assert_eq!(listed(&d).await, vec![ninety_eight_hundredth.clone()]);
+    // A page by its number, typed into the pager's jump.
+    d.go(&list).await;
+    d.wait_ready().await;
+    d.exec(
+        "document.querySelector('nav.pager input[name=page]').focus();",
+        vec![],
+    )
+    .await;
+    d.keys(&format!("20{ENTER}")).await;
+    d.moved_from(&list).await;
+    assert_eq!(listed(&d).await, questions[4_750..5_000].to_vec());
+    assert_eq!(
+        d.element_text("nav.pager span").await,
+        "rows 4,751-5,000 of 9,800 · page 20 of 40"
+    );
 }
 
 /// A calibration miss marks the known flaw on the scrub bar, and G goes to its first
