@@ -265,9 +265,17 @@ pub fn write_sample_manifest(dir: &Path, taxonomy: &Taxonomy) -> Result<std::pat
     Ok(manifest)
 }
 
-/// Two known clips of the live queue, written beside the sample manifest: the first two
-/// sample clips again under the next ids of their tasks (ids like the real ones'), one
-/// the lab knows is flawed, one it knows is sound. None without clip review.
+/// The known clips' videos: a square that jumps for two frames, and a steady one; each
+/// unlike every sample clip, so that no known clip repeats the real one before it.
+pub const KNOWN_CLIPS: [&[u8]; 2] = [
+    include_bytes!("clips/known_flawed.webm"),
+    include_bytes!("clips/known_sound.webm"),
+];
+
+/// Two known clips of the live queue, written beside the sample manifest: the first
+/// task's sample clip again, twice, under that task's next ids (ids like the real
+/// ones'), each with a video of its own: one the lab knows is flawed, one it knows is
+/// sound. None without clip review.
 pub fn write_known_manifest(
     dir: &Path,
     taxonomy: &Taxonomy,
@@ -284,14 +292,18 @@ pub fn write_known_manifest(
         json!({"verdict": "valid", "note": "a steady square on a plain ground"}),
     ];
     let n = CLIPS.len();
+    let first = written
+        .lines()
+        .next()
+        .ok_or_else(|| Error::Invalid("the demo's manifest is empty".into()))?;
     let mut lines = String::new();
-    for ((i, line), k) in written.lines().enumerate().zip(known) {
-        // The same task's next clip: its id, its video's name, its questions' ids.
-        let (from, to) = (format!("_D{i:02}"), format!("_D{:02}", i + n));
-        let mut copy: Value = serde_json::from_str(&line.replace(&from, &to))
-            .map_err(|e| Error::fault(format!("the demo's manifest, line {}", i + 1), e))?;
+    for (i, (k, video)) in known.into_iter().zip(KNOWN_CLIPS).enumerate() {
+        // The first task's next clips: their ids, their videos' names, their questions'.
+        let to = format!("_D{:02}", i + n);
+        let mut copy: Value = serde_json::from_str(&first.replace("_D00", &to))
+            .map_err(|e| Error::fault("the demo's manifest, line 1", e))?;
         let file = copy["file"].as_str().unwrap_or_default().to_string();
-        std::fs::write(dir.join(&file), CLIPS[i])
+        std::fs::write(dir.join(&file), video)
             .map_err(|e| Error::io(format!("cannot write {file}"), e))?;
         copy["known"] = k;
         lines.push_str(&copy.to_string());

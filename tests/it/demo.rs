@@ -50,6 +50,24 @@ async fn the_demo_campaign_holds_what_the_readme_says() {
             .all(|(id, _, k)| id.ends_with("_D12") && *k == "reject"),
         "{said:?}"
     );
+    // Both known clips are the first task's, and neither repeats a sample clip's video.
+    let src = tempfile::tempdir().unwrap();
+    let tax = tandem::domain::taxonomy::Taxonomy::vgenst();
+    let sample = tandem::demo::write_sample_manifest(src.path(), &tax).unwrap();
+    let known_manifest = tandem::demo::write_known_manifest(src.path(), &tax, &sample)
+        .unwrap()
+        .unwrap();
+    let lines = std::fs::read_to_string(known_manifest).unwrap();
+    let first_task = &tax.tasks[0].code;
+    for (line, suffix) in lines.lines().zip(["_D12", "_D13"]) {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        assert_eq!(v["clip_id"], format!("{first_task}{suffix}"), "{line}");
+        let video = std::fs::read(src.path().join(v["file"].as_str().unwrap())).unwrap();
+        assert!(
+            tandem::demo::CLIPS.iter().all(|c| *c != video.as_slice()),
+            "{suffix} has a video of its own"
+        );
+    }
     let figures = tandem::app::known::figures(&store, &campaign)
         .await
         .unwrap()
