@@ -246,7 +246,7 @@ pub fn write_sample_manifest(dir: &Path, taxonomy: &Taxonomy) -> Result<std::pat
                 }));
             }
         }
-        let line = json!({
+        let mut line = json!({
             "clip_id": format!("{}_D{i:02}", task.code),
             "task": task.code,
             "file": file,
@@ -256,6 +256,9 @@ pub fn write_sample_manifest(dir: &Path, taxonomy: &Taxonomy) -> Result<std::pat
             "scenario": {"event": "the square moves across the frame"},
             "questions": questions,
         });
+        for f in &taxonomy.fields {
+            line[f.name.as_str()] = json!(field_value(&f.name, i));
+        }
         lines.push_str(&line.to_string());
         lines.push('\n');
     }
@@ -263,6 +266,22 @@ pub fn write_sample_manifest(dir: &Path, taxonomy: &Taxonomy) -> Result<std::pat
     std::fs::write(&manifest, lines)
         .map_err(|e| Error::io(format!("cannot write {}", manifest.display()), e))?;
     Ok(manifest)
+}
+
+/// A sample value of a manifest field the protocol declares (TUMTraffic's camera,
+/// weather and time of day; any other field a numbered sample).
+fn field_value(name: &str, i: usize) -> String {
+    let pick = |values: &[&str]| values[i % values.len()].to_string();
+    match name {
+        "camera" => pick(&[
+            "s110_camera_basler_south1",
+            "s110_camera_basler_north",
+            "s110_camera_basler_south2",
+        ]),
+        "weather" => pick(&["clear", "rain", "fog"]),
+        "time_of_day" => pick(&["day", "dusk", "night"]),
+        other => format!("{other} {}", i + 1),
+    }
 }
 
 /// The known clips' videos: a square that jumps for two frames, and a steady one; each
@@ -408,6 +427,9 @@ pub fn write_calibration_manifest(dir: &Path, taxonomy: &Taxonomy) -> Result<std
             q["calibration"] = k.clone();
             line["questions"] = json!([q]);
             line["calibration"] = Value::Null;
+        }
+        for f in &taxonomy.fields {
+            line[f.name.as_str()] = json!(field_value(&f.name, i));
         }
         lines.push_str(&line.to_string());
         lines.push('\n');

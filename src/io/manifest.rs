@@ -245,6 +245,27 @@ fn check_line(
             push(Some(key), format!("`{key}` must be a JSON object"));
         }
     }
+    // The protocol's declared fields: shown as text, so each one a string, a number or
+    // true/false; a required one given.
+    for f in &taxonomy.fields {
+        match obj.get(&f.name) {
+            None | Some(Value::Null) if f.required => push(
+                Some(&f.name),
+                format!(
+                    "missing `{}` ({}), which the protocol requires",
+                    f.name, f.label
+                ),
+            ),
+            Some(Value::String(s)) if f.required && s.trim().is_empty() => {
+                push(Some(&f.name), format!("`{}` is empty", f.name));
+            }
+            Some(Value::Array(_) | Value::Object(_)) => push(
+                Some(&f.name),
+                format!("`{}` must be a string, a number or true/false", f.name),
+            ),
+            _ => {}
+        }
+    }
 
     let file = required_str(&obj, "file", &mut push);
     let mut located = None;

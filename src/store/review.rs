@@ -108,6 +108,10 @@ pub struct ClipView {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(format = "uri-reference", example = "/media/5Yq0c2lzcGJ0dG9rZW4/strip")]
     pub strip_url: Option<String>,
+    /// The manifest line's other scalar fields, as text, for the pages to show those
+    /// the protocol declares ([`ClipView::declared`]); never sent as such.
+    #[serde(skip)]
+    pub manifest_fields: std::collections::BTreeMap<String, String>,
     /// The version's frame rate and count, once ffprobe has read them.
     #[serde(skip)]
     pub timing: Option<crate::domain::video::FrameTiming>,
@@ -169,6 +173,20 @@ pub struct QueueStatus {
 }
 
 impl ClipView {
+    /// The fields the protocol declares, in its order, as (label, value); a field the
+    /// clip's line lacks is left out.
+    pub fn declared(&self, taxonomy: &crate::domain::taxonomy::Taxonomy) -> Vec<(String, String)> {
+        taxonomy
+            .fields
+            .iter()
+            .filter_map(|f| {
+                self.manifest_fields
+                    .get(&f.name)
+                    .map(|v| (f.label.clone(), v.clone()))
+            })
+            .collect()
+    }
+
     /// The clip as a validator sees it: without what names its source.
     pub fn for_validator(self) -> ClipView {
         ClipView {
@@ -395,6 +413,22 @@ impl TryFrom<ItemViewRow> for ItemHeader {
             version_id: r.version_id,
             media_url: None,
             strip_url: None,
+            manifest_fields: match &fields {
+                Value::Object(o) => o
+                    .iter()
+                    .filter(|(k, _)| !crate::domain::taxonomy::MANIFEST_KEYS.contains(&k.as_str()))
+                    .filter_map(|(k, v)| {
+                        let text = match v {
+                            Value::String(s) => s.clone(),
+                            Value::Number(n) => n.to_string(),
+                            Value::Bool(b) => b.to_string(),
+                            _ => return None,
+                        };
+                        Some((k.clone(), text))
+                    })
+                    .collect(),
+                _ => Default::default(),
+            },
             timing: match (r.fps, r.frame_count, r.constant_rate) {
                 (Some(fps), Some(frames), Some(constant)) => {
                     Some(crate::domain::video::FrameTiming {

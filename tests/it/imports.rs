@@ -1314,3 +1314,68 @@ async fn without_clip_review_a_calibration_clip_is_known_by_its_questions() {
     );
     assert_eq!(app.count("SELECT COUNT(*) FROM calibration_keys").await, 1);
 }
+
+/// A protocol's declared clip fields: a required one missing refuses the line by name;
+/// given, the review and split pages show each declared field under its label, and
+/// nothing the protocol does not declare (nor the generator, to a validator).
+#[tokio::test]
+async fn the_clip_fields_a_protocol_declares_are_checked_at_import_and_shown_to_reviewers() {
+    let app = spawn_app().await;
+    let text = tandem::domain::protocol::shipped("tumtraffic")
+        .unwrap()
+        .replacen("required = false", "required = true", 1);
+    let protocol = tandem::domain::protocol::parse(&text).unwrap();
+    assert!(protocol.taxonomy.fields[0].required);
+    app.store
+        .create_campaign(CAMPAIGN, &protocol)
+        .await
+        .unwrap();
+    cast(&app).await;
+    let src = app.source();
+    let mut line = clip_line(&src, "VQA_0001", "VQA", &["POS"]);
+    refused(
+        &app,
+        "no camera",
+        &[line.clone()],
+        1,
+        Some("camera"),
+        "missing `camera` (Camera), which the protocol requires",
+    )
+    .await;
+    line["camera"] = json!(["s110"]);
+    refused(
+        &app,
+        "a list",
+        &[line.clone()],
+        1,
+        Some("camera"),
+        "must be a string, a number or true/false",
+    )
+    .await;
+    line["camera"] = json!("s110_camera_basler_south1");
+    line["weather"] = json!("rain");
+    line["secret"] = json!("not for reviewers");
+    app.import(&write_manifest(&src, "m.jsonl", &[line]))
+        .await
+        .unwrap();
+    let val = app.login("val00").await;
+    let page = app
+        .page(
+            Some(&val),
+            reqwest::Method::GET,
+            &format!("/c/{CAMPAIGN}/review/1/VQA_0001"),
+            None,
+        )
+        .await;
+    assert_eq!(page.status, reqwest::StatusCode::OK, "{}", page.text);
+    assert!(
+        page.text.contains(
+            "<dl class=\"details\" id=\"clip-fields\"><div><dt>Camera</dt><dd>s110_camera_basler_south1</dd></div><div><dt>Weather</dt><dd>rain</dd></div></dl>"
+        ),
+        "{}",
+        page.text
+    );
+    for hidden in ["not for reviewers", "test/generator", "Time of day"] {
+        assert!(!page.text.contains(hidden), "{hidden}: {}", page.text);
+    }
+}

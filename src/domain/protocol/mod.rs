@@ -46,6 +46,11 @@
 //! # c = 1
 //! confidence = 0.95                     # optional: of each lot's upper bound
 //!
+//! [[field]]                             # optional: a clip's manifest field to show
+//! name = "camera"                       # its key in the manifest
+//! label = "Camera"                      # as shown beside the clip
+//! required = true                       # optional: every clip line must give it
+//!
 //! [tables]                              # optional: Table 11's layout, the tables' names
 //! t11 = { rows = "source", row_title = "source of the video" }  # rows: an attribute of every task
 //! names = { t11 = "Table 1" }           # the others keep their generic names
@@ -201,6 +206,7 @@ pub fn parse(text: &str) -> Result<Protocol, Vec<ProtocolProblem>> {
     };
     let sampling = sampling::rules(&raw.sampling, &declared, &mut problems);
     let tables = tables::tables(raw.tables.as_ref(), &tasks.tasks, &mut problems);
+    let fields = tables::fields(&raw.field, &mut problems);
     let mut problems = problems.found;
     if !problems.is_empty() {
         problems.sort_by_key(|p| p.line);
@@ -223,6 +229,7 @@ pub fn parse(text: &str) -> Result<Protocol, Vec<ProtocolProblem>> {
             pairing: header.pairing,
             levels,
             tables,
+            fields,
         },
     })
 }

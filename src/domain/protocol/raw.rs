@@ -18,6 +18,17 @@ pub(super) struct RawFile {
     #[serde(default)]
     pub sampling: Vec<Spanned<RawSampling>>,
     pub tables: Option<Spanned<RawTables>>,
+    #[serde(default)]
+    pub field: Vec<Spanned<RawField>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawField {
+    pub name: Spanned<String>,
+    pub label: Spanned<String>,
+    #[serde(default)]
+    pub required: bool,
 }
 
 #[derive(Deserialize)]

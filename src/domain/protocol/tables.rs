@@ -145,3 +145,60 @@ fn names(raw: &RawNames, problems: &mut Problems) -> std::collections::BTreeMap<
     }
     out
 }
+
+/// The `[[field]]` entries checked: each a manifest key Tandem does not read itself,
+/// named once, with a label.
+pub(super) fn fields(
+    raw: &[Spanned<super::raw::RawField>],
+    problems: &mut Problems,
+) -> Vec<crate::domain::taxonomy::FieldDef> {
+    use crate::domain::taxonomy::{FieldDef, MANIFEST_KEYS};
+    let mut out: Vec<FieldDef> = Vec::new();
+    for (i, f) in raw.iter().enumerate() {
+        let f = f.get_ref();
+        let at = format!("field[{}]", i + 1);
+        let name = f.name.get_ref().trim();
+        let label = f.label.get_ref().trim();
+        if let Err(m) = crate::domain::check_identifier("a field's name", name) {
+            problems.push(f.name.span(), format!("{at}.name"), m);
+            continue;
+        }
+        if MANIFEST_KEYS.contains(&name) {
+            problems.push(
+                f.name.span(),
+                format!("{at}.name"),
+                format!("`{name}` is a manifest key Tandem reads itself; declare another"),
+            );
+            continue;
+        }
+        if out.iter().any(|o| o.name == name) {
+            problems.push(
+                f.name.span(),
+                format!("{at}.name"),
+                format!("field `{name}` is declared twice"),
+            );
+            continue;
+        }
+        if label.is_empty() {
+            problems.push(
+                f.label.span(),
+                format!("{at}.label"),
+                "a field needs a label",
+            );
+            continue;
+        }
+        out.push(FieldDef {
+            name: name.to_string(),
+            label: label.to_string(),
+            required: f.required,
+        });
+    }
+    if out.len() > super::MAX_ENTRIES {
+        problems.push(
+            0..0,
+            "field",
+            format!("at most {} fields", super::MAX_ENTRIES),
+        );
+    }
+    out
+}

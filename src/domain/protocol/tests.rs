@@ -635,7 +635,9 @@ fn a_taxonomy_stored_by_0_1_0_reads_into_the_present_form() {
         assert!(json.contains("\"scale\":"), "{name}: the former form");
         let read: Taxonomy = serde_json::from_str(json).unwrap();
         let text = shipped(name).unwrap();
-        let today = parse(text).unwrap().taxonomy;
+        let mut today = parse(text).unwrap().taxonomy;
+        // The declared clip fields came after 0.1.0 (a stored taxonomy reads none).
+        today.fields.clear();
         assert_eq!(read, today, "{name}");
         // Written again in the present form (no task field of its own for an axis),
         // it reads back the same.
@@ -712,4 +714,54 @@ fn a_missing_name_or_version_is_told_with_the_other_problems() {
     let said = problems(&SMALL.replace("name = \"small\"\n", ""));
     assert_eq!(said.len(), 1, "{said:?}");
     assert!(said[0].contains("protocol.name: is missing"), "{said:?}");
+}
+
+#[test]
+fn a_protocol_declares_the_clip_fields_to_show_and_each_bad_one_is_named() {
+    let text = format!(
+        "{SMALL}\n[[field]]\nname = \"camera\"\nlabel = \"Camera\"\nrequired = true\n\n\
+         [[field]]\nname = \"weather\"\nlabel = \"Weather\"\n"
+    );
+    let p = parse(&text).unwrap();
+    let fields: Vec<(&str, &str, bool)> = p
+        .taxonomy
+        .fields
+        .iter()
+        .map(|f| (f.name.as_str(), f.label.as_str(), f.required))
+        .collect();
+    assert_eq!(
+        fields,
+        [("camera", "Camera", true), ("weather", "Weather", false)]
+    );
+    // Stored and read back, as a campaign keeps it; a taxonomy without fields stores none.
+    let stored = serde_json::to_string(&p.taxonomy).unwrap();
+    assert_eq!(
+        serde_json::from_str::<Taxonomy>(&stored).unwrap(),
+        p.taxonomy
+    );
+    assert!(
+        !serde_json::to_string(&Taxonomy::vgenst())
+            .unwrap()
+            .contains("\"fields\"")
+    );
+    let bad = format!(
+        "{SMALL}\n[[field]]\nname = \"theme\"\nlabel = \"Theme\"\n\n\
+         [[field]]\nname = \"a b\"\nlabel = \"Spaced\"\n\n\
+         [[field]]\nname = \"camera\"\nlabel = \" \"\n\n\
+         [[field]]\nname = \"weather\"\nlabel = \"Weather\"\n\n\
+         [[field]]\nname = \"weather\"\nlabel = \"Weather again\"\n"
+    );
+    let found = problems(&bad);
+    assert_eq!(found.len(), 4, "{found:?}");
+    for (i, words) in [
+        "field[1].name: `theme` is a manifest key Tandem reads itself",
+        "field[2].name: a field's name `a b` contains ` `",
+        "field[3].label: a field needs a label",
+        "field[5].name: field `weather` is declared twice",
+    ]
+    .iter()
+    .enumerate()
+    {
+        assert!(found[i].contains(words), "{words}: {found:?}");
+    }
 }

@@ -96,6 +96,31 @@ pub struct ReasonDef {
     pub note: bool,
 }
 
+/// A manifest field of each clip that the protocol declares (a camera, the weather):
+/// shown to the people who review the clip, under its label; with `required`, every
+/// clip line of a manifest must give it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FieldDef {
+    pub name: String,
+    pub label: String,
+    #[serde(default, skip_serializing_if = "is_no")]
+    pub required: bool,
+}
+
+/// The manifest keys Tandem reads itself: a protocol cannot declare them as fields.
+pub const MANIFEST_KEYS: [&str; 10] = [
+    "clip_id",
+    "task",
+    "file",
+    "questions",
+    "theme",
+    "scene_graph",
+    "scenario",
+    "generator",
+    "calibration",
+    "known",
+];
+
 impl ReasonDef {
     /// Whether the reason may be given on an item of `level` (a clip has none).
     pub fn applies_to(&self, level: Option<&Level>) -> bool {
@@ -153,6 +178,10 @@ pub struct Taxonomy {
     /// the protocol says.
     #[serde(skip_serializing_if = "Tables::is_default")]
     pub tables: Tables,
+    /// The clips' manifest fields the protocol declares, in its order; stored only when
+    /// there are some.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fields: Vec<FieldDef>,
 }
 
 fn is_vgenst_levels(levels: &[Level]) -> bool {

@@ -95,6 +95,8 @@ pub(super) struct StoredTaxonomy {
     #[serde(default)]
     pairing: Pairing,
     tables: Option<Tables>,
+    #[serde(default)]
+    fields: Vec<super::FieldDef>,
 }
 
 fn yes() -> bool {
@@ -124,6 +126,7 @@ impl From<StoredTaxonomy> for Taxonomy {
             levels: t.levels,
             pairing: t.pairing,
             tables,
+            fields: t.fields,
         }
     }
 }

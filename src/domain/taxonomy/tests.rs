@@ -178,6 +178,7 @@ fn the_shipped_file_gives_the_former_built_in_taxonomy() {
         pairing: Pairing::TaskPairs,
         levels: Level::vgenst(),
         tables: Tables::former_vgenst(),
+        fields: Vec::new(),
     };
     assert_eq!(Taxonomy::vgenst(), former);
     // The reasons are the former built-in ones, in their order, under the same keys.

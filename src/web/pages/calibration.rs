@@ -248,6 +248,8 @@ struct ItemPage {
     item_id: String,
     task: TaskLine,
     theme: String,
+    /// The manifest fields the protocol declares: (label, value).
+    details: Vec<(String, String)>,
     scene_graph: String,
     scenario: String,
     player: Player,
@@ -310,6 +312,7 @@ async fn item_page(
         item_id: item.item_id.clone(),
         task: task_line(state, &campaign, &item.clip.task).await?,
         theme: item.clip.theme.clone().unwrap_or_default(),
+        details: item.clip.declared(&campaign.taxonomy),
         scene_graph: pretty(&item.clip.scene_graph),
         scenario: pretty(&item.clip.scenario),
         player,

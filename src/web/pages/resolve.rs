@@ -232,6 +232,8 @@ struct ItemPage {
     item_id: String,
     task: TaskLine,
     theme: String,
+    /// The manifest fields the protocol declares: (label, value).
+    details: Vec<(String, String)>,
     scene_graph: String,
     scenario: String,
     player: Player,
@@ -323,6 +325,7 @@ async fn item_page(
         stage: split.stage.number(),
         task: task_line(state, &campaign, &split.clip.task).await?,
         theme: split.clip.theme.clone().unwrap_or_default(),
+        details: split.clip.declared(&campaign.taxonomy),
         scene_graph: pretty(&split.clip.scene_graph),
         scenario: pretty(&split.clip.scenario),
         player: player(state, session, &split.clip).await?,

@@ -388,6 +388,8 @@ struct ItemPage {
     item_id: String,
     task: TaskLine,
     theme: String,
+    /// The manifest fields the protocol declares: (label, value).
+    details: Vec<(String, String)>,
     scene_graph: String,
     scenario: String,
     player: Player,
@@ -526,6 +528,7 @@ async fn item_page(
         stage: stage.number(),
         task: task_line(state, &campaign, &item.clip.task).await?,
         theme: fields(&item.clip.theme),
+        details: item.clip.declared(&campaign.taxonomy),
         scene_graph: pretty(&item.clip.scene_graph),
         scenario: pretty(&item.clip.scenario),
         player: player(state, session, &item.clip).await?,
