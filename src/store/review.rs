@@ -139,6 +139,11 @@ pub struct QuestionView {
 pub struct LinkedQuestion {
     pub question_id: String,
     pub question: String,
+    pub options: Vec<String>,
+    /// 0-based index of its keyed answer; absent while the blind key check hides the
+    /// question's own.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub answer: Option<i64>,
 }
 
 /// The other question of `key`'s linked pair, from its clip version's stored line.
@@ -148,17 +153,24 @@ fn linked_question(fields: &Value, key: &str) -> Option<LinkedQuestion> {
     let (id, _) = pairs
         .iter()
         .find(|(id, p)| *p == pair && id.as_str() != key)?;
-    let question = fields
+    let line = fields
         .get("questions")?
         .as_array()?
         .iter()
-        .find(|q| q.get("question_id").and_then(Value::as_str) == Some(id.as_str()))?
-        .get("question")?
-        .as_str()?
-        .to_string();
+        .find(|q| q.get("question_id").and_then(Value::as_str) == Some(id.as_str()))?;
     Some(LinkedQuestion {
         question_id: id.clone(),
-        question,
+        question: line.get("question")?.as_str()?.to_string(),
+        options: line
+            .get("options")
+            .and_then(Value::as_array)
+            .map(|o| {
+                o.iter()
+                    .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default(),
+        answer: line.get("answer").and_then(Value::as_i64),
     })
 }
 

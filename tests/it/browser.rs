@@ -619,11 +619,13 @@ async fn a_linked_pair_of_a_glimpse_campaign_is_reviewed_by_keyboard() {
         page.contains("Its reversed direction does not hold") && !page.contains("Incorrect answer"),
         "GLIMPSE's reasons, not VGenST's"
     );
-    // The page names the other direction of the pair, with its text.
+    // The page names the other direction of the pair, with its text and its key, so
+    // that both keys are checked together.
     assert!(
         page.contains(&format!(
             "asked the other way round as <code>{reverse}</code>"
-        )) && page.contains("reach the middle of the frame before it starts moving"),
+        )) && page.contains("reach the middle of the frame before it starts moving")
+            && page.contains("keyed <strong class=\"linked-key\">B: no</strong>"),
         "{page}"
     );
     d.keys(&format!("v{ENTER}")).await;

@@ -1340,3 +1340,71 @@ async fn blind_campaign(app: &TestApp, n: usize) -> (Cast, Vec<String>) {
     }
     (c, ids)
 }
+
+/// A linked pair's item shows the other direction's key beside its own; under the blind
+/// key check both stay hidden until the validator's own answer is in (the other
+/// direction's key would tell this one's).
+#[tokio::test]
+async fn a_linked_pair_shows_both_keys_and_the_blind_check_hides_both() {
+    let app = spawn_app().await;
+    let protocol = app.campaign_on("glimpse").await;
+    let v0 = app.user("val00", Role::Validator, Some(0)).await;
+    app.user("val01", Role::Validator, Some(1)).await;
+    let admin = app.user("admin1", Role::Admin, None).await;
+    let src = app.source();
+    let manifest = tandem::demo::write_sample_manifest(&src, &protocol.taxonomy).unwrap();
+    let clip = "TEMP_D01";
+    let line: String = std::fs::read_to_string(&manifest)
+        .unwrap()
+        .lines()
+        .filter(|l| l.contains(&format!("\"clip_id\":\"{clip}\"")))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    std::fs::write(&manifest, line).unwrap();
+    app.import(&manifest).await.unwrap();
+    let item = format!("/api/v1/campaigns/{CAMPAIGN}/items/2/{clip}_YN");
+    let shown = app.get(&item, &v0).await;
+    assert_eq!(shown.status, StatusCode::OK, "{}", shown.text);
+    let linked = &shown.body["question"]["linked"];
+    assert_eq!(linked["question_id"], format!("{clip}_YNR"));
+    assert_eq!(
+        (linked["options"][1].clone(), linked["answer"].clone()),
+        (json!("no"), json!(1))
+    );
+    let r = app
+        .call(
+            Method::PUT,
+            &format!("/api/v1/campaigns/{CAMPAIGN}/settings"),
+            Some(&admin),
+            Some(json!({"target_per_task": 100, "calibration_threshold": 0.8,
+                        "calibration_min_items": 10, "blind_key_check": true})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    let blind = app.get(&item, &v0).await;
+    assert!(
+        blind.body["question"].get("answer").is_none(),
+        "{}",
+        blind.text
+    );
+    assert!(
+        blind.body["question"]["linked"].get("answer").is_none(),
+        "{}",
+        blind.text
+    );
+    let r = app
+        .call(
+            Method::POST,
+            &format!("{item}/blind-answer"),
+            Some(&v0),
+            Some(json!({"answer": 0})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    let after = app.get(&item, &v0).await;
+    assert_eq!(
+        after.body["question"]["linked"]["answer"], 1,
+        "{}",
+        after.text
+    );
+}

@@ -301,8 +301,9 @@ pub struct QuestionLine {
     pub text: String,
     /// (letter, text, is the keyed answer)
     pub options: Vec<(char, String, bool)>,
-    /// The other direction of its linked pair: (question id, text).
-    pub linked: Option<(String, String)>,
+    /// The other direction of its linked pair: (question id, text, its key in words
+    /// where it is shown).
+    pub linked: Option<(String, String, String)>,
 }
 
 pub fn question_line(q: &crate::store::review::QuestionView) -> QuestionLine {
@@ -320,10 +321,13 @@ pub fn question_line(q: &crate::store::review::QuestionView) -> QuestionLine {
                 (option_letter(i), o.clone(), q.answer == Some(i))
             })
             .collect(),
-        linked: q
-            .linked
-            .as_ref()
-            .map(|l| (l.question_id.clone(), l.question.clone())),
+        linked: q.linked.as_ref().map(|l| {
+            let key = l
+                .answer
+                .map(|a| crate::domain::records::option_words(&l.options, a))
+                .unwrap_or_default();
+            (l.question_id.clone(), l.question.clone(), key)
+        }),
     }
 }
 

@@ -1085,7 +1085,11 @@ async fn validator_item(
     if let (Some(q), Some(b)) = (question.as_mut(), &blind)
         && b.asked
     {
+        // The linked direction's key would tell this one's.
         q.answer = None;
+        if let Some(l) = q.linked.as_mut() {
+            l.answer = None;
+        }
     }
     Ok(ValidatorItem {
         stage,
