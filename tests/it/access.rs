@@ -38,6 +38,7 @@ const MATRIX: &[(&str, &str, &str)] = &[
     ("PUT", "/api/v1/campaigns/{campaign}/study/display", "admin"),
     ("GET", "/admin/campaigns", "admin"),
     ("POST", "/admin/roles", "admin"),
+    ("POST", "/admin/pool", "admin"),
     ("POST", "/admin/campaigns", "admin"),
     ("GET", "/api/v1/users", "admin"),
     ("POST", "/api/v1/users/{name}/disable", "admin"),

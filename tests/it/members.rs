@@ -315,6 +315,72 @@ async fn the_accounts_page_shows_and_sets_each_campaigns_roles() {
     assert!(r.text.contains("validator pool"), "{}", r.text);
     let gval0 = app.store.user_by_name("gval0").await.unwrap().unwrap();
     assert_eq!(gval0.describe(), "validator in glimpse");
+    // A validator of one campaign is placed in another's pool from the same page.
+    assert!(page.text.contains("id=\"pool-form\""), "{}", page.text);
+    let place = |index: &'static str| {
+        let (app, web) = (&app, web.clone());
+        async move {
+            app.page(
+                Some(&web),
+                Method::POST,
+                "/admin/pool",
+                Some(&[("name", "val00"), ("campaign", GLIMPSE), ("index", index)]),
+            )
+            .await
+        }
+    };
+    let r = place("two").await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(
+        r.text.contains("pool index `two` is not a number"),
+        "{}",
+        r.text
+    );
+    let r = place("2").await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
+    let val00 = app.store.user_by_name("val00").await.unwrap().unwrap();
+    assert_eq!(
+        val00.role_in(app.store.campaign(GLIMPSE).await.unwrap().id),
+        Some(Role::Validator)
+    );
+    let page = app
+        .page(Some(&web), Method::GET, "/admin/users", None)
+        .await;
+    assert!(
+        page.text
+            .contains("val00 is a validator of glimpse, at pool index 2."),
+        "{}",
+        page.text
+    );
+    assert!(
+        page.text.contains("validator #2 in glimpse"),
+        "{}",
+        page.text
+    );
+    // A place that re-pairs tasks of the other campaign waits for a confirmation
+    // (task 1's items are reviewed by val01 + val00; a third validator changes that).
+    app.import_clips(&["QC_F_EGO_DYN"], 1, &[]).await;
+    let form = [("name", "gval0"), ("campaign", "default"), ("index", "2")];
+    let asked = app
+        .page(Some(&web), Method::POST, "/admin/pool", Some(&form))
+        .await;
+    assert_eq!(asked.status, StatusCode::OK, "{}", asked.text);
+    assert!(
+        asked.text.contains("action=\"/admin/pool\"")
+            && asked.text.contains("Place gval0 and re-pair these tasks"),
+        "{}",
+        asked.text
+    );
+    let gval0 = app.store.user_by_name("gval0").await.unwrap().unwrap();
+    assert_eq!(gval0.describe(), "validator in glimpse", "nothing yet");
+    let confirmed = [form.to_vec(), vec![("confirm", "yes")]].concat();
+    let r = app
+        .page(Some(&web), Method::POST, "/admin/pool", Some(&confirmed))
+        .await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
+    let gval0 = app.store.user_by_name("gval0").await.unwrap().unwrap();
+    let default = app.store.campaign("default").await.unwrap();
+    assert_eq!(gval0.role_in(default.id), Some(Role::Validator));
 }
 
 /// An admin manages accounts through the API as through the accounts page: creates

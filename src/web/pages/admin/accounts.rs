@@ -133,6 +133,10 @@ struct ConfirmPairsPage {
     password: String,
     changes: Vec<crate::store::catalog::PairChange>,
     moving: i64,
+    /// Where the confirmation goes (`/admin/users`: a new account; `/admin/pool`: an
+    /// account placed in another campaign's pool), and its button's words.
+    action: &'static str,
+    button: String,
 }
 
 impl ConfirmPairsPage {
@@ -196,8 +200,10 @@ pub async fn create_user(
                 "/admin/users",
             )
             .await?;
+            let button = format!("Create {name} and re-pair these tasks");
             Ok(render(&ConfirmPairsPage {
                 chrome,
+                button,
                 name,
                 role: role.as_str(),
                 campaign: campaign.0,
@@ -205,6 +211,7 @@ pub async fn create_user(
                 password: typed,
                 moving: changes.iter().map(|c| c.unstarted_moving).sum(),
                 changes,
+                action: "/admin/users",
             }))
         }
         Ok(Created::User {
@@ -226,6 +233,60 @@ pub async fn create_user(
         Err(e @ (Error::Field { .. } | Error::Invalid(_) | Error::Conflict(_))) => {
             users_page(&state, &session, Some(crate::web::pages::for_people(&e))).await
         }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// `POST /admin/pool`: places an existing account in a campaign's validator pool (a
+/// validator of another campaign, say), once any re-pairing it causes is confirmed.
+pub async fn place_in_pool(
+    State(state): State<AppState>,
+    Extension(session): Extension<Session>,
+    RawForm(body): RawForm,
+) -> PageResult {
+    let form = FormFields::parse(&body)?;
+    let name = form.get("name").trim().to_string();
+    let campaign = form.get("campaign").trim().to_string();
+    let index_text = form.get("index").trim().to_string();
+    let Ok(index) = index_text.parse::<i64>() else {
+        let m = format!("pool index `{index_text}` is not a number");
+        return users_page(&state, &session, Some(m)).await;
+    };
+    let placement = crate::store::accounts::PoolPlacement {
+        campaign: campaign.clone(),
+        index,
+    };
+    let confirmed = form.get("confirm") == "yes";
+    match crate::app::accounts::place_in_pool(&state.store, &name, placement, confirmed).await {
+        Ok(Some(changes)) => {
+            let chrome = Chrome::new(
+                &state,
+                &session,
+                Some(&campaign),
+                "Confirm the new pairs",
+                "/admin/users",
+            )
+            .await?;
+            Ok(render(&ConfirmPairsPage {
+                chrome,
+                button: format!("Place {name} and re-pair these tasks"),
+                name,
+                role: Role::Validator.as_str(),
+                campaign,
+                index,
+                password: String::new(),
+                moving: changes.iter().map(|c| c.unstarted_moving).sum(),
+                changes,
+                action: "/admin/pool",
+            }))
+        }
+        Ok(None) => Ok(crate::web::flash::redirect(
+            "/admin/users",
+            &format!("{name} is a validator of {campaign}, at pool index {index}."),
+        )),
+        Err(
+            e @ (Error::Field { .. } | Error::Invalid(_) | Error::Conflict(_) | Error::NotFound(_)),
+        ) => users_page(&state, &session, Some(crate::web::pages::for_people(&e))).await,
         Err(e) => Err(e.into()),
     }
 }

@@ -11,7 +11,9 @@ mod pairs;
 mod sampling;
 
 use crate::web::routes::{ADMIN, Kind::Page, Route};
-use accounts::{create_token, create_user, revoke_tokens, set_disabled, set_role, users};
+use accounts::{
+    create_token, create_user, place_in_pool, revoke_tokens, set_disabled, set_role, users,
+};
 use audit::audit;
 use campaigns::{campaigns, create_campaign};
 use exports::exports;
@@ -64,6 +66,7 @@ pub fn routes() -> Vec<Route> {
         ),
         Route::new("POST", "/admin/users", ADMIN, Page, post(create_user)),
         Route::new("POST", "/admin/roles", ADMIN, Page, post(set_role)),
+        Route::new("POST", "/admin/pool", ADMIN, Page, post(place_in_pool)),
         Route::new(
             "POST",
             "/admin/users/{name}/token",
