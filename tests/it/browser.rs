@@ -2708,3 +2708,112 @@ async fn a_known_item_looks_and_loads_exactly_like_a_real_one() {
     assert_eq!(seen[0].1, seen[1].1, "the URLs each page loads");
     assert_eq!(seen[0].0, seen[1].0, "the pages as drawn");
 }
+
+/// axe-core's checks (WCAG 2.1 A and AA rules) on the pages of a day's work, from
+/// the copy `.ci/run` fetches (`TANDEM_AXE`, the path of `axe.min.js`): no violation
+/// of any impact on any of them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn axe_finds_nothing_on_the_pages_of_a_days_work() {
+    let Some(axe) = axe_script() else { return };
+    let Some(d) = driver().await else { return };
+    let app = spawn_app().await;
+    let c = cast(&app).await;
+    let ids = demo_campaign(&app).await;
+    // A split for the author, and a clip both passed, whose questions open.
+    assert_eq!(app.pass(&c.v0, 1, &ids[0]).await.status, 201);
+    assert_eq!(
+        app.reject(&c.v1, 1, &ids[0], "generation_artifact")
+            .await
+            .status,
+        201
+    );
+    assert_eq!(app.pass(&c.v0, 1, &ids[1]).await.status, 201);
+    assert_eq!(app.pass(&c.v1, 1, &ids[1]).await.status, 201);
+    let question: String = sqlx::query_scalar(
+        "SELECT i.item_key FROM items i JOIN items p ON p.id = i.parent_item_id
+         WHERE i.stage = 2 AND p.item_key = $1 ORDER BY i.id LIMIT 1",
+    )
+    .bind(&ids[1])
+    .fetch_one(&app.db)
+    .await
+    .unwrap();
+    let check = |path: String| {
+        let (d, app, axe) = (&d, &app, axe.clone());
+        async move {
+            d.go(&format!("{}{path}", app.base)).await;
+            d.wait_ready().await;
+            d.exec(&axe, vec![]).await;
+            let found = d
+                .exec(
+                    "return axe.run(document, {runOnly: {type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']}})\
+                       .then(r => r.violations.map(v => v.id + ' (' + v.impact + '): ' + v.nodes.map(n => n.target.join(' ')).join(', ')));",
+                    vec![],
+                )
+                .await;
+            assert_eq!(found, json!([]), "axe on {path}");
+        }
+    };
+    sign_in_by_keyboard(&d, &app, "val00").await;
+    for stage in [1, 2] {
+        check(format!("/c/{CAMPAIGN}/review/{stage}")).await;
+    }
+    check(format!("/c/{CAMPAIGN}/review/1/{}", ids[2])).await;
+    check(format!("/c/{CAMPAIGN}/review/2/{question}")).await;
+    assert!(
+        d.source().await.contains("id=\"verdict-form\""),
+        "the item itself"
+    );
+    check(format!("/c/{CAMPAIGN}/stats")).await;
+    d.cmd(reqwest::Method::DELETE, "/cookie", None).await;
+    sign_in_by_keyboard(&d, &app, "author1").await;
+    check(format!("/c/{CAMPAIGN}/splits/1")).await;
+    check(format!("/c/{CAMPAIGN}/splits/1/{}", ids[0])).await;
+    // A question both passed, with the withdrawal form.
+    assert_eq!(app.pass(&c.v0, 2, &question).await.status, 201);
+    assert_eq!(app.pass(&c.v1, 2, &question).await.status, 201);
+    check(format!("/c/{CAMPAIGN}/questions/{question}")).await;
+    assert!(d.source().await.contains("id=\"withdraw-form\""));
+    d.cmd(reqwest::Method::DELETE, "/cookie", None).await;
+    sign_in_by_keyboard(&d, &app, "admin1").await;
+    for path in ["/admin/users", "/admin/campaigns"] {
+        check(path.to_string()).await;
+    }
+    for path in [
+        "admin",
+        "admin/items?stage=1&show=all",
+        "admin/pairs",
+        "admin/audit",
+        "admin/exports",
+        "admin/calibration",
+    ] {
+        check(format!("/c/{CAMPAIGN}/{path}")).await;
+    }
+    // The check sees a fault when there is one: an image without a text alternative.
+    let found = d
+        .exec(
+            "const i = document.createElement('img'); i.src = '/static/none.png'; document.querySelector('main').appendChild(i);\
+             return axe.run(document, {runOnly: {type: 'tag', values: ['wcag2a']}}).then(r => r.violations.map(v => v.id));",
+            vec![],
+        )
+        .await;
+    assert_eq!(found, json!(["image-alt"]));
+}
+
+/// axe-core's script, when `TANDEM_AXE` names it; required with `TANDEM_REQUIRE_AXE=1`.
+fn axe_script() -> Option<String> {
+    let required = std::env::var("TANDEM_REQUIRE_AXE").is_ok_and(|v| v == "1");
+    let script = std::env::var("TANDEM_AXE")
+        .ok()
+        .and_then(|p| std::fs::read_to_string(p).ok());
+    if script.is_none() {
+        assert!(
+            !required,
+            "TANDEM_REQUIRE_AXE=1 but TANDEM_AXE names no readable axe.min.js"
+        );
+        use std::io::Write;
+        let _ = std::io::stderr().write_all(
+            b"note: an accessibility test was SKIPPED: set TANDEM_AXE to axe-core's axe.min.js\n",
+        );
+    }
+    script
+}
