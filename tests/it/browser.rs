@@ -2817,3 +2817,93 @@ fn axe_script() -> Option<String> {
     }
     script
 }
+
+/// The author's day with a key in doubt, by keyboard: from the list under the Stage 2
+/// splits to the question's page, `N` for the note, Enter withdraws; the list then says
+/// so and the retained benchmark leaves the question out.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_author_withdraws_a_question_whose_key_is_in_doubt_by_keyboard() {
+    let Some(d) = driver().await else { return };
+    let app = spawn_app().await;
+    let c = cast(&app).await;
+    let ids = demo_campaign(&app).await;
+    let campaign = app.store.campaign(CAMPAIGN).await.unwrap();
+    app.store
+        .set_settings(
+            &campaign,
+            tandem::store::catalog::Settings {
+                blind_key_check: true,
+                ..campaign.settings
+            },
+        )
+        .await
+        .unwrap();
+    for token in [&c.v0, &c.v1] {
+        assert_eq!(app.pass(token, 1, &ids[0]).await.status, 201);
+    }
+    // Both validators answer the first question blind otherwise than its key, then pass it.
+    let (q, key): (String, i64) = sqlx::query_as(
+        "SELECT q.question_key, q.answer FROM questions q
+         JOIN clips c ON c.current_version_id = q.clip_version_id
+         WHERE c.clip_key = $1 ORDER BY q.id LIMIT 1",
+    )
+    .bind(&ids[0])
+    .fetch_one(&app.db)
+    .await
+    .unwrap();
+    for token in [&c.v0, &c.v1] {
+        let r = app
+            .call(
+                reqwest::Method::POST,
+                &format!("/api/v1/campaigns/{CAMPAIGN}/items/2/{q}/blind-answer"),
+                Some(token),
+                Some(json!({"answer": (key + 1) % 2})),
+            )
+            .await;
+        assert_eq!(r.status, reqwest::StatusCode::CREATED, "{}", r.text);
+        assert_eq!(app.pass(token, 2, &q).await.status, 201);
+    }
+    sign_in_by_keyboard(&d, &app, "author1").await;
+    let list = format!("{}/c/{CAMPAIGN}/splits/2", app.base);
+    d.go(&list).await;
+    d.wait_ready().await;
+    d.exec(
+        &format!("document.querySelector('#keys-in-doubt a[href$=\"/questions/{q}\"]').focus();"),
+        vec![],
+    )
+    .await;
+    d.keys(ENTER).await;
+    let page = d.moved_from(&list).await;
+    assert!(
+        page.ends_with(&format!("/c/{CAMPAIGN}/questions/{q}")),
+        "{page}"
+    );
+    assert!(d.source().await.contains("id=\"key-in-doubt\""));
+    // Enter with no note is refused on the page; N, a note, Enter withdraws.
+    d.keys("n").await;
+    d.keys(ENTER).await;
+    d.until(
+        "the note to be asked for",
+        "return !document.getElementById('problem').hidden && document.getElementById('problem').textContent;",
+    )
+    .await;
+    assert_eq!(app.count("SELECT COUNT(*) FROM withdrawals").await, 0);
+    d.keys(&format!("both saw the square stop{ENTER}")).await;
+    d.moved_from(&page).await;
+    assert!(
+        d.source().await.contains("Withdrawn: "),
+        "the flash says so"
+    );
+    let note: String = sqlx::query_scalar("SELECT note FROM withdrawals")
+        .fetch_one(&app.db)
+        .await
+        .unwrap();
+    assert_eq!(note, "both saw the square stop");
+    let (clips, counts) = app.store.retained(&campaign).await.unwrap();
+    assert_eq!(counts.questions_withdrawn, 1);
+    assert!(
+        clips
+            .iter()
+            .all(|c| c.questions.iter().all(|x| x.question_id != q))
+    );
+}
