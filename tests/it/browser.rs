@@ -2393,21 +2393,7 @@ async fn with_the_blind_key_check_the_key_shows_only_after_the_answer_typed_blin
     let app = spawn_app().await;
     let c = cast(&app).await;
     // The demo's clips: real videos, so that the player has a position to keep.
-    let ids = demo_campaign(&app).await;
-    let campaign = app.store.campaign(CAMPAIGN).await.unwrap();
-    app.store
-        .set_settings(
-            &campaign,
-            tandem::store::catalog::Settings {
-                blind_key_check: true,
-                ..campaign.settings
-            },
-        )
-        .await
-        .unwrap();
-    for token in [&c.v0, &c.v1] {
-        assert_eq!(app.pass(token, 1, &ids[0]).await.status, 201);
-    }
+    let ids = blind_demo_campaign(&app, &c).await;
     // The first question of the first clip, and an answer that is not its key.
     let (q, options, key): (String, String, i64) = sqlx::query_as(
         "SELECT q.question_key, q.options, q.answer FROM questions q
@@ -2818,15 +2804,10 @@ fn axe_script() -> Option<String> {
     script
 }
 
-/// The author's day with a key in doubt, by keyboard: from the list under the Stage 2
-/// splits to the question's page, `N` for the note, Enter withdraws; the list then says
-/// so and the retained benchmark leaves the question out.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_author_withdraws_a_question_whose_key_is_in_doubt_by_keyboard() {
-    let Some(d) = driver().await else { return };
-    let app = spawn_app().await;
-    let c = cast(&app).await;
-    let ids = demo_campaign(&app).await;
+/// The demo's clips (real videos, so that the player has a position to keep) with the
+/// blind key check on, the first clip passed by both: its questions wait in Stage 2.
+async fn blind_demo_campaign(app: &TestApp, c: &Cast) -> Vec<String> {
+    let ids = demo_campaign(app).await;
     let campaign = app.store.campaign(CAMPAIGN).await.unwrap();
     app.store
         .set_settings(
@@ -2841,6 +2822,18 @@ async fn an_author_withdraws_a_question_whose_key_is_in_doubt_by_keyboard() {
     for token in [&c.v0, &c.v1] {
         assert_eq!(app.pass(token, 1, &ids[0]).await.status, 201);
     }
+    ids
+}
+
+/// The author's day with a key in doubt, by keyboard: from the list under the Stage 2
+/// splits to the question's page, `N` for the note, Enter withdraws; the list then says
+/// so and the retained benchmark leaves the question out.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_author_withdraws_a_question_whose_key_is_in_doubt_by_keyboard() {
+    let Some(d) = driver().await else { return };
+    let app = spawn_app().await;
+    let c = cast(&app).await;
+    let ids = blind_demo_campaign(&app, &c).await;
     // Both validators answer the first question blind otherwise than its key, then pass it.
     let (q, key): (String, i64) = sqlx::query_as(
         "SELECT q.question_key, q.answer FROM questions q
@@ -2899,6 +2892,7 @@ async fn an_author_withdraws_a_question_whose_key_is_in_doubt_by_keyboard() {
         .await
         .unwrap();
     assert_eq!(note, "both saw the square stop");
+    let campaign = app.store.campaign(CAMPAIGN).await.unwrap();
     let (clips, counts) = app.store.retained(&campaign).await.unwrap();
     assert_eq!(counts.questions_withdrawn, 1);
     assert!(

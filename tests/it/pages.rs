@@ -1458,7 +1458,7 @@ async fn the_audit_pages_by_the_event_beside_it_and_shows_each_event_once() {
         }
     };
     let first = get(format!("/c/{CAMPAIGN}/admin/audit")).await;
-    assert!(first.contains("200 event(s) of 350"), "{first}");
+    assert!(first.contains("rows 1-200 of 350 · page 1 of 2"), "{first}");
     let forward = walk(format!("/c/{CAMPAIGN}/admin/audit"), "next").await;
     assert_eq!(
         forward.iter().map(Vec::len).collect::<Vec<_>>(),

@@ -1060,15 +1060,7 @@ async fn an_author_sees_the_blind_answers_of_a_split_and_its_key_in_doubt() {
     let (c, ids) = blind_campaign(&app, 1).await;
     let q = format!("{}_OE", ids[0]);
     for (token, answer) in [(&c.v0, 0), (&c.v1, 1)] {
-        let r = app
-            .call(
-                Method::POST,
-                &format!("/api/v1/campaigns/{CAMPAIGN}/items/2/{q}/blind-answer"),
-                Some(token),
-                Some(json!({"answer": answer})),
-            )
-            .await;
-        assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+        answer_blind(&app, token, &q, answer).await;
     }
     assert_eq!(app.pass(&c.v0, 2, &q).await.status, 201);
     assert_eq!(
@@ -1132,15 +1124,7 @@ async fn an_author_withdraws_a_retained_question_whose_key_is_in_doubt() {
     let (q, other) = (format!("{}_OE", ids[0]), format!("{}_OE", ids[1]));
     for (token, answer) in [(&c.v0, 0), (&c.v1, 1)] {
         for question in [&q, &other] {
-            let r = app
-                .call(
-                    Method::POST,
-                    &format!("/api/v1/campaigns/{CAMPAIGN}/items/2/{question}/blind-answer"),
-                    Some(token),
-                    Some(json!({"answer": answer})),
-                )
-                .await;
-            assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+            answer_blind(&app, token, question, answer).await;
         }
         assert_eq!(app.pass(token, 2, &q).await.status, 201);
     }
@@ -1317,6 +1301,19 @@ async fn an_author_withdraws_a_retained_question_whose_key_is_in_doubt() {
         .execute(&app.db)
         .await;
     assert!(changed.is_err());
+}
+
+/// A validator's blind answer to a question of their queue, recorded.
+async fn answer_blind(app: &TestApp, token: &str, question: &str, answer: i64) {
+    let r = app
+        .call(
+            Method::POST,
+            &format!("/api/v1/campaigns/{CAMPAIGN}/items/2/{question}/blind-answer"),
+            Some(token),
+            Some(json!({"answer": answer})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
 }
 
 /// A campaign with the blind key check on and `n` clips of one task, each with an OE

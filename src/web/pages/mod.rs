@@ -220,12 +220,19 @@ impl Pager {
         page: &crate::domain::paging::Page<T>,
         token: impl Fn(&T) -> String,
     ) -> Pager {
-        Pager::of("item", path, kept, page, token)
+        Pager::of(
+            ("item", crate::domain::paging::PAGE_ROWS),
+            path,
+            kept,
+            page,
+            token,
+        )
     }
 
-    /// `new` for rows that are not items (`noun`: "event" says "12 event(s)").
+    /// `new` for rows that are not items, on pages of their own size (`noun`: "event"
+    /// says "12 event(s)").
     pub fn of<T>(
-        noun: &str,
+        (noun, limit): (&str, usize),
         path: &str,
         kept: &[(&str, &str)],
         page: &crate::domain::paging::Page<T>,
@@ -246,7 +253,7 @@ impl Pager {
         let shown = page.rows.len();
         let count =
             |n: usize| crate::report::format::thousands(i64::try_from(n).unwrap_or(i64::MAX));
-        let number = page.number(crate::domain::paging::PAGE_ROWS);
+        let number = page.number(limit);
         let words = if !page.more_before && !page.more_after {
             format!("{} {noun}(s)", count(page.matching))
         } else if shown == 0 {
@@ -262,8 +269,7 @@ impl Pager {
             format!("{shown} {noun}(s) of {}", count(page.matching))
         };
         let jump = number
-            .or((page.more_before || page.more_after)
-                .then(|| (0, page.matching.div_ceil(crate::domain::paging::PAGE_ROWS))))
+            .or((page.more_before || page.more_after).then(|| (0, page.matching.div_ceil(limit))))
             .filter(|(_, pages)| *pages > 1)
             .map(|(n, pages)| Jump {
                 path: path.to_string(),

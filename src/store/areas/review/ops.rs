@@ -757,22 +757,7 @@ async fn queue_page(
         None => (-1, String::new(), 0),
         Some(cursor) if cursor.is_end() => (-1, String::new(), 0),
         Some(cursor) => {
-            let found: Option<(String, i64)> = c
-                .fetch_opt(
-                    sql!(
-                        "SELECT sort_key, id FROM items
-                         WHERE campaign_id = :campaign AND stage = :stage AND item_key = :key
-                           AND (queue1 = :validator OR queue2 = :validator)
-                         ORDER BY id DESC LIMIT 1"
-                    ),
-                    named! {
-                        campaign: campaign_id,
-                        validator: user_id,
-                        stage: stage_no,
-                        key: cursor.key.as_str(),
-                    },
-                )
-                .await?;
+            let found = cursor_place(c, campaign, validator, stage, &cursor.key).await?;
             let Some((sort, id)) = found else {
                 let field = if cursor.side == Side::After {
                     "after"
@@ -927,6 +912,31 @@ async fn page_cursor(
     }))
 }
 
+/// A cursor's row in a validator's queue: its sort key and id (the newest version's).
+async fn cursor_place(
+    c: &mut impl Tx,
+    campaign: &Campaign,
+    validator: &User,
+    stage: Stage,
+    key: &str,
+) -> Result<Option<(String, i64)>> {
+    c.fetch_opt(
+        sql!(
+            "SELECT sort_key, id FROM items
+             WHERE campaign_id = :campaign AND stage = :stage AND item_key = :key
+               AND (queue1 = :validator OR queue2 = :validator)
+             ORDER BY id DESC LIMIT 1"
+        ),
+        named! {
+            campaign: campaign.id,
+            validator: validator.id,
+            stage: stage.number(),
+            key,
+        },
+    )
+    .await
+}
+
 /// How many rows of a filtered queue lie before a middle page's cursor (with it, when
 /// the page follows it), so that the pager can name the page's rows.
 async fn rows_before(
@@ -937,22 +947,7 @@ async fn rows_before(
     query: &QueueQuery,
     cursor: &crate::domain::paging::Cursor,
 ) -> Result<usize> {
-    let place: Option<(String, i64)> = c
-        .fetch_opt(
-            sql!(
-                "SELECT sort_key, id FROM items
-                 WHERE campaign_id = :campaign AND stage = :stage AND item_key = :key
-                   AND (queue1 = :validator OR queue2 = :validator)
-                 ORDER BY id DESC LIMIT 1"
-            ),
-            named! {
-                campaign: campaign.id,
-                validator: validator.id,
-                stage: stage.number(),
-                key: cursor.key.as_str(),
-            },
-        )
-        .await?;
+    let place = cursor_place(c, campaign, validator, stage, &cursor.key).await?;
     let Some((at_sort, at_id)) = place else {
         return Ok(0);
     };

@@ -148,6 +148,47 @@ impl ConfirmPairsPage {
     }
 }
 
+/// A placement in a pool that waits for the admin's confirmation: the form's fields,
+/// sent again with `confirm=yes`.
+struct Placement {
+    name: String,
+    role: &'static str,
+    campaign: String,
+    index: i64,
+    password: String,
+    action: &'static str,
+    button: String,
+}
+
+/// The page that shows the pairs a placement would change, and confirms it.
+async fn confirm_pairs(
+    state: &AppState,
+    session: &Session,
+    p: Placement,
+    changes: Vec<crate::store::catalog::PairChange>,
+) -> PageResult {
+    let chrome = Chrome::new(
+        state,
+        session,
+        Some(&p.campaign),
+        "Confirm the new pairs",
+        "/admin/users",
+    )
+    .await?;
+    Ok(render(&ConfirmPairsPage {
+        chrome,
+        name: p.name,
+        role: p.role,
+        campaign: p.campaign,
+        index: p.index,
+        password: p.password,
+        moving: changes.iter().map(|c| c.unstarted_moving).sum(),
+        changes,
+        action: p.action,
+        button: p.button,
+    }))
+}
+
 pub async fn create_user(
     State(state): State<AppState>,
     Extension(session): Extension<Session>,
@@ -191,28 +232,16 @@ pub async fn create_user(
     };
     match crate::app::accounts::create_user(&state.store, new).await {
         Ok(Created::NeedsConfirmation(changes)) => {
-            let campaign = (campaign.unwrap_or_default(), index.unwrap_or_default());
-            let chrome = Chrome::new(
-                &state,
-                &session,
-                Some(&campaign.0),
-                "Confirm the new pairs",
-                "/admin/users",
-            )
-            .await?;
-            let button = format!("Create {name} and re-pair these tasks");
-            Ok(render(&ConfirmPairsPage {
-                chrome,
-                button,
+            let placement = Placement {
+                button: format!("Create {name} and re-pair these tasks"),
                 name,
                 role: role.as_str(),
-                campaign: campaign.0,
-                index: campaign.1,
+                campaign: campaign.unwrap_or_default(),
+                index: index.unwrap_or_default(),
                 password: typed,
-                moving: changes.iter().map(|c| c.unstarted_moving).sum(),
-                changes,
                 action: "/admin/users",
-            }))
+            };
+            confirm_pairs(&state, &session, placement, changes).await
         }
         Ok(Created::User {
             user,
@@ -259,26 +288,16 @@ pub async fn place_in_pool(
     let confirmed = form.get("confirm") == "yes";
     match crate::app::accounts::place_in_pool(&state.store, &name, placement, confirmed).await {
         Ok(Some(changes)) => {
-            let chrome = Chrome::new(
-                &state,
-                &session,
-                Some(&campaign),
-                "Confirm the new pairs",
-                "/admin/users",
-            )
-            .await?;
-            Ok(render(&ConfirmPairsPage {
-                chrome,
+            let placement = Placement {
                 button: format!("Place {name} and re-pair these tasks"),
                 name,
                 role: Role::Validator.as_str(),
                 campaign,
                 index,
                 password: String::new(),
-                moving: changes.iter().map(|c| c.unstarted_moving).sum(),
-                changes,
                 action: "/admin/pool",
-            }))
+            };
+            confirm_pairs(&state, &session, placement, changes).await
         }
         Ok(None) => Ok(crate::web::flash::redirect(
             "/admin/users",

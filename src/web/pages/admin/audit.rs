@@ -153,7 +153,7 @@ pub async fn audit(
     };
     let here = format!("/c/{c}/admin/audit");
     let pager = crate::web::pages::Pager::of(
-        "event",
+        ("event", AUDIT_PAGE_EVENTS),
         &here,
         &q.kept(),
         &page,
