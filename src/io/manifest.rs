@@ -180,6 +180,34 @@ pub fn check_manifest_with(
     })
 }
 
+/// The protocol's declared fields of a clip line: shown as text, so each one a string, a
+/// number or true/false; a required one given.
+fn declared_fields(
+    obj: &serde_json::Map<String, Value>,
+    taxonomy: &Taxonomy,
+    push: &mut impl FnMut(Option<&str>, String),
+) {
+    for f in &taxonomy.fields {
+        match obj.get(&f.name) {
+            None | Some(Value::Null) if f.required => push(
+                Some(&f.name),
+                format!(
+                    "missing `{}` ({}), which the protocol requires",
+                    f.name, f.label
+                ),
+            ),
+            Some(Value::String(s)) if f.required && s.trim().is_empty() => {
+                push(Some(&f.name), format!("`{}` is empty", f.name));
+            }
+            Some(Value::Array(_) | Value::Object(_)) => push(
+                Some(&f.name),
+                format!("`{}` must be a string, a number or true/false", f.name),
+            ),
+            _ => {}
+        }
+    }
+}
+
 fn check_line(
     text: &str,
     line: usize,
@@ -245,27 +273,7 @@ fn check_line(
             push(Some(key), format!("`{key}` must be a JSON object"));
         }
     }
-    // The protocol's declared fields: shown as text, so each one a string, a number or
-    // true/false; a required one given.
-    for f in &taxonomy.fields {
-        match obj.get(&f.name) {
-            None | Some(Value::Null) if f.required => push(
-                Some(&f.name),
-                format!(
-                    "missing `{}` ({}), which the protocol requires",
-                    f.name, f.label
-                ),
-            ),
-            Some(Value::String(s)) if f.required && s.trim().is_empty() => {
-                push(Some(&f.name), format!("`{}` is empty", f.name));
-            }
-            Some(Value::Array(_) | Value::Object(_)) => push(
-                Some(&f.name),
-                format!("`{}` must be a string, a number or true/false", f.name),
-            ),
-            _ => {}
-        }
-    }
+    declared_fields(&obj, taxonomy, &mut push);
 
     let file = required_str(&obj, "file", &mut push);
     let mut located = None;
