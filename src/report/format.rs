@@ -725,7 +725,18 @@ fn t12_latex(report: &QcReport, tax: &Taxonomy) -> String {
         .t12
         .iter()
         .any(|(_, row)| row.iter().any(|(_, c)| c.reviewed == 0));
-    out.push_str(&format!("\\caption{{Stage 2 -- QA Quality Control: Reject Matrix. Each cell shows the number of base MCQs rejected during QA validation. Dashes (-) mark task--QA combinations outside the applicability matrix.{}}}\n",
+    // As the paper's caption: "(out of 100)" when every cell reviewed that many.
+    let reviewed: Vec<i64> = report
+        .t12
+        .iter()
+        .flat_map(|(_, row)| row.iter().map(|(_, c)| c.reviewed))
+        .collect();
+    let uniform = reviewed
+        .first()
+        .copied()
+        .filter(|n| *n > 0 && reviewed.iter().all(|x| x == n));
+    out.push_str(&format!("\\caption{{Stage 2 -- QA Quality Control: Reject Matrix. Each cell shows the number of base MCQs{} rejected during QA validation. Dashes (-) mark task--QA combinations outside the applicability matrix.{}}}\n",
+        uniform.map_or(" (of those reviewed in the cell)".to_string(), |n| format!(" (out of {})", thousands(n))),
         if not_reviewed { " n/r: no question of the cell reviewed yet (not the same as 0 rejected)." } else { "" }));
     out.push_str("\\label{tab:qc-stage2}\n");
     let q = tax.qa_types.len();
