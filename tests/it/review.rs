@@ -1194,7 +1194,13 @@ async fn an_author_withdraws_a_retained_question_whose_key_is_in_doubt() {
         .await;
     assert_eq!(bad.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", bad.text);
     let campaign = app.store.campaign(CAMPAIGN).await.unwrap();
-    assert!(app.store.withdrawals(&campaign).await.unwrap().is_empty());
+    assert!(
+        app.store
+            .withdrawals(&campaign, None)
+            .await
+            .unwrap()
+            .is_empty()
+    );
     let done = app
         .page(
             Some(&author),
@@ -1389,15 +1395,7 @@ async fn a_linked_pair_shows_both_keys_and_the_blind_check_hides_both() {
         "{}",
         blind.text
     );
-    let r = app
-        .call(
-            Method::POST,
-            &format!("{item}/blind-answer"),
-            Some(&v0),
-            Some(json!({"answer": 0})),
-        )
-        .await;
-    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    answer_blind(&app, &v0, &format!("{clip}_YN"), 0).await;
     let after = app.get(&item, &v0).await;
     assert_eq!(
         after.body["question"]["linked"]["answer"], 1,

@@ -43,7 +43,7 @@ pub async fn keys_in_doubt(
         keys_in_doubt: crate::report::blind::keys_in_doubt(
             &state.store.blind_records(&campaign).await?,
         ),
-        withdrawals: state.store.withdrawals(&campaign).await?,
+        withdrawals: state.store.withdrawals(&campaign, None).await?,
     }))
 }
 
@@ -233,10 +233,9 @@ pub async fn withdrawal(
         .await?;
     let withdrawal = state
         .store
-        .withdrawals(&campaign)
+        .withdrawals(&campaign, Some(&p.question))
         .await?
-        .into_iter()
-        .find(|w| w.question_id == p.question)
+        .pop()
         .ok_or_else(|| Error::Internal(format!("withdrawal of `{}` not read back", p.question)))?;
     let status = if recorded {
         StatusCode::CREATED

@@ -67,7 +67,7 @@ pub async fn queue(
     let (keys_in_doubt, withdrawals) = if stage == crate::domain::Stage::Question {
         (
             crate::report::blind::keys_in_doubt(&state.store.blind_records(&campaign).await?),
-            state.store.withdrawals(&campaign).await?,
+            state.store.withdrawals(&campaign, None).await?,
         )
     } else {
         (Vec::new(), Vec::new())
@@ -291,10 +291,9 @@ async fn item_page(
     let withdrawn = if split.stage == Stage::Question && split.outcome.is_retained() {
         state
             .store
-            .withdrawals(&campaign)
+            .withdrawals(&campaign, Some(&split.item_id))
             .await?
-            .into_iter()
-            .find(|w| w.question_id == split.item_id)
+            .pop()
             .map(|w| {
                 let reason = campaign.taxonomy.reason_label(Stage::Question, &w.reason);
                 (w.author, reason, w.note)

@@ -390,16 +390,24 @@ impl Store {
         query: &QueueQuery,
     ) -> Result<QueueListing> {
         read_tx!(self, long, |c| {
-            let mut query = query.clone();
-            if let Some(n) = query.page {
-                query.cursor = pager::page_cursor(c, campaign, validator, stage, &query, n).await?;
-            }
-            let mut listing = queue_page(c, campaign, validator, stage, &query).await?;
+            // A page by number: the same query from that page's cursor.
+            let jumped;
+            let query = match query.page {
+                Some(n) => {
+                    jumped = QueueQuery {
+                        cursor: pager::page_cursor(c, campaign, validator, stage, query, n).await?,
+                        ..query.clone()
+                    };
+                    &jumped
+                }
+                None => query,
+            };
+            let mut listing = queue_page(c, campaign, validator, stage, query).await?;
             if listing.page.offset.is_none()
                 && let Some(cursor) = &query.cursor
             {
                 let before =
-                    pager::rows_before(c, campaign, validator, stage, &query, cursor).await?;
+                    pager::rows_before(c, campaign, validator, stage, query, cursor).await?;
                 listing.page.offset = Some(match cursor.side {
                     Side::After => before,
                     Side::Before => before.saturating_sub(listing.page.rows.len()),

@@ -134,9 +134,14 @@ impl Store {
         })
     }
 
-    /// The campaign's withdrawn questions (current versions), in id order.
-    pub async fn withdrawals(&self, campaign: &Campaign) -> Result<Vec<Withdrawal>> {
-        let campaign = campaign.id;
+    /// The campaign's withdrawn questions (current versions), in id order; with `key`,
+    /// that question's only.
+    pub async fn withdrawals(
+        &self,
+        campaign: &Campaign,
+        key: Option<&str>,
+    ) -> Result<Vec<Withdrawal>> {
+        let (campaign, key) = (campaign.id, key.unwrap_or(""));
         let rows: Vec<Found> = read_tx!(self, |c| {
             c.fetch(
                 sql!(
@@ -146,9 +151,10 @@ impl Store {
                      JOIN clips c ON c.id = v.clip_id
                      JOIN users u ON u.id = w.author_id
                      WHERE w.campaign_id = :campaign AND i.is_current = 1
+                       AND (:key = '' OR i.item_key = :key)
                      ORDER BY i.item_key"
                 ),
-                named! { campaign },
+                named! { campaign, key },
             )
             .await
         })?;
