@@ -49,8 +49,8 @@
 //! circular evaluation (`circular`: vanilla and circular accuracy with their intervals, the
 //! position bias, agreement over the option chosen), how good the review is (`quality`: a
 //! Dawid-Skene latent-class model per stage fitted by EM over patterns of ratings, anchored
-//! by known items, the author one more rater; identified: estimates with a seeded
-//! percentile bootstrap over items, its resamples on every core, each with its own
+//! by known items, the author one more rater; identified: posterior means and credible
+//! intervals by a seeded Gibbs sampler, its chains on every core, each with its own
 //! generator; not identified: the bounds over the 95% profile-likelihood region, every
 //! rater's accuracy and every task's prevalence profiled on every core; the model-free
 //! catch and pass rates on known items with Wilson intervals; a simulator of reviews with

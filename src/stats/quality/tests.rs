@@ -7,6 +7,9 @@ fn at_the_papers_scale_each_validator_and_the_residual_rate_are_found() {
     let sim = review(&setup);
     let q = estimate(&sim.review, Options::default()).unwrap();
     assert!(q.identified && q.converged, "{:?}", q.reason);
+    // Each validator's posterior mean near the truth (it has about 200 defects to go by),
+    // and the truth inside the credible interval for all but the odd one.
+    let (mut se_held, mut sp_held) = (0, 0);
     for (v, &(se, sp)) in setup.validators.iter().enumerate() {
         let r = &q.raters[v];
         let (es, ep) = (
@@ -14,7 +17,7 @@ fn at_the_papers_scale_each_validator_and_the_residual_rate_are_found() {
             r.specificity.estimate.unwrap(),
         );
         assert!(
-            (es - se).abs() < 0.08,
+            (es - se).abs() < 0.1,
             "validator {v}: sensitivity {es} for {se}"
         );
         assert!(
@@ -23,7 +26,11 @@ fn at_the_papers_scale_each_validator_and_the_residual_rate_are_found() {
         );
         let [lo, hi] = r.sensitivity.ci95.unwrap();
         assert!(lo <= es && es <= hi);
+        se_held += usize::from(lo <= se && se <= hi);
+        let [lo, hi] = r.specificity.ci95.unwrap();
+        sp_held += usize::from(lo <= sp && sp <= hi);
     }
+    assert!(se_held >= 10 && sp_held >= 10, "{se_held}, {sp_held} of 12");
     let truth = sim.true_residual().unwrap();
     let est = q.residual_defect_rate.estimate.unwrap();
     assert!((est - truth).abs() < 0.02, "residual {est} for {truth}");
@@ -49,14 +56,7 @@ fn the_residual_rates_interval_covers_the_truth_in_most_seeds() {
         let mut setup = Setup::paper(2, 0.1, 1_000 + seed);
         setup.prevalence = vec![0.2; 7];
         let sim = review(&setup);
-        let q = estimate(
-            &sim.review,
-            Options {
-                resamples: 200,
-                seed,
-            },
-        )
-        .unwrap();
+        let q = estimate(&sim.review, Options { draws: 2_000, seed }).unwrap();
         let [lo, hi] = q.residual_defect_rate.ci95.unwrap();
         let t = sim.true_residual().unwrap();
         if lo <= t && t <= hi {
@@ -169,7 +169,7 @@ fn the_same_seed_gives_the_same_figures() {
     let a = estimate(
         &sim.review,
         Options {
-            resamples: 50,
+            draws: 400,
             seed: 1,
         },
     )
@@ -177,7 +177,7 @@ fn the_same_seed_gives_the_same_figures() {
     let b = estimate(
         &sim.review,
         Options {
-            resamples: 50,
+            draws: 400,
             seed: 1,
         },
     )
@@ -220,10 +220,7 @@ fn without_known_items_the_bounds_hold_the_truth_at_their_level() {
         1,
         0.25,
         0..10,
-        Options {
-            resamples: 0,
-            seed: 1,
-        },
+        Options { draws: 0, seed: 1 },
     )
     .unwrap();
     for (k, kind) in KINDS.iter().enumerate() {
@@ -240,4 +237,58 @@ fn without_known_items_the_bounds_hold_the_truth_at_their_level() {
         .filter(|[lo, hi]| hi - lo < 0.5)
         .count();
     assert!(narrow >= 6, "{:?}", q.raters);
+}
+
+/// Over 200 seeds of each scenario with known items at a tenth of Stage 1's size (120
+/// clips, 7 tasks, 12 validators of about 20 ratings each, the author on the splits):
+/// the validators' credible intervals hold their truth at 0.93 or more, a perfect
+/// validator's reach 1 and a task without defects' prevalence reaches 0 (where a
+/// bootstrap held 0 of them); the author's and the residual rate's, weakly identified
+/// at this size, hold 0.85 or more (the methods documentation's table gives every
+/// figure at the paper's size).
+#[test]
+fn credible_intervals_hold_their_truth_over_200_seeds_of_each_scenario() {
+    use super::simulate::{Coverage, KINDS, Scenario, count};
+    let options = |seed| Options { draws: 1_000, seed };
+    for scenario in [
+        Scenario::Main,
+        Scenario::PerfectRaters,
+        Scenario::TaskWithoutDefects,
+        Scenario::OneKnownOfEach,
+    ] {
+        let mut c = Coverage::default();
+        let (mut zero_held, mut one_held) = (0, 0);
+        for seed in 0..200 {
+            let sim = review(&scenario.setup(1, 0.1, seed));
+            let q = estimate(&sim.review, options(seed)).unwrap();
+            count(&mut c, &sim, &q);
+            zero_held += usize::from(q.prevalence[0].ci95.is_some_and(|[lo, _]| lo == 0.0));
+            one_held += q.raters[..12]
+                .iter()
+                .filter(|r| r.sensitivity.ci95.is_some_and(|[_, hi]| hi == 1.0))
+                .count();
+        }
+        let name = scenario.name();
+        for (k, kind) in KINDS.iter().enumerate() {
+            let floor = if k < 2 {
+                0.93
+            } else if k == 4 {
+                0.9
+            } else {
+                0.85
+            };
+            if let Some(share) = c.share(k) {
+                assert!(
+                    share >= floor,
+                    "{name}: {kind} held {share} of {}",
+                    c.held[k].1
+                );
+            }
+        }
+        match scenario {
+            Scenario::PerfectRaters => assert!(one_held >= 2_350, "{one_held} of 2,400"),
+            Scenario::TaskWithoutDefects => assert!(zero_held >= 186, "{zero_held} of 200"),
+            _ => {}
+        }
+    }
 }
