@@ -1165,8 +1165,10 @@ fn a_campaign_reviews_by_the_protocol_file_it_was_created_with() {
     assert!(err.contains("a task has no pair to set"), "{err}");
 
     // G2's pair holds both ways and is kept, marked; G1_YN was retained but its reverse
-    // was not, so the pair does not count; G1_MC waits for an author.
+    // was not, so the pair does not count; G1_MC waits for an author. The questions are
+    // as written: VGenST's reformulations are not GLIMPSE's (`export_variants = false`).
     let exported = std::fs::read_to_string(out_dir.join("benchmark.jsonl")).unwrap();
+    assert!(!exported.contains("variants"), "{exported}");
     let kept: Vec<(String, Option<String>)> = exported
         .lines()
         .map(|l| serde_json::from_str::<Value>(l).unwrap())
