@@ -79,7 +79,7 @@ fn table_title(tables: &Tables, t: TableId) -> String {
 /// draws a table the protocol names.
 fn figure_caption(tables: &Tables, name: &str) -> String {
     const KAPPA: &str = "Cohen's $\\kappa$ per pair, per task and pair, and pooled, with 95\\% Wald intervals truncated to $[-1, 1]$";
-    const QUALITY: &str = "each rater's sensitivity and specificity (Dawid--Skene model anchored by known items, the authors as one more rater), posterior means with 95\\% credible intervals by Gibbs sampling, or the bounds the data allow where the model is not identified.";
+    const QUALITY: &str = "each rater's sensitivity and specificity (Dawid--Skene model anchored by known items, the authors as one more rater), posterior means with 95\\% credible intervals by Markov chain Monte Carlo, or the bounds the data allow where the model is not identified.";
     let (what, table) = match name {
         "t11-retained" => ("Stage 1: clips retained per task".to_string(), Some(Table::T11)),
         "t12-rejected" => (

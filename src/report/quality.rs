@@ -578,7 +578,7 @@ fn forest_notes(st: Option<&StageQualityReply>) -> Vec<String> {
             .into(),
     );
     notes.push(if st.is_some_and(|st| st.identified) {
-        "Dawid-Skene model anchored by known items; points: posterior means, whiskers: 95% credible intervals (Gibbs sampling); the author (all authors as one) rates splits."
+        "Dawid-Skene model anchored by known items; points: posterior means, whiskers: 95% credible intervals (Markov chain Monte Carlo); the author (all authors as one) rates splits."
             .into()
     } else {
         "Dawid-Skene model, not identified: bars over the simultaneous 95% region's bounds; the author (all authors as one) rates splits; n: counted verdicts.".into()
@@ -678,7 +678,7 @@ pub fn latex_table(q: &ReviewQualityReply) -> String {
     out.push_str("\\begin{table}[t]\n\\centering\n");
     let identified = q.stages.iter().all(|s| s.identified);
     let how = if identified {
-        "posterior means with 95\\% credible intervals (Dawid--Skene model anchored by known items, Beta(1/2, 1/2) priors, Gibbs sampling)"
+        "posterior means with 95\\% credible intervals (Dawid--Skene model anchored by known items, Beta(1/2, 1/2) priors, Markov chain Monte Carlo)"
     } else {
         "without known items of both kinds the model is not identified, so each cell gives the bounds the data allow (the least and the most over the simultaneous 95\\% likelihood-ratio region of all parameters, raters assumed better than chance), not an estimate"
     };

@@ -32,8 +32,8 @@
 //! items widened by 1.96 standard deviations of the share realised.
 //!
 //! With known items of both kinds the figures are estimated from the model's posterior
-//! under the same priors, raters held better than chance, drawn by Gibbs sampling
-//! ([`gibbs`]): each figure's posterior mean with its 95% credible interval (equal-tailed,
+//! under the same priors, raters held better than chance, drawn by Gibbs sampling with
+//! Metropolis steps on each rater's accuracy ([`gibbs`]): each figure's posterior mean with its 95% credible interval (equal-tailed,
 //! or one-sided where the posterior piles against 0 or 1: a rater who never erred, a
 //! task without defects). The residual rate's estimate is the retained items' mean
 //! probability of a defect, its interval that of the share of them actually defective,
@@ -461,7 +461,7 @@ pub struct Options {
 impl Default for Options {
     fn default() -> Self {
         Options {
-            draws: 2_000,
+            draws: 8_000,
             seed: 20_261_203,
         }
     }
