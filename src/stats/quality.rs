@@ -306,6 +306,55 @@ fn max_change(a: &[f64], b: &[f64]) -> f64 {
         .fold(0.0, f64::max)
 }
 
+/// What the M step and a Gibbs sweep both count, each pattern with `defects[i]` of its
+/// `weights[i]` items defective (expected or drawn): per rater the defective items
+/// caught and missed and the sound ones passed and flagged; per group its defects and
+/// items (known items left out: their mix is the lab's).
+struct Tally {
+    caught: Vec<f64>,
+    missed: Vec<f64>,
+    passed: Vec<f64>,
+    flagged: Vec<f64>,
+    group_defects: Vec<f64>,
+    group_items: Vec<f64>,
+}
+
+fn tally(
+    patterns: &[Pattern],
+    weights: &[f64],
+    defects: &[f64],
+    (n_raters, n_groups): (usize, usize),
+) -> Tally {
+    let mut t = Tally {
+        caught: vec![0.0; n_raters],
+        missed: vec![0.0; n_raters],
+        passed: vec![0.0; n_raters],
+        flagged: vec![0.0; n_raters],
+        group_defects: vec![0.0; n_groups],
+        group_items: vec![0.0; n_groups],
+    };
+    for ((it, &w), &d) in patterns.iter().zip(weights).zip(defects) {
+        if w == 0.0 {
+            continue;
+        }
+        let g = w - d;
+        for &(r, rejected) in &it.ratings {
+            if rejected {
+                t.caught[r] += d;
+                t.flagged[r] += g;
+            } else {
+                t.missed[r] += d;
+                t.passed[r] += g;
+            }
+        }
+        if it.known.is_none() {
+            t.group_defects[it.group] += d;
+            t.group_items[it.group] += w;
+        }
+    }
+    t
+}
+
 /// The weighted shares, each with the prior's half item on either side.
 fn m_step(
     patterns: &[Pattern],
@@ -314,48 +363,21 @@ fn m_step(
     n_raters: usize,
     n_groups: usize,
 ) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
-    let mut caught = vec![0.0; n_raters];
-    let mut defects = vec![0.0; n_raters];
-    let mut passed = vec![0.0; n_raters];
-    let mut sound = vec![0.0; n_raters];
-    let mut group_defects = vec![0.0; n_groups];
-    let mut group_items = vec![0.0; n_groups];
-    for ((it, &w), &qi) in patterns.iter().zip(weights).zip(q) {
-        if w == 0.0 {
-            continue;
-        }
-        let (d, g) = (w * qi, w * (1.0 - qi));
-        for &(r, rejected) in &it.ratings {
-            defects[r] += d;
-            sound[r] += g;
-            if rejected {
-                caught[r] += d;
-            } else {
-                passed[r] += g;
-            }
-        }
-        if it.known.is_none() {
-            group_defects[it.group] += d;
-            group_items[it.group] += w;
-        }
-    }
-    let share = |k: f64, n: f64| (k + PRIOR) / (n + 2.0 * PRIOR);
+    let expected: Vec<f64> = weights.iter().zip(q).map(|(w, q)| w * q).collect();
+    let t = tally(patterns, weights, &expected, (n_raters, n_groups));
+    let shares = |k: &[f64], other: &[f64]| -> Vec<f64> {
+        k.iter()
+            .zip(other)
+            .map(|(&k, &o)| (k + PRIOR) / (k + o + 2.0 * PRIOR))
+            .collect()
+    };
+    let sound: Vec<f64> = (t.group_items.iter().zip(&t.group_defects))
+        .map(|(n, d)| n - d)
+        .collect();
     (
-        caught
-            .iter()
-            .zip(&defects)
-            .map(|(&k, &n)| share(k, n))
-            .collect(),
-        passed
-            .iter()
-            .zip(&sound)
-            .map(|(&k, &n)| share(k, n))
-            .collect(),
-        group_defects
-            .iter()
-            .zip(&group_items)
-            .map(|(&k, &n)| share(k, n))
-            .collect(),
+        shares(&t.caught, &t.missed),
+        shares(&t.passed, &t.flagged),
+        shares(&t.group_defects, &sound),
     )
 }
 

@@ -17,7 +17,7 @@
 
 use statrs::distribution::{Beta, ContinuousCDF};
 
-use super::{Figure, Fit, PRIOR, Pattern, RaterQuality, empty_figure};
+use super::{Figure, Fit, PRIOR, Pattern, RaterQuality, empty_figure, tally};
 use crate::cores::on_cores;
 use crate::rng::{SplitMix64, Xoshiro256};
 
@@ -381,34 +381,22 @@ impl Chain {
             &mut self.q,
             false,
         );
-        let mut caught = vec![0.0; n_raters];
-        let mut missed = vec![0.0; n_raters];
-        let mut passed = vec![0.0; n_raters];
-        let mut flagged = vec![0.0; n_raters];
-        let mut group_defects = vec![0.0; n_groups];
-        let mut group_items = vec![0.0; n_groups];
-        let (mut kept_defects, mut kept_expected, mut kept) = (0.0, 0.0, 0.0);
-        for ((p, &w), &q) in patterns.iter().zip(weights).zip(&self.q) {
-            if w == 0.0 {
-                continue;
-            }
-            let defects = binomial(&mut self.rng, w as u64, q) as f64;
-            let sound = w - defects;
-            for &(r, rejected) in &p.ratings {
-                if rejected {
-                    caught[r] += defects;
-                    flagged[r] += sound;
+        let drawn: Vec<f64> = weights
+            .iter()
+            .zip(&self.q)
+            .map(|(&w, &q)| {
+                if w == 0.0 {
+                    0.0
                 } else {
-                    missed[r] += defects;
-                    passed[r] += sound;
+                    binomial(&mut self.rng, w as u64, q) as f64
                 }
-            }
-            if p.known.is_none() {
-                group_defects[p.group] += defects;
-                group_items[p.group] += w;
-            }
+            })
+            .collect();
+        let t = tally(patterns, weights, &drawn, (n_raters, n_groups));
+        let (mut kept_defects, mut kept_expected, mut kept) = (0.0, 0.0, 0.0);
+        for (((p, &w), &q), &d) in patterns.iter().zip(weights).zip(&self.q).zip(&drawn) {
             if p.retained {
-                kept_defects += defects;
+                kept_defects += d;
                 kept_expected += w * q;
                 kept += w;
             }
@@ -427,12 +415,22 @@ impl Chain {
         };
         let rng = &mut self.rng;
         for (g, pi) in self.pi.iter_mut().enumerate() {
-            let (d, n) = (group_defects[g], group_items[g]);
+            let (d, n) = (t.group_defects[g], t.group_items[g]);
             *pi = beta(rng, PRIOR + d, PRIOR + n - d, 0.0);
         }
         for r in 0..n_raters {
-            self.se[r] = beta(rng, PRIOR + caught[r], PRIOR + missed[r], 1.0 - self.sp[r]);
-            self.sp[r] = beta(rng, PRIOR + passed[r], PRIOR + flagged[r], 1.0 - self.se[r]);
+            self.se[r] = beta(
+                rng,
+                PRIOR + t.caught[r],
+                PRIOR + t.missed[r],
+                1.0 - self.sp[r],
+            );
+            self.sp[r] = beta(
+                rng,
+                PRIOR + t.passed[r],
+                PRIOR + t.flagged[r],
+                1.0 - self.se[r],
+            );
         }
         draw
     }
